@@ -1,0 +1,203 @@
+// The tile program: the instruction set the mapper emits and the simulator runs (DESIGN.md: mapper and sim
+// meet only here). Per core, instructions go to in-order unit queues (DMA engines, the PE array, the NoC
+// engine) and synchronise through counting semaphores; SRAM addresses, DMA descriptors and buffers are
+// explicit. docs/tile-program.md describes the text form that program_text.cpp reads and writes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "arch/spec.hpp"
+#include "arch/topology.hpp"
+#include "common/dtype.hpp"
+#include "common/error.hpp"
+
+namespace tessera::arch {
+
+enum class QueueKind : uint8_t { dma, pe, noc };
+
+struct QueueId {
+  QueueKind kind = QueueKind::pe;
+  int index = 0;  // DMA engine number; 0 for pe and noc
+  bool operator==(const QueueId& other) const { return kind == other.kind && index == other.index; }
+};
+std::string name_of(const QueueId& queue);  // "dma0", "pe", "noc"
+
+// A semaphore of one core. core == kSameCore means the issuing core, or, on a multicast load, every
+// destination core.
+constexpr int kSameCore = -1;
+struct SemaphoreRef {
+  int id = 0;  // index into Program::semaphores
+  int core = kSameCore;
+  bool operator==(const SemaphoreRef& other) const { return id == other.id && core == other.core; }
+};
+
+struct SemaphoreWait {
+  SemaphoreRef semaphore;
+  int count = 1;  // consumes this many signals
+  bool operator==(const SemaphoreWait& other) const {
+    return semaphore == other.semaphore && count == other.count;
+  }
+};
+
+// A rectangle of a 2-D row-major tensor, in elements: rows [row, row + rows), columns [col, col + cols).
+struct TensorRegion {
+  int tensor = 0;  // index into Program::tensors
+  int64_t row = 0;
+  int64_t rows = 0;
+  int64_t col = 0;
+  int64_t cols = 0;
+  bool operator==(const TensorRegion& other) const {
+    return tensor == other.tensor && row == other.row && rows == other.rows && col == other.col &&
+           cols == other.cols;
+  }
+};
+
+// DRAM -> SRAM, a 2-D strided copy. With destinations, one read from DRAM is multicast over the NoC to the
+// same SRAM address of every listed core (the issuing core included only if listed).
+struct DmaLoad {
+  TensorRegion source;
+  uint64_t sram_address = 0;
+  int64_t sram_pitch_bytes = 0;   // bytes between rows in SRAM; 0 = rows packed (cols * element size)
+  std::vector<int> destinations;  // core indices; empty = the issuing core only
+  bool operator==(const DmaLoad& other) const {
+    return source == other.source && sram_address == other.sram_address &&
+           sram_pitch_bytes == other.sram_pitch_bytes && destinations == other.destinations;
+  }
+};
+
+// SRAM -> DRAM. With accumulate, the DRAM contents are read, added to, and written back (partial sums).
+struct DmaStore {
+  uint64_t sram_address = 0;
+  int64_t sram_pitch_bytes = 0;
+  TensorRegion destination;
+  bool accumulate = false;
+  bool operator==(const DmaStore& other) const {
+    return sram_address == other.sram_address && sram_pitch_bytes == other.sram_pitch_bytes &&
+           destination == other.destination && accumulate == other.accumulate;
+  }
+};
+
+// O[m x n] (+)= A[m x k] * W[k x n] on the PE array. Operands are `dtype`, O is accumulator_of(dtype).
+struct PeMatmul {
+  Dataflow dataflow = Dataflow::ws;
+  DType dtype = DType::bf16;
+  uint64_t a_address = 0, w_address = 0, o_address = 0;
+  int64_t a_pitch_bytes = 0, w_pitch_bytes = 0, o_pitch_bytes = 0;  // 0 = packed rows
+  int64_t m = 0, n = 0, k = 0;
+  bool accumulate = false;
+  bool operator==(const PeMatmul& other) const {
+    return dataflow == other.dataflow && dtype == other.dtype && a_address == other.a_address &&
+           w_address == other.w_address && o_address == other.o_address &&
+           a_pitch_bytes == other.a_pitch_bytes && w_pitch_bytes == other.w_pitch_bytes &&
+           o_pitch_bytes == other.o_pitch_bytes && m == other.m && n == other.n && k == other.k &&
+           accumulate == other.accumulate;
+  }
+};
+
+// SRAM of this core -> SRAM of another core over the NoC, 2-D. With accumulate, the destination adds the
+// incoming `accumulate_dtype` elements to what it holds (reduction of partial sums).
+struct NocSend {
+  uint64_t source_address = 0;
+  int64_t source_pitch_bytes = 0;  // 0 = packed
+  int64_t rows = 0;
+  int64_t row_bytes = 0;
+  int destination_core = 0;
+  uint64_t destination_address = 0;
+  int64_t destination_pitch_bytes = 0;  // 0 = packed
+  bool accumulate = false;
+  DType accumulate_dtype = DType::fp32;
+  bool operator==(const NocSend& other) const {
+    return source_address == other.source_address && source_pitch_bytes == other.source_pitch_bytes &&
+           rows == other.rows && row_bytes == other.row_bytes && destination_core == other.destination_core &&
+           destination_address == other.destination_address &&
+           destination_pitch_bytes == other.destination_pitch_bytes && accumulate == other.accumulate &&
+           (!accumulate || accumulate_dtype == other.accumulate_dtype);
+  }
+};
+
+using Operation = std::variant<DmaLoad, DmaStore, PeMatmul, NocSend>;
+
+struct Instruction {
+  QueueId queue;
+  Operation operation;
+  std::vector<SemaphoreWait> waits;   // all satisfied (in order) before the instruction starts
+  std::vector<SemaphoreRef> signals;  // posted when it completes
+  int line = 0;                       // line in the program text, 0 if built in memory
+
+  bool operator==(const Instruction& other) const {
+    return queue == other.queue && operation == other.operation && waits == other.waits &&
+           signals == other.signals;
+  }
+};
+
+struct CoreProgram {
+  Coord coord;
+  std::vector<Instruction> instructions;  // in program order; each queue runs its own subsequence in order
+};
+
+enum class TensorRole : uint8_t { input, output };
+
+// A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), outputs start
+// zero.
+struct TensorDecl {
+  std::string name;
+  DType dtype = DType::fp32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  uint64_t dram_address = 0;
+  TensorRole role = TensorRole::input;
+  uint64_t seed = 0;
+  uint32_t generator_id = 0;
+
+  int64_t size_in_bytes() const { return rows * cols * size_bytes(dtype); }
+  bool operator==(const TensorDecl& other) const {
+    return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
+           dram_address == other.dram_address && role == other.role && seed == other.seed &&
+           generator_id == other.generator_id;
+  }
+};
+
+// Which operator the program computes, so its output can be checked (the CLI turns it into an ops::Op).
+struct OpBinding {
+  std::string kind;                               // "gemm"
+  std::map<std::string, std::string> attributes;  // name, index, m, n, k, dtype, seed, ...
+  bool operator==(const OpBinding& other) const {
+    return kind == other.kind && attributes == other.attributes;
+  }
+};
+
+struct Program {
+  std::string name;
+  MeshSpec mesh;
+  std::optional<OpBinding> op;
+  std::vector<TensorDecl> tensors;
+  std::vector<std::string> semaphores;  // names; SemaphoreRef::id indexes this
+  std::vector<CoreProgram> cores;       // cores with instructions, in the order written
+  std::string source_file;              // where it was read from ("" if built in memory)
+
+  int semaphore_id(const std::string& name);     // finds or adds
+  int tensor_id(const std::string& name) const;  // -1 if absent
+  int64_t instruction_count() const;
+};
+
+// Where an instruction is, for error messages: "core 0,1 pe #3" plus the program file and line.
+std::string describe_instruction(const Program& program, const CoreProgram& core,
+                                 const Instruction& instruction, int64_t position);
+SourceLocation location_of(const Program& program, const Instruction& instruction);
+
+// Checks a program against a machine before it runs: coordinates, queues, address ranges, tensor regions,
+// dataflow/dtype support, and that no semaphore is waited on more often than it is signalled anywhere.
+// Throws InputError naming the instruction.
+void check_program(const Program& program, const ArchSpec& spec);
+
+// The text form (docs/tile-program.md). read_program throws InputError with file:line:column.
+Program read_program(const std::string& text, const std::string& file_name);
+Program read_program_file(const std::string& path);
+std::string write_program(const Program& program);
+
+}  // namespace tessera::arch

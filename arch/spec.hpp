@@ -1,0 +1,108 @@
+// The machine (DESIGN.md, "Folders"): a plain, validated, immutable description parsed from
+// configs/arch/*.yaml. Field names carry their units; derived values are computed once in validate()
+// (STYLE.md, "Configuration").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+#include "common/dtype.hpp"
+
+namespace tessera::arch {
+
+enum class Dataflow : uint8_t { ws, os, is };
+const char* name_of(Dataflow dataflow);
+const std::vector<std::string>& dataflow_names();
+Dataflow parse_dataflow(const std::string& name);  // name must be one of dataflow_names()
+
+struct MeshSpec {
+  int rows = 1;
+  int cols = 1;
+  int cores() const { return rows * cols; }
+};
+
+struct NocSpec {
+  double link_bytes_per_cycle = 0;
+  int router_latency_cycles = 1;
+  bool multicast = true;
+};
+
+enum class DramPlacement : uint8_t { perimeter, west };
+
+struct DramSpec {
+  double bandwidth_gbps = 0;
+  int channels = 1;
+  int latency_cycles = 0;
+  int64_t interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
+  DramPlacement placement = DramPlacement::perimeter;
+  // derived
+  double bytes_per_cycle = 0;          // all channels together, at the machine clock
+  double channel_bytes_per_cycle = 0;  // one channel
+};
+
+struct PeArraySpec {
+  int rows = 0;
+  int cols = 0;
+  std::vector<Dataflow> dataflows;
+  std::vector<DType> dtypes;
+  bool overlap_folds =
+      true;  // double-buffered PE registers: the next fold's preload/fill hides under this one
+
+  bool supports(Dataflow dataflow) const;
+  bool supports(DType dtype) const;
+  int64_t pes() const { return static_cast<int64_t>(rows) * cols; }
+};
+
+struct SramSpec {
+  int64_t kib = 0;
+  int banks = 1;
+  int bank_width_bytes = 1;
+  // derived
+  int64_t bytes = 0;
+  int64_t bank_row_bytes = 0;  // banks * bank_width_bytes: one access to every bank
+  int bank_of(uint64_t address) const { return static_cast<int>((address / bank_width_bytes) % banks); }
+};
+
+struct DmaSpec {
+  int engines = 1;
+  double bytes_per_cycle = 0;
+  int setup_cycles = 0;
+  int64_t burst_bytes = 256;
+  int outstanding_bursts = 64;  // bursts in flight per engine (Little's law: caps bandwidth at bytes/latency)
+};
+
+struct CoreSpec {
+  PeArraySpec pe_array;
+  int pe_register_bytes = 64;
+  SramSpec sram;
+  DmaSpec dma;
+};
+
+struct EnergySpec {
+  double mac = 0.5;
+  double sram_byte = 1.0;
+  double dram_byte = 20.0;
+  double noc_byte_hop = 0.3;
+};
+
+struct ArchSpec {
+  std::string name;
+  double clock_ghz = 1.0;
+  MeshSpec mesh;
+  NocSpec noc;
+  DramSpec dram;
+  CoreSpec core;
+  EnergySpec energy_pj;
+
+  // Computes the derived fields. arch_from_yaml calls it after checking every rule; code that builds a spec
+  // by hand (tests) calls it too.
+  void derive();
+};
+
+ArchSpec arch_from_yaml(const config::Document& document);
+// The resolved form: every field, defaults filled, derived values left out.
+YAML::Node to_yaml(const ArchSpec& spec);
+
+}  // namespace tessera::arch

@@ -1,0 +1,43 @@
+#include "arch/topology.hpp"
+
+namespace tessera::arch {
+
+void append_xy_route(const Coord& from, const Coord& to, const MeshSpec& mesh, std::vector<int>& links) {
+  Coord at = from;
+  while (at.col != to.col) {
+    const Direction direction = to.col > at.col ? Direction::east : Direction::west;
+    links.push_back(link_index(core_index(at, mesh), direction));
+    at.col += direction == Direction::east ? 1 : -1;
+  }
+  while (at.row != to.row) {
+    const Direction direction = to.row > at.row ? Direction::south : Direction::north;
+    links.push_back(link_index(core_index(at, mesh), direction));
+    at.row += direction == Direction::south ? 1 : -1;
+  }
+}
+
+std::vector<Coord> perimeter_routers(const MeshSpec& mesh) {
+  std::vector<Coord> routers;
+  if (mesh.rows == 1 || mesh.cols == 1) {
+    for (int r = 0; r < mesh.rows; ++r)
+      for (int c = 0; c < mesh.cols; ++c) routers.push_back(Coord{r, c});
+    return routers;
+  }
+  for (int c = 0; c < mesh.cols; ++c) routers.push_back(Coord{0, c});
+  for (int r = 1; r < mesh.rows; ++r) routers.push_back(Coord{r, mesh.cols - 1});
+  for (int c = mesh.cols - 2; c >= 0; --c) routers.push_back(Coord{mesh.rows - 1, c});
+  for (int r = mesh.rows - 2; r >= 1; --r) routers.push_back(Coord{r, 0});
+  return routers;
+}
+
+Coord dram_channel_router(int channel, const ArchSpec& spec) {
+  if (spec.dram.placement == DramPlacement::west) {
+    return Coord{static_cast<int>(static_cast<int64_t>(channel) * spec.mesh.rows / spec.dram.channels), 0};
+  }
+  const std::vector<Coord> perimeter = perimeter_routers(spec.mesh);
+  const auto slot = static_cast<size_t>(static_cast<int64_t>(channel) *
+                                        static_cast<int64_t>(perimeter.size()) / spec.dram.channels);
+  return perimeter[slot];
+}
+
+}  // namespace tessera::arch

@@ -1,0 +1,54 @@
+// Geometry of the mesh: core coordinates, XY routes over directed links, where DRAM channels attach. Shared
+// by the simulator (which books the links) and the mapper (which estimates their load).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "arch/spec.hpp"
+
+namespace tessera::arch {
+
+struct Coord {
+  int row = 0;
+  int col = 0;
+  bool operator==(const Coord& other) const { return row == other.row && col == other.col; }
+  bool operator!=(const Coord& other) const { return !(*this == other); }
+  bool operator<(const Coord& other) const { return row != other.row ? row < other.row : col < other.col; }
+};
+
+enum class Direction : uint8_t { north = 0, south = 1, east = 2, west = 3 };
+constexpr int kDirections = 4;
+
+inline int core_index(const Coord& coord, const MeshSpec& mesh) {
+  return coord.row * mesh.cols + coord.col;
+}
+inline Coord core_coord(int index, const MeshSpec& mesh) {
+  return Coord{index / mesh.cols, index % mesh.cols};
+}
+inline int hops(const Coord& a, const Coord& b) {
+  return (a.row > b.row ? a.row - b.row : b.row - a.row) + (a.col > b.col ? a.col - b.col : b.col - a.col);
+}
+
+// A directed link leaving router `router` in `direction`; links are numbered router * 4 + direction.
+inline int link_index(int router, Direction direction) {
+  return router * kDirections + static_cast<int>(direction);
+}
+
+// Appends the links of the XY route from `from` to `to`: along the row to the destination column first, then
+// along the column (deadlock-free dimension-order routing).
+void append_xy_route(const Coord& from, const Coord& to, const MeshSpec& mesh, std::vector<int>& links);
+
+// The routers on the mesh's edge, clockwise from (0,0) along the top row.
+std::vector<Coord> perimeter_routers(const MeshSpec& mesh);
+
+// The router DRAM channel `channel` is attached to: channels are spread evenly along the perimeter
+// (placement: perimeter) or down the west edge (placement: west).
+Coord dram_channel_router(int channel, const ArchSpec& spec);
+
+inline int dram_channel_of(uint64_t address, const DramSpec& dram) {
+  return static_cast<int>((address / static_cast<uint64_t>(dram.interleave_bytes)) %
+                          static_cast<uint64_t>(dram.channels));
+}
+
+}  // namespace tessera::arch

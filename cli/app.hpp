@@ -1,0 +1,9 @@
+// The tessera command line (CLI11): parses arguments, wires the stages, prints, picks the exit code
+// (0 ok, 1 numerics mismatch after writing the report, 2 bad input, 3 internal fault).
+#pragma once
+
+namespace tessera::cli {
+
+int main(int argc, char** argv);
+
+}  // namespace tessera::cli

@@ -1,0 +1,401 @@
+#include "common/config.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/text.hpp"
+
+namespace tessera::config {
+
+namespace {
+
+SourceLocation mark_location(const std::string& file, const YAML::Mark& mark) {
+  if (mark.line < 0) return SourceLocation{file, 0, 0};
+  return SourceLocation{file, mark.line + 1, mark.column + 1};
+}
+
+const char* kind_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Undefined:
+      return "nothing";
+  }
+  return "?";
+}
+
+Document parse(const std::string& text, const std::string& name) {
+  Document document;
+  document.file = name;
+  try {
+    document.root = YAML::Load(text);
+  } catch (const YAML::ParserException& error) {
+    throw InputError(mark_location(name, error.mark), "", "malformed YAML: " + error.msg,
+                     "check the indentation and the brackets around this position");
+  }
+  if (!document.root || document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
+  return document;
+}
+
+bool is_index(const std::string& segment) {
+  return !segment.empty() && segment.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+Document load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw InputError(SourceLocation{path, 0, 0}, "",
+                     fmt::format("cannot open file: {}", std::strerror(errno)),
+                     "check the path; shipped configs are under configs/arch and configs/workloads");
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path);
+}
+
+Document load_text(const std::string& text, const std::string& name) {
+  return parse(text, name);
+}
+
+void apply_override(Document& document, const std::string& assignment) {
+  const SourceLocation where{"--set " + assignment, 0, 0};
+  const size_t equals = assignment.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw InputError(where, "", "expected key.path=value", "for example --set core.sram.kib=256");
+  }
+  const std::string path = assignment.substr(0, equals);
+  const std::string value_text = assignment.substr(equals + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(value_text);
+  } catch (const YAML::ParserException& error) {
+    throw InputError(where, path, "the value is not valid YAML: " + error.msg);
+  }
+
+  std::vector<std::string> segments;
+  std::stringstream splitter(path);
+  for (std::string segment; std::getline(splitter, segment, '.');) {
+    if (segment.empty()) throw InputError(where, path, "empty segment in the key path");
+    segments.push_back(segment);
+  }
+
+  // Walk with explicit node copies: yaml-cpp nodes are handles, so assigning through them edits the tree.
+  YAML::Node current = document.root;
+  std::string resolved;  // the field path as the strict reader will name it
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const std::string& segment = segments[i];
+    const bool last = i + 1 == segments.size();
+    if (current.IsSequence()) {
+      size_t index = current.size();
+      if (is_index(segment)) {
+        index = std::stoul(segment);
+      } else {
+        for (size_t j = 0; j < current.size(); ++j)
+          if (current[j].IsMap() && current[j]["name"] && current[j]["name"].as<std::string>() == segment)
+            index = j;
+      }
+      if (index >= current.size()) {
+        throw InputError(where, path,
+                         fmt::format("'{}' selects no element of the list {} ({} elements)", segment,
+                                     resolved.empty() ? "at the top" : resolved, current.size()),
+                         "index from 0, or name an element by its 'name'");
+      }
+      resolved += fmt::format("[{}]", index);
+      if (last) {
+        current[index] = value;
+      } else {
+        YAML::Node next = current[index];
+        current.reset(next);
+      }
+      continue;
+    }
+    if (!current.IsMap()) {
+      throw InputError(where, path, fmt::format("'{}' is {}, not a mapping", resolved, kind_name(current)));
+    }
+    resolved += resolved.empty() ? segment : "." + segment;
+    if (last) {
+      current[segment] = value;
+    } else {
+      if (!current[segment]) current[segment] = YAML::Node(YAML::NodeType::Map);
+      YAML::Node next = current[segment];
+      current.reset(next);
+    }
+  }
+  document.overrides->origin_of_field[resolved] = "--set " + assignment;
+}
+
+std::string to_yaml_text(const YAML::Node& node) {
+  YAML::Emitter out;
+  out << node;
+  return std::string(out.c_str()) + "\n";
+}
+
+MapReader::MapReader(const YAML::Node& node, const Document& document, std::string path, bool absent_is_empty)
+    : node_(node), document_(&document), path_(std::move(path)) {
+  if ((!node_ || node_.IsNull()) && absent_is_empty) {
+    node_ = YAML::Node(YAML::NodeType::Map);
+    return;
+  }
+  if (!node_.IsMap()) {
+    throw InputError(location(), path_.empty() ? "(top level)" : path_,
+                     fmt::format("expected a mapping of keys to values, got {}", kind_name(node_)));
+  }
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    if (values_.count(key)) {
+      throw InputError(mark_location(document_->file, it->first.Mark()), field(key), "duplicate key",
+                       "each key may appear once in a mapping");
+    }
+    values_.emplace(key, it->second);
+  }
+}
+
+bool MapReader::has(const std::string& key) const {
+  auto it = values_.find(key);
+  return it != values_.end() && !it->second.IsNull();
+}
+
+std::string MapReader::field(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+SourceLocation MapReader::location() const {
+  auto origin = document_->overrides->origin_of_field.find(path_);
+  if (origin != document_->overrides->origin_of_field.end()) return SourceLocation{origin->second, 0, 0};
+  return mark_location(document_->file, node_.Mark());
+}
+
+SourceLocation MapReader::location(const std::string& key) const {
+  auto origin = document_->overrides->origin_of_field.find(field(key));
+  if (origin != document_->overrides->origin_of_field.end()) return SourceLocation{origin->second, 0, 0};
+  auto it = values_.find(key);
+  if (it == values_.end()) return location();
+  return mark_location(document_->file, it->second.Mark());
+}
+
+void MapReader::fail(const std::string& key, const std::string& message, const std::string& hint) const {
+  throw InputError(location(key), field(key), message, hint);
+}
+
+const YAML::Node& MapReader::value_of(const std::string& key) {
+  known_keys_.push_back(key);
+  auto it = values_.find(key);
+  if (it == values_.end() || it->second.IsNull()) {
+    throw InputError(
+        location(), field(key), "required field is missing",
+        fmt::format("add '{}:' to {}", key, path_.empty() ? "the top level" : "'" + path_ + "'"));
+  }
+  return it->second;
+}
+
+const YAML::Node& MapReader::scalar_of(const std::string& key, const char* expected) {
+  const YAML::Node& value = value_of(key);
+  if (!value.IsScalar()) fail(key, fmt::format("expected {}, got {}", expected, kind_name(value)));
+  return value;
+}
+
+int64_t MapReader::integer(const std::string& key) {
+  const YAML::Node& value = scalar_of(key, "an integer");
+  const std::string text = value.Scalar();
+  size_t consumed = 0;
+  int64_t parsed = 0;
+  try {
+    parsed = std::stoll(text, &consumed, 0);
+  } catch (const std::exception&) {
+    consumed = 0;
+  }
+  if (consumed != text.size() || text.empty()) fail(key, fmt::format("expected an integer, got '{}'", text));
+  return parsed;
+}
+
+int64_t MapReader::integer(const std::string& key, int64_t fallback) {
+  if (!has(key)) {
+    known_keys_.push_back(key);
+    return fallback;
+  }
+  return integer(key);
+}
+
+int64_t MapReader::positive_integer(const std::string& key) {
+  const int64_t value = integer(key);
+  if (value <= 0) fail(key, fmt::format("expected a positive integer, got {}", value));
+  return value;
+}
+
+int64_t MapReader::positive_integer(const std::string& key, int64_t fallback) {
+  return has(key) ? positive_integer(key) : integer(key, fallback);
+}
+
+int64_t MapReader::nonnegative_integer(const std::string& key) {
+  const int64_t value = integer(key);
+  if (value < 0) fail(key, fmt::format("expected an integer >= 0, got {}", value));
+  return value;
+}
+
+int64_t MapReader::nonnegative_integer(const std::string& key, int64_t fallback) {
+  return has(key) ? nonnegative_integer(key) : integer(key, fallback);
+}
+
+double MapReader::number(const std::string& key) {
+  const YAML::Node& value = scalar_of(key, "a number");
+  const std::string text = value.Scalar();
+  size_t consumed = 0;
+  double parsed = 0;
+  try {
+    parsed = std::stod(text, &consumed);
+  } catch (const std::exception&) {
+    consumed = 0;
+  }
+  if (consumed != text.size() || text.empty()) fail(key, fmt::format("expected a number, got '{}'", text));
+  return parsed;
+}
+
+double MapReader::number(const std::string& key, double fallback) {
+  if (!has(key)) {
+    known_keys_.push_back(key);
+    return fallback;
+  }
+  return number(key);
+}
+
+double MapReader::positive_number(const std::string& key) {
+  const double value = number(key);
+  if (!(value > 0)) fail(key, fmt::format("expected a positive number, got {}", value));
+  return value;
+}
+
+double MapReader::positive_number(const std::string& key, double fallback) {
+  return has(key) ? positive_number(key) : number(key, fallback);
+}
+
+double MapReader::nonnegative_number(const std::string& key, double fallback) {
+  const double value = number(key, fallback);
+  if (!(value >= 0)) fail(key, fmt::format("expected a number >= 0, got {}", value));
+  return value;
+}
+
+bool MapReader::boolean(const std::string& key) {
+  const YAML::Node& value = scalar_of(key, "true or false");
+  const std::string text = value.Scalar();
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail(key, fmt::format("expected true or false, got '{}'", text));
+}
+
+bool MapReader::boolean(const std::string& key, bool fallback) {
+  if (!has(key)) {
+    known_keys_.push_back(key);
+    return fallback;
+  }
+  return boolean(key);
+}
+
+std::string MapReader::string(const std::string& key) {
+  return scalar_of(key, "a string").Scalar();
+}
+
+std::string MapReader::string(const std::string& key, const std::string& fallback) {
+  if (!has(key)) {
+    known_keys_.push_back(key);
+    return fallback;
+  }
+  return string(key);
+}
+
+std::string MapReader::choice(const std::string& key, const std::vector<std::string>& allowed) {
+  const std::string value = string(key);
+  for (const auto& option : allowed)
+    if (value == option) return value;
+  fail(key, fmt::format("'{}' is not one of {}{}", value, join_alternatives(allowed),
+                        did_you_mean(value, allowed)));
+}
+
+std::string MapReader::choice(const std::string& key, const std::vector<std::string>& allowed,
+                              const std::string& fallback) {
+  if (!has(key)) {
+    known_keys_.push_back(key);
+    return fallback;
+  }
+  return choice(key, allowed);
+}
+
+std::vector<std::string> MapReader::choice_list(const std::string& key,
+                                                const std::vector<std::string>& allowed,
+                                                const std::vector<std::string>& fallback) {
+  if (!has(key)) {
+    known_keys_.push_back(key);
+    return fallback;
+  }
+  const YAML::Node& value = value_of(key);
+  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)));
+  std::vector<std::string> chosen;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const SourceLocation where = mark_location(document_->file, value[i].Mark());
+    const std::string element_field = fmt::format("{}[{}]", field(key), i);
+    if (!value[i].IsScalar())
+      throw InputError(where, element_field, "expected a name, got " + std::string(kind_name(value[i])));
+    const std::string text = value[i].Scalar();
+    bool known = false;
+    for (const auto& option : allowed) known = known || option == text;
+    if (!known) {
+      throw InputError(where, element_field,
+                       fmt::format("'{}' is not one of {}{}", text, join_alternatives(allowed),
+                                   did_you_mean(text, allowed)));
+    }
+    for (const auto& earlier : chosen)
+      if (earlier == text) throw InputError(where, element_field, fmt::format("'{}' is listed twice", text));
+    chosen.push_back(text);
+  }
+  if (chosen.empty()) fail(key, "expected at least one element");
+  return chosen;
+}
+
+MapReader MapReader::map(const std::string& key) {
+  return MapReader(value_of(key), *document_, field(key));
+}
+
+MapReader MapReader::map_or_empty(const std::string& key) {
+  known_keys_.push_back(key);
+  auto it = values_.find(key);
+  if (it == values_.end()) return MapReader(YAML::Node(), *document_, field(key), /*absent_is_empty=*/true);
+  return MapReader(it->second, *document_, field(key), /*absent_is_empty=*/true);
+}
+
+std::vector<MapReader> MapReader::map_list(const std::string& key) {
+  const YAML::Node& value = value_of(key);
+  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)));
+  if (value.size() == 0) fail(key, "expected at least one element");
+  std::vector<MapReader> elements;
+  for (size_t i = 0; i < value.size(); ++i)
+    elements.emplace_back(value[i], *document_, fmt::format("{}[{}]", field(key), i));
+  return elements;
+}
+
+void MapReader::finish() const {
+  for (const auto& [key, value] : values_) {
+    bool known = false;
+    for (const auto& read : known_keys_) known = known || read == key;
+    if (known) continue;
+    SourceLocation where = location(key);
+    // Point at the key itself rather than its value, unless the key came from --set.
+    const bool overridden = document_->overrides->origin_of_field.count(field(key)) > 0;
+    for (auto it = node_.begin(); it != node_.end() && !overridden; ++it)
+      if (it->first.as<std::string>() == key) where = mark_location(document_->file, it->first.Mark());
+    throw InputError(where, field(key), "unknown key" + did_you_mean(key, known_keys_),
+                     "the README lists every field of this file");
+  }
+}
+
+}  // namespace tessera::config

@@ -1,0 +1,55 @@
+// The counter-based input generator (DESIGN.md, "Functional execution and numerics"): every input element is
+// a pure function of (seed, tensor id, element index), so the simulator, the CPU reference and the GPU runner
+// produce identical inputs without files. Compiles for host C++ and CUDA.
+//
+// Tensor ids: operand slot `s` of the workload's op number `i` (0-based, in file order) has id 16*i + s; the
+// slots of a GEMM are A=0 (m x k) and W=1 (k x n). Element index is the row-major linear index.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/encodings.hpp"
+#include "ops/host_device.hpp"
+
+namespace tessera::ops {
+
+constexpr uint32_t kSlotsPerOp = 16;
+constexpr uint32_t tensor_id(uint32_t op_index, uint32_t slot) {
+  return kSlotsPerOp * op_index + slot;
+}
+
+// SplitMix64's finaliser (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", OOPSLA 2014).
+TESSERA_HD inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+TESSERA_HD inline uint64_t input_bits(uint64_t seed, uint32_t tensor, uint64_t index) {
+  const uint64_t stream = mix64(seed * 0x9e3779b97f4a7c15ull + tensor + 1);
+  return mix64(stream ^ (index * 0xd1b54a32d192ed03ull));
+}
+
+// Uniform in [-1, 1) on a grid of 2^-23: exactly representable in fp32.
+TESSERA_HD inline float input_fp32(uint64_t seed, uint32_t tensor, uint64_t index) {
+  const int32_t grid = static_cast<int32_t>(input_bits(seed, tensor, index) >> 40);  // 24 bits
+  return static_cast<float>(grid - (1 << 23)) * (1.0f / 8388608.0f);
+}
+
+TESSERA_HD inline uint16_t input_bf16(uint64_t seed, uint32_t tensor, uint64_t index) {
+  return float_to_bf16(input_fp32(seed, tensor, index));
+}
+
+TESSERA_HD inline uint16_t input_fp16(uint64_t seed, uint32_t tensor, uint64_t index) {
+  return float_to_fp16(input_fp32(seed, tensor, index));
+}
+
+// Uniform over the whole int8 range [-128, 127].
+TESSERA_HD inline int8_t input_int8(uint64_t seed, uint32_t tensor, uint64_t index) {
+  return static_cast<int8_t>(static_cast<uint8_t>(input_bits(seed, tensor, index) >> 56));
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,62 @@
+#include "ops/numerics.hpp"
+
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace tessera::ops {
+
+Tolerance tolerance_for(DType operand) {
+  switch (operand) {
+    case DType::int8:
+      return Tolerance{0.0, true};
+    case DType::fp32:
+      return Tolerance{1e-5, false};
+    case DType::bf16:
+    case DType::fp16:
+      return Tolerance{1e-2, false};
+    case DType::int32:
+      break;
+  }
+  TESSERA_ASSERT(false, "tolerances exist for every operand dtype");
+}
+
+NumericsResult compare_output(const HostTensor& got, const std::vector<double>& expected, DType operand,
+                              const std::string& reference) {
+  TESSERA_ASSERT(static_cast<int64_t>(expected.size()) == got.elements(),
+                 "reference and output have one size");
+  const Tolerance tolerance = tolerance_for(operand);
+  NumericsResult result;
+  result.reference = reference;
+  double error_squares = 0;
+  double reference_squares = 0;
+  int64_t first_non_finite = -1;
+  for (int64_t i = 0; i < got.elements(); ++i) {
+    const double value = got.value(i);
+    if (!std::isfinite(value)) {
+      ++result.mismatched_elements;
+      if (first_non_finite < 0) first_non_finite = i;
+      continue;
+    }
+    const double difference = std::abs(value - expected[i]);
+    if (tolerance.exact && difference != 0) ++result.mismatched_elements;
+    if (difference > result.max_abs_err) {
+      result.max_abs_err = difference;
+      result.worst_index = i;
+    }
+    error_squares += difference * difference;
+    reference_squares += expected[i] * expected[i];
+  }
+  if (first_non_finite >= 0) {
+    result.max_abs_err = INFINITY;
+    result.rel_l2_err = INFINITY;
+    result.worst_index = first_non_finite;
+    return result;  // pass stays false
+  }
+  result.rel_l2_err =
+      reference_squares > 0 ? std::sqrt(error_squares / reference_squares) : std::sqrt(error_squares);
+  result.pass = tolerance.exact ? result.mismatched_elements == 0 : result.rel_l2_err <= tolerance.rel_l2;
+  return result;
+}
+
+}  // namespace tessera::ops

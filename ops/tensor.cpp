@@ -1,0 +1,103 @@
+#include "ops/tensor.hpp"
+
+#include <cstring>
+
+#include "common/error.hpp"
+#include "ops/encodings.hpp"
+#include "ops/input_generator.hpp"
+
+namespace tessera::ops {
+
+HostTensor::HostTensor(DType type, int64_t row_count, int64_t col_count)
+    : dtype(type),
+      rows(row_count),
+      cols(col_count),
+      bytes(static_cast<size_t>(row_count * col_count * size_bytes(type))) {}
+
+double HostTensor::value(int64_t index) const {
+  const uint8_t* at = bytes.data() + index * size_bytes(dtype);
+  switch (dtype) {
+    case DType::fp32: {
+      float v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+    case DType::bf16: {
+      uint16_t v;
+      std::memcpy(&v, at, 2);
+      return bf16_to_float(v);
+    }
+    case DType::fp16: {
+      uint16_t v;
+      std::memcpy(&v, at, 2);
+      return fp16_to_float(v);
+    }
+    case DType::int8:
+      return static_cast<int8_t>(*at);
+    case DType::int32: {
+      int32_t v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+  }
+  return 0;
+}
+
+HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor) {
+  HostTensor out(type, rows, cols);
+  const int64_t count = out.elements();
+  switch (type) {
+    case DType::fp32: {
+      auto* data = reinterpret_cast<float*>(out.bytes.data());
+      for (int64_t i = 0; i < count; ++i) data[i] = input_fp32(seed, tensor, i);
+      break;
+    }
+    case DType::bf16: {
+      auto* data = reinterpret_cast<uint16_t*>(out.bytes.data());
+      for (int64_t i = 0; i < count; ++i) data[i] = input_bf16(seed, tensor, i);
+      break;
+    }
+    case DType::fp16: {
+      auto* data = reinterpret_cast<uint16_t*>(out.bytes.data());
+      for (int64_t i = 0; i < count; ++i) data[i] = input_fp16(seed, tensor, i);
+      break;
+    }
+    case DType::int8: {
+      auto* data = reinterpret_cast<int8_t*>(out.bytes.data());
+      for (int64_t i = 0; i < count; ++i) data[i] = input_int8(seed, tensor, i);
+      break;
+    }
+    case DType::int32:
+      TESSERA_ASSERT(false, "int32 is an accumulator type, never a generated input");
+  }
+  return out;
+}
+
+void widen_to_float(DType type, const uint8_t* source, int64_t count, float* destination) {
+  switch (type) {
+    case DType::fp32:
+      std::memcpy(destination, source, static_cast<size_t>(count) * 4);
+      return;
+    case DType::bf16:
+      for (int64_t i = 0; i < count; ++i) {
+        uint16_t v;
+        std::memcpy(&v, source + 2 * i, 2);
+        destination[i] = bf16_to_float(v);
+      }
+      return;
+    case DType::fp16:
+      for (int64_t i = 0; i < count; ++i) {
+        uint16_t v;
+        std::memcpy(&v, source + 2 * i, 2);
+        destination[i] = fp16_to_float(v);
+      }
+      return;
+    case DType::int8:
+      for (int64_t i = 0; i < count; ++i) destination[i] = static_cast<int8_t>(source[i]);
+      return;
+    case DType::int32:
+      TESSERA_ASSERT(false, "int32 operands are not widened to float");
+  }
+}
+
+}  // namespace tessera::ops

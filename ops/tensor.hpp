@@ -1,0 +1,32 @@
+// A dense row-major 2-D tensor held as raw bytes, the form tensors have in simulated DRAM.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/dtype.hpp"
+
+namespace tessera::ops {
+
+struct HostTensor {
+  DType dtype = DType::fp32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<uint8_t> bytes;
+
+  HostTensor() = default;
+  HostTensor(DType type, int64_t row_count, int64_t col_count);
+
+  int64_t elements() const { return rows * cols; }
+  int64_t size_in_bytes() const { return elements() * size_bytes(dtype); }
+  // Element i (row-major) widened to double; exact for every dtype here.
+  double value(int64_t index) const;
+};
+
+// Fills a tensor with the counter-based generator's values for (seed, tensor id).
+HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor);
+
+// Widens `count` elements of raw `type` bytes into floats (int8 -> exact small integers).
+void widen_to_float(DType type, const uint8_t* source, int64_t count, float* destination);
+
+}  // namespace tessera::ops

@@ -1,0 +1,21 @@
+// Tile-level math on raw bytes, shared by the simulator's functional units: a PE-array instruction reads its
+// operand tiles from simulated SRAM addresses and writes its result tile back through these kernels.
+// Pitches are in bytes between consecutive rows.
+#pragma once
+
+#include <cstdint>
+
+#include "common/dtype.hpp"
+
+namespace tessera::ops {
+
+// O[m x n] (accumulator type of `operand`) = (accumulate ? O : 0) + A[m x k] * W[k x n] (both `operand`),
+// accumulating in fp32 for floating operands and int32 for int8.
+void gemm_tile(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_t* w, int64_t w_pitch,
+               uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate);
+
+// destination[rows x cols] += source[rows x cols], elementwise in `type` (fp32 or int32: partial sums).
+void add_tile(DType type, uint8_t* destination, int64_t destination_pitch, const uint8_t* source,
+              int64_t source_pitch, int64_t rows, int64_t cols);
+
+}  // namespace tessera::ops
