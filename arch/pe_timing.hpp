@@ -1,6 +1,6 @@
 // Closed-form timing of the PE array, fold by fold (docs/pe-array-timing.md defines the micro-architecture
 // and derives every formula). The simulator times each PE instruction with it and the mapper's cost model
-// uses it, so both agree by construction; tests/sim/pe_cycle_model checks it cycle by cycle.
+// uses it, so both agree by construction; tests/models/pe_cycle_model checks it cycle by cycle.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "common/text.hpp"
 
@@ -21,10 +22,34 @@ DType parse_operand_dtype(const std::string& name) {
   return *parse_dtype(name);
 }
 
+// The spec holds counts and cycles as int: a larger value is the user's error, not a silent wrap (2^32 PE
+// rows would become 0).
+int within_int(const config::MapReader& reader, const std::string& key, int64_t value) {
+  if (value > std::numeric_limits<int>::max())
+    reader.fail(key, fmt::format("{} is too large (at most {})", value, std::numeric_limits<int>::max()));
+  return static_cast<int>(value);
+}
+
+int positive_int(config::MapReader& reader, const std::string& key) {
+  return within_int(reader, key, reader.positive_integer(key));
+}
+
+int positive_int(config::MapReader& reader, const std::string& key, int fallback) {
+  return within_int(reader, key, reader.positive_integer(key, fallback));
+}
+
+int nonnegative_int(config::MapReader& reader, const std::string& key) {
+  return within_int(reader, key, reader.nonnegative_integer(key));
+}
+
+int nonnegative_int(config::MapReader& reader, const std::string& key, int fallback) {
+  return within_int(reader, key, reader.nonnegative_integer(key, fallback));
+}
+
 MeshSpec mesh_from_yaml(config::MapReader reader) {
   MeshSpec mesh;
-  mesh.rows = static_cast<int>(reader.positive_integer("rows"));
-  mesh.cols = static_cast<int>(reader.positive_integer("cols"));
+  mesh.rows = positive_int(reader, "rows");
+  mesh.cols = positive_int(reader, "cols");
   reader.finish();
   return mesh;
 }
@@ -32,7 +57,7 @@ MeshSpec mesh_from_yaml(config::MapReader reader) {
 NocSpec noc_from_yaml(config::MapReader reader) {
   NocSpec noc;
   noc.link_bytes_per_cycle = reader.positive_number("link_bytes_per_cycle");
-  noc.router_latency_cycles = static_cast<int>(reader.nonnegative_integer("router_latency_cycles", 1));
+  noc.router_latency_cycles = nonnegative_int(reader, "router_latency_cycles", 1);
   noc.multicast = reader.boolean("multicast", true);
   reader.finish();
   return noc;
@@ -41,8 +66,8 @@ NocSpec noc_from_yaml(config::MapReader reader) {
 DramSpec dram_from_yaml(config::MapReader reader) {
   DramSpec dram;
   dram.bandwidth_gbps = reader.positive_number("bandwidth_gbps");
-  dram.channels = static_cast<int>(reader.positive_integer("channels"));
-  dram.latency_cycles = static_cast<int>(reader.nonnegative_integer("latency_cycles"));
+  dram.channels = positive_int(reader, "channels");
+  dram.latency_cycles = nonnegative_int(reader, "latency_cycles");
   dram.interleave_bytes = reader.positive_integer("interleave_bytes", 256);
   dram.placement = reader.choice("placement", {"perimeter", "west"}, "perimeter") == "west"
                        ? DramPlacement::west
@@ -53,8 +78,8 @@ DramSpec dram_from_yaml(config::MapReader reader) {
 
 PeArraySpec pe_array_from_yaml(config::MapReader reader) {
   PeArraySpec pe;
-  pe.rows = static_cast<int>(reader.positive_integer("rows"));
-  pe.cols = static_cast<int>(reader.positive_integer("cols"));
+  pe.rows = positive_int(reader, "rows");
+  pe.cols = positive_int(reader, "cols");
   pe.dataflows =
       parse_all(reader.choice_list("dataflows", dataflow_names(), dataflow_names()), &parse_dataflow);
   pe.dtypes = parse_all(reader.choice_list("dtypes", operand_dtype_names(), operand_dtype_names()),
@@ -67,8 +92,8 @@ PeArraySpec pe_array_from_yaml(config::MapReader reader) {
 SramSpec sram_from_yaml(config::MapReader reader) {
   SramSpec sram;
   sram.kib = reader.positive_integer("kib");
-  sram.banks = static_cast<int>(reader.positive_integer("banks"));
-  sram.bank_width_bytes = static_cast<int>(reader.positive_integer("bank_width_bytes"));
+  sram.banks = positive_int(reader, "banks");
+  sram.bank_width_bytes = positive_int(reader, "bank_width_bytes");
   const int64_t bank_row = static_cast<int64_t>(sram.banks) * sram.bank_width_bytes;
   if ((sram.kib * 1024) % bank_row != 0) {
     reader.fail(
@@ -83,11 +108,11 @@ SramSpec sram_from_yaml(config::MapReader reader) {
 
 DmaSpec dma_from_yaml(config::MapReader reader) {
   DmaSpec dma;
-  dma.engines = static_cast<int>(reader.positive_integer("engines"));
+  dma.engines = positive_int(reader, "engines");
   dma.bytes_per_cycle = reader.positive_number("bytes_per_cycle");
-  dma.setup_cycles = static_cast<int>(reader.nonnegative_integer("setup_cycles"));
+  dma.setup_cycles = nonnegative_int(reader, "setup_cycles");
   dma.burst_bytes = reader.positive_integer("burst_bytes", 256);
-  dma.outstanding_bursts = static_cast<int>(reader.positive_integer("outstanding_bursts", 64));
+  dma.outstanding_bursts = positive_int(reader, "outstanding_bursts", 64);
   reader.finish();
   return dma;
 }
@@ -95,7 +120,7 @@ DmaSpec dma_from_yaml(config::MapReader reader) {
 CoreSpec core_from_yaml(config::MapReader reader) {
   CoreSpec core;
   core.pe_array = pe_array_from_yaml(reader.map("pe_array"));
-  core.pe_register_bytes = static_cast<int>(reader.positive_integer("pe_register_bytes", 64));
+  core.pe_register_bytes = positive_int(reader, "pe_register_bytes", 64);
   core.sram = sram_from_yaml(reader.map("sram"));
   core.dma = dma_from_yaml(reader.map("dma"));
   reader.finish();

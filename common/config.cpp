@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -37,18 +39,48 @@ const char* kind_name(const YAML::Node& node) {
 Document parse(const std::string& text, const std::string& name) {
   Document document;
   document.file = name;
+  std::vector<YAML::Node> roots;
   try {
-    document.root = YAML::Load(text);
+    roots = YAML::LoadAll(text);
   } catch (const YAML::ParserException& error) {
     throw InputError(mark_location(name, error.mark), "", "malformed YAML: " + error.msg,
                      "check the indentation and the brackets around this position");
   }
+  // A second document would otherwise be dropped without a word (two configs pasted into one file).
+  for (size_t i = 1; i < roots.size(); ++i)
+    if (!roots[i].IsNull())
+      throw InputError(mark_location(name, roots[i].Mark()), "",
+                       fmt::format("expected one YAML document, found {}", roots.size()),
+                       "a line '---' starts a new document; one file holds one config");
+  if (!roots.empty()) document.root = roots.front();
   if (!document.root || document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
   return document;
 }
 
 bool is_index(const std::string& segment) {
   return !segment.empty() && segment.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// An integer as the YAML 1.2 core schema spells it: decimal (a leading zero does not make it octal), 0x hex
+// or 0o octal. False if the text is anything else or does not fit in 64 bits.
+bool parse_integer(const std::string& text, int64_t& value) {
+  int base = 10;
+  std::string digits = text;
+  const char* allowed = "0123456789";
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'o')) {
+    base = text[1] == 'x' ? 16 : 8;
+    digits = text.substr(2);
+    allowed = base == 16 ? "0123456789abcdefABCDEF" : "01234567";
+  }
+  const size_t first_digit = base == 10 && !digits.empty() && (digits[0] == '-' || digits[0] == '+') ? 1 : 0;
+  if (digits.size() == first_digit || digits.find_first_not_of(allowed, first_digit) != std::string::npos)
+    return false;
+  try {
+    value = std::stoll(digits, nullptr, base);
+  } catch (const std::out_of_range&) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -103,7 +135,7 @@ void apply_override(Document& document, const std::string& assignment) {
         index = std::stoul(segment);
       } else {
         for (size_t j = 0; j < current.size(); ++j)
-          if (current[j].IsMap() && current[j]["name"] && current[j]["name"].as<std::string>() == segment)
+          if (current[j].IsMap() && current[j]["name"].IsScalar() && current[j]["name"].Scalar() == segment)
             index = j;
       }
       if (index >= current.size()) {
@@ -128,7 +160,11 @@ void apply_override(Document& document, const std::string& assignment) {
     if (last) {
       current[segment] = value;
     } else {
-      if (!current[segment]) current[segment] = YAML::Node(YAML::NodeType::Map);
+      // An absent or empty field on the path becomes a mapping, and errors about it name this argument.
+      if (!current[segment] || current[segment].IsNull()) {
+        current[segment] = YAML::Node(YAML::NodeType::Map);
+        document.overrides->origin_of_field[resolved] = "--set " + assignment;
+      }
       YAML::Node next = current[segment];
       current.reset(next);
     }
@@ -153,9 +189,13 @@ MapReader::MapReader(const YAML::Node& node, const Document& document, std::stri
                      fmt::format("expected a mapping of keys to values, got {}", kind_name(node_)));
   }
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
+    if (!it->first.IsScalar()) {
+      throw InputError(location_of(path_, it->first.Mark()), path_.empty() ? "(top level)" : path_,
+                       fmt::format("expected a key name, got {}", kind_name(it->first)));
+    }
+    const std::string key = it->first.Scalar();
     if (values_.count(key)) {
-      throw InputError(mark_location(document_->file, it->first.Mark()), field(key), "duplicate key",
+      throw InputError(location_of(field(key), it->first.Mark()), field(key), "duplicate key",
                        "each key may appear once in a mapping");
     }
     values_.emplace(key, it->second);
@@ -171,18 +211,27 @@ std::string MapReader::field(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
+SourceLocation MapReader::location_of(const std::string& field, const YAML::Mark& mark) const {
+  // A value given by --set, or inside a mapping or list that --set gave, has no place in the file: its marks
+  // are positions in the argument's text.
+  const auto& origins = document_->overrides->origin_of_field;
+  for (std::string enclosing = field; !enclosing.empty();) {
+    auto origin = origins.find(enclosing);
+    if (origin != origins.end()) return SourceLocation{origin->second, 0, 0};
+    const size_t parent_end = enclosing.find_last_of(".[");
+    enclosing = parent_end == std::string::npos ? std::string() : enclosing.substr(0, parent_end);
+  }
+  return mark_location(document_->file, mark);
+}
+
 SourceLocation MapReader::location() const {
-  auto origin = document_->overrides->origin_of_field.find(path_);
-  if (origin != document_->overrides->origin_of_field.end()) return SourceLocation{origin->second, 0, 0};
-  return mark_location(document_->file, node_.Mark());
+  return location_of(path_, node_.Mark());
 }
 
 SourceLocation MapReader::location(const std::string& key) const {
-  auto origin = document_->overrides->origin_of_field.find(field(key));
-  if (origin != document_->overrides->origin_of_field.end()) return SourceLocation{origin->second, 0, 0};
   auto it = values_.find(key);
   if (it == values_.end()) return location();
-  return mark_location(document_->file, it->second.Mark());
+  return location_of(field(key), it->second.Mark());
 }
 
 void MapReader::fail(const std::string& key, const std::string& message, const std::string& hint) const {
@@ -193,8 +242,10 @@ const YAML::Node& MapReader::value_of(const std::string& key) {
   known_keys_.push_back(key);
   auto it = values_.find(key);
   if (it == values_.end() || it->second.IsNull()) {
+    // The enclosing map's place (or the --set that emptied the field): yaml-cpp marks an empty value at the
+    // token after it, which is another key's line.
     throw InputError(
-        location(), field(key), "required field is missing",
+        location_of(field(key), node_.Mark()), field(key), "required field is missing",
         fmt::format("add '{}:' to {}", key, path_.empty() ? "the top level" : "'" + path_ + "'"));
   }
   return it->second;
@@ -207,16 +258,9 @@ const YAML::Node& MapReader::scalar_of(const std::string& key, const char* expec
 }
 
 int64_t MapReader::integer(const std::string& key) {
-  const YAML::Node& value = scalar_of(key, "an integer");
-  const std::string text = value.Scalar();
-  size_t consumed = 0;
+  const std::string text = scalar_of(key, "an integer").Scalar();
   int64_t parsed = 0;
-  try {
-    parsed = std::stoll(text, &consumed, 0);
-  } catch (const std::exception&) {
-    consumed = 0;
-  }
-  if (consumed != text.size() || text.empty()) fail(key, fmt::format("expected an integer, got '{}'", text));
+  if (!parse_integer(text, parsed)) fail(key, fmt::format("expected an integer, got '{}'", text));
   return parsed;
 }
 
@@ -258,7 +302,9 @@ double MapReader::number(const std::string& key) {
   } catch (const std::exception&) {
     consumed = 0;
   }
-  if (consumed != text.size() || text.empty()) fail(key, fmt::format("expected a number, got '{}'", text));
+  // std::stod also reads "inf" and "nan", which no field of a machine or a workload can mean.
+  if (consumed != text.size() || text.empty() || !std::isfinite(parsed))
+    fail(key, fmt::format("expected a number, got '{}'", text));
   return parsed;
 }
 
@@ -342,8 +388,8 @@ std::vector<std::string> MapReader::choice_list(const std::string& key,
   if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)));
   std::vector<std::string> chosen;
   for (size_t i = 0; i < value.size(); ++i) {
-    const SourceLocation where = mark_location(document_->file, value[i].Mark());
     const std::string element_field = fmt::format("{}[{}]", field(key), i);
+    const SourceLocation where = location_of(element_field, value[i].Mark());
     if (!value[i].IsScalar())
       throw InputError(where, element_field, "expected a name, got " + std::string(kind_name(value[i])));
     const std::string text = value[i].Scalar();
@@ -384,16 +430,12 @@ std::vector<MapReader> MapReader::map_list(const std::string& key) {
 }
 
 void MapReader::finish() const {
-  for (const auto& [key, value] : values_) {
-    bool known = false;
-    for (const auto& read : known_keys_) known = known || read == key;
-    if (known) continue;
-    SourceLocation where = location(key);
-    // Point at the key itself rather than its value, unless the key came from --set.
-    const bool overridden = document_->overrides->origin_of_field.count(field(key)) > 0;
-    for (auto it = node_.begin(); it != node_.end() && !overridden; ++it)
-      if (it->first.as<std::string>() == key) where = mark_location(document_->file, it->first.Mark());
-    throw InputError(where, field(key), "unknown key" + did_you_mean(key, known_keys_),
+  // In file order, so that the error names the first unknown key the user wrote; it points at the key itself.
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end()) continue;
+    throw InputError(location_of(field(key), it->first.Mark()), field(key),
+                     "unknown key" + did_you_mean(key, known_keys_),
                      "the README lists every field of this file");
   }
 }

@@ -36,7 +36,8 @@ Document load_text(const std::string& text, const std::string& name);
 
 // Applies "a.b.c=value" to the document. The value is parsed as YAML (so lists work: dataflows=[ws,os]).
 // A numeric segment indexes a list; a non-numeric segment applied to a list selects the element whose
-// `name` is that segment (ops.ffn1.m=1024).
+// `name` is that segment (ops.ffn1.m=1024). Absent or empty mappings on the path are created. Errors in an
+// overridden value, or in anything inside it, name the --set argument instead of a place in the file.
 void apply_override(Document& document, const std::string& assignment);
 
 // Writes a node as block-style YAML text.
@@ -90,6 +91,8 @@ class MapReader {
  private:
   const YAML::Node& value_of(const std::string& key);
   const YAML::Node& scalar_of(const std::string& key, const char* expected);
+  // The --set argument that gave `field` or a field enclosing it, else `mark` in the file.
+  SourceLocation location_of(const std::string& field, const YAML::Mark& mark) const;
 
   YAML::Node node_;
   const Document* document_;

@@ -2,11 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "ops/input_generator.hpp"
 
 namespace tessera::ops {
 
 namespace {
+// An op's name selects it in --set ops.NAME.m=... (where an all-digit segment is an index instead) and is
+// written unquoted into tile programs (op gemm ... name=NAME), so it must be one word.
+bool is_op_name(const std::string& name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  return true;
+}
+
 GemmShape gemm_from_yaml(config::MapReader& reader) {
   GemmShape shape;
   shape.m = reader.positive_integer("m");
@@ -53,6 +64,9 @@ Workload workload_from_yaml(const config::Document& document) {
     op.index = index++;
     op.where = reader.location();
     op.name = reader.string("name");
+    if (!is_op_name(op.name))
+      reader.fail("name", fmt::format("'{}' is not a valid op name", op.name),
+                  "start with a letter or '_', then use letters, digits, '_' or '-'");
     for (const Op& earlier : workload.ops)
       if (earlier.name == op.name)
         reader.fail("name", fmt::format("another op is already named '{}'", op.name),

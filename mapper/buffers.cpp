@@ -1,0 +1,49 @@
+#include "mapper/buffers.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+int64_t align_up(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+}  // namespace
+
+BufferPlan plan_buffers(const GemmProblem& problem, const GemmMapping& mapping, const arch::ArchSpec& spec) {
+  const int64_t element = size_bytes(problem.dtype);
+  const int64_t accumulator = size_bytes(accumulator_of(problem.dtype));
+  const int64_t alignment = spec.core.sram.bank_row_bytes;
+  BufferPlan plan;
+  plan.a_row_bytes = mapping.tile_k * element;
+  plan.w_row_bytes = mapping.tile_n * element;
+  plan.o_row_bytes = mapping.tile_n * accumulator;
+  plan.a_bytes = mapping.tile_m * plan.a_row_bytes;
+  plan.w_bytes = mapping.tile_k * plan.w_row_bytes;
+  plan.o_bytes = mapping.tile_m * plan.o_row_bytes;
+  plan.a_count = mapping.double_buffer_inputs ? 2 : 1;
+  plan.w_count = mapping.double_buffer_inputs ? 2 : 1;
+  plan.o_count = mapping.double_buffer_output ? 2 : 1;
+  plan.a_stride = align_up(plan.a_bytes, alignment);
+  plan.w_stride = align_up(plan.w_bytes, alignment);
+  plan.o_stride = align_up(plan.o_bytes, alignment);
+  plan.a_base = 0;
+  plan.w_base = plan.a_base + static_cast<uint64_t>(plan.a_count * plan.a_stride);
+  plan.o_base = plan.w_base + static_cast<uint64_t>(plan.w_count * plan.w_stride);
+  plan.total_bytes = static_cast<int64_t>(plan.o_base) + plan.o_count * plan.o_stride;
+  return plan;
+}
+
+int64_t pe_register_bytes_needed(arch::Dataflow dataflow, DType dtype, bool overlap_folds) {
+  const int64_t element = size_bytes(dtype);
+  const int64_t accumulator = size_bytes(accumulator_of(dtype));
+  const int64_t copies = overlap_folds ? 2 : 1;
+  switch (dataflow) {
+    case arch::Dataflow::ws:
+    case arch::Dataflow::is:
+      return copies * element + element + accumulator;  // stationary, moving, psum
+    case arch::Dataflow::os:
+      return copies * accumulator + 2 * element;  // accumulators, A and W in flight
+  }
+  return 0;
+}
+
+}  // namespace tessera::mapper

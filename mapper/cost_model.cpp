@@ -1,0 +1,313 @@
+#include "mapper/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "arch/pe_traffic.hpp"
+#include "arch/topology.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int64_t cycles_for(double bytes, double bytes_per_cycle) {
+  return static_cast<int64_t>(std::ceil(bytes / bytes_per_cycle - 1e-9));
+}
+
+// The parts of a DimPartition grouped by how many tiles they hold (at most two counts: q and q + 1).
+struct CountClass {
+  int64_t count = 0;
+  int parts = 0;
+  int64_t extent_sum = 0;  // elements, summed over the parts of this class
+};
+struct Classes {
+  CountClass entries[2];
+  int size = 0;
+};
+
+Classes classes_of(const DimPartition& partition) {
+  Classes classes;
+  for (int part = 0; part < partition.parts; ++part) {
+    const int64_t count = partition.tile_count(part);
+    int slot = 0;
+    while (slot < classes.size && classes.entries[slot].count != count) ++slot;
+    if (slot == classes.size) classes.entries[classes.size++] = CountClass{count, 0, 0};
+    classes.entries[slot].parts += 1;
+    classes.entries[slot].extent_sum += partition.part_extent(part);
+  }
+  return classes;
+}
+
+// Elements of `extent` once each tile of `tile` is rounded up to whole array `block`s (ragged folds).
+int64_t padded_extent(int64_t extent, int64_t tile, int64_t block) {
+  const int64_t full = extent / tile;
+  const int64_t rest = extent % tile;
+  return full * ceil_div(tile, block) * block + ceil_div(rest, block) * block;
+}
+
+// Fold timing of one instruction shape, from pairs of representative folds (the interval between two folds'
+// stream starts depends only on the two folds when operands are ready).
+struct InstructionProfile {
+  int64_t lead_in = 0;   // first fold: load start to stream start
+  int64_t interval = 0;  // stream start of this instruction to the next identical one's, in steady state
+  int64_t cross = 0;     // ... of which the hop from its last fold to the next instruction's first
+  int64_t tail = 0;      // last fold: stream start to completion
+  int64_t folds = 0;
+  int64_t stream_cycles = 0;
+};
+
+InstructionProfile profile(const arch::PeArrayTiming& timing, arch::Dataflow dataflow, int64_t m, int64_t n,
+                           int64_t k) {
+  const bool os = dataflow == arch::Dataflow::os;
+  const int64_t outer_extent = dataflow == arch::Dataflow::ws ? n : m;
+  const int64_t inner_extent = os ? n : k;
+  const int64_t outer_block = os ? timing.rows() : timing.cols();
+  const int64_t inner_block = os ? timing.cols() : timing.rows();
+  const int64_t stream = dataflow == arch::Dataflow::ws ? m : dataflow == arch::Dataflow::is ? n : k;
+  const int64_t outer_count = ceil_div(outer_extent, outer_block);
+  const int64_t inner_count = ceil_div(inner_extent, inner_block);
+  const int64_t outer_last = outer_extent - (outer_count - 1) * outer_block;
+  const int64_t inner_last = inner_extent - (inner_count - 1) * inner_block;
+  const int64_t outer_first = outer_count >= 2 ? outer_block : outer_last;
+  const int64_t inner_first = inner_count >= 2 ? inner_block : inner_last;
+  auto fold = [&](int64_t outer, int64_t inner) {
+    return os ? arch::Fold{outer, inner, stream} : arch::Fold{inner, outer, stream};
+  };
+  auto gap = [&](const arch::Fold& a, const arch::Fold& b) {
+    arch::PePipeline pipeline;
+    const int64_t first = timing.schedule(dataflow, a, 0, pipeline).stream_start;
+    return timing.schedule(dataflow, b, 0, pipeline).stream_start - first;
+  };
+  auto within = [&](int64_t outer) -> int64_t {
+    if (inner_count < 2) return 0;
+    return (inner_count - 2) * gap(fold(outer, inner_block), fold(outer, inner_block)) +
+           gap(fold(outer, inner_block), fold(outer, inner_last));
+  };
+  InstructionProfile result;
+  result.folds = outer_count * inner_count;
+  result.stream_cycles = result.folds * stream;
+  int64_t interval = within(outer_last) + (outer_count - 1) * within(outer_block);
+  if (outer_count >= 2) {
+    interval += (outer_count - 2) * gap(fold(outer_block, inner_last), fold(outer_block, inner_first)) +
+                gap(fold(outer_block, inner_last), fold(outer_last, inner_first));
+  }
+  result.cross = gap(fold(outer_last, inner_last), fold(outer_first, inner_first));
+  result.interval = interval + result.cross;
+  arch::PePipeline fresh;
+  result.lead_in = timing.schedule(dataflow, fold(outer_first, inner_first), 0, fresh).stream_start;
+  arch::PePipeline last;
+  const arch::FoldTiming tail = timing.schedule(dataflow, fold(outer_last, inner_last), 0, last);
+  result.tail = tail.complete - tail.stream_start;
+  return result;
+}
+
+}  // namespace
+
+const char* name_of(Bound bound) {
+  switch (bound) {
+    case Bound::compute:
+      return "compute";
+    case Bound::dram:
+      return "dram";
+    case Bound::dma:
+      return "dma";
+    case Bound::noc:
+      return "noc";
+    case Bound::sram:
+      return "sram";
+  }
+  return "?";
+}
+
+int64_t reload_factor(const std::array<int64_t, 3>& trips, const std::array<Dim, 3>& order, bool depends_m,
+                      bool depends_n, bool depends_k) {
+  auto depends = [&](Dim dim) { return dim == Dim::m ? depends_m : dim == Dim::n ? depends_n : depends_k; };
+  int innermost = -1;
+  for (int level = 0; level < 3; ++level)
+    if (trips[static_cast<int>(order[level])] > 1 && depends(order[level])) innermost = level;
+  int64_t factor = 1;
+  for (int level = 0; level < innermost; ++level) {
+    const Dim dim = order[level];
+    if (!depends(dim)) factor *= trips[static_cast<int>(dim)];
+  }
+  return factor;
+}
+
+CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timing_(spec.core.pe_array) {
+  double hops = 0;
+  for (int channel = 0; channel < spec.dram.channels; ++channel)
+    for (int core = 0; core < spec.mesh.cores(); ++core)
+      hops += arch::hops(arch::dram_channel_router(channel, spec), arch::core_coord(core, spec.mesh));
+  average_dram_hops_ = hops / (spec.dram.channels * spec.mesh.cores());
+  // Little's law: an engine with B bursts of S bytes in flight over a round trip of L cycles moves B*S/L.
+  const auto& dma = spec.core.dma;
+  const double round_trip = spec.dram.latency_cycles +
+                            (average_dram_hops_ + 1) * spec.noc.router_latency_cycles +
+                            dma.burst_bytes / spec.noc.link_bytes_per_cycle;
+  dma_bytes_per_cycle_ = std::min(dma.bytes_per_cycle,
+                                  dma.outstanding_bursts * static_cast<double>(dma.burst_bytes) / round_trip);
+}
+
+GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapping) const {
+  GemmCost cost;
+  const arch::ArchSpec& spec = spec_;
+  const int64_t element = size_bytes(problem.dtype);
+  const int64_t accumulator = size_bytes(accumulator_of(problem.dtype));
+  const DimPartition pm(problem.m, mapping.tile_m, mapping.split_m);
+  const DimPartition pn(problem.n, mapping.tile_n, mapping.split_n);
+  const DimPartition pk(problem.k, mapping.tile_k, mapping.split_k);
+  const Classes cm = classes_of(pm), cn = classes_of(pn), ck = classes_of(pk);
+  const bool multicast = spec.noc.multicast;
+
+  // DRAM traffic, summed over every core (exact: the lowering moves these bytes).
+  // A is shared by the cores of one (m, k) part that differ in n; it may be multicast to them when their
+  // sequences of A tiles are identical: all load each tile once, or all hold the same number of n tiles.
+  auto reload = [&](int64_t tm, int64_t tn, int64_t tk, bool dm, bool dn, bool dk) {
+    return reload_factor({tm, tn, tk}, mapping.order, dm, dn, dk);
+  };
+  // Cores that differ only in n share A; they can take it by multicast when their sequences of A tiles are
+  // identical: all hold as many n tiles, or none of them reloads A. Likewise W across cores differing in m.
+  bool a_reloaded = false, w_reloaded = false;
+  for (int i = 0; i < cm.size; ++i)
+    for (int j = 0; j < cn.size; ++j)
+      for (int l = 0; l < ck.size; ++l) {
+        const int64_t counts_m = cm.entries[i].count, counts_n = cn.entries[j].count,
+                      counts_k = ck.entries[l].count;
+        a_reloaded = a_reloaded || reload(counts_m, counts_n, counts_k, true, false, true) > 1;
+        w_reloaded = w_reloaded || reload(counts_m, counts_n, counts_k, false, true, true) > 1;
+      }
+  const bool multicast_a = multicast && mapping.split_n > 1 && (cn.size == 1 || !a_reloaded);
+  const bool multicast_w = multicast && mapping.split_m > 1 && (cm.size == 1 || !w_reloaded);
+  cost.multicast_a = multicast_a;
+  cost.multicast_w = multicast_w;
+  int64_t a_bytes = 0, w_bytes = 0, o_bytes = 0;
+  for (int i = 0; i < cm.size; ++i) {
+    const CountClass& m_class = cm.entries[i];
+    for (int l = 0; l < ck.size; ++l) {
+      const CountClass& k_class = ck.entries[l];
+      for (int j = 0; j < cn.size; ++j) {
+        const CountClass& n_class = cn.entries[j];
+        const int64_t a_factor = reload(m_class.count, n_class.count, k_class.count, true, false, true);
+        const int64_t w_factor = reload(m_class.count, n_class.count, k_class.count, false, true, true);
+        // Per class: sum over its parts of (extent product) times how many cores share it.
+        const int64_t a_class = m_class.extent_sum * k_class.extent_sum * element * a_factor;
+        a_bytes += multicast_a ? a_class * n_class.parts / mapping.split_n : a_class * n_class.parts;
+        const int64_t w_class = k_class.extent_sum * n_class.extent_sum * element * w_factor;
+        w_bytes += multicast_w ? w_class * m_class.parts / mapping.split_m : w_class * m_class.parts;
+        if (mapping.split_k == 1) {
+          // O stays in SRAM for a run of k tiles; a tile met again later is stored accumulating (read +
+          // write).
+          const int64_t o_factor = reload(m_class.count, n_class.count, k_class.count, true, true, false);
+          o_bytes += m_class.extent_sum * n_class.extent_sum * accumulator * (2 * o_factor - 1);
+        }
+      }
+    }
+  }
+  if (mapping.split_k > 1) {
+    o_bytes = problem.m * problem.n * accumulator;  // the root of each k group stores the reduced tile once
+    cost.reduction_bytes = (mapping.split_k - 1) * problem.m * problem.n * accumulator;
+  }
+  cost.dram_bytes_by_tensor = {a_bytes, w_bytes, o_bytes};
+  cost.dram_bytes = a_bytes + w_bytes + o_bytes;
+
+  // The busiest core: the most tiles along every dimension, all full-sized.
+  const int64_t tiles_m = pm.max_tile_count(), tiles_n = pn.max_tile_count(), tiles_k = pk.max_tile_count();
+  const int64_t tm = std::min(mapping.tile_m, problem.m), tn = std::min(mapping.tile_n, problem.n),
+                tk = std::min(mapping.tile_k, problem.k);
+  const int64_t instructions = tiles_m * tiles_n * tiles_k;
+  const InstructionProfile pe = profile(timing_, mapping.dataflow, tm, tn, tk);
+  cost.compute_cycles = pe.lead_in + instructions * pe.interval - pe.cross + pe.tail;
+  cost.stream_cycles = instructions * pe.stream_cycles;
+
+  const int64_t core_a =
+      tiles_m * tm * tiles_k * tk * element * reload(tiles_m, tiles_n, tiles_k, true, false, true);
+  const int64_t core_w =
+      tiles_k * tk * tiles_n * tn * element * reload(tiles_m, tiles_n, tiles_k, false, true, true);
+  const int64_t o_factor = mapping.split_k == 1 ? reload(tiles_m, tiles_n, tiles_k, true, true, false) : 1;
+  const int64_t core_o = tiles_m * tm * tiles_n * tn * accumulator * (2 * o_factor - 1);
+  const int64_t loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) +
+                        tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true);
+  const int64_t stores = tiles_m * tiles_n * o_factor;
+
+  // DMA engines: A on one, W on another, stores with the lighter one (the lowering does the same).
+  const auto& dma = spec.core.dma;
+  const double setup = static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores);
+  if (dma.engines >= 2) {
+    const double engine0 = static_cast<double>(core_a) + (core_a <= core_w ? core_o : 0);
+    const double engine1 = static_cast<double>(core_w) + (core_a <= core_w ? 0 : core_o);
+    cost.dma_cycles = cycles_for(std::max(engine0, engine1), dma_bytes_per_cycle_) +
+                      static_cast<int64_t>(setup / dma.engines);
+  } else {
+    cost.dma_cycles = cycles_for(static_cast<double>(core_a + core_w + core_o), dma_bytes_per_cycle_) +
+                      static_cast<int64_t>(setup);
+  }
+  cost.dram_cycles = cycles_for(static_cast<double>(cost.dram_bytes), spec.dram.bytes_per_cycle);
+  const double reduction_per_core =
+      mapping.split_k > 1
+          ? static_cast<double>(tiles_m * tm * tiles_n * tn * accumulator) * (mapping.split_k - 1)
+          : 0.0;
+  cost.noc_cycles = cycles_for(
+      std::max(static_cast<double>(core_a + core_w) + reduction_per_core, static_cast<double>(core_o)),
+      spec.noc.link_bytes_per_cycle);
+  const arch::PeSramTraffic pe_traffic = arch::pe_sram_traffic(
+      mapping.dataflow, problem.dtype, tm, tn, tk, false, spec.core.pe_array.rows, spec.core.pe_array.cols);
+  const int64_t core_sram =
+      instructions * (pe_traffic.read_bytes + pe_traffic.write_bytes) + core_a + core_w + core_o;
+  cost.sram_cycles =
+      cycles_for(static_cast<double>(core_sram), static_cast<double>(spec.core.sram.bank_row_bytes));
+  cost.sram_bytes = core_sram * spec.mesh.cores();  // estimate: every used core like the busiest
+
+  // Not overlapped: the first tiles' loads before any compute, and the last tile's store after it.
+  const double first_bytes = static_cast<double>(tm * tk + tk * tn) * element;
+  const double last_bytes = static_cast<double>(tm * tn * accumulator);
+  const double route_latency = (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
+  cost.overhead_cycles =
+      static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +
+                           first_bytes / dma_bytes_per_cycle_ + last_bytes / dma_bytes_per_cycle_);
+
+  const std::array<std::pair<int64_t, Bound>, 5> limits = {{{cost.compute_cycles, Bound::compute},
+                                                            {cost.dram_cycles, Bound::dram},
+                                                            {cost.dma_cycles, Bound::dma},
+                                                            {cost.noc_cycles, Bound::noc},
+                                                            {cost.sram_cycles, Bound::sram}}};
+  auto slowest = std::max_element(limits.begin(), limits.end(),
+                                  [](const auto& a, const auto& b) { return a.first < b.first; });
+  cost.bound = slowest->second;
+  cost.cycles = cost.overhead_cycles + slowest->first;
+
+  cost.noc_bytes = cost.dram_bytes + cost.reduction_bytes;
+  const double byte_hops = static_cast<double>(cost.dram_bytes) * average_dram_hops_ +
+                           static_cast<double>(cost.reduction_bytes) * 2.0;
+  cost.energy_pj = problem.macs() * spec.energy_pj.mac +
+                   static_cast<double>(cost.sram_bytes) * spec.energy_pj.sram_byte +
+                   static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte +
+                   byte_hops * spec.energy_pj.noc_byte_hop;
+  cost.pe_utilization = static_cast<double>(problem.macs()) /
+                        (static_cast<double>(cost.cycles) * spec.mesh.cores() * spec.core.pe_array.pes());
+
+  const int64_t rows = spec.core.pe_array.rows, cols = spec.core.pe_array.cols;
+  int64_t padded_m = problem.m, padded_n = problem.n, padded_k = problem.k;
+  switch (mapping.dataflow) {
+    case arch::Dataflow::ws:
+      padded_k = padded_extent(problem.k, mapping.tile_k, rows),
+      padded_n = padded_extent(problem.n, mapping.tile_n, cols);
+      break;
+    case arch::Dataflow::is:
+      padded_k = padded_extent(problem.k, mapping.tile_k, rows),
+      padded_m = padded_extent(problem.m, mapping.tile_m, cols);
+      break;
+    case arch::Dataflow::os:
+      padded_m = padded_extent(problem.m, mapping.tile_m, rows),
+      padded_n = padded_extent(problem.n, mapping.tile_n, cols);
+      break;
+  }
+  cost.edge_waste = 1.0 - static_cast<double>(problem.macs()) /
+                              (static_cast<double>(padded_m) * static_cast<double>(padded_n) *
+                               static_cast<double>(padded_k));
+  return cost;
+}
+
+}  // namespace tessera::mapper

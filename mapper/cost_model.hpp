@@ -1,0 +1,64 @@
+// The analytical cost model (DESIGN.md, "Dataflows"): for a mapping, the bytes each level moves, the PE
+// array's cycles with fill and drain (from arch::PeArrayTiming, the simulator's own closed form), the time
+// each resource needs, and the energy. Fast enough to score a million candidates per second per core; the top
+// candidates are then simulated.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "arch/pe_timing.hpp"
+#include "arch/spec.hpp"
+#include "mapper/buffers.hpp"
+#include "mapper/mapping.hpp"
+#include "mapper/problem.hpp"
+
+namespace tessera::mapper {
+
+enum class Bound : uint8_t { compute, dram, dma, noc, sram };
+const char* name_of(Bound bound);
+
+enum Tensor : int { kA = 0, kW = 1, kO = 2 };
+
+struct GemmCost {
+  int64_t cycles = 0;           // estimated run time
+  int64_t compute_cycles = 0;   // busiest core's PE array, fill and drain included
+  int64_t stream_cycles = 0;    // ... of which operands stream (busy)
+  int64_t dram_cycles = 0;      // all DRAM traffic at full DRAM bandwidth
+  int64_t dma_cycles = 0;       // busiest core's DMA engines
+  int64_t noc_cycles = 0;       // busiest core's NoC port
+  int64_t sram_cycles = 0;      // busiest core's SRAM banks
+  int64_t overhead_cycles = 0;  // first loads and last store, not overlapped
+  Bound bound = Bound::compute;
+  std::array<int64_t, 3> dram_bytes_by_tensor{};  // A, W, O
+  int64_t dram_bytes = 0;
+  int64_t noc_bytes = 0;        // payload into the mesh, once per destination
+  int64_t reduction_bytes = 0;  // partial sums sent between cores (k split)
+  int64_t sram_bytes = 0;       // all cores, reads and writes
+  double energy_pj = 0;
+  double pe_utilization = 0;  // MACs over PE-cycles of the cores used... of the whole machine
+  double edge_waste = 0;      // PE slots of the folds left idle by ragged edges
+  bool multicast_a = false, multicast_w = false;
+};
+
+// Precomputed per machine; cheap to copy.
+class CostModel {
+ public:
+  explicit CostModel(const arch::ArchSpec& spec);
+  GemmCost evaluate(const GemmProblem& problem, const GemmMapping& mapping) const;
+  const arch::ArchSpec& spec() const { return spec_; }
+
+ private:
+  const arch::ArchSpec& spec_;
+  arch::PeArrayTiming timing_;
+  double average_dram_hops_ = 0;    // mean XY distance from a DRAM channel's router to a core
+  double dma_bytes_per_cycle_ = 0;  // one engine, limited by its bursts in flight over the DRAM round trip
+};
+
+// How often a tile that depends on `dims` is (re)loaded per distinct tile, for a core whose tile loops run
+// `trips` times along m, n, k in `order`: the product of the trip counts of the loops it does not depend on
+// that sit outside its innermost loop (loops of one trip do not count).
+int64_t reload_factor(const std::array<int64_t, 3>& trips, const std::array<Dim, 3>& order, bool depends_m,
+                      bool depends_n, bool depends_k);
+
+}  // namespace tessera::mapper

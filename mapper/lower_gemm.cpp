@@ -1,0 +1,396 @@
+#include "mapper/lower_gemm.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "mapper/buffers.hpp"
+#include "mapper/cost_model.hpp"
+#include "mapper/problem.hpp"
+#include "ops/input_generator.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+
+constexpr int kA = 0, kW = 1, kO = 2;  // program tensor indices
+
+struct Iteration {
+  int64_t m_tile, n_tile, k_tile;  // global tile indices
+};
+
+// A core's place in the logical (m, n, k) grid of cores and its tile ranges.
+struct CorePlace {
+  int im = 0, in = 0, ik = 0;
+  int index = 0;  // core index in the mesh
+  std::vector<Iteration> iterations;
+};
+
+int logical_to_core(int im, int in, int ik, const GemmMapping& mapping) {
+  return (ik * mapping.split_m + im) * mapping.split_n + in;
+}
+
+std::vector<Iteration> iterations_of(const GemmMapping& mapping, const DimPartition (&parts)[3],
+                                     const int (&place)[3]) {
+  int64_t first[3], count[3];
+  for (int d = 0; d < 3; ++d) {
+    first[d] = parts[d].first_tile(place[d]);
+    count[d] = parts[d].tile_count(place[d]);
+  }
+  std::vector<Iteration> iterations;
+  const int outer = static_cast<int>(mapping.order[0]), middle = static_cast<int>(mapping.order[1]),
+            inner = static_cast<int>(mapping.order[2]);
+  int64_t index[3];
+  for (int64_t a = 0; a < count[outer]; ++a)
+    for (int64_t b = 0; b < count[middle]; ++b)
+      for (int64_t c = 0; c < count[inner]; ++c) {
+        index[outer] = first[outer] + a;
+        index[middle] = first[middle] + b;
+        index[inner] = first[inner] + c;
+        iterations.push_back(Iteration{index[0], index[1], index[2]});
+      }
+  return iterations;
+}
+
+// One run of consecutive iterations over which a core keeps the same tile of an operand.
+struct Residency {
+  int64_t key_a = 0, key_b = 0;  // the tile (rows tile, cols tile)
+  size_t first = 0, last = 0;    // iterations
+};
+
+std::vector<Residency> residencies(const std::vector<Iteration>& iterations, int tensor) {
+  std::vector<Residency> runs;
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    const Iteration& it = iterations[i];
+    const int64_t a = tensor == kW ? it.k_tile : it.m_tile;
+    const int64_t b = tensor == kA ? it.k_tile : it.n_tile;
+    if (runs.empty() || runs.back().key_a != a || runs.back().key_b != b)
+      runs.push_back(Residency{a, b, i, i});
+    runs.back().last = i;
+  }
+  return runs;
+}
+
+// An instruction with the key that orders it among its core's instructions (the iteration it belongs to).
+struct Keyed {
+  double key;
+  int order;  // tie-break: creation order
+  arch::Instruction instruction;
+};
+
+class Lowering {
+ public:
+  Lowering(const ops::Op& op, uint64_t seed, const GemmMapping& mapping, const arch::ArchSpec& spec)
+      : op_(op), seed_(seed), mapping_(mapping), spec_(spec) {
+    const auto& gemm = std::get<ops::GemmShape>(op.shape);
+    problem_ = GemmProblem{gemm.m, gemm.n, gemm.k, op.dtype};
+    parts_[0] = DimPartition(gemm.m, mapping.tile_m, mapping.split_m);
+    parts_[1] = DimPartition(gemm.n, mapping.tile_n, mapping.split_n);
+    parts_[2] = DimPartition(gemm.k, mapping.tile_k, mapping.split_k);
+    plan_ = plan_buffers(problem_, mapping, spec);
+    const GemmCost cost = CostModel(spec).evaluate(problem_, mapping);
+    multicast_[kA] = cost.multicast_a;
+    multicast_[kW] = cost.multicast_w;
+    element_ = size_bytes(op.dtype);
+    accumulator_type_ = accumulator_of(op.dtype);
+  }
+
+  arch::Program run(const std::string& name) {
+    declare(name);
+    for (int ik = 0; ik < mapping_.split_k; ++ik)
+      for (int im = 0; im < mapping_.split_m; ++im)
+        for (int in = 0; in < mapping_.split_n; ++in) {
+          CorePlace place;
+          place.im = im, place.in = in, place.ik = ik;
+          place.index = logical_to_core(im, in, ik, mapping_);
+          const int coords[3] = {im, in, ik};
+          place.iterations = iterations_of(mapping_, parts_, coords);
+          places_.push_back(std::move(place));
+        }
+    keyed_.resize(places_.size());
+    // Operands first: every core's PE waits and frees depend on its issuer's loads.
+    for (size_t p = 0; p < places_.size(); ++p) {
+      lower_operand(p, kA);
+      lower_operand(p, kW);
+    }
+    for (size_t p = 0; p < places_.size(); ++p) lower_compute_and_output(p);
+    for (size_t p = 0; p < places_.size(); ++p) {
+      auto& list = keyed_[p];
+      std::stable_sort(list.begin(), list.end(), [](const Keyed& a, const Keyed& b) {
+        return a.key != b.key ? a.key < b.key : a.order < b.order;
+      });
+      arch::CoreProgram core;
+      core.coord = arch::core_coord(places_[p].index, spec_.mesh);
+      for (Keyed& keyed : list) core.instructions.push_back(std::move(keyed.instruction));
+      program_.cores.push_back(std::move(core));
+    }
+    std::sort(program_.cores.begin(), program_.cores.end(),
+              [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
+    return std::move(program_);
+  }
+
+ private:
+  void declare(const std::string& name) {
+    program_.name = name;
+    program_.mesh = spec_.mesh;
+    arch::OpBinding binding;
+    binding.kind = "gemm";
+    binding.attributes = {{"name", op_.name},
+                          {"index", std::to_string(op_.index)},
+                          {"m", std::to_string(problem_.m)},
+                          {"n", std::to_string(problem_.n)},
+                          {"k", std::to_string(problem_.k)},
+                          {"dtype", name_of(op_.dtype)},
+                          {"seed", std::to_string(seed_)}};
+    program_.op = binding;
+    // Tensors one after another in DRAM, each starting on a 1 MiB boundary (a multiple of any interleave).
+    constexpr uint64_t kAlignment = 1 << 20;
+    uint64_t address = 0;
+    auto add = [&](const char* tensor_name, DType dtype, int64_t rows, int64_t cols, arch::TensorRole role,
+                   uint32_t slot) {
+      arch::TensorDecl tensor;
+      tensor.name = tensor_name;
+      tensor.dtype = dtype;
+      tensor.rows = rows;
+      tensor.cols = cols;
+      tensor.dram_address = address;
+      tensor.role = role;
+      if (role == arch::TensorRole::input) {
+        tensor.seed = seed_;
+        tensor.generator_id = ops::tensor_id(static_cast<uint32_t>(op_.index), slot);
+      }
+      address += (static_cast<uint64_t>(tensor.size_in_bytes()) + kAlignment - 1) / kAlignment * kAlignment;
+      program_.tensors.push_back(tensor);
+    };
+    add("A", op_.dtype, problem_.m, problem_.k, arch::TensorRole::input, 0);
+    add("W", op_.dtype, problem_.k, problem_.n, arch::TensorRole::input, 1);
+    add("O", accumulator_type_, problem_.m, problem_.n, arch::TensorRole::output, 0);
+  }
+
+  arch::SemaphoreRef semaphore(const std::string& name, int buffer, int core = arch::kSameCore) {
+    return arch::SemaphoreRef{program_.semaphore_id(fmt::format("{}[{}]", name, buffer)), core};
+  }
+
+  void emit(size_t place, double key, arch::QueueId queue, arch::Operation operation,
+            std::vector<arch::SemaphoreWait> waits, std::vector<arch::SemaphoreRef> signals) {
+    arch::Instruction instruction;
+    instruction.queue = queue;
+    instruction.operation = std::move(operation);
+    instruction.waits = std::move(waits);
+    instruction.signals = std::move(signals);
+    keyed_[place].push_back(Keyed{key, order_++, std::move(instruction)});
+  }
+
+  // The core that issues the loads of `tensor` for the core at `place`: the first core of its sharing group
+  // when the tensor is multicast, else the core itself.
+  size_t issuer_of(size_t place, int tensor) const {
+    if (!multicast_[tensor]) return place;
+    const CorePlace& core = places_[place];
+    const int issuer = tensor == kA ? logical_to_core(core.im, 0, core.ik, mapping_)
+                                    : logical_to_core(0, core.in, core.ik, mapping_);
+    for (size_t p = 0; p < places_.size(); ++p)
+      if (places_[p].index == issuer) return p;
+    return place;
+  }
+
+  std::vector<size_t> group_of(size_t issuer, int tensor) const {
+    if (!multicast_[tensor]) return {issuer};
+    std::vector<size_t> members;
+    for (size_t p = 0; p < places_.size(); ++p)
+      if (issuer_of(p, tensor) == issuer) members.push_back(p);
+    return members;
+  }
+
+  int load_engine(int tensor) const {
+    if (spec_.core.dma.engines < 2) return 0;
+    return tensor == kA ? 0 : 1;
+  }
+
+  // Loads of A or W for the core at `place`, if it issues them, and the PE-side waits and frees are recorded
+  // for every core of the group.
+  void lower_operand(size_t place, int tensor) {
+    if (issuer_of(place, tensor) != place) return;
+    const std::vector<size_t> members = group_of(place, tensor);
+    const std::vector<Residency> loads = residencies(places_[place].iterations, tensor);
+    const int buffers = tensor == kA ? plan_.a_count : plan_.w_count;
+    const char* full = tensor == kA ? "a_full" : "w_full";
+    const char* free_name = tensor == kA ? "a_free" : "w_free";
+    const int issuer_core = places_[place].index;
+    std::vector<int> destinations;
+    for (size_t member : members) destinations.push_back(places_[member].index);
+    for (size_t j = 0; j < loads.size(); ++j) {
+      const int buffer = static_cast<int>(j % buffers);
+      const Residency& load = loads[j];
+      arch::DmaLoad operation;
+      const DimPartition& rows = parts_[tensor == kA ? 0 : 2];
+      const DimPartition& cols = parts_[tensor == kA ? 2 : 1];
+      operation.source = arch::TensorRegion{tensor, rows.tile_begin(load.key_a), rows.tile_size(load.key_a),
+                                            cols.tile_begin(load.key_b), cols.tile_size(load.key_b)};
+      operation.sram_address = tensor == kA ? plan_.a_address(buffer) : plan_.w_address(buffer);
+      const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
+      operation.sram_pitch_bytes = pitch == operation.source.cols * element_ ? 0 : pitch;
+      if (members.size() > 1) operation.destinations = destinations;
+      std::vector<arch::SemaphoreWait> waits;
+      if (j >= static_cast<size_t>(buffers))
+        waits.push_back(arch::SemaphoreWait{semaphore(free_name, buffer), static_cast<int>(members.size())});
+      // A load may run as far ahead as its buffer allows: key it just before the iteration `buffers - 1`
+      // earlier.
+      const double key = static_cast<double>(load.first) - (buffers - 1) - 0.5;
+      emit(place, key, arch::QueueId{arch::QueueKind::dma, load_engine(tensor)}, operation, std::move(waits),
+           {semaphore(full, buffer)});
+      // Every member's PE waits for this load at its first use and frees the buffer after its last use, when
+      // a later load will reuse it.
+      for (size_t member : members) {
+        const std::vector<Residency>& member_loads = member_residencies(member, tensor);
+        const Residency& use = member_loads[j];
+        first_use_[tensor][member].emplace(use.first, buffer);
+        if (j + buffers < loads.size())
+          last_use_[tensor][member].emplace(
+              use.last, semaphore(free_name, buffer, member == place ? arch::kSameCore : issuer_core));
+      }
+    }
+  }
+
+  const std::vector<Residency>& member_residencies(size_t member, int tensor) {
+    auto& cache = residency_cache_[tensor];
+    auto found = cache.find(member);
+    if (found == cache.end())
+      found = cache.emplace(member, residencies(places_[member].iterations, tensor)).first;
+    return found->second;
+  }
+
+  void lower_compute_and_output(size_t place) {
+    const CorePlace& core = places_[place];
+    const std::vector<Residency> outputs = residencies(core.iterations, kO);
+    const bool k_split = mapping_.split_k > 1;
+    const bool root = core.ik == 0;
+    const int store_engine = spec_.core.dma.engines < 2 ? 0 : (a_bytes_at_most_w(place) ? 0 : 1);
+    std::map<std::pair<int64_t, int64_t>, int> visits;  // O tile -> residencies so far (revisits accumulate)
+    for (size_t r = 0; r < outputs.size(); ++r) {
+      const Residency& output = outputs[r];
+      const int buffer = static_cast<int>(r % plan_.o_count);
+      const bool reuses_buffer = r >= static_cast<size_t>(plan_.o_count);
+      const bool buffer_reused_later = r + plan_.o_count < outputs.size();
+      for (size_t i = output.first; i <= output.last; ++i) {
+        const Iteration& it = core.iterations[i];
+        arch::PeMatmul matmul;
+        matmul.dataflow = mapping_.dataflow;
+        matmul.dtype = op_.dtype;
+        const int a_buffer = current_buffer(kA, place, i), w_buffer = current_buffer(kW, place, i);
+        matmul.a_address = plan_.a_address(a_buffer);
+        matmul.w_address = plan_.w_address(w_buffer);
+        matmul.o_address = plan_.o_address(buffer);
+        matmul.m = parts_[0].tile_size(it.m_tile);
+        matmul.n = parts_[1].tile_size(it.n_tile);
+        matmul.k = parts_[2].tile_size(it.k_tile);
+        matmul.a_pitch_bytes = plan_.a_row_bytes == matmul.k * element_ ? 0 : plan_.a_row_bytes;
+        matmul.w_pitch_bytes = plan_.w_row_bytes == matmul.n * element_ ? 0 : plan_.w_row_bytes;
+        matmul.o_pitch_bytes =
+            plan_.o_row_bytes == matmul.n * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
+        matmul.accumulate = i != output.first;
+        std::vector<arch::SemaphoreWait> waits;
+        std::vector<arch::SemaphoreRef> signals;
+        if (i == output.first && reuses_buffer) waits.push_back({semaphore("o_free", buffer), 1});
+        for (int tensor : {kA, kW}) {
+          auto first = first_use_[tensor][place].find(i);
+          if (first != first_use_[tensor][place].end())
+            waits.push_back({semaphore(tensor == kA ? "a_full" : "w_full", first->second), 1});
+          auto last = last_use_[tensor][place].find(i);
+          if (last != last_use_[tensor][place].end()) signals.push_back(last->second);
+        }
+        if (i == output.last) {
+          signals.push_back(semaphore("o_done", buffer));
+          if (k_split && root)
+            for (const CorePlace& sender : places_)
+              if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
+                signals.push_back(semaphore("rdy", buffer, sender.index));
+        }
+        emit(place, static_cast<double>(i), arch::QueueId{arch::QueueKind::pe, 0}, matmul, std::move(waits),
+             std::move(signals));
+      }
+      const Iteration& last = core.iterations[output.last];
+      const int64_t rows = parts_[0].tile_size(last.m_tile), cols = parts_[1].tile_size(last.n_tile);
+      const int64_t row_bytes = cols * size_bytes(accumulator_type_);
+      const int64_t pitch = plan_.o_row_bytes == row_bytes ? 0 : plan_.o_row_bytes;
+      const double key = static_cast<double>(output.last) + 0.5;
+      if (k_split && !root) {
+        arch::NocSend send;
+        send.source_address = plan_.o_address(buffer);
+        send.source_pitch_bytes = pitch;
+        send.rows = rows;
+        send.row_bytes = row_bytes;
+        send.destination_core = logical_to_core(core.im, core.in, 0, mapping_);
+        send.destination_address = plan_.o_address(buffer);
+        send.destination_pitch_bytes = pitch;
+        send.accumulate = true;
+        send.accumulate_dtype = accumulator_type_;
+        std::vector<arch::SemaphoreRef> signals = {semaphore("psum", buffer, send.destination_core)};
+        if (buffer_reused_later) signals.push_back(semaphore("o_free", buffer));
+        emit(place, key, arch::QueueId{arch::QueueKind::noc, 0}, send,
+             {{semaphore("o_done", buffer), 1}, {semaphore("rdy", buffer), 1}}, std::move(signals));
+        continue;
+      }
+      arch::DmaStore store;
+      store.sram_address = plan_.o_address(buffer);
+      store.sram_pitch_bytes = pitch;
+      store.destination = arch::TensorRegion{kO, parts_[0].tile_begin(last.m_tile), rows,
+                                             parts_[1].tile_begin(last.n_tile), cols};
+      // The first residency of an output tile writes it; a later one adds its partial sums to it.
+      store.accumulate = visits[{last.m_tile, last.n_tile}]++ > 0;
+      std::vector<arch::SemaphoreWait> waits = {{semaphore("o_done", buffer), 1}};
+      if (k_split) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
+      std::vector<arch::SemaphoreRef> signals;
+      if (buffer_reused_later) signals.push_back(semaphore("o_free", buffer));
+      emit(place, key, arch::QueueId{arch::QueueKind::dma, store_engine}, store, std::move(waits),
+           std::move(signals));
+    }
+  }
+
+  // The buffer holding the tile of `tensor` that iteration `i` of the core at `place` uses.
+  int current_buffer(int tensor, size_t place, size_t i) {
+    const std::vector<Residency>& loads = member_residencies(place, tensor);
+    const int buffers = tensor == kA ? plan_.a_count : plan_.w_count;
+    auto it = std::upper_bound(loads.begin(), loads.end(), i,
+                               [](size_t value, const Residency& load) { return value < load.first; });
+    return static_cast<int>((it - loads.begin() - 1) % buffers);
+  }
+
+  // Stores go with the DMA engine that loads fewer bytes (the cost model assumes the same).
+  bool a_bytes_at_most_w(size_t place) {
+    int64_t a = 0, w = 0;
+    for (const Residency& load : member_residencies(place, kA))
+      a += parts_[0].tile_size(load.key_a) * parts_[2].tile_size(load.key_b);
+    for (const Residency& load : member_residencies(place, kW))
+      w += parts_[2].tile_size(load.key_a) * parts_[1].tile_size(load.key_b);
+    return a <= w;
+  }
+
+  const ops::Op& op_;
+  uint64_t seed_;
+  const GemmMapping& mapping_;
+  const arch::ArchSpec& spec_;
+  GemmProblem problem_;
+  DimPartition parts_[3];
+  BufferPlan plan_;
+  bool multicast_[2] = {false, false};
+  int64_t element_ = 0;
+  DType accumulator_type_ = DType::fp32;
+  arch::Program program_;
+  std::vector<CorePlace> places_;
+  std::vector<std::vector<Keyed>> keyed_;
+  int order_ = 0;
+  // Per operand, per core: iteration -> buffer it first uses there; iteration -> the free to signal after it.
+  std::map<size_t, std::map<size_t, int>> first_use_[2];
+  std::map<size_t, std::map<size_t, arch::SemaphoreRef>> last_use_[2];
+  std::map<size_t, std::vector<Residency>> residency_cache_[2];
+};
+
+}  // namespace
+
+arch::Program lower_gemm(const ops::Op& op, uint64_t seed, const GemmMapping& mapping,
+                         const arch::ArchSpec& spec, const std::string& program_name) {
+  return Lowering(op, seed, mapping, spec).run(program_name);
+}
+
+}  // namespace tessera::mapper

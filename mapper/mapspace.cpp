@@ -1,0 +1,157 @@
+#include "mapper/mapspace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "mapper/buffers.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+
+const std::array<std::array<Dim, 3>, 6>& all_orders() {
+  static const std::array<std::array<Dim, 3>, 6> orders = {{{Dim::m, Dim::n, Dim::k},
+                                                            {Dim::n, Dim::m, Dim::k},
+                                                            {Dim::m, Dim::k, Dim::n},
+                                                            {Dim::k, Dim::m, Dim::n},
+                                                            {Dim::n, Dim::k, Dim::m},
+                                                            {Dim::k, Dim::n, Dim::m}}};
+  return orders;
+}
+
+// The array dimension each GEMM dimension folds onto (0 = streamed, no fold alignment).
+struct Granules {
+  int64_t m, n, k;
+};
+
+Granules granules_of(arch::Dataflow dataflow, const arch::PeArraySpec& pe) {
+  const int64_t stream = std::min(pe.rows, pe.cols);
+  switch (dataflow) {
+    case arch::Dataflow::ws:
+      return {stream, pe.cols, pe.rows};
+    case arch::Dataflow::is:
+      return {pe.cols, stream, pe.rows};
+    case arch::Dataflow::os:
+      return {pe.rows, pe.cols, stream};
+  }
+  return {stream, stream, stream};
+}
+
+std::string kib(int64_t bytes) {
+  return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes / 1024) : fmt::format("{:.1f} KiB", bytes / 1024.0);
+}
+
+}  // namespace
+
+std::vector<Split> splits_of(int cores) {
+  std::vector<Split> splits;
+  for (int used = cores; used >= 1; --used) {
+    if (cores % used != 0) continue;
+    for (int m = 1; m <= used; ++m) {
+      if (used % m != 0) continue;
+      for (int n = 1; n <= used / m; ++n) {
+        if ((used / m) % n != 0) continue;
+        splits.push_back(Split{m, n, used / m / n});
+      }
+    }
+  }
+  return splits;
+}
+
+std::vector<int64_t> tile_ladder(int64_t extent, int parts, int64_t granule) {
+  const int64_t per_part = (extent + parts - 1) / parts;
+  std::vector<int64_t> tiles;
+  for (int64_t tile = granule; tile < per_part; tile *= 2) tiles.push_back(tile);
+  tiles.push_back(per_part);
+  return tiles;
+}
+
+int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spec, arch::Dataflow dataflow,
+                           const std::function<bool(size_t split_index)>& split_filter,
+                           const std::function<void(const GemmMapping&, size_t split_index)>& visit) {
+  const arch::PeArraySpec& pe = spec.core.pe_array;
+  if (!pe.supports(dataflow) || !pe.supports(problem.dtype)) return 0;
+  if (pe_register_bytes_needed(dataflow, problem.dtype, pe.overlap_folds) > spec.core.pe_register_bytes)
+    return 0;
+  const Granules granules = granules_of(dataflow, pe);
+  const std::vector<Split> splits = splits_of(spec.mesh.cores());
+  int64_t legal = 0;
+  for (size_t s = 0; s < splits.size(); ++s) {
+    if (!split_filter(s)) continue;
+    const Split& split = splits[s];
+    if (split.m > problem.m || split.n > problem.n || split.k > problem.k) continue;
+    GemmMapping mapping;
+    mapping.dataflow = dataflow;
+    mapping.split_m = split.m;
+    mapping.split_n = split.n;
+    mapping.split_k = split.k;
+    for (int64_t tile_m : tile_ladder(problem.m, split.m, granules.m)) {
+      if (DimPartition(problem.m, tile_m, split.m).tiles() < split.m) continue;
+      for (int64_t tile_n : tile_ladder(problem.n, split.n, granules.n)) {
+        if (DimPartition(problem.n, tile_n, split.n).tiles() < split.n) continue;
+        for (int64_t tile_k : tile_ladder(problem.k, split.k, granules.k)) {
+          if (DimPartition(problem.k, tile_k, split.k).tiles() < split.k) continue;
+          mapping.tile_m = tile_m;
+          mapping.tile_n = tile_n;
+          mapping.tile_k = tile_k;
+          // The deepest buffering that fits: both doubled, else inputs doubled, else none.
+          bool fits = false;
+          for (const auto& [inputs, output] : {std::pair{true, true}, {true, false}, {false, false}}) {
+            mapping.double_buffer_inputs = inputs;
+            mapping.double_buffer_output = output;
+            if (plan_buffers(problem, mapping, spec).total_bytes <= spec.core.sram.bytes) {
+              fits = true;
+              break;
+            }
+          }
+          if (!fits) continue;
+          for (const auto& order : all_orders()) {
+            // A k split reduces finished output tiles over the NoC: k must be the innermost loop.
+            if (split.k > 1 && order[2] != Dim::k) continue;
+            mapping.order = order;
+            ++legal;
+            visit(mapping, s);
+          }
+        }
+      }
+    }
+  }
+  return legal;
+}
+
+Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& spec,
+                             arch::Dataflow dataflow) {
+  const arch::PeArraySpec& pe = spec.core.pe_array;
+  if (!pe.supports(dataflow))
+    return {"core.pe_array.dataflows",
+            fmt::format("the PE array does not support dataflow {}", arch::name_of(dataflow))};
+  if (!pe.supports(problem.dtype))
+    return {"core.pe_array.dtypes",
+            fmt::format("the PE array does not compute in {}", name_of(problem.dtype))};
+  const int64_t registers = pe_register_bytes_needed(dataflow, problem.dtype, pe.overlap_folds);
+  if (registers > spec.core.pe_register_bytes) {
+    return {"core.pe_register_bytes",
+            fmt::format("{} in {} needs {} B of registers per PE, the PE has {} B", arch::name_of(dataflow),
+                        name_of(problem.dtype), registers, spec.core.pe_register_bytes)};
+  }
+  // The smallest tile of the mapspace on one core, single-buffered.
+  const Granules granules = granules_of(dataflow, pe);
+  GemmMapping smallest;
+  smallest.dataflow = dataflow;
+  smallest.tile_m = std::min(problem.m, granules.m);
+  smallest.tile_n = std::min(problem.n, granules.n);
+  smallest.tile_k = std::min(problem.k, granules.k);
+  smallest.double_buffer_inputs = false;
+  smallest.double_buffer_output = false;
+  const int64_t needed = plan_buffers(problem, smallest, spec).total_bytes;
+  if (needed > spec.core.sram.bytes) {
+    return {"core.sram.kib",
+            fmt::format(
+                "the smallest tile (m={} n={} k={}, single-buffered) needs {} of SRAM, the core has {}",
+                smallest.tile_m, smallest.tile_n, smallest.tile_k, kib(needed), kib(spec.core.sram.bytes))};
+  }
+  return {};
+}
+
+}  // namespace tessera::mapper

@@ -1,0 +1,45 @@
+// The mapper's view of one GEMM and how a dimension is cut into tiles and dealt to cores.
+#pragma once
+
+#include <cstdint>
+
+#include "common/dtype.hpp"
+
+namespace tessera::mapper {
+
+struct GemmProblem {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  DType dtype = DType::bf16;
+  int64_t macs() const { return m * n * k; }
+};
+
+// A dimension of `extent` cut into tiles of `tile` (the last one shorter when ragged: nothing is padded) and
+// dealt to `parts` cores in contiguous runs of whole tiles that differ in length by at most one.
+struct DimPartition {
+  int64_t extent = 0;
+  int64_t tile = 0;
+  int parts = 1;
+
+  DimPartition() = default;
+  DimPartition(int64_t extent_, int64_t tile_, int parts_) : extent(extent_), tile(tile_), parts(parts_) {}
+
+  int64_t tiles() const { return (extent + tile - 1) / tile; }
+  int64_t first_tile(int part) const { return tiles() * part / parts; }
+  int64_t tile_count(int part) const { return first_tile(part + 1) - first_tile(part); }
+  int64_t max_tile_count() const { return (tiles() + parts - 1) / parts; }
+  int64_t tile_begin(int64_t tile_index) const { return tile_index * tile; }
+  int64_t tile_size(int64_t tile_index) const {
+    const int64_t begin = tile_begin(tile_index);
+    return extent - begin < tile ? extent - begin : tile;
+  }
+  // Elements of the part's run of tiles.
+  int64_t part_extent(int part) const {
+    const int64_t first = first_tile(part), count = tile_count(part);
+    if (count == 0) return 0;
+    return tile_begin(first + count - 1) + tile_size(first + count - 1) - tile_begin(first);
+  }
+};
+
+}  // namespace tessera::mapper

@@ -1,0 +1,91 @@
+#include "mapper/search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace tessera::mapper {
+
+bool ranks_before(const Candidate& a, const Candidate& b) {
+  if (a.cost.cycles != b.cost.cycles) return a.cost.cycles < b.cost.cycles;
+  if (a.cost.dram_bytes != b.cost.dram_bytes) return a.cost.dram_bytes < b.cost.dram_bytes;
+  return a.index < b.index;
+}
+
+namespace {
+void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit) {
+  if (best.size() == limit && !ranks_before(candidate, best.back())) return;
+  auto place = std::upper_bound(best.begin(), best.end(), candidate, ranks_before);
+  best.insert(place, std::move(candidate));
+  if (best.size() > limit) best.pop_back();
+}
+}  // namespace
+
+std::vector<Candidate> SearchResult::ranked() const {
+  std::vector<Candidate> all;
+  for (const DataflowSearch& search : per_dataflow)
+    all.insert(all.end(), search.best.begin(), search.best.end());
+  std::sort(all.begin(), all.end(), ranks_before);
+  return all;
+}
+
+SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
+                         const SearchOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const CostModel model(spec);
+  const int threads = std::max(1, options.threads);
+  const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
+  SearchResult result;
+  for (arch::Dataflow dataflow : options.dataflows) {
+    struct Worker {
+      std::vector<Candidate> best;
+      int64_t legal = 0;
+    };
+    std::vector<Worker> workers(threads);
+    auto work = [&](int worker) {
+      uint64_t within_split = 0;
+      size_t current_split = ~size_t{0};
+      workers[worker].legal = enumerate_mappings(
+          problem, spec, dataflow, [&](size_t split) { return static_cast<int>(split % threads) == worker; },
+          [&](const GemmMapping& mapping, size_t split) {
+            if (split != current_split) current_split = split, within_split = 0;
+            Candidate candidate{mapping, model.evaluate(problem, mapping),
+                                (uint64_t{split} << 32) | within_split++};
+            keep_best(workers[worker].best, std::move(candidate), limit);
+          });
+    };
+    std::vector<std::thread> pool;
+    for (int worker = 1; worker < threads; ++worker) pool.emplace_back(work, worker);
+    work(0);
+    for (auto& thread : pool) thread.join();
+
+    DataflowSearch search;
+    search.dataflow = dataflow;
+    for (Worker& worker : workers) {
+      search.legal += worker.legal;
+      for (Candidate& candidate : worker.best) keep_best(search.best, std::move(candidate), limit);
+    }
+    if (search.legal == 0) search.why_none = why_infeasible(problem, spec, dataflow);
+    result.evaluated += search.legal;
+    result.per_dataflow.push_back(std::move(search));
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  if (result.evaluated == 0) {
+    std::string reasons;
+    std::string field;
+    for (const DataflowSearch& search : result.per_dataflow) {
+      reasons += fmt::format("\n  {}: {}", arch::name_of(search.dataflow),
+                             search.why_none.message.empty() ? "no mapping fits" : search.why_none.message);
+      if (field.empty()) field = search.why_none.field;
+    }
+    const SourceLocation where = options.locate_field ? options.locate_field(field) : SourceLocation{};
+    throw InputError(where, field, fmt::format("no legal mapping for {}:{}", options.op_description, reasons),
+                     "give the core more SRAM (core.sram.kib), or choose another dataflow or machine");
+  }
+  return result;
+}
+
+}  // namespace tessera::mapper

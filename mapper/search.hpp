@@ -1,0 +1,56 @@
+// Search (DESIGN.md, "Dataflows"): every legal mapping of the requested dataflows is scored by the cost
+// model; the best few of each dataflow are kept for simulation. Threads split the mapspace; the result does
+// not depend on how many there are (ties break on the mapping's place in the enumeration).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "arch/spec.hpp"
+#include "common/error.hpp"
+#include "mapper/cost_model.hpp"
+#include "mapper/mapping.hpp"
+#include "mapper/mapspace.hpp"
+
+namespace tessera::mapper {
+
+struct Candidate {
+  GemmMapping mapping;
+  GemmCost cost;
+  uint64_t index = 0;  // place in the enumeration: (split << 32) | order within the split
+};
+
+// Ranks by estimated cycles, then DRAM bytes, then enumeration order.
+bool ranks_before(const Candidate& a, const Candidate& b);
+
+struct SearchOptions {
+  std::vector<arch::Dataflow> dataflows;
+  int keep_per_dataflow = 8;
+  int threads = 1;
+  // Where a machine field is written, for the "no legal mapping" error (the CLI knows the YAML).
+  std::function<SourceLocation(const std::string& field)> locate_field;
+  std::string op_description;  // "ffn1 (gemm 512x3072x768 bf16)"
+};
+
+struct DataflowSearch {
+  arch::Dataflow dataflow = arch::Dataflow::ws;
+  int64_t legal = 0;
+  std::vector<Candidate> best;  // ranked, at most keep_per_dataflow
+  Infeasibility why_none;       // when legal == 0
+};
+
+struct SearchResult {
+  std::vector<DataflowSearch> per_dataflow;
+  int64_t evaluated = 0;
+  double seconds = 0;
+  std::vector<Candidate> ranked() const;  // every kept candidate, best first
+};
+
+// Throws InputError when no requested dataflow has a legal mapping, naming the constraint that kills the
+// smallest tile.
+SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
+                         const SearchOptions& options);
+
+}  // namespace tessera::mapper

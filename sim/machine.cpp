@@ -1,0 +1,139 @@
+#include "sim/machine.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "ops/tensor.hpp"
+
+namespace tessera::sim {
+
+namespace {
+void configure_systemc() {
+  static bool configured = false;
+  if (configured) return;
+  configured = true;
+  // One machine cycle is 1 ns of SystemC time and a tick 1 ps (sim/time.hpp); this must precede any sc_time.
+  sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+  // Library code never prints: SystemC's errors become exceptions, its informational chatter is dropped.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_THROW);
+}
+}  // namespace
+
+Machine::Machine(const arch::ArchSpec& spec) : spec_(spec) {
+  configure_systemc();
+  scheduler_ = std::make_unique<Scheduler>("scheduler");
+  state_ = std::make_unique<MachineState>(spec_, *scheduler_);
+  for (int core = 0; core < spec_.mesh.cores(); ++core) state_->cores.emplace_back();
+  for (int core = 0; core < spec_.mesh.cores(); ++core) {
+    const arch::Coord coord = arch::core_coord(core, spec_.mesh);
+    const std::string prefix = fmt::format("core_{}_{}_", coord.row, coord.col);
+    units_.push_back(std::make_unique<PeUnit>((prefix + "pe").c_str(), *state_, core));
+    for (int engine = 0; engine < spec_.core.dma.engines; ++engine)
+      units_.push_back(std::make_unique<TransferEngine>((prefix + "dma" + std::to_string(engine)).c_str(),
+                                                        *state_, core,
+                                                        arch::QueueId{arch::QueueKind::dma, engine}));
+    units_.push_back(std::make_unique<TransferEngine>((prefix + "noc").c_str(), *state_, core,
+                                                      arch::QueueId{arch::QueueKind::noc, 0}));
+  }
+}
+
+Machine::~Machine() = default;
+
+void Machine::prepare_memory(const arch::Program& program, bool functional) {
+  for (CoreState& core : state_->cores) {
+    core.semaphores.clear();
+    for (size_t i = 0; i < program.semaphores.size(); ++i) core.semaphores.emplace_back();
+    if (functional) {
+      core.sram.assign(static_cast<size_t>(spec_.core.sram.bytes), 0);
+    } else {
+      core.sram.clear();
+      core.sram.shrink_to_fit();
+    }
+  }
+  state_->dram.assign(program.tensors.size(), {});
+  if (!functional) return;
+  for (size_t i = 0; i < program.tensors.size(); ++i) {
+    const arch::TensorDecl& tensor = program.tensors[i];
+    if (tensor.role == arch::TensorRole::input) {
+      state_->dram[i] =
+          ops::generate_input(tensor.dtype, tensor.rows, tensor.cols, tensor.seed, tensor.generator_id).bytes;
+    } else {
+      state_->dram[i].assign(static_cast<size_t>(tensor.size_in_bytes()), 0);
+    }
+  }
+}
+
+RunResult Machine::run(const arch::Program& program, const RunOptions& options) {
+  TESSERA_ASSERT(!broken_, "a machine whose last run deadlocked or faulted is not run again");
+  arch::check_program(program, spec_);
+  const auto started = std::chrono::steady_clock::now();
+
+  prepare_memory(program, options.functional);
+  state_->program = &program;
+  state_->functional = options.functional;
+  state_->fabric.reset();
+  state_->origin = now_ticks();
+  state_->last_completion = 0;
+
+  for (auto& unit : units_) {
+    const arch::CoreProgram* core_program = nullptr;
+    for (const arch::CoreProgram& core : program.cores)
+      if (arch::core_index(core.coord, spec_.mesh) == unit->core()) core_program = &core;
+    unit->load(core_program, options.trace);
+    unit->start();
+  }
+  try {
+    sc_core::sc_start();
+  } catch (const sc_core::sc_report& report) {
+    broken_ = true;
+    throw InternalError(std::string("SystemC: ") + report.what());
+  }
+
+  for (auto& unit : units_) {
+    if (unit->error()) {
+      broken_ = true;
+      std::rethrow_exception(unit->error());
+    }
+  }
+  std::vector<std::string> blocked;
+  for (auto& unit : units_)
+    if (!unit->finished()) blocked.push_back(unit->describe_blocked());
+  if (!blocked.empty()) {
+    broken_ = true;
+    std::string details;
+    for (const auto& line : blocked) details += "\n  " + line;
+    throw InputError(SourceLocation{program.source_file.empty() ? "(program)" : program.source_file, 0, 0},
+                     "", "deadlock: work remains but no unit can make progress; waiting:" + details,
+                     "every wait needs a matching signal from an instruction that can itself run");
+  }
+
+  RunResult result;
+  result.end_ticks = state_->last_completion;
+  result.cycles = ticks_to_cycles_ceil(result.end_ticks);
+  result.instructions = program.instruction_count();
+  result.functional = options.functional;
+  for (auto& unit : units_) {
+    UnitResult unit_result = unit->finish(result.end_ticks);
+    result.macs += unit_result.counters.macs;
+    result.units.push_back(std::move(unit_result));
+  }
+  result.traffic = state_->fabric.traffic();
+  if (options.functional) {
+    for (size_t i = 0; i < program.tensors.size(); ++i) {
+      const arch::TensorDecl& tensor = program.tensors[i];
+      if (tensor.role != arch::TensorRole::output) continue;
+      ops::HostTensor out(tensor.dtype, tensor.rows, tensor.cols);
+      out.bytes = std::move(state_->dram[i]);
+      result.outputs.emplace(static_cast<int>(i), std::move(out));
+    }
+  }
+  state_->program = nullptr;
+  result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,102 @@
+// What one simulated run of a tile program produces: cycles, per-unit time split into busy and bubbles by
+// cause, traffic and work counters, the optional trace, and (with functional execution) the output tensors.
+// Stats are typed integers; names, units and descriptions are declared once, in each visit(), and writers
+// walk them (STYLE.md, "Stats and reports").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "arch/program.hpp"
+#include "ops/tensor.hpp"
+#include "sim/time.hpp"
+
+namespace tessera::sim {
+
+// Why a unit was not busy (DESIGN.md, "Pipeline bubbles"); busy + all causes = the run's cycles, per unit.
+enum class Cause : uint8_t {
+  busy,
+  input_starvation,     // waiting for a DMA load
+  output_backpressure,  // waiting for a DMA store to free a buffer
+  noc,                  // waiting for a core-to-core transfer
+  bank_conflict,        // slowed by SRAM bank arbitration
+  sync,                 // waiting for another unit (a PE result, the end of the run)
+  fill_drain,           // PE array: preload, skewed fill and drain not hidden under a stream
+};
+constexpr int kCauses = 7;
+const char* name_of(Cause cause);
+const std::array<Cause, kCauses>& all_causes();
+
+using CauseCycles = std::array<int64_t, kCauses>;
+
+// One interval of a unit's timeline, for the Chrome trace.
+struct TraceSegment {
+  Tick start = 0;  // relative to the run's start
+  Tick end = 0;
+  Cause cause = Cause::busy;
+  int32_t instruction = -1;  // index into the unit's instruction list, -1 for idle time between instructions
+};
+
+struct UnitCounters {
+  int64_t instructions = 0;
+  int64_t macs = 0;         // PE array
+  int64_t folds = 0;        // PE array
+  int64_t bytes_moved = 0;  // DMA and NoC engines: payload bytes delivered
+  int64_t bursts = 0;       // DMA and NoC engines
+
+  template <class Visit>
+  void visit(Visit&& visit) const {
+    visit("instructions", "count", "instructions executed", instructions);
+    visit("macs", "count", "multiply-accumulates done by the PE array", macs);
+    visit("folds", "count", "PE-array folds (stationary loads or output tiles)", folds);
+    visit("bytes_moved", "bytes", "payload bytes this engine delivered", bytes_moved);
+    visit("bursts", "count", "bursts this engine issued", bursts);
+  }
+};
+
+struct UnitResult {
+  int core = 0;
+  arch::QueueId queue;
+  std::string name;  // "core0,1.pe"
+  CauseCycles cycles{};
+  UnitCounters counters;
+  std::vector<TraceSegment> trace;  // empty unless tracing was asked for
+};
+
+struct TrafficCounters {
+  int64_t dram_read_bytes = 0;
+  int64_t dram_write_bytes = 0;
+  int64_t sram_read_bytes = 0;
+  int64_t sram_write_bytes = 0;
+  int64_t noc_bytes = 0;            // payload bytes that entered the mesh (counted once per destination)
+  int64_t noc_byte_hops = 0;        // bytes times mesh links crossed
+  int64_t bank_conflict_ticks = 0;  // delay added by SRAM bank arbitration, summed over transfers
+
+  template <class Visit>
+  void visit(Visit&& visit) const {
+    visit("dram_read_bytes", "bytes", "bytes read from DRAM", dram_read_bytes);
+    visit("dram_write_bytes", "bytes", "bytes written to DRAM (accumulating stores count read and write)",
+          dram_write_bytes);
+    visit("sram_read_bytes", "bytes", "bytes read from core SRAMs", sram_read_bytes);
+    visit("sram_write_bytes", "bytes", "bytes written to core SRAMs", sram_write_bytes);
+    visit("noc_bytes", "bytes", "payload bytes carried by the NoC, once per destination", noc_bytes);
+    visit("noc_byte_hops", "byte-hops", "bytes times mesh links crossed", noc_byte_hops);
+  }
+};
+
+struct RunResult {
+  Tick end_ticks = 0;  // the last unit finished here, relative to the run's start
+  int64_t cycles = 0;  // ticks_to_cycles_ceil(end_ticks)
+  int64_t instructions = 0;
+  int64_t macs = 0;
+  TrafficCounters traffic;
+  std::vector<UnitResult> units;
+  bool functional = false;
+  std::map<int, ops::HostTensor> outputs;  // program tensor index -> contents at the end (functional runs)
+  double host_seconds = 0;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,218 @@
+#include "sim/transfer_engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ops/tile_kernels.hpp"
+
+namespace tessera::sim {
+
+struct TransferEngine::Transfer {
+  Tick start = 0;
+  Tick done = 0;
+  Tick bank_delay = 0;
+  int64_t bytes = 0;
+  std::function<void()> commit;
+};
+
+namespace {
+int64_t packed_or(int64_t pitch, int64_t row_bytes) {
+  return pitch != 0 ? pitch : row_bytes;
+}
+}  // namespace
+
+TransferEngine::TransferEngine(sc_core::sc_module_name name, MachineState& machine, int core,
+                               arch::QueueId queue)
+    : Unit(name, machine, core, queue) {}
+
+void TransferEngine::reset_run_state() {
+  engine_free_ = 0;
+  in_flight_.assign(static_cast<size_t>(machine_.spec.core.dma.outstanding_bursts), 0);
+  ring_next_ = 0;
+}
+
+Tick TransferEngine::issue_slot(int64_t bytes) {
+  const Tick slot_free = in_flight_[ring_next_];  // the burst `outstanding` before this one must be done
+  const Tick issue = std::max(engine_free_, slot_free);
+  const double ticks = static_cast<double>(bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
+  engine_free_ = issue + static_cast<Tick>(std::ceil(ticks - 1e-9));
+  return issue;
+}
+
+void TransferEngine::retire(Tick done) {
+  in_flight_[ring_next_] = done;
+  ring_next_ = (ring_next_ + 1) % in_flight_.size();
+}
+
+void TransferEngine::execute(const arch::Instruction& instruction, int32_t position) {
+  const Tick ready = now();
+  Transfer transfer;
+  transfer.start = std::max(ready, engine_free_);
+  engine_free_ = transfer.start + cycles_to_ticks(machine_.spec.core.dma.setup_cycles);
+  // The engine reads its source when it starts the descriptor (functional runs snapshot it then).
+  wait_until(transfer.start);
+  machine_.fabric.retire_before(transfer.start);
+  std::visit(
+      [&](const auto& operation) {
+        using T = std::decay_t<decltype(operation)>;
+        if constexpr (std::is_same_v<T, arch::DmaLoad>) run_load(operation, transfer);
+        if constexpr (std::is_same_v<T, arch::DmaStore>) run_store(operation, transfer);
+        if constexpr (std::is_same_v<T, arch::NocSend>) run_send(operation, transfer);
+      },
+      instruction.operation);
+  counters_.bytes_moved += transfer.bytes;
+  timeline_.advance_waits(ready, waits_, position);
+  timeline_.advance(transfer.done - std::min(transfer.bank_delay, transfer.done - transfer.start),
+                    Cause::busy, position);
+  timeline_.advance(transfer.done, Cause::bank_conflict, position);
+  complete_at(transfer.done, instruction, std::move(transfer.commit));
+  // The next descriptor may start once every burst of this one is issued.
+  wait_until(engine_free_);
+}
+
+void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
+  const arch::Program& program = *machine_.program;
+  const arch::TensorDecl& tensor = program.tensors[load.source.tensor];
+  const int64_t element = size_bytes(tensor.dtype);
+  const int64_t row_bytes = load.source.cols * element;
+  const int64_t pitch = packed_or(load.sram_pitch_bytes, row_bytes);
+  const std::vector<int> destinations =
+      load.destinations.empty() ? std::vector<int>{core_} : load.destinations;
+  const auto& dma = machine_.spec.core.dma;
+  const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  std::vector<SramSpan> spans(destinations.size());
+  for (int64_t row = 0; row < load.source.rows; ++row) {
+    const uint64_t dram_row =
+        tensor.dram_address +
+        static_cast<uint64_t>(((load.source.row + row) * tensor.cols + load.source.col) * element);
+    for (int64_t offset = 0; offset < row_bytes;) {
+      // A burst stays inside one DRAM interleave block, so it is served by one channel.
+      const uint64_t dram_address = dram_row + static_cast<uint64_t>(offset);
+      const int64_t to_block_end =
+          interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
+      const int64_t bytes = std::min({dma.burst_bytes, row_bytes - offset, to_block_end});
+      for (size_t d = 0; d < destinations.size(); ++d)
+        spans[d] =
+            SramSpan{destinations[d], load.sram_address + static_cast<uint64_t>(row * pitch + offset), bytes};
+      const BurstTiming burst = machine_.fabric.load_burst(issue_slot(bytes), dram_address, bytes, spans);
+      retire(burst.done);
+      transfer.done = std::max(transfer.done, burst.done);
+      transfer.bank_delay = std::max(transfer.bank_delay, burst.bank_delay);
+      ++counters_.bursts;
+      offset += bytes;
+    }
+  }
+  transfer.bytes = load.source.rows * row_bytes * static_cast<int64_t>(destinations.size());
+  if (!machine_.functional) return;
+  // Snapshot now, land at completion: a buffer that someone overwrites before then shows up in the numbers.
+  std::vector<uint8_t> staged(static_cast<size_t>(load.source.rows * row_bytes));
+  const std::vector<uint8_t>& dram = machine_.dram[load.source.tensor];
+  for (int64_t row = 0; row < load.source.rows; ++row) {
+    const int64_t from = ((load.source.row + row) * tensor.cols + load.source.col) * element;
+    std::memcpy(staged.data() + row * row_bytes, dram.data() + from, static_cast<size_t>(row_bytes));
+  }
+  transfer.commit = [this, destinations, staged = std::move(staged), rows = load.source.rows, row_bytes,
+                     pitch, address = load.sram_address]() {
+    for (int destination : destinations) {
+      uint8_t* sram = machine_.cores[destination].sram.data() + address;
+      for (int64_t row = 0; row < rows; ++row)
+        std::memcpy(sram + row * pitch, staged.data() + row * row_bytes, static_cast<size_t>(row_bytes));
+    }
+  };
+}
+
+void TransferEngine::run_store(const arch::DmaStore& store, Transfer& transfer) {
+  const arch::Program& program = *machine_.program;
+  const arch::TensorDecl& tensor = program.tensors[store.destination.tensor];
+  const int64_t element = size_bytes(tensor.dtype);
+  const int64_t row_bytes = store.destination.cols * element;
+  const int64_t pitch = packed_or(store.sram_pitch_bytes, row_bytes);
+  const auto& dma = machine_.spec.core.dma;
+  const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  for (int64_t row = 0; row < store.destination.rows; ++row) {
+    const uint64_t dram_row =
+        tensor.dram_address +
+        static_cast<uint64_t>(((store.destination.row + row) * tensor.cols + store.destination.col) *
+                              element);
+    for (int64_t offset = 0; offset < row_bytes;) {
+      const uint64_t dram_address = dram_row + static_cast<uint64_t>(offset);
+      const int64_t to_block_end =
+          interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
+      const int64_t bytes = std::min({dma.burst_bytes, row_bytes - offset, to_block_end});
+      const SramSpan source{core_, store.sram_address + static_cast<uint64_t>(row * pitch + offset), bytes};
+      const BurstTiming burst =
+          machine_.fabric.store_burst(issue_slot(bytes), source, dram_address, store.accumulate);
+      retire(burst.done);
+      transfer.done = std::max(transfer.done, burst.done);
+      transfer.bank_delay = std::max(transfer.bank_delay, burst.bank_delay);
+      ++counters_.bursts;
+      offset += bytes;
+    }
+  }
+  transfer.bytes = store.destination.rows * row_bytes;
+  if (!machine_.functional) return;
+  std::vector<uint8_t> staged(static_cast<size_t>(store.destination.rows * row_bytes));
+  const std::vector<uint8_t>& sram = machine_.cores[core_].sram;
+  for (int64_t row = 0; row < store.destination.rows; ++row)
+    std::memcpy(staged.data() + row * row_bytes, sram.data() + store.sram_address + row * pitch,
+                static_cast<size_t>(row_bytes));
+  transfer.commit = [this, store, tensor_dtype = tensor.dtype, tensor_cols = tensor.cols, element, row_bytes,
+                     staged = std::move(staged)]() {
+    uint8_t* dram = machine_.dram[store.destination.tensor].data();
+    uint8_t* first = dram + (store.destination.row * tensor_cols + store.destination.col) * element;
+    const int64_t dram_pitch = tensor_cols * element;
+    if (store.accumulate) {
+      ops::add_tile(tensor_dtype, first, dram_pitch, staged.data(), row_bytes, store.destination.rows,
+                    store.destination.cols);
+    } else {
+      for (int64_t row = 0; row < store.destination.rows; ++row)
+        std::memcpy(first + row * dram_pitch, staged.data() + row * row_bytes,
+                    static_cast<size_t>(row_bytes));
+    }
+  };
+}
+
+void TransferEngine::run_send(const arch::NocSend& send, Transfer& transfer) {
+  const auto& dma = machine_.spec.core.dma;
+  const int64_t source_pitch = packed_or(send.source_pitch_bytes, send.row_bytes);
+  const int64_t destination_pitch = packed_or(send.destination_pitch_bytes, send.row_bytes);
+  for (int64_t row = 0; row < send.rows; ++row) {
+    for (int64_t offset = 0; offset < send.row_bytes;) {
+      const int64_t bytes = std::min(dma.burst_bytes, send.row_bytes - offset);
+      const SramSpan source{core_, send.source_address + static_cast<uint64_t>(row * source_pitch + offset),
+                            bytes};
+      const SramSpan destination{
+          send.destination_core,
+          send.destination_address + static_cast<uint64_t>(row * destination_pitch + offset), bytes};
+      const BurstTiming burst =
+          machine_.fabric.send_burst(issue_slot(bytes), source, destination, send.accumulate);
+      retire(burst.done);
+      transfer.done = std::max(transfer.done, burst.done);
+      transfer.bank_delay = std::max(transfer.bank_delay, burst.bank_delay);
+      ++counters_.bursts;
+      offset += bytes;
+    }
+  }
+  transfer.bytes = send.rows * send.row_bytes;
+  if (!machine_.functional) return;
+  std::vector<uint8_t> staged(static_cast<size_t>(send.rows * send.row_bytes));
+  const std::vector<uint8_t>& sram = machine_.cores[core_].sram;
+  for (int64_t row = 0; row < send.rows; ++row)
+    std::memcpy(staged.data() + row * send.row_bytes, sram.data() + send.source_address + row * source_pitch,
+                static_cast<size_t>(send.row_bytes));
+  transfer.commit = [this, send, destination_pitch, staged = std::move(staged)]() {
+    uint8_t* target = machine_.cores[send.destination_core].sram.data() + send.destination_address;
+    if (send.accumulate) {
+      const int64_t element = size_bytes(send.accumulate_dtype);
+      ops::add_tile(send.accumulate_dtype, target, destination_pitch, staged.data(), send.row_bytes,
+                    send.rows, send.row_bytes / element);
+    } else {
+      for (int64_t row = 0; row < send.rows; ++row)
+        std::memcpy(target + row * destination_pitch, staged.data() + row * send.row_bytes,
+                    static_cast<size_t>(send.row_bytes));
+    }
+  };
+}
+
+}  // namespace tessera::sim

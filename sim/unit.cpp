@@ -1,0 +1,131 @@
+#include "sim/unit.hpp"
+
+#include <fmt/format.h>
+
+namespace tessera::sim {
+
+Cause signal_cause(const arch::Instruction& instruction) {
+  if (std::holds_alternative<arch::DmaLoad>(instruction.operation)) return Cause::input_starvation;
+  if (std::holds_alternative<arch::DmaStore>(instruction.operation)) return Cause::output_backpressure;
+  if (std::holds_alternative<arch::NocSend>(instruction.operation)) return Cause::noc;
+  return Cause::sync;
+}
+
+Unit::Unit(sc_core::sc_module_name name, MachineState& machine, int core, arch::QueueId queue)
+    : sc_core::sc_module(name), machine_(machine), core_(core), queue_(queue) {
+  SC_THREAD(thread);
+}
+
+void Unit::load(const arch::CoreProgram* core_program, bool trace) {
+  core_program_ = core_program;
+  instructions_.clear();
+  next_ = 0;
+  if (core_program)
+    for (const arch::Instruction& instruction : core_program->instructions)
+      if (instruction.queue == queue_) instructions_.push_back(&instruction);
+  timeline_.reset(trace);
+  counters_ = UnitCounters{};
+  blocked_on_ = nullptr;
+  error_ = nullptr;
+  reset_run_state();
+}
+
+void Unit::start() {
+  start_requested_ = true;
+  start_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Unit::thread() {
+  for (;;) {
+    while (!start_requested_) wait(start_);
+    start_requested_ = false;
+    try {
+      while (next_ < instructions_.size()) {
+        const arch::Instruction& instruction = *instructions_[next_];
+        acquire(instruction);
+        execute(instruction, static_cast<int32_t>(next_));
+        ++counters_.instructions;
+        ++next_;
+      }
+    } catch (...) {
+      // Surfaces from Machine::run after sc_start returns; this unit stops where it is.
+      error_ = std::current_exception();
+      next_ = instructions_.size();
+    }
+  }
+}
+
+Semaphore& Unit::semaphore(const arch::SemaphoreRef& ref) {
+  const int core = ref.core == arch::kSameCore ? core_ : ref.core;
+  return machine_.cores[core].semaphores[ref.id];
+}
+
+void Unit::acquire(const arch::Instruction& instruction) {
+  waits_.clear();
+  for (const arch::SemaphoreWait& wait_for : instruction.waits) {
+    Semaphore& target = semaphore(wait_for.semaphore);
+    for (int taken = 0; taken < wait_for.count; ++taken) {
+      const Tick started = now();
+      blocked_on_ = &wait_for;
+      blocked_signals_taken_ = taken;
+      while (!target.available()) wait(target.posted());
+      blocked_on_ = nullptr;
+      waits_.push_back(WaitSegment{started, now(), target.take()});
+    }
+  }
+}
+
+void Unit::complete_at(Tick at, const arch::Instruction& instruction, std::function<void()> commit) {
+  const Cause cause = signal_cause(instruction);
+  std::vector<Semaphore*> targets;
+  const auto* load = std::get_if<arch::DmaLoad>(&instruction.operation);
+  for (const arch::SemaphoreRef& ref : instruction.signals) {
+    if (ref.core == arch::kSameCore && load && !load->destinations.empty()) {
+      for (int destination : load->destinations)
+        targets.push_back(&machine_.cores[destination].semaphores[ref.id]);
+    } else {
+      targets.push_back(&semaphore(ref));
+    }
+  }
+  machine_.at(at, [commit = std::move(commit), targets = std::move(targets), cause]() {
+    if (commit) commit();
+    for (Semaphore* target : targets) target->post(cause);
+  });
+}
+
+void Unit::wait_until(Tick at) {
+  const Tick current = now();
+  if (at > current) wait(sc_core::sc_time::from_value(at - current));
+}
+
+std::string Unit::describe_blocked() const {
+  const arch::Program& program = *machine_.program;
+  const arch::Instruction& instruction = *instructions_[next_];
+  std::string text =
+      arch::describe_instruction(program, *core_program_, instruction, static_cast<int64_t>(next_));
+  const SourceLocation where = arch::location_of(program, instruction);
+  if (where.line > 0) text += " (" + where.str() + ")";
+  if (!blocked_on_) return text + " has not started";
+  const int semaphore_core =
+      blocked_on_->semaphore.core == arch::kSameCore ? core_ : blocked_on_->semaphore.core;
+  const arch::Coord coord = arch::core_coord(semaphore_core, machine_.spec.mesh);
+  return text + fmt::format(" waits for {} of core {},{} (signal {} of {}, none pending)",
+                            program.semaphores[blocked_on_->semaphore.id], coord.row, coord.col,
+                            blocked_signals_taken_ + 1, blocked_on_->count);
+}
+
+UnitResult Unit::finish(Tick end) {
+  close_timeline();
+  timeline_.advance(end, Cause::sync);
+  UnitResult result;
+  result.core = core_;
+  result.queue = queue_;
+  const arch::Coord coord = arch::core_coord(core_, machine_.spec.mesh);
+  result.name = fmt::format("core{},{}.{}", coord.row, coord.col, arch::name_of(queue_));
+  result.cycles = timeline_.cycles();
+  result.counters = counters_;
+  result.trace = std::move(timeline_.trace());
+  return result;
+}
+
+}  // namespace tessera::sim

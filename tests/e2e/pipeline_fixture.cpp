@@ -1,0 +1,49 @@
+#include "e2e/pipeline_fixture.hpp"
+
+#include <fmt/format.h>
+
+#include "common/config.hpp"
+#include "mapper/search.hpp"
+#include "ops/numerics.hpp"
+#include "ops/reference.hpp"
+
+namespace tessera {
+
+arch::ArchSpec load_arch(const std::string& name) {
+  return arch::arch_from_yaml(
+      config::load_file(std::string(TESSERA_SOURCE_DIR) + "/configs/arch/" + name + ".yaml"));
+}
+
+ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype) {
+  ops::Op op;
+  op.name = "test";
+  op.dtype = dtype;
+  op.shape = ops::GemmShape{m, n, k};
+  return op;
+}
+
+mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {
+  const auto& gemm = std::get<ops::GemmShape>(op.shape);
+  mapper::SearchOptions options;
+  options.dataflows = {dataflow};
+  options.keep_per_dataflow = 1;
+  options.op_description = "test";
+  return mapper::search_gemm(mapper::GemmProblem{gemm.m, gemm.n, gemm.k, op.dtype}, spec, options)
+      .per_dataflow.front()
+      .best.front()
+      .mapping;
+}
+
+bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
+                              std::string* detail) {
+  const auto inputs = ops::generate_inputs(op, seed);
+  const auto expected = ops::reference_output(op, inputs, 2);
+  const auto& output = result.outputs.at(2);
+  const auto numerics = ops::compare_output(output, expected, op.dtype, "cpu");
+  if (detail)
+    *detail = fmt::format("max_abs_err={} rel_l2_err={} mismatched={}", numerics.max_abs_err,
+                          numerics.rel_l2_err, numerics.mismatched_elements);
+  return numerics.pass;
+}
+
+}  // namespace tessera

@@ -1,0 +1,23 @@
+// Helpers for tests that drive the stages as a library: load a shipped machine, map one GEMM, lower it, run
+// it.
+#pragma once
+
+#include <string>
+
+#include "arch/program.hpp"
+#include "arch/spec.hpp"
+#include "mapper/mapping.hpp"
+#include "ops/workload.hpp"
+#include "sim/run_result.hpp"
+
+namespace tessera {
+
+arch::ArchSpec load_arch(const std::string& name);  // configs/arch/<name>.yaml
+ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype);
+// The cost model's best mapping of `op` for `dataflow`.
+mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow);
+// Numerics of a functional run's output against the CPU reference.
+bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
+                              std::string* detail);
+
+}  // namespace tessera
