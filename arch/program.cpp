@@ -35,6 +35,24 @@ int64_t Program::instruction_count() const {
   return count;
 }
 
+void Program::number_semaphores_by_appearance() {
+  std::vector<int> renumbered(semaphores.size(), -1);
+  std::vector<std::string> names;
+  auto number = [&](SemaphoreRef& ref) {
+    if (renumbered[ref.id] < 0) {
+      renumbered[ref.id] = static_cast<int>(names.size());
+      names.push_back(semaphores[ref.id]);
+    }
+    ref.id = renumbered[ref.id];
+  };
+  for (CoreProgram& core : cores)
+    for (Instruction& instruction : core.instructions) {
+      for (SemaphoreWait& wait : instruction.waits) number(wait.semaphore);
+      for (SemaphoreRef& signal : instruction.signals) number(signal);
+    }
+  semaphores = std::move(names);
+}
+
 std::string describe_instruction(const Program& program, const CoreProgram& core,
                                  const Instruction& instruction, int64_t position) {
   // position counts the instructions of the same queue on that core, from 0

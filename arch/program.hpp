@@ -138,6 +138,9 @@ struct Instruction {
 struct CoreProgram {
   Coord coord;
   std::vector<Instruction> instructions;  // in program order; each queue runs its own subsequence in order
+  bool operator==(const CoreProgram& other) const {
+    return coord == other.coord && instructions == other.instructions;
+  }
 };
 
 enum class TensorRole : uint8_t { input, output };
@@ -183,6 +186,15 @@ struct Program {
   int semaphore_id(const std::string& name);     // finds or adds
   int tensor_id(const std::string& name) const;  // -1 if absent
   int64_t instruction_count() const;
+  // Renumbers semaphores in the order the text reader meets them (cores in order, waits before signals) and
+  // drops unused names, so that read_program(write_program(p)) == p.
+  void number_semaphores_by_appearance();
+
+  // Equal programs compute the same thing the same way; where they were read from does not count.
+  bool operator==(const Program& other) const {
+    return name == other.name && mesh.rows == other.mesh.rows && mesh.cols == other.mesh.cols && op == other.op &&
+           tensors == other.tensors && semaphores == other.semaphores && cores == other.cores;
+  }
 };
 
 // Where an instruction is, for error messages: "core 0,1 pe #3" plus the program file and line.
@@ -199,5 +211,7 @@ void check_program(const Program& program, const ArchSpec& spec);
 Program read_program(const std::string& text, const std::string& file_name);
 Program read_program_file(const std::string& path);
 std::string write_program(const Program& program);
+// One instruction as its program line reads, without indentation (for trace labels and messages).
+std::string format_instruction(const Program& program, const Instruction& instruction);
 
 }  // namespace tessera::arch

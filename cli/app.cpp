@@ -1,28 +1,364 @@
 #include "cli/app.hpp"
 
-#include <CLI/CLI.hpp>
-#include <cstdio>
+#include <fmt/format.h>
+#include <unistd.h>
 
-#include "arch/spec.hpp"
-#include "common/config.hpp"
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "cli/evaluate.hpp"
+#include "cli/inputs.hpp"
+#include "cli/output_folder.hpp"
+#include "cli/report_builder.hpp"
+#include "mapper/explain.hpp"
+#include "mapper/lower_gemm.hpp"
+#include "mapper/search.hpp"
+#include "ops/reference.hpp"
+#include "traces/chrome_trace.hpp"
+#include "traces/map_report.hpp"
+#include "traces/report.hpp"
 
 namespace tessera::cli {
 
+namespace {
+
+enum ExitCode { kOk = 0, kNumericsMismatch = 1, kBadInput = 2, kInternalFault = 3 };
+
+// Options several commands share.
+struct Common {
+  std::string arch_path = default_arch_path();
+  std::string workload_path = default_workload_path();
+  std::string dataflow = "all";
+  std::string out_dir;
+  std::string format = "table";
+  std::vector<std::string> overrides;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool quiet = false;
+};
+
+void add_machine_options(CLI::App* command, Common& common) {
+  command->add_option("--arch", common.arch_path, "machine YAML")->capture_default_str();
+  command->add_option("--set", common.overrides,
+                      "override a field, e.g. core.sram.kib=256 or ops.ffn1.m=1024 (repeatable)");
+  command->add_option("--out", common.out_dir,
+                      "write the report, trace, tile programs and resolved configs here");
+  command->add_option("--format", common.format, "what to print")->check(CLI::IsMember({"table", "json"}));
+  command->add_option("--threads", common.threads, "threads for the mapper and the CPU reference")
+      ->check(CLI::PositiveNumber);
+  command->add_flag("--quiet", common.quiet, "no progress lines on stderr");
+}
+
+void add_workload_options(CLI::App* command, Common& common) {
+  command->add_option("--workload", common.workload_path, "workload YAML")->capture_default_str();
+  command->add_option("--dataflow", common.dataflow, "dataflows to explore")
+      ->check(CLI::IsMember({"ws", "os", "is", "all"}));
+}
+
+std::vector<arch::Dataflow> dataflows_for(const std::string& choice, const arch::ArchSpec& spec,
+                                          const SourceLocation& arch_location) {
+  if (choice == "all") return spec.core.pe_array.dataflows;
+  const arch::Dataflow dataflow = arch::parse_dataflow(choice);
+  if (!spec.core.pe_array.supports(dataflow)) {
+    throw InputError(arch_location, "--dataflow",
+                     fmt::format("machine '{}' does not support dataflow {}", spec.name, choice),
+                     "core.pe_array.dataflows lists what it supports; --dataflow all explores those");
+  }
+  return {dataflow};
+}
+
+std::function<void(const std::string&)> progress_printer(const Common& common) {
+  if (common.quiet) return {};
+  return [](const std::string& line) { std::fprintf(stderr, "tessera: %s\n", line.c_str()); };
+}
+
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+int run_command(const Common& common, bool timing_only, int simulate_top) {
+  const auto started = std::chrono::steady_clock::now();
+  const Overrides overrides = route_overrides(common.overrides, true);
+  const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
+  const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
+  const arch::ArchSpec& spec = machine_input.spec;
+
+  RunSettings settings;
+  settings.dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
+  settings.timing_only = timing_only;
+  settings.trace = !common.out_dir.empty();
+  settings.threads = common.threads;
+  settings.simulate_top = simulate_top;
+  settings.locate_machine_field = [&](const std::string& field) {
+    return locate_field(machine_input.document, field);
+  };
+  const auto say = progress_printer(common);
+
+  sim::Machine machine(spec);
+  traces::Report report;
+  report.command = "run";
+  report.machine = spec.name;
+  report.workload = workload_input.workload.name;
+  report.clock_ghz = spec.clock_ghz;
+  report.timing_only = timing_only;
+  report.cause_names = cause_names();
+  OutputFolder out(common.out_dir);
+  std::vector<traces::TraceTrack> tracks;
+  std::vector<traces::TraceInterval> intervals;
+  double offset_us = 0;
+  const auto& ops = workload_input.workload.ops;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    settings.progress =
+        say ? [&, i](const std::string& line) { say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line)); }
+            : std::function<void(const std::string&)>();
+    OpOutcome outcome = evaluate_op(ops[i], workload_input.workload.seed, spec, machine, settings);
+    if (settings.trace) {
+      append_trace(outcome.winner_result, outcome.winner_program(), spec, ops[i].name, offset_us, tracks,
+                   intervals);
+      for (const auto& [file, program] : outcome.programs) out.add(file, arch::write_program(program));
+    }
+    offset_us += outcome.record.best().time_us;
+    report.ops.push_back(std::move(outcome.record));
+  }
+  report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  if (!common.out_dir.empty()) {
+    out.add("report.json", traces::to_json(report));
+    out.add("report.csv", traces::to_csv(report));
+    out.add("trace.json", traces::to_chrome_trace(tracks, intervals));
+    out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
+    out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(workload_input.workload)));
+    out.commit();
+  }
+  print(common.format == "json" ? traces::to_json(report) : traces::to_table(report));
+  return report.numerics_pass() ? kOk : kNumericsMismatch;
+}
+
+traces::RankedMapping ranked_of(const mapper::Candidate& candidate, int rank) {
+  traces::RankedMapping ranked;
+  ranked.rank = rank;
+  ranked.mapping = summary_of(candidate.mapping, candidate.cost);
+  ranked.analytical_cycles = candidate.cost.cycles;
+  ranked.bound = mapper::name_of(candidate.cost.bound);
+  ranked.dram_bytes = candidate.cost.dram_bytes;
+  ranked.compute_cycles = candidate.cost.compute_cycles;
+  ranked.pe_utilization = candidate.cost.pe_utilization;
+  ranked.energy_uj = candidate.cost.energy_pj / 1e6;
+  return ranked;
+}
+
+int map_command(const Common& common, int top) {
+  const Overrides overrides = route_overrides(common.overrides, true);
+  const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
+  const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
+  const arch::ArchSpec& spec = machine_input.spec;
+  const auto dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
+  const auto say = progress_printer(common);
+
+  traces::MapReport report;
+  report.machine = spec.name;
+  report.workload = workload_input.workload.name;
+  OutputFolder out(common.out_dir);
+  for (const ops::Op& op : workload_input.workload.ops) {
+    const auto& gemm = std::get<ops::GemmShape>(op.shape);
+    const mapper::GemmProblem problem{gemm.m, gemm.n, gemm.k, op.dtype};
+    mapper::SearchOptions options;
+    options.dataflows = dataflows;
+    options.keep_per_dataflow = std::max(1, top);
+    options.threads = common.threads;
+    options.locate_field = [&](const std::string& field) {
+      return locate_field(machine_input.document, field);
+    };
+    options.op_description =
+        fmt::format("{} (gemm {}x{}x{} {})", op.name, gemm.m, gemm.n, gemm.k, name_of(op.dtype));
+    const mapper::SearchResult search = mapper::search_gemm(problem, spec, options);
+    if (say)
+      say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
+
+    traces::MapOp entry;
+    entry.name = op.name;
+    entry.kind = op.kind();
+    entry.shape = fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
+    entry.dtype = name_of(op.dtype);
+    entry.evaluated = search.evaluated;
+    entry.host_seconds = search.seconds;
+    const std::vector<mapper::Candidate> ranked = search.ranked();
+    for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i)
+      entry.ranked.push_back(ranked_of(ranked[i], static_cast<int>(i) + 1));
+    const mapper::Candidate& winner = ranked.front();
+    for (const mapper::DataflowSearch& dataflow : search.per_dataflow) {
+      traces::DataflowBest best;
+      best.dataflow = arch::name_of(dataflow.dataflow);
+      best.legal = dataflow.legal;
+      if (dataflow.best.empty()) {
+        best.infeasible = dataflow.why_none.message;
+        entry.per_dataflow.push_back(best);
+        continue;
+      }
+      const mapper::Candidate& candidate = dataflow.best.front();
+      best.has_best = true;
+      const auto position = std::find_if(ranked.begin(), ranked.end(), [&](const mapper::Candidate& c) {
+        return c.index == candidate.index && c.mapping.dataflow == candidate.mapping.dataflow;
+      });
+      best.best = ranked_of(candidate, static_cast<int>(position - ranked.begin()) + 1);
+      if (!(candidate.mapping == winner.mapping)) {
+        best.loses_because =
+            mapper::why_loses(problem, candidate.mapping, candidate.cost, candidate.cost.cycles,
+                              winner.mapping, winner.cost, winner.cost.cycles);
+      }
+      if (!common.out_dir.empty()) {
+        const std::string name = fmt::format("{}.{}", op.name, best.dataflow);
+        out.add(name + ".tprog", arch::write_program(mapper::lower_gemm(op, workload_input.workload.seed,
+                                                                        candidate.mapping, spec, name)));
+        entry.program_files.push_back(name + ".tprog");
+      }
+      entry.per_dataflow.push_back(best);
+    }
+    report.ops.push_back(std::move(entry));
+  }
+  if (!common.out_dir.empty()) {
+    out.add("map.json", traces::to_json(report));
+    out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
+    out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(workload_input.workload)));
+    out.commit();
+  }
+  print(common.format == "json" ? traces::to_json(report) : traces::to_table(report));
+  return kOk;
+}
+
+int sim_command(const Common& common, const std::string& program_path, bool timing_only) {
+  const auto started = std::chrono::steady_clock::now();
+  const Overrides overrides = route_overrides(common.overrides, false);
+  const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
+  const arch::ArchSpec& spec = machine_input.spec;
+  const arch::Program program = arch::read_program_file(program_path);
+  arch::check_program(program, spec);
+
+  sim::Machine machine(spec);
+  const bool check_numerics = !timing_only && program.op.has_value();
+  const sim::RunResult result = machine.run(program, sim::RunOptions{!timing_only, !common.out_dir.empty()});
+
+  traces::Report report;
+  report.command = "sim";
+  report.machine = spec.name;
+  report.workload = program.name;
+  report.clock_ghz = spec.clock_ghz;
+  report.timing_only = timing_only;
+  report.cause_names = cause_names();
+  traces::OpRecord op_record;
+  op_record.name = program.name;
+  op_record.kind = program.op ? program.op->kind : "program";
+  traces::RunRecord record = record_of(result, spec);
+  record.dataflow = "program";
+  record.winner = true;
+  record.mapping.description = "as written in " + program_path;
+  if (program.op) {
+    uint64_t seed = 0;
+    const ops::Op op = op_from_binding(*program.op, program_path, &seed);
+    const auto& gemm = std::get<ops::GemmShape>(op.shape);
+    op_record.shape = fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
+    op_record.dtype = name_of(op.dtype);
+    op_record.macs = op.macs();
+    if (check_numerics) {
+      const int output = program.tensor_id("O");
+      if (output < 0 || program.tensors[output].role != arch::TensorRole::output)
+        throw InputError(SourceLocation{program_path, 0, 0}, "tensor O",
+                         "a gemm program declares its output as tensor O");
+      const auto reference = ops::reference_output(op, ops::generate_inputs(op, seed), common.threads);
+      record.numerics.push_back(check_against_cpu(op, reference, result, output));
+    }
+  }
+  op_record.runs.push_back(std::move(record));
+  op_record.winner = 0;
+  report.ops.push_back(std::move(op_record));
+  report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!common.out_dir.empty()) {
+    OutputFolder out(common.out_dir);
+    std::vector<traces::TraceTrack> tracks;
+    std::vector<traces::TraceInterval> intervals;
+    append_trace(result, program, spec, program.name, 0, tracks, intervals);
+    out.add("report.json", traces::to_json(report));
+    out.add("report.csv", traces::to_csv(report));
+    out.add("trace.json", traces::to_chrome_trace(tracks, intervals));
+    out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
+    out.commit();
+  }
+  print(common.format == "json" ? traces::to_json(report) : traces::to_table(report));
+  return report.numerics_pass() ? kOk : kNumericsMismatch;
+}
+
+int validate_command(const std::string& path, const std::vector<std::string>& overrides) {
+  config::Document document = config::load_file(path);
+  const bool is_workload = document.root.IsMap() && document.root["ops"];
+  for (const std::string& assignment : overrides) config::apply_override(document, assignment);
+  const YAML::Node resolved = is_workload ? ops::to_yaml(ops::workload_from_yaml(document))
+                                          : arch::to_yaml(arch::arch_from_yaml(document));
+  print(fmt::format("# {}: valid {}; resolved form with every default filled in\n", path,
+                    is_workload ? "workload" : "machine"));
+  print(config::to_yaml_text(resolved));
+  return kOk;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"tessera: a cycle-approximate simulator of AI accelerators with an operator mapper"};
-  std::string path;
-  auto* validate = app.add_subcommand("validate", "check a config and print its resolved form");
-  validate->add_option("config", path, "machine YAML")->required();
-  CLI11_PARSE(app, argc, argv);
+  app.require_subcommand(0, 1);
+  Common common;
+  bool timing_only = false;
+  int simulate_top = 3;
+  int top = 10;
+  std::string program_path;
+  std::string config_path;
+
+  CLI::App* run = app.add_subcommand("run", "map, simulate and check every op of a workload (the default)");
+  add_machine_options(run, common);
+  add_workload_options(run, common);
+  run->add_flag("--timing-only", timing_only, "skip the arithmetic (and so the numerics check)");
+  run->add_option("--simulate-top", simulate_top, "candidates simulated per dataflow")
+      ->check(CLI::PositiveNumber);
+
+  CLI::App* map =
+      app.add_subcommand("map", "mapper only: ranked candidates, and why each dataflow wins or loses");
+  add_machine_options(map, common);
+  add_workload_options(map, common);
+  map->add_option("--top", top, "how many ranked candidates to show")->check(CLI::PositiveNumber);
+
+  CLI::App* sim = app.add_subcommand("sim", "run a tile program (possibly hand-written) on a machine");
+  add_machine_options(sim, common);
+  sim->add_option("--program", program_path, "tile program (*.tprog)")->required();
+  sim->add_flag("--timing-only", timing_only, "skip the arithmetic");
+
+  CLI::App* validate =
+      app.add_subcommand("validate", "check a machine or workload config, print its resolved form");
+  validate->add_option("config", config_path, "machine or workload YAML")->required();
+  validate->add_option("--set", common.overrides, "override a field (repeatable)");
+
   try {
-    const auto document = config::load_file(path);
-    const auto spec = arch::arch_from_yaml(document);
-    std::fputs(config::to_yaml_text(arch::to_yaml(spec)).c_str(), stdout);
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return kBadInput;
+  }
+  try {
+    if (*map) return map_command(common, top);
+    if (*sim) return sim_command(common, program_path, timing_only);
+    if (*validate) return validate_command(config_path, common.overrides);
+    return run_command(common, timing_only, simulate_top);  // `tessera` alone runs the defaults
   } catch (const InputError& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
-    return 2;
+    return kBadInput;
+  } catch (const InternalError& error) {
+    std::fprintf(stderr, "tessera: %s\n  this is a bug in tessera; please report it with the command line\n",
+                 error.what());
+    return kInternalFault;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "tessera: internal fault: %s\n", error.what());
+    return kInternalFault;
   }
-  return 0;
 }
 
 }  // namespace tessera::cli

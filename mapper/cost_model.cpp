@@ -142,6 +142,20 @@ CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timing_(spec.cor
     for (int core = 0; core < spec.mesh.cores(); ++core)
       hops += arch::hops(arch::dram_channel_router(channel, spec), arch::core_coord(core, spec.mesh));
   average_dram_hops_ = hops / (spec.dram.channels * spec.mesh.cores());
+  const int cores = spec.mesh.cores();
+  std::vector<int> route;
+  for (int used = 1; used <= cores; ++used) {
+    if (cores % used != 0) continue;
+    std::vector<double> load(static_cast<size_t>(cores) * arch::kDirections, 0.0);
+    for (int core = 0; core < used; ++core)
+      for (int channel = 0; channel < spec.dram.channels; ++channel) {
+        route.clear();
+        arch::append_xy_route(arch::dram_channel_router(channel, spec), arch::core_coord(core, spec.mesh),
+                              spec.mesh, route);
+        for (int link : route) load[link] += 1.0 / spec.dram.channels;
+      }
+    hottest_link_share_.emplace_back(used, *std::max_element(load.begin(), load.end()));
+  }
   // Little's law: an engine with B bursts of S bytes in flight over a round trip of L cycles moves B*S/L.
   const auto& dma = spec.core.dma;
   const double round_trip = spec.dram.latency_cycles +
@@ -149,6 +163,12 @@ CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timing_(spec.cor
                             dma.burst_bytes / spec.noc.link_bytes_per_cycle;
   dma_bytes_per_cycle_ = std::min(dma.bytes_per_cycle,
                                   dma.outstanding_bursts * static_cast<double>(dma.burst_bytes) / round_trip);
+}
+
+double CostModel::hottest_link_share(int cores_used) const {
+  for (const auto& [used, share] : hottest_link_share_)
+    if (used == cores_used) return share;
+  return hottest_link_share_.back().second;
 }
 
 GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapping) const {
@@ -249,9 +269,16 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
       mapping.split_k > 1
           ? static_cast<double>(tiles_m * tm * tiles_n * tn * accumulator) * (mapping.split_k - 1)
           : 0.0;
-  cost.noc_cycles = cycles_for(
-      std::max(static_cast<double>(core_a + core_w) + reduction_per_core, static_cast<double>(core_o)),
-      spec.noc.link_bytes_per_cycle);
+  // A core's port carries what it receives; the hottest mesh link carries its share of every core's loads
+  // (a multicast tree shares its trunk, so a shared tensor counts once per sharing group there).
+  const int cores_used = mapping.split_m * mapping.split_n * mapping.split_k;
+  const double linked_a = static_cast<double>(core_a) / (multicast_a ? mapping.split_n : 1);
+  const double linked_w = static_cast<double>(core_w) / (multicast_w ? mapping.split_m : 1);
+  const double hottest_link =
+      (linked_a + linked_w + static_cast<double>(core_o)) * hottest_link_share(cores_used);
+  cost.noc_cycles = cycles_for(std::max({static_cast<double>(core_a + core_w) + reduction_per_core,
+                                         static_cast<double>(core_o), hottest_link}),
+                               spec.noc.link_bytes_per_cycle);
   const arch::PeSramTraffic pe_traffic = arch::pe_sram_traffic(
       mapping.dataflow, problem.dtype, tm, tn, tk, false, spec.core.pe_array.rows, spec.core.pe_array.cols);
   const int64_t core_sram =
@@ -259,6 +286,34 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   cost.sram_cycles =
       cycles_for(static_cast<double>(core_sram), static_cast<double>(spec.core.sram.bank_row_bytes));
   cost.sram_bytes = core_sram * spec.mesh.cores();  // estimate: every used core like the busiest
+
+  // Double buffering hides a tile's load under one PE instruction: the load into a buffer starts when the
+  // instruction before last frees it and must land before the next one starts. A load that takes longer
+  // (setup, DRAM latency, the route, the bytes at the core's share of bandwidth) stalls the array by the
+  // rest.
+  {
+    const double route = spec.dram.latency_cycles +
+                         (average_dram_hops_ + 1) * spec.noc.router_latency_cycles + dma.setup_cycles;
+    auto load_cycles = [&](double tile_bytes, bool shared, int group) {
+      const double issuers = shared ? static_cast<double>(cores_used) / group : cores_used;
+      const double rate = std::min({dma_bytes_per_cycle_, spec.noc.link_bytes_per_cycle,
+                                    spec.dram.bytes_per_cycle / std::max(1.0, issuers)});
+      return route + tile_bytes / rate;
+    };
+    const double a_load = load_cycles(static_cast<double>(tm * tk * element), multicast_a, mapping.split_n);
+    const double w_load = load_cycles(static_cast<double>(tk * tn * element), multicast_w, mapping.split_m);
+    const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true);
+    const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true);
+    // The buffer is freed when the instruction before last completes (after its drain) and is needed before
+    // the next instruction's preload; with one buffer the load cannot overlap an instruction at all.
+    const double drain = static_cast<double>(pe.tail) - static_cast<double>(pe.stream_cycles / pe.folds);
+    const double window_a = mapping.double_buffer_inputs
+                                ? std::max(0.0, static_cast<double>(pe.interval) - drain - pe.lead_in)
+                                : 0.0;
+    const double a_stall = std::max(0.0, a_load - window_a) * static_cast<double>(a_loads);
+    const double w_stall = std::max(0.0, w_load - window_a) * static_cast<double>(w_loads);
+    cost.load_stall_cycles = static_cast<int64_t>(std::max(a_stall, w_stall));
+  }
 
   // Not overlapped: the first tiles' loads before any compute, and the last tile's store after it.
   const double first_bytes = static_cast<double>(tm * tk + tk * tn) * element;
@@ -268,11 +323,12 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
       static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +
                            first_bytes / dma_bytes_per_cycle_ + last_bytes / dma_bytes_per_cycle_);
 
-  const std::array<std::pair<int64_t, Bound>, 5> limits = {{{cost.compute_cycles, Bound::compute},
-                                                            {cost.dram_cycles, Bound::dram},
-                                                            {cost.dma_cycles, Bound::dma},
-                                                            {cost.noc_cycles, Bound::noc},
-                                                            {cost.sram_cycles, Bound::sram}}};
+  const std::array<std::pair<int64_t, Bound>, 5> limits = {
+      {{cost.compute_cycles + cost.load_stall_cycles, Bound::compute},
+       {cost.dram_cycles, Bound::dram},
+       {cost.dma_cycles, Bound::dma},
+       {cost.noc_cycles, Bound::noc},
+       {cost.sram_cycles, Bound::sram}}};
   auto slowest = std::max_element(limits.begin(), limits.end(),
                                   [](const auto& a, const auto& b) { return a.first < b.first; });
   cost.bound = slowest->second;

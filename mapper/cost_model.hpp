@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "arch/pe_timing.hpp"
 #include "arch/spec.hpp"
@@ -21,14 +23,15 @@ const char* name_of(Bound bound);
 enum Tensor : int { kA = 0, kW = 1, kO = 2 };
 
 struct GemmCost {
-  int64_t cycles = 0;           // estimated run time
-  int64_t compute_cycles = 0;   // busiest core's PE array, fill and drain included
-  int64_t stream_cycles = 0;    // ... of which operands stream (busy)
-  int64_t dram_cycles = 0;      // all DRAM traffic at full DRAM bandwidth
-  int64_t dma_cycles = 0;       // busiest core's DMA engines
-  int64_t noc_cycles = 0;       // busiest core's NoC port
-  int64_t sram_cycles = 0;      // busiest core's SRAM banks
-  int64_t overhead_cycles = 0;  // first loads and last store, not overlapped
+  int64_t cycles = 0;             // estimated run time
+  int64_t compute_cycles = 0;     // busiest core's PE array, fill and drain included
+  int64_t load_stall_cycles = 0;  // busiest core: tile loads slower than the PE instruction they hide under
+  int64_t stream_cycles = 0;      // ... of which operands stream (busy)
+  int64_t dram_cycles = 0;        // all DRAM traffic at full DRAM bandwidth
+  int64_t dma_cycles = 0;         // busiest core's DMA engines
+  int64_t noc_cycles = 0;         // busiest core's NoC port
+  int64_t sram_cycles = 0;        // busiest core's SRAM banks
+  int64_t overhead_cycles = 0;    // first loads and last store, not overlapped
   Bound bound = Bound::compute;
   std::array<int64_t, 3> dram_bytes_by_tensor{};  // A, W, O
   int64_t dram_bytes = 0;
@@ -51,7 +54,12 @@ class CostModel {
  private:
   const arch::ArchSpec& spec_;
   arch::PeArrayTiming timing_;
-  double average_dram_hops_ = 0;    // mean XY distance from a DRAM channel's router to a core
+  double average_dram_hops_ = 0;  // mean XY distance from a DRAM channel's router to a core
+  // For the first n cores in use (n a divisor of the core count): the largest fraction, over all mesh links,
+  // of the DRAM traffic of one core that crosses a single link, summed over the cores — DRAM bytes spread
+  // over every channel, and XY routes from the edge funnel into the links next to the channels.
+  std::vector<std::pair<int, double>> hottest_link_share_;  // (cores used, share)
+  double hottest_link_share(int cores_used) const;
   double dma_bytes_per_cycle_ = 0;  // one engine, limited by its bursts in flight over the DRAM round trip
 };
 

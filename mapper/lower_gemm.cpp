@@ -127,6 +127,7 @@ class Lowering {
     }
     std::sort(program_.cores.begin(), program_.cores.end(),
               [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
+    program_.number_semaphores_by_appearance();
     return std::move(program_);
   }
 

@@ -75,8 +75,8 @@ Program read(const std::string& text) {
   return read_program(text, "test.tprog");
 }
 
-// Program has no operator==; this compares every field the text carries (source_file is where it was read
-// from, Instruction::operator== leaves out the line).
+// Compares field by field so a failure says where programs differ (Program::operator== only says whether);
+// source_file is where it was read from, and Instruction::operator== leaves out the line.
 void expect_same_program(const Program& actual, const Program& expected) {
   EXPECT_EQ(actual.name, expected.name);
   EXPECT_EQ(actual.mesh.rows, expected.mesh.rows);
@@ -453,6 +453,10 @@ TEST(WriteProgram, SemaphoresReadBackInTheOrderOfFirstAppearance) {
   EXPECT_EQ(read_back.semaphores[static_cast<size_t>(instruction.waits[0].semaphore.id)], "early");
   EXPECT_EQ(read_back.semaphores[static_cast<size_t>(instruction.signals[0].id)], "late");
   EXPECT_EQ(write_program(read_back), write_program(program));
+  // Numbered by appearance (as the mapper leaves its programs), the round trip is exact, ids included.
+  program.number_semaphores_by_appearance();
+  EXPECT_EQ(program.semaphores, (std::vector<std::string>{"early", "late"}));
+  EXPECT_TRUE(read(write_program(program)) == program);
 }
 
 TEST(WriteProgram, RefusesNamesThatWouldReadBackDifferently) {

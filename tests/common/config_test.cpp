@@ -36,7 +36,7 @@ class TempFile {
   std::string path_;
 };
 
-// The ways a shape is read by arch/ and ops/, on a small document.
+// A small document with nested mappings, a list of names and a list of named mappings (line numbers right).
 constexpr const char* kCore =
     "name: x\n"                   // 1
     "core:\n"                     // 2

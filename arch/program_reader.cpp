@@ -1,9 +1,9 @@
-// The text form of a tile program (docs/tile-program.md): read_program, read_program_file, write_program.
+// Reading the text form of a tile program (docs/tile-program.md): read_program, read_program_file.
 //
 // The reader scans one line at a time with a hand-written cursor rather than a regex per line: programs run
 // to hundreds of thousands of lines, and every error must name the column of the token it is about.
 // Blanks may stand between any two tokens (`A[ 0:128 , 0:64 ]` reads like `A[0:128, 0:64]`); the writer
-// always produces the canonical spelling, so write_program(read_program(canonical)) is the identity.
+// (program_writer.cpp) always produces the canonical spelling.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -20,13 +20,13 @@
 #include <unordered_map>
 
 #include "arch/program.hpp"
+#include "arch/program_syntax.hpp"
 #include "common/text.hpp"
 
 namespace tessera::arch {
 namespace {
 
-constexpr std::string_view kFormatMagic = "tessera-program";
-constexpr std::string_view kFormatVersion = "1";
+using namespace syntax;
 
 // Hints that show the expected form of a line or operation.
 constexpr const char* kHeaderSyntax =
@@ -49,49 +49,6 @@ constexpr const char* kWaitSyntax =
     "waits are written name, name[i], name@row,col or name*count (a_full[0]@0,1*2), separated by blanks";
 constexpr const char* kSignalSyntax =
     "signals are written name, name[i] or name@row,col (a_full[0]@0,1), separated by blanks";
-
-bool is_blank(char c) {
-  return c == ' ' || c == '\t';
-}
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool is_letter(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool is_word_char(char c) {
-  return is_letter(c) || is_digit(c) || c == '_';
-}
-// A number is scanned with the characters a mistyped one tends to carry, so that "1.5" is reported whole.
-bool is_number_char(char c) {
-  return is_word_char(c) || c == '.';
-}
-
-bool is_name(std::string_view text) {
-  return !text.empty() && !is_digit(text[0]) && std::all_of(text.begin(), text.end(), is_word_char);
-}
-bool is_free_text(std::string_view text) {
-  return !text.empty() && std::none_of(text.begin(), text.end(), [](char c) {
-    return is_blank(c) || c == '#' || c == '\n' || c == '\r';
-  });
-}
-
-// What the reader makes of a semaphore written name[i][j]: the base name and decimal indices without leading
-// zeros. The writer accepts only names of this form, so that reading back gives the same names.
-bool is_semaphore_name(std::string_view text) {
-  const size_t bracket = text.find('[');
-  if (!is_name(text.substr(0, bracket))) return false;
-  size_t position = bracket;
-  while (position < text.size()) {
-    const size_t close = text.find(']', position);
-    if (text[position] != '[' || close == std::string_view::npos) return false;
-    const std::string_view index = text.substr(position + 1, close - position - 1);
-    if (index.empty() || !std::all_of(index.begin(), index.end(), is_digit)) return false;
-    if (index.size() > 1 && index[0] == '0') return false;
-    position = close + 1;
-  }
-  return true;
-}
 
 enum class ParsedNumber { ok, malformed, too_large };
 
@@ -980,172 +937,6 @@ class ProgramReader {
   std::string semaphore_name_;  // reused: most lines name a semaphore or two
 };
 
-// ---- writing
-
-bool runs_on(QueueKind kind, const Operation& operation) {
-  switch (kind) {
-    case QueueKind::dma:
-      return std::holds_alternative<DmaLoad>(operation) || std::holds_alternative<DmaStore>(operation);
-    case QueueKind::pe:
-      return std::holds_alternative<PeMatmul>(operation);
-    case QueueKind::noc:
-      return std::holds_alternative<NocSend>(operation);
-  }
-  return false;
-}
-
-class ProgramWriter {
- public:
-  explicit ProgramWriter(const Program& program) : program_(program) {}
-
-  std::string write() {
-    check_names();
-    write_header();
-    for (const CoreProgram& core : program_.cores) {
-      const Coord& coord = core.coord;
-      TESSERA_ASSERT(coord.row >= 0 && coord.row < program_.mesh.rows && coord.col >= 0 &&
-                         coord.col < program_.mesh.cols,
-                     "a core block's coordinates lie inside the mesh");
-      put("\ncore {},{}\n", coord.row, coord.col);
-      for (const Instruction& instruction : core.instructions) write_instruction(instruction);
-    }
-    return fmt::to_string(out_);
-  }
-
- private:
-  // Whatever the reader could not read back the same is a bug of the program's maker.
-  void check_names() const {
-    TESSERA_ASSERT(is_free_text(program_.name), "a program's name is non-empty text without blanks or '#'");
-    for (const TensorDecl& tensor : program_.tensors)
-      TESSERA_ASSERT(is_name(tensor.name), "tensor names are [A-Za-z_][A-Za-z0-9_]*");
-    for (const std::string& semaphore : program_.semaphores)
-      TESSERA_ASSERT(is_semaphore_name(semaphore), "semaphore names are a name and decimal [index] suffixes");
-    if (!program_.op) return;
-    TESSERA_ASSERT(is_name(program_.op->kind), "an op kind is a name");
-    for (const auto& [key, value] : program_.op->attributes)
-      TESSERA_ASSERT(is_name(key) && is_free_text(value), "op attributes are name=text without blanks");
-  }
-
-  void write_header() {
-    put("{} {}\n", kFormatMagic, kFormatVersion);
-    put("name {}\n", program_.name);
-    put("mesh {}x{}\n", program_.mesh.rows, program_.mesh.cols);
-    if (program_.op) {
-      put("op {}", program_.op->kind);
-      for (const auto& [key, value] : program_.op->attributes) put(" {}={}", key, value);
-      put("\n");
-    }
-    for (const TensorDecl& tensor : program_.tensors) {
-      put("tensor {} {} {}x{} at 0x{:x} ", tensor.name, name_of(tensor.dtype), tensor.rows, tensor.cols,
-          tensor.dram_address);
-      if (tensor.role == TensorRole::input)
-        put("input seed={} id={}\n", tensor.seed, tensor.generator_id);
-      else
-        put("output\n");
-    }
-  }
-
-  void write_instruction(const Instruction& instruction) {
-    TESSERA_ASSERT(runs_on(instruction.queue.kind, instruction.operation),
-                   "an operation is on a queue that runs it");
-    put("  {} ", name_of(instruction.queue));
-    std::visit([this](const auto& operation) { write_operation(operation); }, instruction.operation);
-    if (!instruction.waits.empty()) {
-      put(" ; wait");
-      for (const SemaphoreWait& wait : instruction.waits) {
-        put(" ");
-        write_semaphore(wait.semaphore);
-        if (wait.count != 1) put("*{}", wait.count);
-      }
-    }
-    if (!instruction.signals.empty()) {
-      put(" ; signal");
-      for (const SemaphoreRef& signal : instruction.signals) {
-        put(" ");
-        write_semaphore(signal);
-      }
-    }
-    put("\n");
-  }
-
-  void write_operation(const DmaLoad& load) {
-    put("load ");
-    write_region(load.source);
-    put(" -> 0x{:x}", load.sram_address);
-    write_pitch("pitch", load.sram_pitch_bytes);
-    if (!load.destinations.empty()) {
-      put(" to");
-      for (int core : load.destinations) {
-        put(" ");
-        write_core(core);
-      }
-    }
-  }
-
-  void write_operation(const DmaStore& store) {
-    put("store 0x{:x}", store.sram_address);
-    write_pitch("pitch", store.sram_pitch_bytes);
-    put(" -> ");
-    write_region(store.destination);
-    if (store.accumulate) put(" add");
-  }
-
-  void write_operation(const PeMatmul& matmul) {
-    put("{} a=0x{:x} w=0x{:x} o=0x{:x} m={} n={} k={} dtype={} acc={}", name_of(matmul.dataflow),
-        matmul.a_address, matmul.w_address, matmul.o_address, matmul.m, matmul.n, matmul.k,
-        name_of(matmul.dtype), matmul.accumulate ? 1 : 0);
-    write_pitch("a_pitch", matmul.a_pitch_bytes);
-    write_pitch("w_pitch", matmul.w_pitch_bytes);
-    write_pitch("o_pitch", matmul.o_pitch_bytes);
-  }
-
-  void write_operation(const NocSend& send) {
-    put("send 0x{:x} rows={} bytes={}", send.source_address, send.rows, send.row_bytes);
-    write_pitch("pitch", send.source_pitch_bytes);
-    put(" -> ");
-    write_core(send.destination_core);
-    put(" 0x{:x}", send.destination_address);
-    write_pitch("pitch", send.destination_pitch_bytes);
-    if (send.accumulate) put(" add={}", name_of(send.accumulate_dtype));
-  }
-
-  // A pitch of 0 means packed rows, which the text leaves out.
-  void write_pitch(std::string_view key, int64_t pitch_bytes) {
-    if (pitch_bytes != 0) put(" {}={}", key, pitch_bytes);
-  }
-
-  void write_region(const TensorRegion& region) {
-    TESSERA_ASSERT(region.tensor >= 0 && static_cast<size_t>(region.tensor) < program_.tensors.size(),
-                   "a region names a declared tensor");
-    put("{}[{}:{}, {}:{}]", program_.tensors[static_cast<size_t>(region.tensor)].name, region.row,
-        region.row + region.rows, region.col, region.col + region.cols);
-  }
-
-  void write_core(int core) {
-    TESSERA_ASSERT(core >= 0 && core < program_.mesh.cores(), "a core index lies inside the mesh");
-    const Coord coord = core_coord(core, program_.mesh);
-    put("{},{}", coord.row, coord.col);
-  }
-
-  void write_semaphore(const SemaphoreRef& semaphore) {
-    TESSERA_ASSERT(semaphore.id >= 0 && static_cast<size_t>(semaphore.id) < program_.semaphores.size(),
-                   "a semaphore reference indexes Program::semaphores");
-    put("{}", program_.semaphores[static_cast<size_t>(semaphore.id)]);
-    if (semaphore.core != kSameCore) {
-      put("@");
-      write_core(semaphore.core);
-    }
-  }
-
-  template <typename... Args>
-  void put(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
-  }
-
-  const Program& program_;
-  fmt::memory_buffer out_;
-};
-
 }  // namespace
 
 Program read_program(const std::string& text, const std::string& file_name) {
@@ -1161,10 +952,6 @@ Program read_program_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return read_program(text.str(), path);
-}
-
-std::string write_program(const Program& program) {
-  return ProgramWriter(program).write();
 }
 
 }  // namespace tessera::arch

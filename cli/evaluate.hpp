@@ -1,0 +1,44 @@
+// One workload op through the whole flow: the mapper scores the mapspace, the best few mappings of each
+// dataflow are simulated (timing only) and the fastest wins; each dataflow's best then runs functionally and
+// is checked against the CPU reference. Used by `tessera run`.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "arch/program.hpp"
+#include "arch/spec.hpp"
+#include "ops/workload.hpp"
+#include "sim/machine.hpp"
+#include "traces/report.hpp"
+
+namespace tessera::cli {
+
+struct RunSettings {
+  std::vector<arch::Dataflow> dataflows;
+  bool timing_only = false;
+  bool trace = false;  // record the winners' timelines
+  int threads = 1;
+  int simulate_top = 3;  // candidates simulated per dataflow
+  std::function<SourceLocation(const std::string& field)> locate_machine_field;
+  std::function<void(const std::string&)> progress;  // one line of progress, or nothing
+};
+
+struct OpOutcome {
+  traces::OpRecord record;
+  std::vector<std::pair<std::string, arch::Program>> programs;  // file name -> program, per run row
+  sim::RunResult winner_result;                                 // with the trace when asked for
+  const arch::Program& winner_program() const {
+    return programs.at(static_cast<size_t>(record.winner)).second;
+  }
+};
+
+OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
+                      const RunSettings& settings);
+
+// Numerics of a functional run's output tensor against the op's CPU reference.
+traces::Numerics check_against_cpu(const ops::Op& op, const std::vector<double>& reference,
+                                   const sim::RunResult& result, int output_tensor);
+
+}  // namespace tessera::cli

@@ -1,0 +1,134 @@
+#include "cli/inputs.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "common/text.hpp"
+
+namespace tessera::cli {
+
+namespace {
+const std::vector<std::string> kArchKeys = {"name", "clock_ghz", "mesh", "noc", "dram", "core", "energy_pj"};
+const std::vector<std::string> kWorkloadKeys = {"name", "seed", "ops"};
+
+bool contains(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+}  // namespace
+
+std::string default_arch_path() {
+  return std::string(TESSERA_SOURCE_DIR) + "/configs/arch/default.yaml";
+}
+std::string default_workload_path() {
+  return std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/default.yaml";
+}
+
+Overrides route_overrides(const std::vector<std::string>& assignments, bool has_workload) {
+  Overrides routed;
+  for (const std::string& assignment : assignments) {
+    const SourceLocation where{"--set " + assignment, 0, 0};
+    const std::string path = assignment.substr(0, assignment.find('='));
+    const std::string first = path.substr(0, path.find('.'));
+    if (first == "arch" || first == "workload") {
+      if (path.size() == first.size())
+        throw InputError(where, path, "name a field after '" + first + ".'",
+                         "for example --set arch.core.sram.kib=256");
+      std::string rest = assignment.substr(first.size() + 1);
+      if (first == "workload" && !has_workload)
+        throw InputError(where, path, "this command reads no workload", "drop the override");
+      (first == "arch" ? routed.arch : routed.workload).push_back(rest);
+      continue;
+    }
+    const bool in_arch = contains(kArchKeys, first);
+    const bool in_workload = has_workload && contains(kWorkloadKeys, first);
+    if (in_arch && in_workload) {
+      throw InputError(where, path,
+                       fmt::format("'{}' is a field of both the machine and the workload", first),
+                       fmt::format("write arch.{} or workload.{}", path, path));
+    }
+    if (in_arch) {
+      routed.arch.push_back(assignment);
+    } else if (in_workload) {
+      routed.workload.push_back(assignment);
+    } else {
+      std::vector<std::string> known = kArchKeys;
+      if (has_workload) known.insert(known.end(), kWorkloadKeys.begin(), kWorkloadKeys.end());
+      throw InputError(
+          where, path,
+          "no machine or workload field starts with '" + first + "'" + did_you_mean(first, known),
+          "machine fields: " + join_alternatives(kArchKeys) +
+              (has_workload ? "; workload fields: " + join_alternatives(kWorkloadKeys) : ""));
+    }
+  }
+  return routed;
+}
+
+MachineInput load_machine(const std::string& path, const std::vector<std::string>& overrides) {
+  MachineInput input{config::load_file(path), {}};
+  for (const std::string& assignment : overrides) config::apply_override(input.document, assignment);
+  input.spec = arch::arch_from_yaml(input.document);
+  return input;
+}
+
+WorkloadInput load_workload(const std::string& path, const std::vector<std::string>& overrides) {
+  WorkloadInput input{config::load_file(path), {}};
+  for (const std::string& assignment : overrides) config::apply_override(input.document, assignment);
+  input.workload = ops::workload_from_yaml(input.document);
+  return input;
+}
+
+SourceLocation locate_field(const config::Document& document, const std::string& field_path) {
+  YAML::Node node = document.root;
+  SourceLocation found{document.file, 0, 0};
+  std::stringstream splitter(field_path);
+  for (std::string segment; std::getline(splitter, segment, '.');) {
+    if (!node.IsMap() || !node[segment]) break;
+    YAML::Node next = node[segment];
+    node.reset(next);
+    if (node.Mark().line >= 0)
+      found = SourceLocation{document.file, node.Mark().line + 1, node.Mark().column + 1};
+  }
+  auto origin = document.overrides->origin_of_field.find(field_path);
+  if (origin != document.overrides->origin_of_field.end()) return SourceLocation{origin->second, 0, 0};
+  return found;
+}
+
+ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed) {
+  const SourceLocation where{program_file, 0, 0};
+  if (binding.kind != "gemm")
+    throw InputError(where, "op", fmt::format("op kind '{}' cannot be checked", binding.kind),
+                     "known kinds: gemm");
+  auto attribute = [&](const char* key) -> const std::string& {
+    auto found = binding.attributes.find(key);
+    if (found == binding.attributes.end())
+      throw InputError(where, "op", fmt::format("the op line has no {}=", key),
+                       "a gemm op line names name, index, m, n, k, dtype and seed");
+    return found->second;
+  };
+  auto integer = [&](const char* key) -> int64_t {
+    const std::string& text = attribute(key);
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || value < 0)
+      throw InputError(where, "op", fmt::format("{}={} is not a non-negative integer", key, text));
+    return value;
+  };
+  ops::Op op;
+  op.name = attribute("name");
+  op.index = static_cast<int>(integer("index"));
+  const auto dtype = parse_dtype(attribute("dtype"));
+  if (!dtype || *dtype == DType::int32)
+    throw InputError(where, "op", fmt::format("dtype={} is not an operand type", attribute("dtype")));
+  op.dtype = *dtype;
+  op.shape = ops::GemmShape{integer("m"), integer("n"), integer("k")};
+  *seed = static_cast<uint64_t>(integer("seed"));
+  return op;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,45 @@
+// Loading what the user gave: the machine and workload YAML (shipped defaults when none is named), --set
+// overrides routed to the document they patch, and field locations for error messages.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arch/program.hpp"
+#include "arch/spec.hpp"
+#include "common/config.hpp"
+#include "ops/workload.hpp"
+
+namespace tessera::cli {
+
+std::string default_arch_path();      // configs/arch/default.yaml of this checkout
+std::string default_workload_path();  // configs/workloads/default.yaml
+
+struct MachineInput {
+  config::Document document;
+  arch::ArchSpec spec;
+};
+
+struct WorkloadInput {
+  config::Document document;
+  ops::Workload workload;
+};
+
+// --set paths name a field of the machine (core.sram.kib) or of the workload (ops.ffn1.m, seed); a path may
+// start with arch. or workload. to say which, and must when the key exists in both (name).
+struct Overrides {
+  std::vector<std::string> arch;
+  std::vector<std::string> workload;
+};
+Overrides route_overrides(const std::vector<std::string>& assignments, bool has_workload);
+
+MachineInput load_machine(const std::string& path, const std::vector<std::string>& overrides);
+WorkloadInput load_workload(const std::string& path, const std::vector<std::string>& overrides);
+
+// Where a dotted field path is written in a document (the deepest part of the path that exists).
+SourceLocation locate_field(const config::Document& document, const std::string& field_path);
+
+// The workload op a tile program says it computes (its `op` line), for checking its output.
+ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed);
+
+}  // namespace tessera::cli

@@ -1,0 +1,29 @@
+// Turns what the stages produced (sim::RunResult, mapper costs) into the report's plain records and the
+// Chrome trace's intervals. Pure conversion, no policy.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arch/program.hpp"
+#include "mapper/cost_model.hpp"
+#include "mapper/mapping.hpp"
+#include "sim/run_result.hpp"
+#include "traces/chrome_trace.hpp"
+#include "traces/report.hpp"
+
+namespace tessera::cli {
+
+std::vector<std::string> cause_names();
+
+// Cycles, time, traffic, utilisation, energy and bubbles of one simulated run.
+traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec);
+
+traces::MappingSummary summary_of(const mapper::GemmMapping& mapping, const mapper::GemmCost& cost);
+
+// Appends the run's unit timelines as trace intervals starting at `offset_us`; tracks are shared across ops.
+void append_trace(const sim::RunResult& result, const arch::Program& program, const arch::ArchSpec& spec,
+                  const std::string& op_name, double offset_us, std::vector<traces::TraceTrack>& tracks,
+                  std::vector<traces::TraceInterval>& intervals);
+
+}  // namespace tessera::cli

@@ -1,0 +1,18 @@
+// Why one mapping loses to another, in the terms an operator engineer uses: which resource bounds it and how
+// far it is from the winner there ("2.1x DRAM traffic on W", "62% of its PE time is fill and drain").
+#pragma once
+
+#include <string>
+
+#include "mapper/cost_model.hpp"
+#include "mapper/mapping.hpp"
+#include "mapper/problem.hpp"
+
+namespace tessera::mapper {
+
+// `loser_cycles` and `winner_cycles` are the figures being compared (simulated when known, else analytical).
+std::string why_loses(const GemmProblem& problem, const GemmMapping& loser, const GemmCost& loser_cost,
+                      int64_t loser_cycles, const GemmMapping& winner, const GemmCost& winner_cost,
+                      int64_t winner_cycles);
+
+}  // namespace tessera::mapper

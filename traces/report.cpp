@@ -1,0 +1,244 @@
+#include "traces/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace tessera::traces {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// nlohmann writes non-finite doubles as null; an infinite error (a NaN in the output) must stay visible.
+Json number(double value) {
+  return std::isfinite(value) ? Json(value) : Json(value > 0 ? "inf" : "nan");
+}
+
+Json mapping_json(const MappingSummary& mapping) {
+  Json json;
+  json["dataflow"] = mapping.dataflow;
+  json["cores"] = {{"m", mapping.split_m}, {"n", mapping.split_n}, {"k", mapping.split_k}};
+  json["tile"] = {{"m", mapping.tile_m}, {"n", mapping.tile_n}, {"k", mapping.tile_k}};
+  json["loop_order"] = mapping.loop_order;
+  json["double_buffer"] = {{"inputs", mapping.double_buffer_inputs},
+                           {"output", mapping.double_buffer_output}};
+  json["multicast"] = {{"A", mapping.multicast_a}, {"W", mapping.multicast_w}};
+  json["edge_waste"] = mapping.edge_waste;
+  json["description"] = mapping.description;
+  return json;
+}
+
+// Bubbles summed over the units of each kind (pe, dma, noc), causes in order.
+std::vector<std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>> by_kind(
+    const std::vector<UnitBubbles>& bubbles) {
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>> kinds;
+  for (const UnitBubbles& unit : bubbles) {
+    auto found =
+        std::find_if(kinds.begin(), kinds.end(), [&](const auto& kind) { return kind.first == unit.kind; });
+    if (found == kinds.end()) {
+      kinds.emplace_back(unit.kind, unit.cycles);
+      continue;
+    }
+    for (size_t i = 0; i < unit.cycles.size(); ++i) found->second[i].second += unit.cycles[i].second;
+  }
+  return kinds;
+}
+
+Json run_json(const RunRecord& run) {
+  Json json;
+  json["dataflow"] = run.dataflow;
+  json["winner"] = run.winner;
+  json["cycles"] = run.cycles;
+  json["time_us"] = run.time_us;
+  json["macs"] = run.macs;
+  json["pe_utilization"] = run.pe_utilization;
+  json["dram_bytes"] = run.dram_bytes;
+  json["dram_gbps"] = run.dram_gbps;
+  json["sram_read_bytes"] = run.sram_read_bytes;
+  json["sram_write_bytes"] = run.sram_write_bytes;
+  json["noc_bytes"] = run.noc_bytes;
+  json["noc_byte_hops"] = run.noc_byte_hops;
+  json["energy_uj"] = run.energy_uj;
+  json["analytical_cycles"] = run.analytical_cycles;
+  json["analytical_bound"] = run.analytical_bound;
+  json["instructions"] = run.instructions;
+  json["candidates_simulated"] = run.candidates_simulated;
+  json["mapping"] = mapping_json(run.mapping);
+  Json numerics = Json::array();
+  for (const Numerics& check : run.numerics) {
+    numerics.push_back({{"reference", check.reference},
+                        {"max_abs_err", number(check.max_abs_err)},
+                        {"rel_l2_err", number(check.rel_l2_err)},
+                        {"tolerance", check.exact ? Json("exact") : Json(check.tolerance_rel_l2)},
+                        {"pass", check.pass}});
+  }
+  json["numerics"] = numerics;
+  Json kinds = Json::object();
+  for (const auto& [kind, cycles] : by_kind(run.bubbles)) {
+    Json causes = Json::object();
+    for (const auto& [cause, value] : cycles) causes[cause] = value;
+    kinds[kind] = causes;
+  }
+  json["bubbles_by_kind"] = kinds;
+  Json units = Json::object();
+  for (const UnitBubbles& unit : run.bubbles) {
+    Json causes = Json::object();
+    for (const auto& [cause, value] : unit.cycles) causes[cause] = value;
+    units[unit.unit] = causes;
+  }
+  json["bubbles"] = units;
+  if (!run.program_file.empty()) json["program"] = run.program_file;
+  if (!run.loses_because.empty()) json["loses_because"] = run.loses_because;
+  return json;
+}
+
+std::string grouped(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return value < 0 ? "-" + digits : digits;
+}
+
+std::string megabytes(int64_t bytes) {
+  return fmt::format("{:.2f}", bytes / 1e6);
+}
+
+std::string numerics_cell(const RunRecord& run) {
+  if (run.numerics.empty()) return "not run";
+  std::string cell;
+  for (const Numerics& check : run.numerics) {
+    if (!cell.empty()) cell += "; ";
+    cell += fmt::format("{} {} {:.1e}", check.reference, check.pass ? "pass" : "FAIL", check.rel_l2_err);
+  }
+  return cell;
+}
+
+}  // namespace
+
+bool Report::numerics_pass() const {
+  for (const OpRecord& op : ops)
+    for (const RunRecord& run : op.runs)
+      for (const Numerics& check : run.numerics)
+        if (!check.pass) return false;
+  return true;
+}
+
+std::string to_json(const Report& report, bool include_host_seconds) {
+  Json json;
+  json["tool"] = report.tool;
+  json["command"] = report.command;
+  json["machine"] = report.machine;
+  json["workload"] = report.workload;
+  json["clock_ghz"] = report.clock_ghz;
+  json["timing_only"] = report.timing_only;
+  json["bubble_causes"] = report.cause_names;
+  Json ops = Json::array();
+  int64_t cycles = 0, macs = 0, dram_bytes = 0;
+  double time_us = 0, energy_uj = 0;
+  for (const OpRecord& op : report.ops) {
+    Json entry;
+    entry["name"] = op.name;
+    entry["kind"] = op.kind;
+    entry["shape"] = op.shape;
+    entry["dtype"] = op.dtype;
+    entry["macs"] = op.macs;
+    entry["mapper"]["candidates"] = op.mapper_candidates;
+    if (include_host_seconds) entry["mapper"]["host_seconds"] = op.mapper_seconds;
+    entry["winner"] = op.winner >= 0 ? Json(op.best().dataflow) : Json();
+    Json runs = Json::array();
+    for (const RunRecord& run : op.runs) runs.push_back(run_json(run));
+    entry["runs"] = runs;
+    ops.push_back(entry);
+    if (op.winner >= 0) {
+      const RunRecord& best = op.best();
+      cycles += best.cycles;
+      macs += best.macs;
+      dram_bytes += best.dram_bytes;
+      time_us += best.time_us;
+      energy_uj += best.energy_uj;
+    }
+  }
+  json["ops"] = ops;
+  json["totals"] = {{"cycles", cycles},       {"time_us", time_us},
+                    {"macs", macs},           {"dram_bytes", dram_bytes},
+                    {"energy_uj", energy_uj}, {"numerics_pass", report.numerics_pass()}};
+  if (include_host_seconds) json["host_seconds"] = report.host_seconds;
+  return json.dump(2) + "\n";
+}
+
+std::string to_table(const Report& report) {
+  std::string out =
+      fmt::format("tessera {} — machine {} ({:g} GHz), workload {}, {} op{}{}\n", report.command,
+                  report.machine, report.clock_ghz, report.workload, report.ops.size(),
+                  report.ops.size() == 1 ? "" : "s", report.timing_only ? ", timing only" : "");
+  int64_t total_cycles = 0, total_dram = 0;
+  double total_us = 0, total_energy = 0;
+  for (const OpRecord& op : report.ops) {
+    out += fmt::format("\n{}  {} {} {}  ({:.3g} GMAC; {} mappings scored)\n", op.name, op.kind, op.shape,
+                       op.dtype, op.macs / 1e9, grouped(op.mapper_candidates));
+    out += fmt::format("  {:<3} {:<8} {:>13} {:>10} {:>6} {:>9} {:>7} {:>10}  {:<44} {}\n", "", "dataflow",
+                       "cycles", "time_us", "util", "DRAM_MB", "GB/s", "energy_uj", "mapping", "numerics");
+    for (const RunRecord& run : op.runs) {
+      out += fmt::format("  {:<3} {:<8} {:>13} {:>10.2f} {:>5.1f}% {:>9} {:>7.1f} {:>10.2f}  {:<44} {}\n",
+                         run.winner ? "*" : "", run.dataflow, grouped(run.cycles), run.time_us,
+                         100 * run.pe_utilization, megabytes(run.dram_bytes), run.dram_gbps, run.energy_uj,
+                         run.mapping.description, numerics_cell(run));
+    }
+    for (const RunRecord& run : op.runs)
+      if (!run.loses_because.empty())
+        out += fmt::format("      {} loses: {}\n", run.dataflow, run.loses_because);
+    if (op.winner < 0) continue;
+    const RunRecord& best = op.best();
+    out += fmt::format("  where the {} cycles go (cycles, summed over the cores):\n", best.dataflow);
+    out += fmt::format("    {:<5}", "unit");
+    for (const std::string& cause : report.cause_names) out += fmt::format(" {:>19}", cause);
+    out += "\n";
+    for (const auto& [kind, cycles] : by_kind(best.bubbles)) {
+      out += fmt::format("    {:<5}", kind);
+      int64_t sum = 0;
+      for (const auto& entry : cycles) sum += entry.second;
+      for (const auto& [cause, value] : cycles)
+        out += fmt::format(" {:>12} ({:>4.1f}%)", grouped(value), sum > 0 ? 100.0 * value / sum : 0.0);
+      out += "\n";
+    }
+    total_cycles += best.cycles;
+    total_us += best.time_us;
+    total_dram += best.dram_bytes;
+    total_energy += best.energy_uj;
+  }
+  out += fmt::format("\ntotal  {} cycles  {:.2f} us  DRAM {} MB  energy {:.2f} uJ  numerics: {}\n",
+                     grouped(total_cycles), total_us, megabytes(total_dram), total_energy,
+                     report.timing_only       ? "not run (timing only)"
+                     : report.numerics_pass() ? "all pass"
+                                              : "FAIL");
+  return out;
+}
+
+std::string to_csv(const Report& report) {
+  std::string out =
+      "op,kind,shape,dtype,dataflow,winner,cycles,time_us,macs,pe_utilization,dram_bytes,dram_gbps,"
+      "sram_read_bytes,sram_write_bytes,noc_bytes,energy_uj,analytical_cycles,mapping,numerics_pass,rel_l2_"
+      "err\n";
+  for (const OpRecord& op : report.ops)
+    for (const RunRecord& run : op.runs) {
+      bool pass = true;
+      double worst = 0;
+      for (const Numerics& check : run.numerics) {
+        pass = pass && check.pass;
+        worst = std::max(worst, check.rel_l2_err);
+      }
+      out +=
+          fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{}\n", op.name, op.kind,
+                      op.shape, op.dtype, run.dataflow, run.winner ? 1 : 0, run.cycles, run.time_us, run.macs,
+                      run.pe_utilization, run.dram_bytes, run.dram_gbps, run.sram_read_bytes,
+                      run.sram_write_bytes, run.noc_bytes, run.energy_uj, run.analytical_cycles,
+                      run.mapping.description, run.numerics.empty() ? "" : (pass ? "1" : "0"),
+                      run.numerics.empty() ? "" : fmt::format("{}", worst));
+    }
+  return out;
+}
+
+}  // namespace tessera::traces

@@ -1,0 +1,100 @@
+// The report of a run (DESIGN.md, "Outputs and conventions"): report.json is the machine-readable truth; the
+// terminal table and the CSV are views of the same Report value. Units are in the key names.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessera::traces {
+
+// One unit's cycles split into busy and each bubble cause, in the order of the cause list.
+struct UnitBubbles {
+  std::string unit;  // "core0,1.pe"
+  std::string kind;  // "pe", "dma", "noc"
+  std::vector<std::pair<std::string, int64_t>> cycles;
+};
+
+struct Numerics {
+  std::string reference;  // "cpu", "gpu-recorded", "gpu-live"
+  double max_abs_err = 0;
+  double rel_l2_err = 0;
+  double tolerance_rel_l2 = 0;
+  bool exact = false;
+  bool pass = false;
+};
+
+struct MappingSummary {
+  std::string dataflow;
+  int split_m = 1, split_n = 1, split_k = 1;
+  int64_t tile_m = 0, tile_n = 0, tile_k = 0;
+  std::string loop_order;
+  bool double_buffer_inputs = false, double_buffer_output = false;
+  bool multicast_a = false, multicast_w = false;
+  double edge_waste = 0;
+  std::string description;
+};
+
+// One simulated mapping of an op: a row of the table.
+struct RunRecord {
+  std::string dataflow;
+  bool winner = false;
+  int64_t cycles = 0;
+  double time_us = 0;
+  int64_t macs = 0;
+  double pe_utilization = 0;
+  int64_t dram_bytes = 0;
+  double dram_gbps = 0;
+  int64_t sram_read_bytes = 0;
+  int64_t sram_write_bytes = 0;
+  int64_t noc_bytes = 0;
+  int64_t noc_byte_hops = 0;
+  double energy_uj = 0;
+  int64_t analytical_cycles = 0;
+  std::string analytical_bound;
+  int64_t instructions = 0;
+  int candidates_simulated = 0;
+  MappingSummary mapping;
+  std::vector<UnitBubbles> bubbles;
+  std::vector<Numerics> numerics;  // empty with --timing-only
+  std::string program_file;        // relative to the output folder, when written
+  std::string loses_because;       // for a non-winner: why it loses to the winner
+};
+
+struct OpRecord {
+  std::string name;
+  std::string kind;
+  std::string shape;  // "512x3072x768"
+  std::string dtype;
+  int64_t macs = 0;
+  int64_t mapper_candidates = 0;
+  double mapper_seconds = 0;
+  std::vector<RunRecord> runs;  // one per dataflow simulated
+  int winner = -1;              // index into runs
+  const RunRecord& best() const { return runs.at(static_cast<size_t>(winner)); }
+};
+
+struct Report {
+  std::string tool = "tessera";
+  std::string command;   // "run", "sim"
+  std::string machine;   // arch name
+  std::string workload;  // workload name
+  double clock_ghz = 1.0;
+  bool timing_only = false;
+  std::vector<std::string> cause_names;  // the bubble causes, in order
+  std::vector<OpRecord> ops;
+  double host_seconds = 0;
+
+  bool numerics_pass() const;  // every numerics check of every run passed (true when none ran)
+};
+
+// The JSON text of the report (stable key order, fixed number formatting: same inputs, same bytes).
+std::string to_json(const Report& report, bool include_host_seconds = true);
+// A terminal table: per op one row per dataflow (winner marked), bubbles of the winner, totals.
+std::string to_table(const Report& report);
+// One CSV row per simulated run.
+std::string to_csv(const Report& report);
+
+}  // namespace tessera::traces
