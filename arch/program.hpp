@@ -192,8 +192,9 @@ struct Program {
 
   // Equal programs compute the same thing the same way; where they were read from does not count.
   bool operator==(const Program& other) const {
-    return name == other.name && mesh.rows == other.mesh.rows && mesh.cols == other.mesh.cols && op == other.op &&
-           tensors == other.tensors && semaphores == other.semaphores && cores == other.cores;
+    return name == other.name && mesh.rows == other.mesh.rows && mesh.cols == other.mesh.cols &&
+           op == other.op && tensors == other.tensors && semaphores == other.semaphores &&
+           cores == other.cores;
   }
 };
 

@@ -72,6 +72,8 @@ DramSpec dram_from_yaml(config::MapReader reader) {
   dram.placement = reader.choice("placement", {"perimeter", "west"}, "perimeter") == "west"
                        ? DramPlacement::west
                        : DramPlacement::perimeter;
+  dram.channel_hash = reader.choice("channel_hash", {"xor", "none"}, "xor") == "none" ? ChannelHash::none
+                                                                                      : ChannelHash::xor_fold;
   reader.finish();
   return dram;
 }
@@ -213,6 +215,7 @@ YAML::Node to_yaml(const ArchSpec& spec) {
   root["dram"]["latency_cycles"] = spec.dram.latency_cycles;
   root["dram"]["interleave_bytes"] = spec.dram.interleave_bytes;
   root["dram"]["placement"] = spec.dram.placement == DramPlacement::west ? "west" : "perimeter";
+  root["dram"]["channel_hash"] = spec.dram.channel_hash == ChannelHash::none ? "none" : "xor";
   YAML::Node core = root["core"];
   core["pe_array"]["rows"] = spec.core.pe_array.rows;
   core["pe_array"]["cols"] = spec.core.pe_array.cols;

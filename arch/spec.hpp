@@ -30,6 +30,10 @@ struct NocSpec {
 };
 
 enum class DramPlacement : uint8_t { perimeter, west };
+// How an address picks its channel: consecutive interleave blocks go to consecutive channels (none), or the
+// block number's higher bits are XOR-folded in first (xor), as memory controllers do so that power-of-two
+// strides (the rows of a tile) spread over the channels instead of camping on one.
+enum class ChannelHash : uint8_t { none, xor_fold };
 
 struct DramSpec {
   double bandwidth_gbps = 0;
@@ -37,6 +41,7 @@ struct DramSpec {
   int latency_cycles = 0;
   int64_t interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
   DramPlacement placement = DramPlacement::perimeter;
+  ChannelHash channel_hash = ChannelHash::xor_fold;
   // derived
   double bytes_per_cycle = 0;          // all channels together, at the machine clock
   double channel_bytes_per_cycle = 0;  // one channel

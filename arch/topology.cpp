@@ -30,6 +30,19 @@ std::vector<Coord> perimeter_routers(const MeshSpec& mesh) {
   return routers;
 }
 
+int dram_channel_of(uint64_t address, const DramSpec& dram) {
+  uint64_t block = address / static_cast<uint64_t>(dram.interleave_bytes);
+  const auto channels = static_cast<uint64_t>(dram.channels);
+  if (dram.channel_hash == ChannelHash::xor_fold && channels > 1) {
+    int bits = 0;
+    while ((uint64_t{1} << bits) < channels) ++bits;
+    uint64_t folded = 0;
+    for (; block != 0; block >>= bits) folded ^= block & ((uint64_t{1} << bits) - 1);
+    block = folded;
+  }
+  return static_cast<int>(block % channels);
+}
+
 Coord dram_channel_router(int channel, const ArchSpec& spec) {
   if (spec.dram.placement == DramPlacement::west) {
     return Coord{static_cast<int>(static_cast<int64_t>(channel) * spec.mesh.rows / spec.dram.channels), 0};

@@ -46,9 +46,8 @@ std::vector<Coord> perimeter_routers(const MeshSpec& mesh);
 // (placement: perimeter) or down the west edge (placement: west).
 Coord dram_channel_router(int channel, const ArchSpec& spec);
 
-inline int dram_channel_of(uint64_t address, const DramSpec& dram) {
-  return static_cast<int>((address / static_cast<uint64_t>(dram.interleave_bytes)) %
-                          static_cast<uint64_t>(dram.channels));
-}
+// The channel serving `address`: its interleave block, XOR-folded (channel_hash: xor) in slices of
+// ceil(log2(channels)) bits, modulo the channel count.
+int dram_channel_of(uint64_t address, const DramSpec& dram);
 
 }  // namespace tessera::arch

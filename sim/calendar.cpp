@@ -8,7 +8,9 @@
 namespace tessera::sim {
 
 namespace {
-// Rounding leaves crumbs of capacity; below this, an epoch counts as full.
+// Rounding and rate-proportional bookings leave slivers of capacity that no booking can use well; an epoch
+// with less than this fraction left counts as full (the bandwidth it forgoes is under 2%).
+constexpr double kFullFraction = 1.0 / 64;
 constexpr double kCrumbBytes = 1e-6;
 
 Tick ceil_ticks(double ticks) {
@@ -20,55 +22,85 @@ void BandwidthCalendar::set_capacity(double bytes_per_cycle) {
   TESSERA_ASSERT(bytes_per_cycle > 0, "resources have positive bandwidth");
   bytes_per_cycle_ = bytes_per_cycle;
   bytes_per_tick_ = bytes_per_cycle / static_cast<double>(kTicksPerCycle);
+  ticks_per_byte_ = 1.0 / bytes_per_tick_;
   capacity_per_epoch_ = bytes_per_cycle * static_cast<double>(kEpochCycles);
+  full_threshold_ = std::max(kCrumbBytes, capacity_per_epoch_ * kFullFraction);
   reset();
 }
 
 void BandwidthCalendar::reset() {
-  used_.clear();
-  first_epoch_ = 0;
+  ring_.assign(16, 0.0);
+  mask_ = ring_.size() - 1;
+  first_epoch_ = end_epoch_ = first_open_epoch_ = 0;
 }
 
-double& BandwidthCalendar::used(uint64_t epoch) {
-  if (used_.empty()) first_epoch_ = epoch;
-  if (epoch < first_epoch_) {
-    // A booking earlier than any so far but not retired: extend the front.
-    used_.insert(used_.begin(), first_epoch_ - epoch, 0.0);
-    first_epoch_ = epoch;
+Tick BandwidthCalendar::transfer_ticks(double bytes) const {
+  return ceil_ticks(bytes * ticks_per_byte_);
+}
+
+void BandwidthCalendar::note_full(uint64_t epoch) {
+  if (epoch != first_open_epoch_) return;
+  while (capacity_per_epoch_ - used(first_open_epoch_) <= full_threshold_) ++first_open_epoch_;
+}
+
+double& BandwidthCalendar::grow_to(uint64_t epoch) {
+  if (first_epoch_ == end_epoch_) first_epoch_ = end_epoch_ = first_open_epoch_ = epoch;
+  // Grow the live window to take `epoch`: new epochs are empty.
+  const uint64_t first = std::min(first_epoch_, epoch);
+  const uint64_t end = std::max(end_epoch_, epoch + 1);
+  if (end - first > ring_.size()) {
+    size_t size = ring_.size();
+    while (size < end - first) size *= 2;
+    std::vector<double> grown(size, 0.0);
+    for (uint64_t e = first_epoch_; e < end_epoch_; ++e) grown[e & (size - 1)] = ring_[e & mask_];
+    ring_ = std::move(grown);
+    mask_ = size - 1;
   }
-  const uint64_t offset = epoch - first_epoch_;
-  if (offset >= used_.size()) used_.resize(offset + 1, 0.0);
-  return used_[offset];
+  for (uint64_t e = first; e < first_epoch_; ++e) ring_[e & mask_] = 0.0;
+  for (uint64_t e = end_epoch_; e < end; ++e) ring_[e & mask_] = 0.0;
+  if (first < first_epoch_) first_open_epoch_ = std::min(first_open_epoch_, first);
+  first_epoch_ = first;
+  end_epoch_ = end;
+  return ring_[epoch & mask_];
 }
 
 void BandwidthCalendar::retire_before(Tick now) {
   const uint64_t epoch = now / kEpochTicks;
-  while (!used_.empty() && first_epoch_ < epoch) {
-    used_.pop_front();
-    ++first_epoch_;
-  }
+  if (epoch <= first_epoch_) return;
+  first_epoch_ = std::min(epoch, end_epoch_);
+  first_open_epoch_ = std::max(first_open_epoch_, first_epoch_);
 }
 
 Tick BandwidthCalendar::book(Tick start, double bytes) {
   if (bytes <= 0) return start;
   uint64_t epoch = start / kEpochTicks;
   Tick at = start;
+  if (epoch >= first_epoch_ && epoch < first_open_epoch_) {
+    epoch = first_open_epoch_;
+    at = epoch * kEpochTicks;
+  }
   double remaining = bytes;
   for (;;) {
     double& booked = used(epoch);
     const Tick epoch_end = (epoch + 1) * kEpochTicks;
     const double free_bytes = capacity_per_epoch_ - booked;
-    if (free_bytes > kCrumbBytes) {
+    if (free_bytes > full_threshold_) {
       // What is booked already is taken to be spread evenly over the epoch, so what is left flows at this
       // rate.
-      const double rate = bytes_per_tick_ * (free_bytes / capacity_per_epoch_);
-      const double room = rate * static_cast<double>(epoch_end - at);
+      const double slowdown = capacity_per_epoch_ / free_bytes;  // >= 1: ticks per byte grow by this
+      const double room = static_cast<double>(epoch_end - at) * bytes_per_tick_ / slowdown;
       if (remaining <= room) {
         booked += remaining;
-        return std::max(at, ceil_ticks(static_cast<double>(at) + remaining / rate));
+        const Tick end =
+            std::max(at, ceil_ticks(static_cast<double>(at) + remaining * ticks_per_byte_ * slowdown));
+        if (capacity_per_epoch_ - booked <= full_threshold_) note_full(epoch);
+        return end;
       }
       booked += room;
       remaining -= room;
+      if (capacity_per_epoch_ - booked <= full_threshold_) note_full(epoch);
+    } else {
+      note_full(epoch);
     }
     ++epoch;
     at = epoch * kEpochTicks;
@@ -91,6 +123,7 @@ Tick BandwidthCalendar::book_spread(Tick start, Tick end, double bytes) {
     const double taken = std::max(0.0, std::min(wanted, limit));
     booked += taken;
     carry = wanted - taken;
+    if (capacity_per_epoch_ - booked <= full_threshold_) note_full(epoch);
   }
   if (carry <= kCrumbBytes) return end;
   return book(end, carry);

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 #include "sim/time.hpp"
 
@@ -35,14 +35,29 @@ class BandwidthCalendar {
   void retire_before(Tick now);
 
   double bytes_per_cycle() const { return bytes_per_cycle_; }
+  // Ticks `bytes` take at full bandwidth, rounded up.
+  Tick transfer_ticks(double bytes) const;
 
  private:
-  double& used(uint64_t epoch);
+  double& used(uint64_t epoch) {
+    return epoch >= first_epoch_ && epoch < end_epoch_ ? ring_[epoch & mask_] : grow_to(epoch);
+  }
+  double& grow_to(uint64_t epoch);
+  void note_full(uint64_t epoch);
+
   double capacity_per_epoch_ = 0;
+  double full_threshold_ = 0;  // an epoch with no more than this left counts as full
   double bytes_per_cycle_ = 0;
   double bytes_per_tick_ = 0;
-  uint64_t first_epoch_ = 0;  // epoch index of used_.front()
-  std::deque<double> used_;
+  double ticks_per_byte_ = 0;
+  // The epochs [first_epoch_, end_epoch_) live in a ring whose size is a power of two.
+  std::vector<double> ring_;
+  uint64_t mask_ = 0;
+  uint64_t first_epoch_ = 0;
+  uint64_t end_epoch_ = 0;
+  // Every epoch from first_epoch_ up to (not including) this one is full: a booking starting earlier skips
+  // straight here, so booking a saturated resource costs O(1) instead of a walk along its queue.
+  uint64_t first_open_epoch_ = 0;
 };
 
 }  // namespace tessera::sim

@@ -8,12 +8,6 @@
 
 namespace tessera::sim {
 
-namespace {
-Tick transfer_ticks(double bytes, double bytes_per_cycle) {
-  return static_cast<Tick>(std::ceil(bytes * static_cast<double>(kTicksPerCycle) / bytes_per_cycle - 1e-9));
-}
-}  // namespace
-
 Fabric::Fabric(const arch::ArchSpec& spec)
     : spec_(spec),
       router_latency_(cycles_to_ticks(spec.noc.router_latency_cycles)),
@@ -35,6 +29,8 @@ void Fabric::reset() {
   for (auto* group : {&channels_, &links_, &inject_, &eject_, &banks_})
     for (auto& calendar : *group) calendar.reset();
   traffic_ = TrafficCounters{};
+  trees_.clear();
+  destinations_.clear();
 }
 
 void Fabric::retire_before(Tick now) {
@@ -43,40 +39,10 @@ void Fabric::retire_before(Tick now) {
 }
 
 Flow Fabric::through(BandwidthCalendar& resource, Flow in, double bytes, Tick latency) {
-  const Tick ideal_end = in.head + transfer_ticks(bytes, resource.bytes_per_cycle());
+  const Tick ideal_end = in.head + resource.transfer_ticks(bytes);
   const Tick end = resource.book(in.head, bytes);
   const Tick delay = end > ideal_end ? end - ideal_end : 0;
   return Flow{in.head + delay + latency, std::max(end, in.tail) + latency};
-}
-
-Flow Fabric::through_banks(int core, Flow in, uint64_t address, int64_t bytes, bool read_and_write,
-                           Tick& bank_delay) {
-  const auto& sram = spec_.core.sram;
-  const uint64_t width = static_cast<uint64_t>(sram.bank_width_bytes);
-  const uint64_t first_word = address / width;
-  const uint64_t last_word = (address + static_cast<uint64_t>(bytes) - 1) / width;
-  // A burst touches few words: count them per bank in reused scratch.
-  touched_.clear();
-  for (uint64_t word = first_word; word <= last_word; ++word) {
-    const int bank = static_cast<int>(word % static_cast<uint64_t>(sram.banks));
-    if (scratch_words_[bank]++ == 0) touched_.push_back(bank);
-  }
-  const int accesses = read_and_write ? 2 : 1;
-  Tick tail = in.tail;
-  Tick delay = 0;
-  for (int bank_index : touched_) {
-    const int64_t words = scratch_words_[bank_index];
-    scratch_words_[bank_index] = 0;
-    BandwidthCalendar& bank = banks_[static_cast<size_t>(core) * sram.banks + bank_index];
-    const double bank_bytes = static_cast<double>(words * accesses) * static_cast<double>(width);
-    const Tick end = bank.book(in.head, bank_bytes);
-    const Tick ideal = in.head + cycles_to_ticks(words * accesses);
-    delay = std::max(delay, end > ideal ? end - ideal : 0);
-    tail = std::max(tail, end);
-  }
-  bank_delay += delay;
-  traffic_.bank_conflict_ticks += static_cast<int64_t>(delay);
-  return Flow{in.head + delay, tail};
 }
 
 Flow Fabric::dram_read(Tick issue, uint64_t dram_address, int64_t bytes, int& router) {
@@ -86,86 +52,101 @@ Flow Fabric::dram_read(Tick issue, uint64_t dram_address, int64_t bytes, int& ro
   return through(channels_[channel], Flow{issue, issue}, static_cast<double>(bytes), dram_latency_);
 }
 
-BurstTiming Fabric::load_burst(Tick issue, uint64_t dram_address, int64_t bytes,
-                               const std::vector<SramSpan>& destinations) {
+void Fabric::begin_load(const std::vector<int>& destinations) {
+  if (destinations == destinations_) return;
+  destinations_ = destinations;
+  trees_.clear();
+}
+
+const Fabric::Tree& Fabric::tree_of(int router) {
+  for (const Tree& tree : trees_)
+    if (tree.router == router) return tree;
+  const std::vector<int>& destinations = destinations_;
+  Tree tree;
+  tree.router = router;
+  tree.destinations = destinations;
+  const arch::Coord source = arch::core_coord(router, spec_.mesh);
+  for (int destination : destinations) {
+    route_.clear();
+    arch::append_xy_route(source, arch::core_coord(destination, spec_.mesh), spec_.mesh, route_);
+    int parent = -1;
+    for (int link : route_) {
+      int entry = -1;
+      for (size_t i = 0; i < tree.links.size(); ++i)
+        if (tree.links[i].first == link) entry = static_cast<int>(i);
+      if (entry < 0) {
+        tree.links.emplace_back(link, parent);
+        entry = static_cast<int>(tree.links.size()) - 1;
+      }
+      parent = entry;
+    }
+    tree.leaves.push_back(parent);
+  }
+  trees_.push_back(std::move(tree));
+  return trees_.back();
+}
+
+Tick Fabric::load_burst(Tick issue, uint64_t dram_address, int64_t bytes) {
   int router = 0;
   const Flow from_dram = dram_read(issue, dram_address, bytes, router);
-  const arch::Coord source = arch::core_coord(router, spec_.mesh);
-  // Links already booked for this burst (the shared trunk of a multicast tree) and the flow after each.
-  struct Booked {
-    int link;
-    Flow flow;
-  };
-  std::vector<Booked> tree;
-  BurstTiming timing;
-  for (const SramSpan& destination : destinations) {
-    route_.clear();
-    arch::append_xy_route(source, arch::core_coord(destination.core, spec_.mesh), spec_.mesh, route_);
-    Flow flow = from_dram;
-    for (int link : route_) {
-      auto found = std::find_if(tree.begin(), tree.end(), [link](const Booked& b) { return b.link == link; });
-      if (found != tree.end()) {
-        flow = found->flow;
-        continue;
-      }
-      flow = through(links_[link], flow, static_cast<double>(bytes), router_latency_);
-      tree.push_back(Booked{link, flow});
-      traffic_.noc_byte_hops += bytes;
-    }
-    flow = through(eject_[destination.core], flow, static_cast<double>(bytes), router_latency_);
-    flow = through_banks(destination.core, flow, destination.address, bytes, false, timing.bank_delay);
-    traffic_.noc_bytes += bytes;
-    traffic_.sram_write_bytes += bytes;
-    timing.done = std::max(timing.done, flow.tail);
+  const Tree& tree = tree_of(router);
+  const std::vector<int>& destinations = destinations_;
+  // Each link of the tree is booked once, after its parent: the shared trunk of a multicast carries one copy.
+  tree_flows_.resize(tree.links.size());
+  for (size_t i = 0; i < tree.links.size(); ++i) {
+    const auto& [link, parent] = tree.links[i];
+    tree_flows_[i] = through(links_[link], parent < 0 ? from_dram : tree_flows_[parent],
+                             static_cast<double>(bytes), router_latency_);
   }
-  return timing;
+  traffic_.noc_byte_hops += bytes * static_cast<int64_t>(tree.links.size());
+  Tick done = 0;
+  for (size_t d = 0; d < destinations.size(); ++d) {
+    const Flow at_router = tree.leaves[d] < 0 ? from_dram : tree_flows_[tree.leaves[d]];
+    const Flow flow =
+        through(eject_[destinations[d]], at_router, static_cast<double>(bytes), router_latency_);
+    traffic_.noc_bytes += bytes;
+    done = std::max(done, flow.tail);
+  }
+  return done;
 }
 
-BurstTiming Fabric::store_burst(Tick issue, const SramSpan& source, uint64_t dram_address, bool accumulate) {
-  BurstTiming timing;
-  Flow flow =
-      through_banks(source.core, Flow{issue, issue}, source.address, source.bytes, false, timing.bank_delay);
-  traffic_.sram_read_bytes += source.bytes;
-  flow = through(inject_[source.core], flow, static_cast<double>(source.bytes), router_latency_);
+Tick Fabric::store_burst(Tick issue, int source_core, int64_t bytes, uint64_t dram_address, bool accumulate) {
+  Flow flow = through(inject_[source_core], Flow{issue, issue}, static_cast<double>(bytes), router_latency_);
   const int channel = arch::dram_channel_of(dram_address, spec_.dram);
   route_.clear();
-  arch::append_xy_route(arch::core_coord(source.core, spec_.mesh),
+  arch::append_xy_route(arch::core_coord(source_core, spec_.mesh),
                         arch::core_coord(channel_router_[channel], spec_.mesh), spec_.mesh, route_);
-  for (int link : route_)
-    flow = through(links_[link], flow, static_cast<double>(source.bytes), router_latency_);
-  traffic_.noc_byte_hops += source.bytes * static_cast<int64_t>(route_.size());
-  traffic_.noc_bytes += source.bytes;
+  for (int link : route_) flow = through(links_[link], flow, static_cast<double>(bytes), router_latency_);
+  traffic_.noc_byte_hops += bytes * static_cast<int64_t>(route_.size());
+  traffic_.noc_bytes += bytes;
   // A write is done when the channel has taken it and the DRAM acknowledged it; an accumulating store reads
   // the old contents through the same channel first.
-  const double channel_bytes = static_cast<double>(source.bytes) * (accumulate ? 2.0 : 1.0);
+  const double channel_bytes = static_cast<double>(bytes) * (accumulate ? 2.0 : 1.0);
   flow = through(channels_[channel], flow, channel_bytes, dram_latency_ * (accumulate ? 2 : 1));
-  traffic_.dram_write_bytes += source.bytes;
-  if (accumulate) traffic_.dram_read_bytes += source.bytes;
-  timing.done = flow.tail;
-  return timing;
+  traffic_.dram_write_bytes += bytes;
+  if (accumulate) traffic_.dram_read_bytes += bytes;
+  return flow.tail;
 }
 
-BurstTiming Fabric::send_burst(Tick issue, const SramSpan& source, const SramSpan& destination,
-                               bool accumulate) {
-  BurstTiming timing;
-  Flow flow =
-      through_banks(source.core, Flow{issue, issue}, source.address, source.bytes, false, timing.bank_delay);
-  traffic_.sram_read_bytes += source.bytes;
-  flow = through(inject_[source.core], flow, static_cast<double>(source.bytes), router_latency_);
+Tick Fabric::send_burst(Tick issue, int source_core, int destination_core, int64_t bytes) {
+  Flow flow = through(inject_[source_core], Flow{issue, issue}, static_cast<double>(bytes), router_latency_);
   route_.clear();
-  arch::append_xy_route(arch::core_coord(source.core, spec_.mesh),
-                        arch::core_coord(destination.core, spec_.mesh), spec_.mesh, route_);
-  for (int link : route_)
-    flow = through(links_[link], flow, static_cast<double>(source.bytes), router_latency_);
-  traffic_.noc_byte_hops += source.bytes * static_cast<int64_t>(route_.size());
-  traffic_.noc_bytes += source.bytes;
-  flow = through(eject_[destination.core], flow, static_cast<double>(source.bytes), router_latency_);
-  flow = through_banks(destination.core, flow, destination.address, destination.bytes, accumulate,
-                       timing.bank_delay);
-  traffic_.sram_write_bytes += destination.bytes;
-  if (accumulate) traffic_.sram_read_bytes += destination.bytes;
-  timing.done = flow.tail;
-  return timing;
+  arch::append_xy_route(arch::core_coord(source_core, spec_.mesh),
+                        arch::core_coord(destination_core, spec_.mesh), spec_.mesh, route_);
+  for (int link : route_) flow = through(links_[link], flow, static_cast<double>(bytes), router_latency_);
+  traffic_.noc_byte_hops += bytes * static_cast<int64_t>(route_.size());
+  traffic_.noc_bytes += bytes;
+  flow = through(eject_[destination_core], flow, static_cast<double>(bytes), router_latency_);
+  return flow.tail;
+}
+
+Tick Fabric::book_sram_region(const SramRegion& region, int64_t passes, Tick start, Tick end) {
+  std::fill(scratch_words_.begin(), scratch_words_.end(), 0);
+  count_bank_words(region.address, region.rows, region.row_bytes,
+                   region.pitch_bytes != 0 ? region.pitch_bytes : region.row_bytes, passes, scratch_words_);
+  const Tick stretch = book_pe_traffic(region.core, start, end, scratch_words_);
+  traffic_.bank_conflict_ticks += static_cast<int64_t>(stretch);
+  return stretch;
 }
 
 Tick Fabric::book_pe_traffic(int core, Tick start, Tick end, const std::vector<int64_t>& words) {

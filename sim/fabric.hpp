@@ -1,7 +1,9 @@
-// The machine's shared resources and how a burst travels through them (DESIGN.md, "Timing model"): every DRAM
-// channel, directed mesh link, router port and SRAM bank is a BandwidthCalendar. A burst books the resources
-// on its path in order; its head is delayed by router latencies and by contention, its tail cannot pass a
-// resource before it arrived there. Plain C++: the units that live in simulated time call it.
+// The machine's shared resources and how traffic moves through them (DESIGN.md, "Timing model"): every DRAM
+// channel, directed mesh link, router port and SRAM bank is a BandwidthCalendar. A burst books the channel
+// and links on its path in order; its head is delayed by router latencies and by contention, its tail cannot
+// pass a resource before it arrived there. SRAM banks are booked per transfer or PE instruction, spread over
+// the time its bytes come and go, so the cost stays per burst and per tile, never per word. Plain C++: the
+// units that live in simulated time call it.
 #pragma once
 
 #include <cstdint>
@@ -20,16 +22,13 @@ struct Flow {
   Tick tail = 0;
 };
 
-// Where a burst lands in, or comes from, one core's SRAM: a contiguous byte range.
-struct SramSpan {
+// A 2-D region of one core's SRAM that a transfer reads or writes.
+struct SramRegion {
   int core = 0;
   uint64_t address = 0;
-  int64_t bytes = 0;
-};
-
-struct BurstTiming {
-  Tick done = 0;        // the last byte has arrived (loads, sends) or is written (stores)
-  Tick bank_delay = 0;  // part of the burst's time added by SRAM bank conflicts
+  int64_t rows = 0;
+  int64_t row_bytes = 0;
+  int64_t pitch_bytes = 0;  // 0 = packed
 };
 
 class Fabric {
@@ -37,16 +36,20 @@ class Fabric {
   explicit Fabric(const arch::ArchSpec& spec);
   void reset();
 
-  // DRAM -> the SRAMs of `destinations` (one read; a multicast tree when there are several).
-  BurstTiming load_burst(Tick issue, uint64_t dram_address, int64_t bytes,
-                         const std::vector<SramSpan>& destinations);
-  // SRAM -> DRAM; `accumulate` reads the DRAM contents first (read-modify-write).
-  BurstTiming store_burst(Tick issue, const SramSpan& source, uint64_t dram_address, bool accumulate);
-  // SRAM of one core -> SRAM of another; `accumulate` reads the destination first.
-  BurstTiming send_burst(Tick issue, const SramSpan& source, const SramSpan& destination, bool accumulate);
+  // Each burst returns when its last byte has passed its last port.
+  // DRAM -> the NoC ports of the destinations of the current load (one read; a multicast tree when there are
+  // several). begin_load names them once per transfer; its bursts share the trees.
+  void begin_load(const std::vector<int>& destinations);
+  Tick load_burst(Tick issue, uint64_t dram_address, int64_t bytes);
+  // A core's NoC port -> DRAM; `accumulate` reads the DRAM contents first (read-modify-write).
+  Tick store_burst(Tick issue, int source_core, int64_t bytes, uint64_t dram_address, bool accumulate);
+  // A core's NoC port -> another core's.
+  Tick send_burst(Tick issue, int source_core, int destination_core, int64_t bytes);
 
-  // Books the SRAM traffic of a PE-array instruction: per bank, `words[bank]` bank-width words spread over
-  // [start, end). Returns how far past `end` the slowest bank pushes it (0 if every bank keeps up).
+  // Books `passes` accesses to every word of `region` on its core's banks, spread over [start, end). Returns
+  // how far past `end` the slowest bank pushes the transfer (0 if every bank keeps up).
+  Tick book_sram_region(const SramRegion& region, int64_t passes, Tick start, Tick end);
+  // Books per-bank word counts (a PE instruction's operand traffic) spread over [start, end); same return.
   Tick book_pe_traffic(int core, Tick start, Tick end, const std::vector<int64_t>& words);
 
   // Adds the bank-width words per bank that `passes` passes over `rows` rows of `row_bytes` at `pitch` from
@@ -60,8 +63,16 @@ class Fabric {
 
  private:
   Flow through(BandwidthCalendar& resource, Flow in, double bytes, Tick latency);
-  Flow through_banks(int core, Flow in, uint64_t address, int64_t bytes, bool read_and_write,
-                     Tick& bank_delay);
+  // The links of the XY multicast tree from `router` to `destinations`, each after its parent (parent -1: the
+  // root), and where each destination leaves the tree (-1: at the root). Cached: a transfer's bursts share
+  // it.
+  struct Tree {
+    int router = -1;
+    std::vector<int> destinations;
+    std::vector<std::pair<int, int>> links;  // (link, parent entry)
+    std::vector<int> leaves;                 // per destination: the entry of its last link
+  };
+  const Tree& tree_of(int router);
   Flow dram_read(Tick issue, uint64_t dram_address, int64_t bytes, int& router);
 
   const arch::ArchSpec& spec_;
@@ -74,8 +85,10 @@ class Fabric {
   std::vector<BandwidthCalendar> eject_;   // router -> its core
   std::vector<BandwidthCalendar> banks_;   // core * banks + bank
   std::vector<int> route_;                 // scratch
-  std::vector<int64_t> scratch_words_;     // per bank, zero between uses
-  std::vector<int> touched_;
+  std::vector<int64_t> scratch_words_;     // per bank
+  std::vector<int> destinations_;          // of the current load
+  std::vector<Tree> trees_;                // the current load's trees, one per source router
+  std::vector<Flow> tree_flows_;           // scratch: the flow after each tree link
   TrafficCounters traffic_;
 };
 

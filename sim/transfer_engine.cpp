@@ -81,7 +81,8 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
       load.destinations.empty() ? std::vector<int>{core_} : load.destinations;
   const auto& dma = machine_.spec.core.dma;
   const int64_t interleave = machine_.spec.dram.interleave_bytes;
-  std::vector<SramSpan> spans(destinations.size());
+  Tick first_arrival = ~Tick{0};
+  machine_.fabric.begin_load(destinations);
   for (int64_t row = 0; row < load.source.rows; ++row) {
     const uint64_t dram_row =
         tensor.dram_address +
@@ -92,18 +93,23 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
       const int64_t to_block_end =
           interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
       const int64_t bytes = std::min({dma.burst_bytes, row_bytes - offset, to_block_end});
-      for (size_t d = 0; d < destinations.size(); ++d)
-        spans[d] =
-            SramSpan{destinations[d], load.sram_address + static_cast<uint64_t>(row * pitch + offset), bytes};
-      const BurstTiming burst = machine_.fabric.load_burst(issue_slot(bytes), dram_address, bytes, spans);
-      retire(burst.done);
-      transfer.done = std::max(transfer.done, burst.done);
-      transfer.bank_delay = std::max(transfer.bank_delay, burst.bank_delay);
+      const Tick done = machine_.fabric.load_burst(issue_slot(bytes), dram_address, bytes);
+      retire(done);
+      first_arrival = std::min(first_arrival, done);
+      transfer.done = std::max(transfer.done, done);
       ++counters_.bursts;
       offset += bytes;
     }
   }
+  // The bytes land in each destination's banks as they arrive.
+  for (int destination : destinations) {
+    const SramRegion region{destination, load.sram_address, load.source.rows, row_bytes, pitch};
+    transfer.bank_delay = std::max(transfer.bank_delay,
+                                   machine_.fabric.book_sram_region(region, 1, first_arrival, transfer.done));
+  }
+  transfer.done += transfer.bank_delay;
   transfer.bytes = load.source.rows * row_bytes * static_cast<int64_t>(destinations.size());
+  machine_.fabric.traffic().sram_write_bytes += transfer.bytes;
   if (!machine_.functional) return;
   // Snapshot now, land at completion: a buffer that someone overwrites before then shows up in the numbers.
   std::vector<uint8_t> staged(static_cast<size_t>(load.source.rows * row_bytes));
@@ -140,17 +146,20 @@ void TransferEngine::run_store(const arch::DmaStore& store, Transfer& transfer) 
       const int64_t to_block_end =
           interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
       const int64_t bytes = std::min({dma.burst_bytes, row_bytes - offset, to_block_end});
-      const SramSpan source{core_, store.sram_address + static_cast<uint64_t>(row * pitch + offset), bytes};
-      const BurstTiming burst =
-          machine_.fabric.store_burst(issue_slot(bytes), source, dram_address, store.accumulate);
-      retire(burst.done);
-      transfer.done = std::max(transfer.done, burst.done);
-      transfer.bank_delay = std::max(transfer.bank_delay, burst.bank_delay);
+      const Tick done =
+          machine_.fabric.store_burst(issue_slot(bytes), core_, bytes, dram_address, store.accumulate);
+      retire(done);
+      transfer.done = std::max(transfer.done, done);
       ++counters_.bursts;
       offset += bytes;
     }
   }
+  // The engine reads the source banks as it issues the bursts; a bank that cannot keep up delays them all.
+  const SramRegion source{core_, store.sram_address, store.destination.rows, row_bytes, pitch};
+  transfer.bank_delay = machine_.fabric.book_sram_region(source, 1, transfer.start, engine_free_);
+  transfer.done += transfer.bank_delay;
   transfer.bytes = store.destination.rows * row_bytes;
+  machine_.fabric.traffic().sram_read_bytes += transfer.bytes;
   if (!machine_.functional) return;
   std::vector<uint8_t> staged(static_cast<size_t>(store.destination.rows * row_bytes));
   const std::vector<uint8_t>& sram = machine_.cores[core_].sram;
@@ -177,24 +186,30 @@ void TransferEngine::run_send(const arch::NocSend& send, Transfer& transfer) {
   const auto& dma = machine_.spec.core.dma;
   const int64_t source_pitch = packed_or(send.source_pitch_bytes, send.row_bytes);
   const int64_t destination_pitch = packed_or(send.destination_pitch_bytes, send.row_bytes);
+  Tick first_arrival = ~Tick{0};
   for (int64_t row = 0; row < send.rows; ++row) {
     for (int64_t offset = 0; offset < send.row_bytes;) {
       const int64_t bytes = std::min(dma.burst_bytes, send.row_bytes - offset);
-      const SramSpan source{core_, send.source_address + static_cast<uint64_t>(row * source_pitch + offset),
-                            bytes};
-      const SramSpan destination{
-          send.destination_core,
-          send.destination_address + static_cast<uint64_t>(row * destination_pitch + offset), bytes};
-      const BurstTiming burst =
-          machine_.fabric.send_burst(issue_slot(bytes), source, destination, send.accumulate);
-      retire(burst.done);
-      transfer.done = std::max(transfer.done, burst.done);
-      transfer.bank_delay = std::max(transfer.bank_delay, burst.bank_delay);
+      const Tick done = machine_.fabric.send_burst(issue_slot(bytes), core_, send.destination_core, bytes);
+      retire(done);
+      first_arrival = std::min(first_arrival, done);
+      transfer.done = std::max(transfer.done, done);
       ++counters_.bursts;
       offset += bytes;
     }
   }
+  // Source banks are read as bursts issue; destination banks are written (read first, to add) as they arrive.
+  const SramRegion source{core_, send.source_address, send.rows, send.row_bytes, source_pitch};
+  const SramRegion target{send.destination_core, send.destination_address, send.rows, send.row_bytes,
+                          destination_pitch};
+  const int64_t accesses = send.accumulate ? 2 : 1;
+  transfer.bank_delay =
+      std::max(machine_.fabric.book_sram_region(source, 1, transfer.start, engine_free_),
+               machine_.fabric.book_sram_region(target, accesses, first_arrival, transfer.done));
+  transfer.done += transfer.bank_delay;
   transfer.bytes = send.rows * send.row_bytes;
+  machine_.fabric.traffic().sram_read_bytes += transfer.bytes * accesses;
+  machine_.fabric.traffic().sram_write_bytes += transfer.bytes;
   if (!machine_.functional) return;
   std::vector<uint8_t> staged(static_cast<size_t>(send.rows * send.row_bytes));
   const std::vector<uint8_t>& sram = machine_.cores[core_].sram;

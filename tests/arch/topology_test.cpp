@@ -46,14 +46,31 @@ TEST(DramChannels, SpreadEvenlyAroundThePerimeter) {
   EXPECT_EQ(dram_channel_router(1, spec), (Coord{1, 0}));
 }
 
-TEST(DramChannels, InterleaveConsecutiveBlocks) {
+TEST(DramChannels, WithoutHashingInterleaveConsecutiveBlocks) {
   DramSpec dram;
   dram.channels = 8;
   dram.interleave_bytes = 256;
+  dram.channel_hash = ChannelHash::none;
   EXPECT_EQ(dram_channel_of(0, dram), 0);
   EXPECT_EQ(dram_channel_of(255, dram), 0);
   EXPECT_EQ(dram_channel_of(256, dram), 1);
   EXPECT_EQ(dram_channel_of(256 * 8, dram), 0);
+  // A power-of-two row stride camps on one channel: the pathology hashing exists for.
+  for (int row = 0; row < 8; ++row) EXPECT_EQ(dram_channel_of(row * 8192, dram), 0);
+}
+
+TEST(DramChannels, XorHashingSpreadsPowerOfTwoStridesOverEveryChannel) {
+  DramSpec dram;
+  dram.channels = 8;
+  dram.interleave_bytes = 256;
+  // Within an aligned group of 8 blocks, still one block per channel.
+  std::vector<int> first_group, strided;
+  for (int block = 0; block < 8; ++block) first_group.push_back(dram_channel_of(block * 256, dram));
+  EXPECT_EQ(first_group, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(dram_channel_of(256 * 8, dram), 1);  // block 8 = 0b001'000 folds to 1
+  // Eight rows 8 KiB apart (a bf16 tile of a 4096-wide matrix) land on eight different channels.
+  for (int row = 0; row < 8; ++row) strided.push_back(dram_channel_of(row * 8192, dram));
+  EXPECT_EQ(strided, (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));
 }
 
 }  // namespace tessera::arch

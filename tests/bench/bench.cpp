@@ -1,0 +1,85 @@
+// tessera's performance benchmark (not a test: it prints figures and asserts nothing). For bf16 GEMMs of
+// 1024^3, 2048^3 and 4096^3 on configs/arch/mesh4x4.yaml it reports, per phase, host seconds and rates:
+// the mapper's analytical evaluations per second (one thread), lowering, and simulation timing-only and with
+// numerics (simulated instructions per second). Run it with scripts/bench.sh; README.md records the figures.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <systemc>
+
+#include "arch/spec.hpp"
+#include "common/config.hpp"
+#include "mapper/lower_gemm.hpp"
+#include "mapper/search.hpp"
+#include "ops/reference.hpp"
+#include "sim/machine.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+int run(int argc, char** argv) {
+  using namespace tessera;
+  const std::string arch_path =
+      argc > 1 ? argv[1] : std::string(TESSERA_SOURCE_DIR) + "/configs/arch/mesh4x4.yaml";
+  const bool with_numerics = std::getenv("TESSERA_BENCH_SKIP_NUMERICS") == nullptr;
+  const arch::ArchSpec spec = arch::arch_from_yaml(config::load_file(arch_path));
+  sim::Machine machine(spec);
+  fmt::print("tessera benchmark on {} ({}x{} cores of {}x{} PEs), bf16 GEMMs, one thread\n", spec.name,
+             spec.mesh.rows, spec.mesh.cols, spec.core.pe_array.rows, spec.core.pe_array.cols);
+  fmt::print("{:>6} {:>10} {:>12} {:>9} {:>12} {:>11} {:>13} {:>12} {:>13} {:>14}\n", "size", "mappings",
+             "evals/s", "lower_s", "instructions", "timing_s", "instr/s", "numerics_s", "sim_cycles",
+             "macs/host_s");
+  for (int64_t size : {1024, 2048, 4096}) {
+    ops::Op op;
+    op.name = "bench";
+    op.dtype = DType::bf16;
+    op.shape = ops::GemmShape{size, size, size};
+    const mapper::GemmProblem problem{size, size, size, DType::bf16};
+    mapper::SearchOptions options;
+    options.dataflows = {arch::Dataflow::ws};
+    options.keep_per_dataflow = 1;
+    options.threads = 1;
+    const auto search_start = Clock::now();
+    const mapper::SearchResult search = mapper::search_gemm(problem, spec, options);
+    const double search_seconds = seconds_since(search_start);
+    const mapper::GemmMapping& mapping = search.per_dataflow.front().best.front().mapping;
+
+    const auto lower_start = Clock::now();
+    const arch::Program program = mapper::lower_gemm(op, 1, mapping, spec, "bench");
+    const double lower_seconds = seconds_since(lower_start);
+
+    const auto timing_start = Clock::now();
+    const sim::RunResult timing = machine.run(program, sim::RunOptions{false, false});
+    const double timing_seconds = seconds_since(timing_start);
+
+    double numerics_seconds = 0;
+    if (with_numerics) {
+      const auto numerics_start = Clock::now();
+      const sim::RunResult functional = machine.run(program, sim::RunOptions{true, false});
+      numerics_seconds = seconds_since(numerics_start);
+      if (functional.cycles != timing.cycles) fmt::print("  (functional and timing-only cycles differ!)\n");
+    }
+    fmt::print("{:>6} {:>10} {:>12.3g} {:>9.3f} {:>12} {:>11.3f} {:>13.3g} {:>12.3f} {:>13} {:>14.3g}\n",
+               size, search.evaluated, search.evaluated / search_seconds, lower_seconds, timing.instructions,
+               timing_seconds, timing.instructions / timing_seconds, numerics_seconds, timing.cycles,
+               static_cast<double>(op.macs()) / timing_seconds);
+    fmt::print("       mapping: {}\n", mapping.describe());
+  }
+  return 0;
+}
+
+}  // namespace
+
+extern "C" int sc_main(int argc, char** argv) {
+  return run(argc, argv);
+}
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

@@ -1,0 +1,109 @@
+// On systolic-32x32.yaml (memory so wide that the array alone sets the time) the simulated PE array must take
+// exactly the cycles of the per-cycle reference model (tests/models/pe_cycle_model) for the same sequence of
+// PE instructions — the mapper's own tile programs, ragged shapes included — and the whole run may exceed the
+// array's span only by the first loads and the last store.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "e2e/pipeline_fixture.hpp"
+#include "mapper/lower_gemm.hpp"
+#include "models/pe_cycle_model.hpp"
+#include "sim/machine.hpp"
+
+namespace tessera {
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
+  arch::ArchSpec spec = load_arch("systolic-32x32");
+  spec.core.pe_array.overlap_folds = overlap_folds;
+  sim::Machine machine(spec);
+  const std::vector<Shape> shapes = {{64, 64, 64},  {100, 70, 90}, {33, 97, 65},  {1, 31, 129},
+                                     {130, 33, 31}, {17, 200, 40}, {96, 32, 160}, {45, 45, 45}};
+  for (const Shape& shape : shapes) {
+    SCOPED_TRACE(::testing::Message()
+                 << arch::name_of(dataflow) << " " << shape.m << "x" << shape.n << "x" << shape.k);
+    const ops::Op op = gemm_op(shape.m, shape.n, shape.k, DType::bf16);
+    const mapper::GemmMapping mapping = best_mapping(op, spec, dataflow);
+    const arch::Program program = mapper::lower_gemm(op, 3, mapping, spec, "exact");
+    const sim::RunResult result = machine.run(program, sim::RunOptions{false, true});
+
+    // The PE instructions, in order, for the model; their operands are in SRAM from the start.
+    std::vector<testmodels::PeModelInstruction> instructions;
+    for (const arch::Instruction& instruction : program.cores.at(0).instructions) {
+      const auto* matmul = std::get_if<arch::PeMatmul>(&instruction.operation);
+      if (!matmul) continue;
+      testmodels::PeModelInstruction model;
+      model.m = matmul->m, model.n = matmul->n, model.k = matmul->k;
+      model.a.assign(static_cast<size_t>(model.m * model.k), 1);
+      model.w.assign(static_cast<size_t>(model.k * model.n), 1);
+      instructions.push_back(std::move(model));
+    }
+    const testmodels::PeModelRun model =
+        testmodels::run_pe_cycle_model(spec.core.pe_array.rows, spec.core.pe_array.cols, dataflow,
+                                       spec.core.pe_array.overlap_folds, instructions);
+    int64_t model_end = 0;
+    for (const auto& fold : model.folds) model_end = std::max(model_end, fold.complete);
+    const int64_t model_span = model_end - model.folds.front().load_start;
+
+    const auto pe = std::find_if(result.units.begin(), result.units.end(), [](const sim::UnitResult& unit) {
+      return unit.queue.kind == arch::QueueKind::pe;
+    });
+    ASSERT_NE(pe, result.units.end());
+    const int64_t busy = pe->cycles[static_cast<int>(sim::Cause::busy)];
+    const int64_t fill_drain = pe->cycles[static_cast<int>(sim::Cause::fill_drain)];
+    // Once started, the array never waits: every cycle of its span is busy or fill/drain, as in the model.
+    EXPECT_EQ(busy + fill_drain, model_span) << mapping.describe();
+    EXPECT_EQ(pe->counters.folds, static_cast<int64_t>(model.folds.size()));
+    int64_t stream = 0;
+    for (const auto& fold : model.folds) stream += fold.stream;
+    EXPECT_EQ(busy, stream);
+    EXPECT_EQ(pe->cycles[static_cast<int>(sim::Cause::bank_conflict)], 0);
+
+    // Before the span: the first tiles' loads; after it: the last tile's store. Bound both by their bytes at
+    // the slowest resource on the path (one DRAM channel) plus one DRAM round trip per `outstanding_bursts`
+    // bursts (a DMA engine keeps that many in flight; each row of a tile is at least one burst).
+    const int64_t tm = std::min(mapping.tile_m, shape.m), tn = std::min(mapping.tile_n, shape.n),
+                  tk = std::min(mapping.tile_k, shape.k);
+    const double element = size_bytes(op.dtype), accumulator = size_bytes(accumulator_of(op.dtype));
+    const double bytes = element * (tm * tk + tk * tn) + accumulator * tm * tn;
+    auto bursts = [&](int64_t rows, double row_bytes) {
+      return rows * (1 + static_cast<int64_t>(row_bytes) / spec.dram.interleave_bytes);
+    };
+    const int64_t outstanding = spec.core.dma.outstanding_bursts;
+    const int64_t round_trips = (bursts(tm, element * tk) + outstanding - 1) / outstanding +
+                                (bursts(tk, element * tn) + outstanding - 1) / outstanding +
+                                (bursts(tm, accumulator * tn) + outstanding - 1) / outstanding;
+    const double round_trip =
+        spec.dram.latency_cycles + spec.core.dma.setup_cycles + 2 * spec.noc.router_latency_cycles + 2;
+    const double bound = bytes / spec.dram.channel_bytes_per_cycle + round_trips * round_trip;
+    EXPECT_GE(result.cycles, model_span);
+    EXPECT_LE(static_cast<double>(result.cycles - model_span), bound) << mapping.describe();
+  }
+}
+
+}  // namespace
+
+TEST(SystolicExactness, WeightStationaryEqualsTheCycleModel) {
+  check_exact(arch::Dataflow::ws, true);
+}
+TEST(SystolicExactness, OutputStationaryEqualsTheCycleModel) {
+  check_exact(arch::Dataflow::os, true);
+}
+TEST(SystolicExactness, InputStationaryEqualsTheCycleModel) {
+  check_exact(arch::Dataflow::is, true);
+}
+// overlap_folds: false is the classic accounting of published systolic simulators: each fold start to finish.
+TEST(SystolicExactness, WeightStationaryFoldByFoldEqualsTheCycleModel) {
+  check_exact(arch::Dataflow::ws, false);
+}
+TEST(SystolicExactness, OutputStationaryFoldByFoldEqualsTheCycleModel) {
+  check_exact(arch::Dataflow::os, false);
+}
+
+}  // namespace tessera
