@@ -51,6 +51,7 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
       static_cast<double>(traffic.noc_byte_hops) * energy.noc_byte_hop;
   record.energy_uj = picojoules / 1e6;
   record.instructions = result.instructions;
+  record.sram_hazards = result.sram_hazards;
   for (const sim::UnitResult& unit : result.units) {
     traces::UnitBubbles bubbles;
     bubbles.unit = unit.name;

@@ -242,6 +242,16 @@ const YAML::Node& MapReader::value_of(const std::string& key) {
   known_keys_.push_back(key);
   auto it = values_.find(key);
   if (it == values_.end() || it->second.IsNull()) {
+    // A key the user wrote that nothing has read, one or two edits from this one and with its first letter,
+    // is this key misspelled (bnaks for banks): say so at the typo. The first letter keeps a real sibling
+    // (cols, when rows is missing) from being blamed.
+    for (auto entry = node_.begin(); entry != node_.end() && it == values_.end(); ++entry) {
+      const std::string written = entry->first.Scalar();
+      if (std::find(known_keys_.begin(), known_keys_.end(), written) != known_keys_.end()) continue;
+      if (written.empty() || written[0] != key[0] || edit_distance(written, key) > 2) continue;
+      throw InputError(location_of(field(written), entry->first.Mark()), field(written),
+                       "unknown key; did you mean '" + key + "'?", "'" + key + "' is required here");
+    }
     // The enclosing map's place (or the --set that emptied the field): yaml-cpp marks an empty value at the
     // token after it, which is another key's line.
     throw InputError(

@@ -135,13 +135,18 @@ Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& s
             fmt::format("{} in {} needs {} B of registers per PE, the PE has {} B", arch::name_of(dataflow),
                         name_of(problem.dtype), registers, spec.core.pe_register_bytes)};
   }
-  // The smallest tile of the mapspace on one core, single-buffered.
+  // The smallest tile anywhere in the mapspace, single-buffered: one granule, or less when a dimension is
+  // dealt to every core. Buffers only grow with the tile, so if this does not fit, nothing does.
   const Granules granules = granules_of(dataflow, pe);
+  const int64_t cores = spec.mesh.cores();
+  auto smallest_tile = [&](int64_t extent, int64_t granule) {
+    return std::min({extent, granule, (extent + cores - 1) / cores});
+  };
   GemmMapping smallest;
   smallest.dataflow = dataflow;
-  smallest.tile_m = std::min(problem.m, granules.m);
-  smallest.tile_n = std::min(problem.n, granules.n);
-  smallest.tile_k = std::min(problem.k, granules.k);
+  smallest.tile_m = smallest_tile(problem.m, granules.m);
+  smallest.tile_n = smallest_tile(problem.n, granules.n);
+  smallest.tile_k = smallest_tile(problem.k, granules.k);
   smallest.double_buffer_inputs = false;
   smallest.double_buffer_output = false;
   const int64_t needed = plan_buffers(problem, smallest, spec).total_bytes;

@@ -44,7 +44,9 @@ Machine::Machine(const arch::ArchSpec& spec) : spec_(spec) {
 Machine::~Machine() = default;
 
 void Machine::prepare_memory(const arch::Program& program, bool functional) {
+  state_->hazards = 0;
   for (CoreState& core : state_->cores) {
+    core.write_log.clear();
     core.semaphores.clear();
     for (size_t i = 0; i < program.semaphores.size(); ++i) core.semaphores.emplace_back();
     if (functional) {
@@ -79,6 +81,12 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
   state_->origin = now_ticks();
   state_->last_completion = 0;
 
+  if (!initialized_) {
+    // SystemC's initialisation phase runs every thread up to its first wait: afterwards each unit waits on
+    // its start event, exactly as it does between later runs.
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    initialized_ = true;
+  }
   for (auto& unit : units_) {
     const arch::CoreProgram* core_program = nullptr;
     for (const arch::CoreProgram& core : program.cores)
@@ -122,6 +130,7 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
     result.units.push_back(std::move(unit_result));
   }
   result.traffic = state_->fabric.traffic();
+  result.sram_hazards = state_->hazards;
   if (options.functional) {
     for (size_t i = 0; i < program.tensors.size(); ++i) {
       const arch::TensorDecl& tensor = program.tensors[i];

@@ -38,7 +38,8 @@ class Machine {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<MachineState> state_;
   std::vector<std::unique_ptr<Unit>> units_;
-  bool broken_ = false;  // a deadlock or fault left units blocked: this model cannot run again
+  bool initialized_ = false;  // SystemC's initialisation phase has run
+  bool broken_ = false;       // a deadlock or fault left units blocked: this model cannot run again
 };
 
 }  // namespace tessera::sim

@@ -14,8 +14,18 @@
 
 namespace tessera::sim {
 
+// A write that landed in a core's SRAM: [begin, end) at `at` (relative ticks).
+struct SramWrite {
+  Tick at = 0;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
 struct CoreState {
-  std::vector<uint8_t> sram;         // sized only for functional runs
+  std::vector<uint8_t> sram;  // sized only for functional runs
+  // Recent DMA and NoC writes, in time order, so a PE instruction can tell whether its operands changed while
+  // it was reading them (a race the program lets happen); the PE unit forgets what it no longer needs.
+  std::vector<SramWrite> write_log;
   std::deque<Semaphore> semaphores;  // one per Program::semaphores entry (sc_event cannot be copied)
 };
 
@@ -32,6 +42,7 @@ struct MachineState {
   bool functional = true;
   Tick origin = 0;           // absolute SystemC time of the run's start
   Tick last_completion = 0;  // relative: the latest completion of any instruction so far
+  int64_t hazards = 0;       // PE instructions whose operands were overwritten while they read them
 
   // Runs `action` at `at` ticks after the run's origin.
   void at(Tick at, std::function<void()> action) {
@@ -39,6 +50,10 @@ struct MachineState {
     scheduler.at(origin + at, std::move(action));
   }
   Tick now() const { return now_ticks() - origin; }
+  void log_sram_write(int core, uint64_t address, int64_t rows, int64_t row_bytes, int64_t pitch) {
+    cores[core].write_log.push_back(
+        SramWrite{now(), address, address + static_cast<uint64_t>((rows - 1) * pitch + row_bytes)});
+  }
 };
 
 }  // namespace tessera::sim

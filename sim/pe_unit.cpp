@@ -93,8 +93,33 @@ void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
     ops::gemm_tile(op.dtype, sram.data() + op.a_address, packed_or(op.a_pitch_bytes, op.k * element),
                    sram.data() + op.w_address, packed_or(op.w_pitch_bytes, op.n * element), product.data(),
                    o_row, op.m, op.n, op.k, /*accumulate=*/false);
-    commit = [this, op, accumulator, o_row, product = std::move(product)]() {
-      uint8_t* o = machine_.cores[core_].sram.data() + op.o_address;
+    const int64_t a_pitch = packed_or(op.a_pitch_bytes, op.k * element);
+    const int64_t w_pitch = packed_or(op.w_pitch_bytes, op.n * element);
+    commit = [this, op, accumulator, o_row, a_pitch, w_pitch, first_load,
+              product = std::move(product)]() mutable {
+      CoreState& core = machine_.cores[core_];
+      // Did a write land in an operand while the array was reading it? Then the array read the new bytes.
+      const uint64_t a_end =
+          op.a_address + static_cast<uint64_t>((op.m - 1) * a_pitch + op.k * size_bytes(op.dtype));
+      const uint64_t w_end =
+          op.w_address + static_cast<uint64_t>((op.k - 1) * w_pitch + op.n * size_bytes(op.dtype));
+      bool raced = false;
+      for (const SramWrite& write : core.write_log) {
+        if (write.at <= first_load) continue;
+        raced = raced || (write.begin < a_end && op.a_address < write.end) ||
+                (write.begin < w_end && op.w_address < write.end);
+      }
+      // Writes before this instruction started cannot matter to it or to any later one.
+      core.write_log.erase(
+          std::remove_if(core.write_log.begin(), core.write_log.end(),
+                         [first_load](const SramWrite& write) { return write.at <= first_load; }),
+          core.write_log.end());
+      if (raced) {
+        ++machine_.hazards;
+        ops::gemm_tile(op.dtype, core.sram.data() + op.a_address, a_pitch, core.sram.data() + op.w_address,
+                       w_pitch, product.data(), o_row, op.m, op.n, op.k, /*accumulate=*/false);
+      }
+      uint8_t* o = core.sram.data() + op.o_address;
       const int64_t pitch = packed_or(op.o_pitch_bytes, o_row);
       if (op.accumulate) {
         ops::add_tile(accumulator, o, pitch, product.data(), o_row, op.m, op.n);

@@ -92,6 +92,10 @@ struct RunResult {
   int64_t cycles = 0;  // ticks_to_cycles_ceil(end_ticks)
   int64_t instructions = 0;
   int64_t macs = 0;
+  // PE instructions whose operand tiles another unit overwrote while the array was reading them: the program
+  // races a write against a read (functional runs only; the result then uses the new bytes, as hardware
+  // would).
+  int64_t sram_hazards = 0;
   TrafficCounters traffic;
   std::vector<UnitResult> units;
   bool functional = false;

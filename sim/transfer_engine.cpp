@@ -121,6 +121,7 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   transfer.commit = [this, destinations, staged = std::move(staged), rows = load.source.rows, row_bytes,
                      pitch, address = load.sram_address]() {
     for (int destination : destinations) {
+      machine_.log_sram_write(destination, address, rows, row_bytes, pitch);
       uint8_t* sram = machine_.cores[destination].sram.data() + address;
       for (int64_t row = 0; row < rows; ++row)
         std::memcpy(sram + row * pitch, staged.data() + row * row_bytes, static_cast<size_t>(row_bytes));
@@ -217,6 +218,8 @@ void TransferEngine::run_send(const arch::NocSend& send, Transfer& transfer) {
     std::memcpy(staged.data() + row * send.row_bytes, sram.data() + send.source_address + row * source_pitch,
                 static_cast<size_t>(send.row_bytes));
   transfer.commit = [this, send, destination_pitch, staged = std::move(staged)]() {
+    machine_.log_sram_write(send.destination_core, send.destination_address, send.rows, send.row_bytes,
+                            destination_pitch);
     uint8_t* target = machine_.cores[send.destination_core].sram.data() + send.destination_address;
     if (send.accumulate) {
       const int64_t element = size_bytes(send.accumulate_dtype);

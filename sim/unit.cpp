@@ -37,7 +37,11 @@ void Unit::start() {
 
 void Unit::thread() {
   for (;;) {
-    while (!start_requested_) wait(start_);
+    // Every run, the first included, starts from the start event (never from SystemC's initialisation phase):
+    // units then wake in the same order each run, so equal-time bookings happen in the same order and a
+    // program takes the same cycles whatever ran before it on this machine.
+    do wait(start_);
+    while (!start_requested_);
     start_requested_ = false;
     try {
       while (next_ < instructions_.size()) {

@@ -66,6 +66,7 @@ Json run_json(const RunRecord& run) {
   json["analytical_cycles"] = run.analytical_cycles;
   json["analytical_bound"] = run.analytical_bound;
   json["instructions"] = run.instructions;
+  json["sram_hazards"] = run.sram_hazards;
   json["candidates_simulated"] = run.candidates_simulated;
   json["mapping"] = mapping_json(run.mapping);
   Json numerics = Json::array();

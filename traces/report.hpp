@@ -55,6 +55,7 @@ struct RunRecord {
   int64_t analytical_cycles = 0;
   std::string analytical_bound;
   int64_t instructions = 0;
+  int64_t sram_hazards = 0;  // PE instructions whose operands were overwritten while being read (a race)
   int candidates_simulated = 0;
   MappingSummary mapping;
   std::vector<UnitBubbles> bubbles;

@@ -274,10 +274,18 @@ TEST(ArchSpec, UnknownKeyIsRejectedWithDidYouMean) {
             "unknown key; did you mean 'burst_bytes'?");
 }
 
-TEST(ArchSpec, MisspelledRequiredKeyIsReportedAsMissing) {
-  // Required fields are read before unknown keys are looked for, so the misspelling itself is not named.
-  EXPECT_EQ(std::string(parse_error(machine_with("clock_ghz: 1.0", "clock_mhz: 1000")).what()),
-            "m.yaml:1:1: clock_ghz: required field is missing\n  hint: add 'clock_ghz:' to the top level");
+TEST(ArchSpec, MisspelledRequiredKeyIsNamedAtTheTypo) {
+  // A required key missing while an unread key one or two edits away (same first letter) is present: that key
+  // is its misspelling, and the error points at it.
+  const std::string message = parse_error(machine_with("clock_ghz: 1.0", "clock_mhz: 1000")).what();
+  EXPECT_EQ(message.substr(0, message.find('\n')),
+            "m.yaml:2:1: clock_mhz: unknown key; did you mean 'clock_ghz'?");
+}
+
+TEST(ArchSpec, AMissingRequiredKeyDoesNotBlameASiblingWithAnotherFirstLetter) {
+  // rows is missing; cols is a real key two edits away, but it starts differently: rows is reported missing.
+  const std::string message = parse_error(machine_with("mesh: {rows: 2, cols: 2}", "mesh: {cols: 2}")).what();
+  EXPECT_NE(message.find("mesh.rows: required field is missing"), std::string::npos) << message;
 }
 
 TEST(ArchSpec, MissingSectionIsRequired) {

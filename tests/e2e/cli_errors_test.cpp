@@ -1,0 +1,226 @@
+// Bad input gives one clear message that names where (file:line:column, or the instruction) and what was
+// expected, exits with status 2, and leaves no partial output behind.
+#include <gtest/gtest.h>
+
+#include "e2e/cli_helpers.hpp"
+#include "e2e/run_tessera.hpp"
+
+namespace tessera {
+
+namespace {
+
+// A small valid machine; tests break one thing in it.
+const char* kMachine = R"(name: tiny
+clock_ghz: 1.0
+mesh: {rows: 1, cols: 2}
+noc: {link_bytes_per_cycle: 64}
+dram: {bandwidth_gbps: 128, channels: 2, latency_cycles: 100}
+core:
+  pe_array: {rows: 8, cols: 8}
+  sram:
+    kib: 64
+    banks: 4
+    bank_width_bytes: 32
+  dma: {engines: 1, bytes_per_cycle: 32, setup_cycles: 8}
+)";
+
+const char* kWorkload = R"(name: small
+seed: 1
+ops:
+  - {name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16}
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+struct Failure {
+  int exit_code;
+  std::string output;
+};
+
+// Runs `tessera run` on the given machine and workload texts with --out, and checks that nothing was written.
+Failure run_broken(const std::string& machine, const std::string& workload,
+                   const std::vector<std::string>& extra = {}) {
+  ScratchDir scratch;
+  write_text(scratch.file("tiny.yaml"), machine);
+  write_text(scratch.file("small.yaml"), workload);
+  std::vector<std::string> arguments = {"run",
+                                        "--arch",
+                                        scratch.file("tiny.yaml"),
+                                        "--workload",
+                                        scratch.file("small.yaml"),
+                                        "--out",
+                                        scratch.file("out"),
+                                        "--quiet"};
+  arguments.insert(arguments.end(), extra.begin(), extra.end());
+  const CommandResult result = run_tessera(arguments);
+  if (result.exit_code != 0) {
+    EXPECT_FALSE(exists(scratch.file("out"))) << "a failed run leaves no output folder";
+  }
+  // Messages name the file by the path it was given with; tests compare the name alone.
+  std::string output = result.output;
+  for (size_t at; (at = output.find(scratch.path() + "/")) != std::string::npos;)
+    output.erase(at, scratch.path().size() + 1);
+  return {result.exit_code, output};
+}
+
+void expect_error(const Failure& failure, const std::string& message) {
+  EXPECT_EQ(failure.exit_code, 2) << failure.output;
+  EXPECT_NE(failure.output.find(message), std::string::npos) << "expected:\n"
+                                                             << message << "\ngot:\n"
+                                                             << failure.output;
+}
+
+}  // namespace
+
+TEST(CliErrors, TheValidInputsRun) {
+  EXPECT_EQ(run_broken(kMachine, kWorkload).exit_code, 0);
+}
+
+TEST(CliErrors, MissingFieldNamesItsMapAndTheKey) {
+  expect_error(run_broken(replaced(kMachine, "clock_ghz: 1.0\n", ""), kWorkload),
+               "error: tiny.yaml:1:1: clock_ghz: required field is missing\n  hint: add 'clock_ghz:' to the "
+               "top level");
+}
+
+TEST(CliErrors, UnknownKeySuggestsTheRightOne) {
+  expect_error(
+      run_broken(replaced(kMachine, "banks: 4", "bnaks: 4"), kWorkload),
+      "error: tiny.yaml:10:5: core.sram.bnaks: unknown key; did you mean 'banks'?\n  hint: 'banks' is "
+      "required here");
+}
+
+TEST(CliErrors, MistypedValueSaysWhatWasExpected) {
+  expect_error(run_broken(replaced(kMachine, "clock_ghz: 1.0", "clock_ghz: fast"), kWorkload),
+               "error: tiny.yaml:2:12: clock_ghz: expected a number, got 'fast'");
+}
+
+TEST(CliErrors, ZeroAndNegativeSizesAreRejected) {
+  expect_error(run_broken(kMachine, replaced(kWorkload, "m: 64", "m: 0")),
+               "small.yaml:4:30: ops[0].m: expected a positive integer, got 0");
+  expect_error(run_broken(kMachine, replaced(kWorkload, "k: 40", "k: -5")),
+               "small.yaml:4:44: ops[0].k: expected a positive integer, got -5");
+}
+
+TEST(CliErrors, AMachineWithoutPesIsRejected) {
+  expect_error(run_broken(replaced(kMachine, "rows: 8, cols: 8", "rows: 0, cols: 8"), kWorkload),
+               "tiny.yaml:7:20: core.pe_array.rows: expected a positive integer, got 0");
+}
+
+TEST(CliErrors, SramTooSmallForAnyTileSaysWhatTheSmallestNeeds) {
+  // One core with a 64x64 array in bf16: the smallest tile of this GEMM is 64x48x40 (all of m, n, k: each is
+  // under one fold), A 5120 B + W 3840 B + O 12288 B = 21248 B = 20.8 KiB single-buffered; the core has 16
+  // KiB.
+  const std::string machine =
+      replaced(replaced(replaced(kMachine, "rows: 8, cols: 8", "rows: 64, cols: 64"), "kib: 64", "kib: 16"),
+               "mesh: {rows: 1, cols: 2}", "mesh: {rows: 1, cols: 1}");
+  expect_error(
+      run_broken(machine, kWorkload),
+      "error: tiny.yaml:9:10: core.sram.kib: no legal mapping for g (gemm 64x48x40 bf16):\n  ws: the "
+      "smallest tile (m=64 n=48 k=40, single-buffered) needs 20.8 KiB of SRAM, the core has 16 KiB");
+}
+
+TEST(CliErrors, OverriddenValuesAreBlamedOnTheSetArgument) {
+  expect_error(run_broken(kMachine, kWorkload, {"--set", "core.sram.kib=zero"}),
+               "error: --set core.sram.kib=zero: core.sram.kib: expected an integer, got 'zero'");
+}
+
+TEST(CliErrors, MalformedYamlNamesThePosition) {
+  expect_error(
+      run_broken(replaced(kMachine, "mesh: {rows: 1, cols: 2}", "mesh: {rows: 1, cols: 2"), kWorkload),
+      "tiny.yaml:");
+  expect_error(
+      run_broken(replaced(kMachine, "mesh: {rows: 1, cols: 2}", "mesh: {rows: 1, cols: 2"), kWorkload),
+      "malformed YAML");
+}
+
+TEST(CliErrors, MissingFileNamesThePath) {
+  const CommandResult result = run_tessera({"run", "--arch", "/nonexistent/machine.yaml", "--quiet"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(
+      result.output.find("error: /nonexistent/machine.yaml: cannot open file: No such file or directory"),
+      std::string::npos)
+      << result.output;
+}
+
+TEST(CliErrors, UnsupportedDataflowIsABadInput) {
+  const CommandResult result =
+      run_tessera({"run", "--arch", shipped("arch/tpu-v1.yaml"), "--dataflow", "os", "--quiet"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("machine 'tpu-v1' does not support dataflow os"), std::string::npos)
+      << result.output;
+}
+
+TEST(CliErrors, UnknownCommandLineOptionIsABadInput) {
+  EXPECT_EQ(run_tessera({"run", "--no-such-option"}).exit_code, 2);
+}
+
+// A hand-written tile program: core 0,0 waits for a semaphore that nothing signals.
+TEST(CliErrors, ProgramWaitingOnASemaphoreNobodySignalsNamesTheInstruction) {
+  ScratchDir scratch;
+  write_text(scratch.file("tiny.yaml"), kMachine);
+  write_text(scratch.file("stuck.tprog"), R"(tessera-program 1
+name stuck
+mesh 1x2
+tensor A bf16 8x8 at 0x0 input seed=1 id=0
+
+core 0,0
+  dma0 load A[0:8, 0:8] -> 0x0 ; signal a_full[0]
+  pe ws a=0x0 w=0x0 o=0x400 m=8 n=8 k=8 dtype=bf16 acc=0 ; wait a_full[0] w_full[0]
+)");
+  const CommandResult result = run_tessera({"sim", "--arch", scratch.file("tiny.yaml"), "--program",
+                                            scratch.file("stuck.tprog"), "--out", scratch.file("out")});
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(
+      result.output.find("stuck.tprog:8: core 0,0 pe #0: waits for w_full[0] of core 0,0, which the whole "
+                         "program signals 0 times"),
+      std::string::npos)
+      << result.output;
+  EXPECT_FALSE(exists(scratch.file("out")));
+}
+
+// Two units each wait for the other: every semaphore is signalled somewhere, but nothing can go first.
+TEST(CliErrors, DeadlockNamesEveryWaitingUnit) {
+  ScratchDir scratch;
+  write_text(scratch.file("tiny.yaml"), kMachine);
+  write_text(scratch.file("cycle.tprog"), R"(tessera-program 1
+name cycle
+mesh 1x2
+tensor A bf16 8x8 at 0x0 input seed=1 id=0
+tensor O fp32 8x8 at 0x1000 output
+
+core 0,0
+  dma0 load A[0:8, 0:8] -> 0x0 ; wait o_done[0] ; signal a_full[0]
+  pe ws a=0x0 w=0x0 o=0x400 m=8 n=8 k=8 dtype=bf16 acc=0 ; wait a_full[0] ; signal o_done[0]
+)");
+  const CommandResult result =
+      run_tessera({"sim", "--arch", scratch.file("tiny.yaml"), "--program", scratch.file("cycle.tprog")});
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("deadlock: work remains but no unit can make progress"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("core 0,0 dma0 #0 (" + scratch.file("cycle.tprog") +
+                               ":8) waits for o_done[0] of core 0,0"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("core 0,0 pe #0 (" + scratch.file("cycle.tprog") + ":9) waits for a_full[0]"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(CliErrors, ProgramSyntaxErrorNamesLineAndColumn) {
+  ScratchDir scratch;
+  write_text(scratch.file("tiny.yaml"), kMachine);
+  write_text(scratch.file("typo.tprog"),
+             "tessera-program 1\nname typo\nmesh 1x2\n\ncore 0,0\n  dam0 load A[0:8, 0:8] -> 0x0\n");
+  const CommandResult result =
+      run_tessera({"sim", "--arch", scratch.file("tiny.yaml"), "--program", scratch.file("typo.tprog")});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("typo.tprog:6:3: core 0,0: unknown queue 'dam0'; did you mean 'dma0'?"),
+            std::string::npos)
+      << result.output;
+}
+
+}  // namespace tessera

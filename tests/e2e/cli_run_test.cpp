@@ -1,0 +1,198 @@
+// The tessera command as a user runs it: defaults, every shipped workload's numerics, reproducibility, the
+// bandwidth-bound regime, and map -> tile program -> sim through the text form.
+#include <gtest/gtest.h>
+
+#include "e2e/cli_helpers.hpp"
+#include "e2e/run_tessera.hpp"
+
+namespace tessera {
+
+namespace {
+nlohmann::json run_json(const std::vector<std::string>& arguments, int expected_exit = 0) {
+  std::vector<std::string> all = arguments;
+  all.push_back("--format");
+  all.push_back("json");
+  all.push_back("--quiet");
+  const CommandResult result = run_tessera(all);
+  EXPECT_EQ(result.exit_code, expected_exit) << result.output;
+  const size_t start = result.output.find('{');
+  if (start == std::string::npos) return {};
+  return nlohmann::json::parse(result.output.substr(start));
+}
+
+void expect_numerics_pass(const nlohmann::json& report) {
+  ASSERT_FALSE(report.empty());
+  for (const auto& op : report["ops"])
+    for (const auto& run : op["runs"]) {
+      ASSERT_FALSE(run["numerics"].empty()) << op["name"];
+      for (const auto& check : run["numerics"])
+        EXPECT_TRUE(check["pass"].get<bool>()) << op["name"] << " " << run["dataflow"] << " " << check.dump();
+    }
+  EXPECT_TRUE(report["totals"]["numerics_pass"].get<bool>());
+}
+
+std::vector<std::string> on_mesh(const std::string& workload) {
+  return {"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload",
+          shipped("workloads/" + workload + ".yaml")};
+}
+}  // namespace
+
+TEST(CliRun, WithNoArgumentsRunsTheShippedDefaultsAndChecksTheNumerics) {
+  const CommandResult result = run_tessera({"run"});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("tessera: [2/2] down_proj"), std::string::npos) << "progress lines on stderr";
+  EXPECT_NE(result.output.find("machine default"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("numerics: all pass"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("SystemC"), std::string::npos) << "the SystemC banner must not leak";
+}
+
+// Numerics pass on every shipped workload (int8 exact, fp32 rel-L2 <= 1e-5, bf16/fp16 <= 1e-2), for the best
+// mapping of every dataflow.
+TEST(CliRun, NumericsPassOnTheDefaultWorkload) {
+  expect_numerics_pass(run_json(on_mesh("default")));
+}
+TEST(CliRun, NumericsPassOnGemm256) {
+  expect_numerics_pass(run_json(on_mesh("gemm-256")));
+}
+TEST(CliRun, NumericsPassOnBertFfn) {
+  expect_numerics_pass(run_json(on_mesh("bert-ffn")));
+}
+TEST(CliRun, NumericsPassOnLlmDecodeProj) {
+  expect_numerics_pass(run_json(on_mesh("llm-decode-proj")));
+}
+TEST(CliRun, NumericsPassOnRaggedShapesInEveryDtype) {
+  expect_numerics_pass(run_json(on_mesh("ragged")));
+}
+TEST(CliRun, NumericsPassOnGemm4096) {
+  // One dataflow and one candidate: a 68.7 GMAC functional run and its float64 reference take a while.
+  std::vector<std::string> arguments = on_mesh("gemm-4096");
+  for (const char* extra : {"--dataflow", "ws", "--simulate-top", "1"}) arguments.push_back(extra);
+  expect_numerics_pass(run_json(arguments));
+}
+
+TEST(CliRun, SameInputsGiveByteIdenticalReportsWhateverTheThreadCount) {
+  ScratchDir scratch;
+  std::vector<std::string> base = on_mesh("bert-ffn");
+  base.push_back("--quiet");
+  auto with = [&](const std::string& threads, const std::string& out) {
+    std::vector<std::string> arguments = base;
+    for (const std::string& extra : {std::string("--threads"), threads, std::string("--out"), out})
+      arguments.push_back(extra);
+    return run_tessera(arguments);
+  };
+  ASSERT_EQ(with("1", scratch.file("one")).exit_code, 0);
+  ASSERT_EQ(with("2", scratch.file("two")).exit_code, 0);
+  ASSERT_EQ(with("2", scratch.file("again")).exit_code, 0);
+  const auto one = without_host_seconds(nlohmann::json::parse(read_text(scratch.file("one/report.json"))));
+  const auto two = without_host_seconds(nlohmann::json::parse(read_text(scratch.file("two/report.json"))));
+  const auto again =
+      without_host_seconds(nlohmann::json::parse(read_text(scratch.file("again/report.json"))));
+  EXPECT_EQ(one.dump(2), two.dump(2));
+  EXPECT_EQ(two.dump(2), again.dump(2));
+  // The byte-level promise: the files differ at most in their host_seconds values.
+  auto strip_seconds = [](std::string text) {
+    std::string out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("\"host_seconds\"") == std::string::npos) out += line + "\n";
+    return out;
+  };
+  EXPECT_EQ(strip_seconds(read_text(scratch.file("one/report.json"))),
+            strip_seconds(read_text(scratch.file("two/report.json"))));
+  EXPECT_EQ(read_text(scratch.file("one/trace.json")), read_text(scratch.file("two/trace.json")));
+  EXPECT_EQ(read_text(scratch.file("one/ffn1.ws.tprog")), read_text(scratch.file("two/ffn1.ws.tprog")));
+}
+
+TEST(CliRun, OutFolderHoldsReportTraceProgramsAndResolvedConfigs) {
+  ScratchDir scratch;
+  const std::string out = scratch.file("out");
+  std::vector<std::string> arguments = on_mesh("gemm-256");
+  for (const std::string& extra : {std::string("--out"), out, std::string("--quiet")})
+    arguments.push_back(extra);
+  ASSERT_EQ(run_tessera(arguments).exit_code, 0);
+  for (const char* file :
+       {"report.json", "report.csv", "trace.json", "arch.resolved.yaml", "workload.resolved.yaml",
+        "gemm256.ws.tprog", "gemm256.os.tprog", "gemm256.is.tprog"})
+    EXPECT_TRUE(exists(out + "/" + file)) << file;
+  const auto trace = nlohmann::json::parse(read_text(out + "/trace.json"));
+  int threads = 0, intervals = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "thread_name") ++threads;
+    if (event["ph"] == "X") ++intervals;
+  }
+  EXPECT_EQ(threads, 16 * 4);  // one track per unit: pe, noc, dma0, dma1 on 16 cores
+  EXPECT_GT(intervals, 100);
+  // Busy PE intervals are labelled with their instruction.
+  EXPECT_NE(read_text(out + "/trace.json").find("\"name\":\"pe "), std::string::npos);
+  // The resolved machine names every default.
+  EXPECT_NE(read_text(out + "/arch.resolved.yaml").find("outstanding_bursts: 64"), std::string::npos);
+}
+
+TEST(CliRun, BubblesAddUpToTheCyclesForEveryUnit) {
+  const auto report = run_json(on_mesh("ragged"));
+  for (const auto& op : report["ops"])
+    for (const auto& run : op["runs"])
+      for (const auto& [unit, causes] : run["bubbles"].items()) {
+        int64_t sum = 0;
+        for (const auto& [cause, cycles] : causes.items()) sum += cycles.get<int64_t>();
+        EXPECT_EQ(sum, run["cycles"].get<int64_t>()) << op["name"] << " " << run["dataflow"] << " " << unit;
+      }
+}
+
+// DRAM at 1/100 of mesh4x4's 1024 GB/s: the run can be no faster than its DRAM bytes at that bandwidth, and
+// the PE arrays spend most of their time starved of inputs.
+TEST(CliRun, BandwidthBoundRunIsBoundByDramAndStarvesThePeArrays) {
+  std::vector<std::string> arguments = on_mesh("gemm-256");
+  for (const char* extra : {"--timing-only", "--set", "dram.bandwidth_gbps=10.24"})
+    arguments.push_back(extra);
+  const auto report = run_json(arguments);
+  const double bytes_per_cycle = 10.24 / 1.0;  // GB/s over GHz
+  for (const auto& run : report["ops"][0]["runs"]) {
+    EXPECT_GE(run["cycles"].get<double>(), run["dram_bytes"].get<double>() / bytes_per_cycle)
+        << run["dataflow"];
+    const auto& pe = run["bubbles_by_kind"]["pe"];
+    int64_t total = 0, largest = 0;
+    std::string largest_cause;
+    for (const auto& [cause, cycles] : pe.items()) {
+      total += cycles.get<int64_t>();
+      if (cycles.get<int64_t>() > largest) largest = cycles.get<int64_t>(), largest_cause = cause;
+    }
+    EXPECT_EQ(largest_cause, "input_starvation") << run["dataflow"] << " " << pe.dump();
+    EXPECT_GT(pe["input_starvation"].get<double>(), 0.5 * static_cast<double>(total)) << pe.dump();
+  }
+}
+
+TEST(CliMap, RanksCandidatesAndSaysWhyEachDataflowLoses) {
+  const CommandResult result =
+      run_tessera({"map", "--arch", shipped("arch/mesh4x4.yaml"), "--workload",
+                   shipped("workloads/llm-decode-proj.yaml"), "--top", "5", "--quiet"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("rank"), std::string::npos);
+  EXPECT_NE(result.output.find(" wins: "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find(" loses: "), std::string::npos) << result.output;
+}
+
+TEST(CliMap, ItsTileProgramsRunUnderSimAndComputeTheRightNumbers) {
+  ScratchDir scratch;
+  const CommandResult mapped =
+      run_tessera({"map", "--arch", shipped("arch/default.yaml"), "--workload",
+                   shipped("workloads/ragged.yaml"), "--out", scratch.path(), "--quiet"});
+  ASSERT_EQ(mapped.exit_code, 0) << mapped.output;
+  for (const char* program : {"odd_fp32.ws.tprog", "prime_int8.os.tprog", "thin_fp16.is.tprog"}) {
+    const CommandResult simulated = run_tessera({"sim", "--arch", shipped("arch/default.yaml"), "--program",
+                                                 scratch.file(program), "--format", "json", "--quiet"});
+    ASSERT_EQ(simulated.exit_code, 0) << program << "\n" << simulated.output;
+    const auto report = nlohmann::json::parse(simulated.output);
+    EXPECT_TRUE(report["ops"][0]["runs"][0]["numerics"][0]["pass"].get<bool>()) << program;
+  }
+}
+
+TEST(CliValidate, ResolvesAWorkloadAndAppliesOverrides) {
+  const CommandResult result =
+      run_tessera({"validate", shipped("workloads/bert-ffn.yaml"), "--set", "ops.ffn2.m=128"});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("valid workload"), std::string::npos);
+  EXPECT_NE(result.output.find("name: ffn2, kind: gemm, m: 128"), std::string::npos) << result.output;
+}
+
+}  // namespace tessera
