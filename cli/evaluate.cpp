@@ -5,7 +5,6 @@
 #include <chrono>
 
 #include "cli/report_builder.hpp"
-#include "mapper/explain.hpp"
 #include "mapper/lower_gemm.hpp"
 #include "mapper/search.hpp"
 #include "ops/numerics.hpp"
@@ -120,15 +119,12 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
       say(fmt::format("{}: {} numerics {} (rel_l2_err {:.2e})", op.name, record.dataflow,
                       record.numerics.back().pass ? "pass" : "FAIL", record.numerics.back().rel_l2_err));
     }
-    if (!is_winner) {
-      const Simulated& best = rows[winner];
-      record.loses_because =
-          mapper::why_loses(problem, row.candidate.mapping, row.candidate.cost, row.timing.cycles,
-                            best.candidate.mapping, best.candidate.cost, best.timing.cycles);
-    }
     outcome.record.runs.push_back(std::move(record));
     if (is_winner) outcome.winner_result = std::move(result);
   }
+  // Why the others lose, from each row's simulated timeline against the winner's.
+  for (traces::RunRecord& record : outcome.record.runs)
+    if (!record.winner) record.loses_because = traces::explain_gap(record, outcome.record.best());
   for (Simulated& row : rows)
     outcome.programs.emplace_back(row.program.name + ".tprog", std::move(row.program));
   return outcome;

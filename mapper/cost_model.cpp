@@ -214,9 +214,9 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
         const int64_t w_factor = reload(m_class.count, n_class.count, k_class.count, false, true, true);
         // Per class: sum over its parts of (extent product) times how many cores share it.
         const int64_t a_class = m_class.extent_sum * k_class.extent_sum * element * a_factor;
-        a_bytes += multicast_a ? a_class * n_class.parts / mapping.split_n : a_class * n_class.parts;
+        a_bytes += a_class * n_class.parts;
         const int64_t w_class = k_class.extent_sum * n_class.extent_sum * element * w_factor;
-        w_bytes += multicast_w ? w_class * m_class.parts / mapping.split_m : w_class * m_class.parts;
+        w_bytes += w_class * m_class.parts;
         if (mapping.split_k == 1) {
           // O stays in SRAM for a run of k tiles; a tile met again later is stored accumulating (read +
           // write).
@@ -226,6 +226,9 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
       }
     }
   }
+  // A multicast tile is read once for its whole group (every member's reload factor is the same then).
+  if (multicast_a) a_bytes /= mapping.split_n;
+  if (multicast_w) w_bytes /= mapping.split_m;
   if (mapping.split_k > 1) {
     o_bytes = problem.m * problem.n * accumulator;  // the root of each k group stores the reduced tile once
     cost.reduction_bytes = (mapping.split_k - 1) * problem.m * problem.n * accumulator;

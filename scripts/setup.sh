@@ -11,7 +11,7 @@ packages=(
   libcli11-dev                        # the command line
   nlohmann-json3-dev libfmt-dev       # reports and formatting
   libgtest-dev                        # tests
-  python3 python3-matplotlib          # plots and sweep drivers (scripts/)
+  python3 python3-matplotlib python3-yaml   # plots and sweep drivers (scripts/)
 )
 
 missing=()

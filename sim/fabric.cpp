@@ -129,7 +129,8 @@ Tick Fabric::store_burst(Tick issue, int source_core, int64_t bytes, uint64_t dr
 }
 
 Tick Fabric::send_burst(Tick issue, int source_core, int destination_core, int64_t bytes) {
-  Flow flow = through(inject_[source_core], Flow{issue, issue}, static_cast<double>(bytes), router_latency_);
+  // The routers crossed are the source's, each one a link leads to: the injection port adds none of its own.
+  Flow flow = through(inject_[source_core], Flow{issue, issue}, static_cast<double>(bytes), 0);
   route_.clear();
   arch::append_xy_route(arch::core_coord(source_core, spec_.mesh),
                         arch::core_coord(destination_core, spec_.mesh), spec_.mesh, route_);

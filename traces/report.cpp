@@ -119,6 +119,54 @@ std::string numerics_cell(const RunRecord& run) {
 
 }  // namespace
 
+std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
+  // Per-PE-array share of each cause, loser and winner.
+  auto shares = [](const RunRecord& run) {
+    std::vector<std::pair<std::string, double>> result;
+    for (const auto& [kind, cycles] : by_kind(run.bubbles)) {
+      if (kind != "pe") continue;
+      int64_t total = 0;
+      for (const auto& entry : cycles) total += entry.second;
+      for (const auto& [cause, value] : cycles)
+        result.emplace_back(cause, total > 0 ? static_cast<double>(value) / static_cast<double>(total) : 0.0);
+    }
+    return result;
+  };
+  static const std::vector<std::pair<std::string, std::string>> kWhat = {
+      {"input_starvation", "wait for DMA loads"}, {"output_backpressure", "wait for stores to free a buffer"},
+      {"noc", "wait for core-to-core transfers"}, {"bank_conflict", "are held up by SRAM bank conflicts"},
+      {"sync", "wait for other units"},           {"fill_drain", "preload, fill and drain"}};
+  const auto loser_shares = shares(loser), winner_shares = shares(winner);
+  std::string worst;
+  double worst_excess = 0, loser_share = 0, winner_share = 0;
+  for (size_t i = 0; i < loser_shares.size() && i < winner_shares.size(); ++i) {
+    const std::string& cause = loser_shares[i].first;
+    if (cause == "busy") continue;
+    // Cycles per PE array spent on this cause beyond the winner's.
+    const double excess = loser_shares[i].second * static_cast<double>(loser.cycles) -
+                          winner_shares[i].second * static_cast<double>(winner.cycles);
+    if (excess > worst_excess) {
+      worst_excess = excess, worst = cause;
+      loser_share = loser_shares[i].second, winner_share = winner_shares[i].second;
+    }
+  }
+  if (loser.cycles - winner.cycles <= winner.cycles / 200)
+    return fmt::format("a tie: {} cycles more (within 0.5%)", loser.cycles - winner.cycles);
+  std::string text = fmt::format("{:.2f}x the cycles",
+                                 winner.cycles > 0 ? static_cast<double>(loser.cycles) / winner.cycles : 0.0);
+  for (const auto& [cause, what] : kWhat)
+    if (cause == worst)
+      text += fmt::format(": its PE arrays {} {:.0f}% of the time (winner {:.0f}%)", what, 100 * loser_share,
+                          100 * winner_share);
+  if (winner.dram_bytes > 0 && loser.dram_bytes > 1.15 * winner.dram_bytes)
+    text +=
+        fmt::format("; {:.2f}x the DRAM traffic", static_cast<double>(loser.dram_bytes) / winner.dram_bytes);
+  if (loser.pe_utilization > 0 && loser.mapping.edge_waste > winner.mapping.edge_waste + 0.05)
+    text +=
+        fmt::format("; {:.0f}% of its PE slots idle on ragged edge folds", 100 * loser.mapping.edge_waste);
+  return text;
+}
+
 bool Report::numerics_pass() const {
   for (const OpRecord& op : ops)
     for (const RunRecord& run : op.runs)

@@ -91,6 +91,11 @@ struct Report {
   bool numerics_pass() const;  // every numerics check of every run passed (true when none ran)
 };
 
+// Why `loser` is slower than `winner`, from their simulated timelines: the PE-array bubble cause that grew
+// the most, and DRAM traffic when it differs ("1.31x the cycles: its PE arrays wait for DMA loads 24% of the
+// time (winner 9%); 1.6x the DRAM traffic").
+std::string explain_gap(const RunRecord& loser, const RunRecord& winner);
+
 // The JSON text of the report (stable key order, fixed number formatting: same inputs, same bytes).
 std::string to_json(const Report& report, bool include_host_seconds = true);
 // A terminal table: per op one row per dataflow (winner marked), bubbles of the winner, totals.

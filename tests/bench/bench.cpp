@@ -69,6 +69,23 @@ int run(int argc, char** argv) {
                timing_seconds, timing.instructions / timing_seconds, numerics_seconds, timing.cycles,
                static_cast<double>(op.macs()) / timing_seconds);
     fmt::print("       mapping: {}\n", mapping.describe());
+    if (size != 4096) continue;
+    // Same MACs, other tile sizes: host time follows the instructions and bursts, not the arithmetic.
+    fmt::print("  4096^3 timing-only with other tiles of the same split (same MACs):\n");
+    fmt::print("  {:>16} {:>12} {:>10} {:>10}\n", "tile", "instructions", "bursts", "timing_s");
+    for (int64_t tile_k : {64, 128, 256}) {
+      mapper::GemmMapping variant = mapping;
+      variant.tile_k = tile_k;
+      const arch::Program program_variant = mapper::lower_gemm(op, 1, variant, spec, "bench");
+      const auto start = Clock::now();
+      const sim::RunResult result = machine.run(program_variant, sim::RunOptions{false, false});
+      const double seconds = seconds_since(start);
+      int64_t bursts = 0;
+      for (const sim::UnitResult& unit : result.units) bursts += unit.counters.bursts;
+      fmt::print("  {:>16} {:>12} {:>10} {:>10.3f}\n",
+                 fmt::format("{}x{}x{}", variant.tile_m, variant.tile_n, tile_k), result.instructions, bursts,
+                 seconds);
+    }
   }
   return 0;
 }

@@ -1,0 +1,153 @@
+// The cost model against what the lowering really moves, and the mapspace's rules.
+#include "mapper/cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/config.hpp"
+#include "mapper/lower_gemm.hpp"
+#include "mapper/mapspace.hpp"
+#include "mapper/search.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+
+arch::ArchSpec shipped(const std::string& name) {
+  return arch::arch_from_yaml(
+      config::load_file(std::string(TESSERA_SOURCE_DIR) + "/configs/arch/" + name + ".yaml"));
+}
+
+// DRAM bytes a tile program moves: each load reads its region once (a multicast too), each store writes its
+// region, and an accumulating store reads it as well.
+int64_t program_dram_bytes(const arch::Program& program) {
+  int64_t bytes = 0;
+  for (const arch::CoreProgram& core : program.cores)
+    for (const arch::Instruction& instruction : core.instructions) {
+      if (const auto* load = std::get_if<arch::DmaLoad>(&instruction.operation)) {
+        bytes +=
+            load->source.rows * load->source.cols * size_bytes(program.tensors[load->source.tensor].dtype);
+      } else if (const auto* store = std::get_if<arch::DmaStore>(&instruction.operation)) {
+        const int64_t region = store->destination.rows * store->destination.cols *
+                               size_bytes(program.tensors[store->destination.tensor].dtype);
+        bytes += region * (store->accumulate ? 2 : 1);
+      }
+    }
+  return bytes;
+}
+
+ops::Op gemm(int64_t m, int64_t n, int64_t k, DType dtype) {
+  ops::Op op;
+  op.name = "g";
+  op.dtype = dtype;
+  op.shape = ops::GemmShape{m, n, k};
+  return op;
+}
+
+}  // namespace
+
+TEST(CostModel, DramBytesEqualWhatTheLoweredProgramMovesForEveryMapping) {
+  std::mt19937 random(7);
+  for (const std::string& machine : {"default", "mesh4x4"}) {
+    const arch::ArchSpec spec = shipped(machine);
+    const CostModel model(spec);
+    for (const ops::Op& op : {gemm(200, 130, 170, DType::bf16), gemm(37, 300, 41, DType::int8),
+                              gemm(512, 64, 700, DType::fp32)}) {
+      const auto& shape = std::get<ops::GemmShape>(op.shape);
+      const GemmProblem problem{shape.m, shape.n, shape.k, op.dtype};
+      std::vector<GemmMapping> mappings;
+      for (arch::Dataflow dataflow : spec.core.pe_array.dataflows)
+        enumerate_mappings(
+            problem, spec, dataflow, [](size_t) { return true; },
+            [&](const GemmMapping& mapping, size_t) { mappings.push_back(mapping); });
+      std::shuffle(mappings.begin(), mappings.end(), random);
+      for (size_t i = 0; i < 60 && i < mappings.size(); ++i) {
+        const GemmCost cost = model.evaluate(problem, mappings[i]);
+        const arch::Program program = lower_gemm(op, 1, mappings[i], spec, "g");
+        EXPECT_EQ(cost.dram_bytes, program_dram_bytes(program)) << machine << " " << mappings[i].describe();
+      }
+    }
+  }
+}
+
+TEST(CostModel, ReloadFactorCountsTheLoopsOutsideATilesInnermostLoop) {
+  const std::array<Dim, 3> mnk = {Dim::m, Dim::n, Dim::k};
+  // Order m, n, k with 4 x 3 x 2 tiles: A (m, k) is reloaded for every n tile; W (k, n) for every m tile; O
+  // (m, n) stays for the k loop.
+  EXPECT_EQ(reload_factor({4, 3, 2}, mnk, true, false, true), 3);
+  EXPECT_EQ(reload_factor({4, 3, 2}, mnk, false, true, true), 4);
+  EXPECT_EQ(reload_factor({4, 3, 2}, mnk, true, true, false), 1);
+  // With one k tile, A (m, k) no longer changes inside the n loop: loaded once per m tile.
+  EXPECT_EQ(reload_factor({4, 3, 1}, mnk, true, false, true), 1);
+  // Order k, m, n: O is revisited for every k tile.
+  EXPECT_EQ(reload_factor({4, 3, 2}, {Dim::k, Dim::m, Dim::n}, true, true, false), 2);
+}
+
+TEST(Mapspace, SplitsUseAllCoresThenFewerAndMultiplyToADivisor) {
+  const std::vector<Split> splits = splits_of(4);
+  // 4 cores: (1,1,4) ... 6 orderings of 4 as three factors, 3 of 2, 1 of 1.
+  EXPECT_EQ(splits.size(), 6u + 3u + 1u);
+  for (const Split& split : splits) EXPECT_EQ(4 % (split.m * split.n * split.k), 0);
+  EXPECT_EQ(splits.front().m * splits.front().n * splits.front().k, 4);
+}
+
+TEST(Mapspace, TileLadderEndsWithTheWholePerCoreExtentSoRaggedShapesTileNatively) {
+  EXPECT_EQ(tile_ladder(1000, 2, 32), (std::vector<int64_t>{32, 64, 128, 256, 500}));
+  EXPECT_EQ(tile_ladder(20, 1, 32), (std::vector<int64_t>{20}));
+}
+
+TEST(Search, TheRankingDoesNotDependOnTheThreadCount) {
+  const arch::ArchSpec spec = shipped("mesh4x4");
+  const GemmProblem problem{1000, 999, 777, DType::fp32};
+  SearchOptions options;
+  options.dataflows = spec.core.pe_array.dataflows;
+  options.keep_per_dataflow = 8;
+  options.threads = 1;
+  const std::vector<Candidate> one = search_gemm(problem, spec, options).ranked();
+  options.threads = 2;
+  const std::vector<Candidate> two = search_gemm(problem, spec, options).ranked();
+  options.threads = 5;
+  const std::vector<Candidate> five = search_gemm(problem, spec, options).ranked();
+  ASSERT_EQ(one.size(), two.size());
+  ASSERT_EQ(one.size(), five.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_TRUE(one[i].mapping == two[i].mapping) << i;
+    EXPECT_TRUE(one[i].mapping == five[i].mapping) << i;
+  }
+}
+
+TEST(Search, NoLegalMappingNamesTheFieldAndWhatTheSmallestTileNeeds) {
+  arch::ArchSpec spec = shipped("systolic-32x32");
+  spec.core.sram.kib = 4;
+  spec.derive();
+  SearchOptions options;
+  options.dataflows = {arch::Dataflow::ws};
+  options.op_description = "g (gemm 64x64x64 bf16)";
+  try {
+    search_gemm(GemmProblem{64, 64, 64, DType::bf16}, spec, options);
+    FAIL() << "expected no legal mapping";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.field(), "core.sram.kib");
+    // 32x32x32 bf16: A 2 KiB, W 2 KiB, O 4 KiB, each on whole 4 KiB bank rows (64 banks x 64 B): 12 KiB.
+    EXPECT_EQ(error.message(),
+              "no legal mapping for g (gemm 64x64x64 bf16):\n  ws: the smallest tile (m=32 n=32 k=32, "
+              "single-buffered) needs 12 KiB of SRAM, the core has 4 KiB");
+  }
+}
+
+TEST(LowerGemm, TheProgramRoundTripsThroughItsTextForm) {
+  const arch::ArchSpec spec = shipped("mesh4x4");
+  const ops::Op op = gemm(300, 260, 512, DType::fp16);
+  SearchOptions options;
+  options.dataflows = {arch::Dataflow::os};
+  options.keep_per_dataflow = 1;
+  const auto& shape = std::get<ops::GemmShape>(op.shape);
+  const GemmMapping mapping =
+      search_gemm({shape.m, shape.n, shape.k, op.dtype}, spec, options).per_dataflow[0].best[0].mapping;
+  const arch::Program program = lower_gemm(op, 1, mapping, spec, "g.os");
+  arch::check_program(program, spec);
+  EXPECT_TRUE(arch::read_program(arch::write_program(program), "g.tprog") == program);
+}
+
+}  // namespace tessera::mapper
