@@ -156,13 +156,17 @@ CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timing_(spec.cor
       }
     hottest_link_share_.emplace_back(used, *std::max_element(load.begin(), load.end()));
   }
-  // Little's law: an engine with B bursts of S bytes in flight over a round trip of L cycles moves B*S/L.
-  const auto& dma = spec.core.dma;
-  const double round_trip = spec.dram.latency_cycles +
-                            (average_dram_hops_ + 1) * spec.noc.router_latency_cycles +
-                            dma.burst_bytes / spec.noc.link_bytes_per_cycle;
-  dma_bytes_per_cycle_ = std::min(dma.bytes_per_cycle,
-                                  dma.outstanding_bursts * static_cast<double>(dma.burst_bytes) / round_trip);
+  round_trip_cycles_ = spec.dram.latency_cycles + (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
+}
+
+double CostModel::dma_bytes_per_cycle(int64_t row_bytes) const {
+  // Bursts stop at tile rows (and at burst_bytes, and at DRAM interleave blocks). Little's law: an engine
+  // with B bursts of S bytes in flight over a round trip of L cycles moves B*S/L, so short rows starve it.
+  const auto& dma = spec_.core.dma;
+  const double burst =
+      static_cast<double>(std::min({row_bytes, dma.burst_bytes, spec_.dram.interleave_bytes}));
+  const double round_trip = round_trip_cycles_ + burst / spec_.noc.link_bytes_per_cycle;
+  return std::min(dma.bytes_per_cycle, dma.outstanding_bursts * burst / round_trip);
 }
 
 double CostModel::hottest_link_share(int cores_used) const {
@@ -255,16 +259,20 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
                         tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true);
   const int64_t stores = tiles_m * tiles_n * o_factor;
 
-  // DMA engines: A on one, W on another, stores with the lighter one (the lowering does the same).
+  // DMA engines: A on one, W on another, stores with the lighter one (the lowering does the same), each at
+  // the rate its rows allow.
   const auto& dma = spec.core.dma;
+  const double a_rate = dma_bytes_per_cycle(tk * element), w_rate = dma_bytes_per_cycle(tn * element),
+               o_rate = dma_bytes_per_cycle(tn * accumulator);
   const double setup = static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores);
   if (dma.engines >= 2) {
-    const double engine0 = static_cast<double>(core_a) + (core_a <= core_w ? core_o : 0);
-    const double engine1 = static_cast<double>(core_w) + (core_a <= core_w ? 0 : core_o);
-    cost.dma_cycles = cycles_for(std::max(engine0, engine1), dma_bytes_per_cycle_) +
+    const double store_time = static_cast<double>(core_o) / o_rate;
+    const double engine0 = static_cast<double>(core_a) / a_rate + (core_a <= core_w ? store_time : 0);
+    const double engine1 = static_cast<double>(core_w) / w_rate + (core_a <= core_w ? 0 : store_time);
+    cost.dma_cycles = static_cast<int64_t>(std::ceil(std::max(engine0, engine1))) +
                       static_cast<int64_t>(setup / dma.engines);
   } else {
-    cost.dma_cycles = cycles_for(static_cast<double>(core_a + core_w + core_o), dma_bytes_per_cycle_) +
+    cost.dma_cycles = static_cast<int64_t>(std::ceil(core_a / a_rate + core_w / w_rate + core_o / o_rate)) +
                       static_cast<int64_t>(setup);
   }
   cost.dram_cycles = cycles_for(static_cast<double>(cost.dram_bytes), spec.dram.bytes_per_cycle);
@@ -297,14 +305,16 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   {
     const double route = spec.dram.latency_cycles +
                          (average_dram_hops_ + 1) * spec.noc.router_latency_cycles + dma.setup_cycles;
-    auto load_cycles = [&](double tile_bytes, bool shared, int group) {
+    auto load_cycles = [&](double tile_bytes, double engine_rate, bool shared, int group) {
       const double issuers = shared ? static_cast<double>(cores_used) / group : cores_used;
-      const double rate = std::min({dma_bytes_per_cycle_, spec.noc.link_bytes_per_cycle,
-                                    spec.dram.bytes_per_cycle / std::max(1.0, issuers)});
+      const double rate = std::min(
+          {engine_rate, spec.noc.link_bytes_per_cycle, spec.dram.bytes_per_cycle / std::max(1.0, issuers)});
       return route + tile_bytes / rate;
     };
-    const double a_load = load_cycles(static_cast<double>(tm * tk * element), multicast_a, mapping.split_n);
-    const double w_load = load_cycles(static_cast<double>(tk * tn * element), multicast_w, mapping.split_m);
+    const double a_load =
+        load_cycles(static_cast<double>(tm * tk * element), a_rate, multicast_a, mapping.split_n);
+    const double w_load =
+        load_cycles(static_cast<double>(tk * tn * element), w_rate, multicast_w, mapping.split_m);
     const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true);
     const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true);
     // The buffer is freed when the instruction before last completes (after its drain) and is needed before
@@ -324,7 +334,7 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   const double route_latency = (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
   cost.overhead_cycles =
       static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +
-                           first_bytes / dma_bytes_per_cycle_ + last_bytes / dma_bytes_per_cycle_);
+                           first_bytes / std::min(a_rate, w_rate) + last_bytes / o_rate);
 
   const std::array<std::pair<int64_t, Bound>, 5> limits = {
       {{cost.compute_cycles + cost.load_stall_cycles, Bound::compute},

@@ -60,7 +60,9 @@ class CostModel {
   // over every channel, and XY routes from the edge funnel into the links next to the channels.
   std::vector<std::pair<int, double>> hottest_link_share_;  // (cores used, share)
   double hottest_link_share(int cores_used) const;
-  double dma_bytes_per_cycle_ = 0;  // one engine, limited by its bursts in flight over the DRAM round trip
+  double round_trip_cycles_ = 0;  // DRAM latency and the routers to a core and back: what a burst waits
+  // One engine's bandwidth when a tensor's tile rows are `row_bytes` long.
+  double dma_bytes_per_cycle(int64_t row_bytes) const;
 };
 
 // How often a tile that depends on `dims` is (re)loaded per distinct tile, for a core whose tile loops run
