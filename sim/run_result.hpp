@@ -1,7 +1,7 @@
 // What one simulated run of a tile program produces: cycles, per-unit time split into busy and bubbles by
 // cause, traffic and work counters, the optional trace, and (with functional execution) the output tensors.
-// Stats are typed integers; names, units and descriptions are declared once, in each visit(), and writers
-// walk them (STYLE.md, "Stats and reports").
+// Stats are typed integers counted on the hot path; derived figures (bandwidth, utilisation, energy) are
+// computed when the report is built (cli/report_builder.cpp), and the report's keys carry the units.
 #pragma once
 
 #include <array>
@@ -46,15 +46,6 @@ struct UnitCounters {
   int64_t folds = 0;        // PE array
   int64_t bytes_moved = 0;  // DMA and NoC engines: payload bytes delivered
   int64_t bursts = 0;       // DMA and NoC engines
-
-  template <class Visit>
-  void visit(Visit&& visit) const {
-    visit("instructions", "count", "instructions executed", instructions);
-    visit("macs", "count", "multiply-accumulates done by the PE array", macs);
-    visit("folds", "count", "PE-array folds (stationary loads or output tiles)", folds);
-    visit("bytes_moved", "bytes", "payload bytes this engine delivered", bytes_moved);
-    visit("bursts", "count", "bursts this engine issued", bursts);
-  }
 };
 
 struct UnitResult {
@@ -74,17 +65,6 @@ struct TrafficCounters {
   int64_t noc_bytes = 0;            // payload bytes that entered the mesh (counted once per destination)
   int64_t noc_byte_hops = 0;        // bytes times mesh links crossed
   int64_t bank_conflict_ticks = 0;  // delay added by SRAM bank arbitration, summed over transfers
-
-  template <class Visit>
-  void visit(Visit&& visit) const {
-    visit("dram_read_bytes", "bytes", "bytes read from DRAM", dram_read_bytes);
-    visit("dram_write_bytes", "bytes", "bytes written to DRAM (accumulating stores count read and write)",
-          dram_write_bytes);
-    visit("sram_read_bytes", "bytes", "bytes read from core SRAMs", sram_read_bytes);
-    visit("sram_write_bytes", "bytes", "bytes written to core SRAMs", sram_write_bytes);
-    visit("noc_bytes", "bytes", "payload bytes carried by the NoC, once per destination", noc_bytes);
-    visit("noc_byte_hops", "byte-hops", "bytes times mesh links crossed", noc_byte_hops);
-  }
 };
 
 struct RunResult {

@@ -71,6 +71,29 @@ void TransferEngine::execute(const arch::Instruction& instruction, int32_t posit
   wait_until(engine_free_);
 }
 
+template <class Burst>
+void TransferEngine::for_each_dram_burst(const arch::TensorDecl& tensor, const arch::TensorRegion& region,
+                                         Burst&& burst) {
+  const int64_t element = size_bytes(tensor.dtype);
+  const int64_t row_bytes = region.cols * element;
+  const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  for (int64_t row = 0; row < region.rows; ++row) {
+    const uint64_t dram_row =
+        tensor.dram_address +
+        static_cast<uint64_t>(((region.row + row) * tensor.cols + region.col) * element);
+    for (int64_t offset = 0; offset < row_bytes;) {
+      // A burst stays inside one DRAM interleave block, so one channel serves it.
+      const uint64_t dram_address = dram_row + static_cast<uint64_t>(offset);
+      const int64_t to_block_end =
+          interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
+      const int64_t bytes = std::min({machine_.spec.core.dma.burst_bytes, row_bytes - offset, to_block_end});
+      burst(dram_address, bytes);
+      ++counters_.bursts;
+      offset += bytes;
+    }
+  }
+}
+
 void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   const arch::Program& program = *machine_.program;
   const arch::TensorDecl& tensor = program.tensors[load.source.tensor];
@@ -79,28 +102,14 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   const int64_t pitch = packed_or(load.sram_pitch_bytes, row_bytes);
   const std::vector<int> destinations =
       load.destinations.empty() ? std::vector<int>{core_} : load.destinations;
-  const auto& dma = machine_.spec.core.dma;
-  const int64_t interleave = machine_.spec.dram.interleave_bytes;
   Tick first_arrival = ~Tick{0};
   machine_.fabric.begin_load(destinations);
-  for (int64_t row = 0; row < load.source.rows; ++row) {
-    const uint64_t dram_row =
-        tensor.dram_address +
-        static_cast<uint64_t>(((load.source.row + row) * tensor.cols + load.source.col) * element);
-    for (int64_t offset = 0; offset < row_bytes;) {
-      // A burst stays inside one DRAM interleave block, so it is served by one channel.
-      const uint64_t dram_address = dram_row + static_cast<uint64_t>(offset);
-      const int64_t to_block_end =
-          interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
-      const int64_t bytes = std::min({dma.burst_bytes, row_bytes - offset, to_block_end});
-      const Tick done = machine_.fabric.load_burst(issue_slot(bytes), dram_address, bytes);
-      retire(done);
-      first_arrival = std::min(first_arrival, done);
-      transfer.done = std::max(transfer.done, done);
-      ++counters_.bursts;
-      offset += bytes;
-    }
-  }
+  for_each_dram_burst(tensor, load.source, [&](uint64_t dram_address, int64_t bytes) {
+    const Tick done = machine_.fabric.load_burst(issue_slot(bytes), dram_address, bytes);
+    retire(done);
+    first_arrival = std::min(first_arrival, done);
+    transfer.done = std::max(transfer.done, done);
+  });
   // The bytes land in each destination's banks as they arrive.
   for (int destination : destinations) {
     const SramRegion region{destination, load.sram_address, load.source.rows, row_bytes, pitch};
@@ -135,26 +144,12 @@ void TransferEngine::run_store(const arch::DmaStore& store, Transfer& transfer) 
   const int64_t element = size_bytes(tensor.dtype);
   const int64_t row_bytes = store.destination.cols * element;
   const int64_t pitch = packed_or(store.sram_pitch_bytes, row_bytes);
-  const auto& dma = machine_.spec.core.dma;
-  const int64_t interleave = machine_.spec.dram.interleave_bytes;
-  for (int64_t row = 0; row < store.destination.rows; ++row) {
-    const uint64_t dram_row =
-        tensor.dram_address +
-        static_cast<uint64_t>(((store.destination.row + row) * tensor.cols + store.destination.col) *
-                              element);
-    for (int64_t offset = 0; offset < row_bytes;) {
-      const uint64_t dram_address = dram_row + static_cast<uint64_t>(offset);
-      const int64_t to_block_end =
-          interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
-      const int64_t bytes = std::min({dma.burst_bytes, row_bytes - offset, to_block_end});
-      const Tick done =
-          machine_.fabric.store_burst(issue_slot(bytes), core_, bytes, dram_address, store.accumulate);
-      retire(done);
-      transfer.done = std::max(transfer.done, done);
-      ++counters_.bursts;
-      offset += bytes;
-    }
-  }
+  for_each_dram_burst(tensor, store.destination, [&](uint64_t dram_address, int64_t bytes) {
+    const Tick done =
+        machine_.fabric.store_burst(issue_slot(bytes), core_, bytes, dram_address, store.accumulate);
+    retire(done);
+    transfer.done = std::max(transfer.done, done);
+  });
   // The engine reads the source banks as it issues the bursts; a bank that cannot keep up delays them all.
   const SramRegion source{core_, store.sram_address, store.destination.rows, row_bytes, pitch};
   transfer.bank_delay = machine_.fabric.book_sram_region(source, 1, transfer.start, engine_free_);

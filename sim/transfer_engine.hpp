@@ -21,6 +21,10 @@ class TransferEngine : public Unit {
   void run_load(const arch::DmaLoad& load, Transfer& transfer);
   void run_store(const arch::DmaStore& store, Transfer& transfer);
   void run_send(const arch::NocSend& send, Transfer& transfer);
+  // Calls burst(dram_address, bytes) for each burst of a tensor region, in issue order: per row, pieces of at
+  // most burst_bytes that stay inside one DRAM interleave block.
+  template <class Burst>
+  void for_each_dram_burst(const arch::TensorDecl& tensor, const arch::TensorRegion& region, Burst&& burst);
   // The issue time of the next burst of `bytes`: the engine's rate and its in-flight limit allow it then.
   Tick issue_slot(int64_t bytes);
   void retire(Tick done);
