@@ -1,0 +1,507 @@
+// GEMM on the GPU: O[m x n] = A[m x k] * W[k x n] (row-major, as tessera stores them), inputs from the
+// counter-based generator (ops/input_generator.hpp) compiled for the device, through cuBLASLt for every
+// dtype: fp32 (true fp32, and TF32 for time only), bf16 and fp16 (fp32 output as tessera produces, and 16-bit
+// output as frameworks do), int8 -> int32. Row-major is the column-major product O^T = W^T * A^T: cuBLASLt
+// gets m' = n, n' = m, k' = k, with W and A as they are.
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "ops/cuda/runner.hpp"
+#include "ops/input_generator.hpp"
+
+namespace tessera::gpu {
+
+namespace {
+
+enum class Dtype { fp32, bf16, fp16, int8 };
+
+Dtype parse_dtype(const std::string& name) {
+  if (name == "fp32") return Dtype::fp32;
+  if (name == "bf16") return Dtype::bf16;
+  if (name == "fp16") return Dtype::fp16;
+  if (name == "int8") return Dtype::int8;
+  fail("dtype " + name + " has no GPU path");
+}
+
+size_t element_bytes(Dtype dtype) {
+  return dtype == Dtype::fp32 ? 4 : dtype == Dtype::int8 ? 1 : 2;
+}
+
+#define TESSERA_CUBLAS(call)                                                                            \
+  do {                                                                                                  \
+    const cublasStatus_t status_ = (call);                                                              \
+    if (status_ != CUBLAS_STATUS_SUCCESS)                                                               \
+      ::tessera::gpu::fail(std::string(#call) + ": cuBLAS status " + std::to_string(status_) + " at " + \
+                           __FILE__ + ":" + std::to_string(__LINE__));                                  \
+  } while (0)
+
+// ---- inputs and the exact reference, from the generator
+
+__device__ double input_value(Dtype dtype, uint64_t seed, uint32_t tensor, uint64_t index) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return ops::input_fp32(seed, tensor, index);
+    case Dtype::bf16:
+      return ops::bf16_to_float(ops::input_bf16(seed, tensor, index));
+    case Dtype::fp16:
+      return ops::fp16_to_float(ops::input_fp16(seed, tensor, index));
+    case Dtype::int8:
+      return ops::input_int8(seed, tensor, index);
+  }
+  return 0;
+}
+
+__global__ void fill_input(Dtype dtype, uint64_t seed, uint32_t tensor, int64_t count, void* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    switch (dtype) {
+      case Dtype::fp32:
+        static_cast<float*>(out)[i] = ops::input_fp32(seed, tensor, i);
+        break;
+      case Dtype::bf16:
+        static_cast<uint16_t*>(out)[i] = ops::input_bf16(seed, tensor, i);
+        break;
+      case Dtype::fp16:
+        static_cast<uint16_t*>(out)[i] = ops::input_fp16(seed, tensor, i);
+        break;
+      case Dtype::int8:
+        static_cast<int8_t*>(out)[i] = ops::input_int8(seed, tensor, i);
+        break;
+    }
+  }
+}
+
+// W[k x n] row-major written as its transpose (n x k row-major): the layout int8 tensor-core GEMMs take.
+__global__ void fill_input_transposed(Dtype dtype, uint64_t seed, uint32_t tensor, int64_t rows, int64_t cols,
+                                      int8_t* out) {
+  const int64_t count = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t row = i / cols, col = i % cols;
+    out[col * rows + row] = ops::input_int8(seed, tensor, i);
+  }
+}
+
+// One output element per thread, summed in float64 over the exact operand values: the reference at the
+// sampled positions, with no host in the loop.
+__global__ void reference_at(Dtype dtype, uint64_t seed, uint32_t a_id, uint32_t w_id, int64_t n, int64_t k,
+                             const int64_t* indices, int count, double* out) {
+  const int sample = blockIdx.x * blockDim.x + threadIdx.x;
+  if (sample >= count) return;
+  const int64_t row = indices[sample] / n, col = indices[sample] % n;
+  double sum = 0;
+  for (int64_t kk = 0; kk < k; ++kk)
+    sum += input_value(dtype, seed, a_id, row * k + kk) * input_value(dtype, seed, w_id, kk * n + col);
+  out[sample] = sum;
+}
+
+template <class T>
+__global__ void gather(const T* values, const int64_t* indices, int count, double* out) {
+  const int sample = blockIdx.x * blockDim.x + threadIdx.x;
+  if (sample < count) out[sample] = static_cast<double>(values[indices[sample]]);
+}
+
+// int8 x int8 -> int32 for shapes cuBLASLt's int8 kernels do not take (dimensions not multiples of 4): a
+// shared-memory tiled kernel, labelled as such in the record.
+constexpr int kTile = 16;
+__global__ void int8_gemm_tiled(const int8_t* a, const int8_t* w, int32_t* o, int64_t m, int64_t n,
+                                int64_t k) {
+  __shared__ int32_t a_tile[kTile][kTile];
+  __shared__ int32_t w_tile[kTile][kTile];
+  const int64_t row = blockIdx.y * int64_t{kTile} + threadIdx.y,
+                col = blockIdx.x * int64_t{kTile} + threadIdx.x;
+  int32_t sum = 0;
+  for (int64_t base = 0; base < k; base += kTile) {
+    a_tile[threadIdx.y][threadIdx.x] =
+        (row < m && base + threadIdx.x < k) ? a[row * k + base + threadIdx.x] : 0;
+    w_tile[threadIdx.y][threadIdx.x] =
+        (col < n && base + threadIdx.y < k) ? w[(base + threadIdx.y) * n + col] : 0;
+    __syncthreads();
+    for (int i = 0; i < kTile; ++i) sum += a_tile[threadIdx.y][i] * w_tile[i][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < m && col < n) o[row * n + col] = sum;
+}
+
+// ---- cuBLASLt
+
+struct LtGemm {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t operation = nullptr;
+  cublasLtMatrixLayout_t a_layout = nullptr, b_layout = nullptr, c_layout = nullptr;
+  cublasLtMatmulAlgo_t algorithm{};
+  DeviceBuffer workspace;
+  bool available = false;
+  bool int_scale = false;
+
+  ~LtGemm() {
+    if (operation) cublasLtMatmulDescDestroy(operation);
+    for (auto layout : {a_layout, b_layout, c_layout})
+      if (layout) cublasLtMatrixLayoutDestroy(layout);
+  }
+
+  // first = the column-major m' x k' operand (W, or its stored transpose), second = k' x n' (A).
+  void run(const void* first, const void* second, void* out, cudaStream_t stream) const {
+    const float alpha_f = 1, beta_f = 0;
+    const int32_t alpha_i = 1, beta_i = 0;
+    const void* alpha = int_scale ? static_cast<const void*>(&alpha_i) : &alpha_f;
+    const void* beta = int_scale ? static_cast<const void*>(&beta_i) : &beta_f;
+    TESSERA_CUBLAS(cublasLtMatmul(handle, operation, alpha, first, a_layout, second, b_layout, beta, out,
+                                  c_layout, out, c_layout, &algorithm, workspace.get(), workspace.bytes(),
+                                  stream));
+  }
+};
+
+constexpr size_t kWorkspaceBytes = 64u << 20;
+
+// Sets up out[m x n] (row-major) = A[m x k] * W[k x n]; returns false when cuBLASLt has no algorithm for it.
+bool make_gemm(LtGemm& gemm, cublasLtHandle_t handle, int64_t m, int64_t n, int64_t k, cudaDataType input,
+               cudaDataType output, cublasComputeType_t compute, bool transposed_first) {
+  gemm.handle = handle;
+  gemm.int_scale = compute == CUBLAS_COMPUTE_32I;
+  const cudaDataType scale = gemm.int_scale ? CUDA_R_32I : CUDA_R_32F;
+  TESSERA_CUBLAS(cublasLtMatmulDescCreate(&gemm.operation, compute, scale));
+  const cublasOperation_t transpose = transposed_first ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t keep = CUBLAS_OP_N;
+  TESSERA_CUBLAS(cublasLtMatmulDescSetAttribute(gemm.operation, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                                sizeof transpose));
+  TESSERA_CUBLAS(
+      cublasLtMatmulDescSetAttribute(gemm.operation, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep));
+  // Column-major: first is n x k (stored k x n when transposed), second k x m, out n x m.
+  if (transposed_first) {
+    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.a_layout, input, k, n, k));
+  } else {
+    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.a_layout, input, n, k, n));
+  }
+  TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.b_layout, input, k, m, k));
+  TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.c_layout, output, n, m, n));
+  cublasLtMatmulPreference_t preference;
+  TESSERA_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
+  const size_t workspace = kWorkspaceBytes;
+  TESSERA_CUBLAS(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                      &workspace, sizeof workspace));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle, gemm.operation, gemm.a_layout, gemm.b_layout, gemm.c_layout,
+                                     gemm.c_layout, preference, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0) return false;
+  gemm.algorithm = result.algo;
+  gemm.workspace = DeviceBuffer(kWorkspaceBytes);
+  gemm.available = true;
+  return true;
+}
+
+// How a path stores what.
+struct Path {
+  std::string name;
+  cudaDataType input, output;
+  cublasComputeType_t compute;
+  bool numerics;      // produces tessera's output type and precision: the one compared and reported
+  bool transposed_w;  // W is stored transposed (int8 tensor-core layout)
+};
+
+std::vector<Path> paths_for(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return {{"cublaslt-fp32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, false},
+              {"cublaslt-tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false, false}};
+    case Dtype::bf16:
+      return {{"cublaslt-bf16-fp32out", CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, false},
+              {"cublaslt-bf16-bf16out", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false, false}};
+    case Dtype::fp16:
+      return {{"cublaslt-fp16-fp32out", CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, false},
+              {"cublaslt-fp16-fp16out", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false, false}};
+    case Dtype::int8:
+      return {{"cublaslt-int8-int32", CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, true, true}};
+  }
+  return {};
+}
+
+size_t bytes_of(cudaDataType type) {
+  switch (type) {
+    case CUDA_R_32F:
+    case CUDA_R_32I:
+      return 4;
+    case CUDA_R_16BF:
+    case CUDA_R_16F:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+cublasLtHandle_t lt_handle() {
+  static cublasLtHandle_t handle = [] {
+    cublasLtHandle_t created;
+    TESSERA_CUBLAS(cublasLtCreate(&created));
+    return created;
+  }();
+  return handle;
+}
+
+int grid_for(int64_t count) {
+  return static_cast<int>(std::min<int64_t>((count + 255) / 256, 65536));
+}
+
+struct Problem {
+  int64_t m, n, k;
+  Dtype dtype;
+  uint64_t seed;
+  uint32_t a_id, w_id;
+};
+
+// Copies of A, W (and W transposed for int8) and O, enough of them to span `rotate_bytes`, all holding the
+// generator's values: each timed launch reads a copy the last launches did not touch.
+struct Operands {
+  int copies = 1;
+  std::vector<DeviceBuffer> a, w, w_transposed, out;
+};
+
+Operands make_operands(const Problem& p, size_t output_bytes, size_t rotate_bytes) {
+  const size_t element = element_bytes(p.dtype);
+  const size_t set_bytes = (p.m * p.k + p.k * p.n) * element + p.m * p.n * output_bytes;
+  Operands operands;
+  operands.copies = static_cast<int>(std::clamp<size_t>((rotate_bytes + set_bytes - 1) / set_bytes, 1, 64));
+  for (int copy = 0; copy < operands.copies; ++copy) {
+    operands.a.emplace_back(p.m * p.k * element);
+    operands.w.emplace_back(p.k * p.n * element);
+    operands.out.emplace_back(p.m * p.n * output_bytes);
+    if (copy == 0) {
+      fill_input<<<grid_for(p.m * p.k), 256>>>(p.dtype, p.seed, p.a_id, p.m * p.k, operands.a[0].get());
+      fill_input<<<grid_for(p.k * p.n), 256>>>(p.dtype, p.seed, p.w_id, p.k * p.n, operands.w[0].get());
+      check_launch("fill inputs");
+    } else {
+      TESSERA_CUDA(cudaMemcpy(operands.a[copy].get(), operands.a[0].get(), operands.a[0].bytes(),
+                              cudaMemcpyDeviceToDevice));
+      TESSERA_CUDA(cudaMemcpy(operands.w[copy].get(), operands.w[0].get(), operands.w[0].bytes(),
+                              cudaMemcpyDeviceToDevice));
+    }
+    if (p.dtype == Dtype::int8) {
+      operands.w_transposed.emplace_back(p.k * p.n);
+      fill_input_transposed<<<grid_for(p.k * p.n), 256>>>(
+          p.dtype, p.seed, p.w_id, p.k, p.n, static_cast<int8_t*>(operands.w_transposed.back().get()));
+      check_launch("fill transposed weights");
+    }
+  }
+  return operands;
+}
+
+// Runs one path; returns its timing and leaves its result in out[0].
+struct PathResult {
+  std::string name;
+  bool numerics = false;
+  Timing timing;
+  bool ran = false;
+};
+
+PathResult run_path(const Problem& p, const Path& path, size_t rotate_bytes, Operands* kept) {
+  PathResult result;
+  result.name = path.name;
+  result.numerics = path.numerics;
+  Operands operands = make_operands(p, bytes_of(path.output), rotate_bytes);
+  LtGemm gemm;
+  std::function<void(int)> launch;
+  if (make_gemm(gemm, lt_handle(), p.m, p.n, p.k, path.input, path.output, path.compute, path.transposed_w)) {
+    launch = [&](int i) {
+      const int copy = i % operands.copies;
+      gemm.run(path.transposed_w ? operands.w_transposed[copy].get() : operands.w[copy].get(),
+               operands.a[copy].get(), operands.out[copy].get(), nullptr);
+    };
+  } else if (p.dtype == Dtype::int8) {
+    result.name = "cuda-int8-tiled";  // cuBLASLt has no int8 algorithm for this shape
+    launch = [&](int i) {
+      const int copy = i % operands.copies;
+      const dim3 grid(static_cast<unsigned>((p.n + kTile - 1) / kTile),
+                      static_cast<unsigned>((p.m + kTile - 1) / kTile));
+      int8_gemm_tiled<<<grid, dim3(kTile, kTile)>>>(static_cast<const int8_t*>(operands.a[copy].get()),
+                                                    static_cast<const int8_t*>(operands.w[copy].get()),
+                                                    static_cast<int32_t*>(operands.out[copy].get()), p.m, p.n,
+                                                    p.k);
+    };
+  } else {
+    return result;  // no algorithm: the record says so
+  }
+  result.timing = time_launches(launch);
+  result.ran = true;
+  if (kept) {
+    // The result of copy 0 is the path's output; keep the buffers for sampling.
+    launch(0);
+    check_launch(result.name.c_str());
+    *kept = std::move(operands);
+  }
+  return result;
+}
+
+Json path_json(const PathResult& path, double flops, double bytes) {
+  Json json = Json::object();
+  json.set("path", path.name).set("numerics", path.numerics).set("ran", path.ran);
+  if (!path.ran) return json.set("note", "cuBLASLt returned no algorithm for this shape and type");
+  json.set("time_us", path.timing.median_us)
+      .set("time_us_min", path.timing.min_us)
+      .set("batches", static_cast<int64_t>(path.timing.batches))
+      .set("launches_per_batch", static_cast<int64_t>(path.timing.launches_per_batch))
+      .set("tflops", flops / (path.timing.median_us * 1e6))
+      .set("gbps", bytes / (path.timing.median_us * 1e3));
+  return json;
+}
+
+// Positions of the output kept in the record: all of it for a small output, else a seeded sample.
+constexpr int kSamples = 4096;
+std::vector<int64_t> sample_positions(int64_t elements, uint64_t seed) {
+  std::vector<int64_t> positions;
+  if (elements <= kSamples) {
+    for (int64_t i = 0; i < elements; ++i) positions.push_back(i);
+    return positions;
+  }
+  for (int i = 0; i < kSamples; ++i)
+    positions.push_back(static_cast<int64_t>(ops::input_bits(seed, 0x7fffffffu, static_cast<uint64_t>(i)) %
+                                             static_cast<uint64_t>(elements)));
+  return positions;
+}
+
+Json run_gemm(const OpArgs& args, const RunContext& context) {
+  Problem p;
+  p.m = args.integer("m");
+  p.n = args.integer("n");
+  p.k = args.integer("k");
+  p.dtype = parse_dtype(args.get("dtype"));
+  p.seed = static_cast<uint64_t>(args.integer("seed"));
+  const uint32_t index = static_cast<uint32_t>(args.integer("index"));
+  p.a_id = ops::tensor_id(index, 0);
+  p.w_id = ops::tensor_id(index, 1);
+  const double flops = 2.0 * p.m * p.n * p.k;
+  const bool integer = p.dtype == Dtype::int8;
+
+  Json paths = Json::array();
+  Operands numerics_operands;
+  PathResult reported;
+  for (const Path& path : paths_for(p.dtype)) {
+    const double bytes = static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype) +
+                                             p.m * p.n * bytes_of(path.output));
+    PathResult result = run_path(p, path, context.rotate_bytes, path.numerics ? &numerics_operands : nullptr);
+    paths.push(path_json(result, flops, bytes));
+    if (path.numerics) reported = result;
+  }
+  if (!reported.ran) fail("gemm " + args.text + ": no path computed the output");
+
+  // The output at the recorded positions, and the exact reference there.
+  const std::vector<int64_t> positions = sample_positions(p.m * p.n, p.seed);
+  const int count = static_cast<int>(positions.size());
+  DeviceBuffer device_positions(positions.size() * sizeof(int64_t)), device_values(count * sizeof(double)),
+      device_reference(count * sizeof(double));
+  TESSERA_CUDA(
+      cudaMemcpy(device_positions.get(), positions.data(), device_positions.bytes(), cudaMemcpyHostToDevice));
+  const int blocks = (count + 255) / 256;
+  if (integer) {
+    gather<<<blocks, 256>>>(static_cast<const int32_t*>(numerics_operands.out[0].get()),
+                            static_cast<const int64_t*>(device_positions.get()), count,
+                            static_cast<double*>(device_values.get()));
+  } else {
+    gather<<<blocks, 256>>>(static_cast<const float*>(numerics_operands.out[0].get()),
+                            static_cast<const int64_t*>(device_positions.get()), count,
+                            static_cast<double*>(device_values.get()));
+  }
+  reference_at<<<blocks, 256>>>(p.dtype, p.seed, p.a_id, p.w_id, p.n, p.k,
+                                static_cast<const int64_t*>(device_positions.get()), count,
+                                static_cast<double*>(device_reference.get()));
+  check_launch("sample the output");
+  std::vector<double> values(count), reference(count);
+  TESSERA_CUDA(cudaMemcpy(values.data(), device_values.get(), device_values.bytes(), cudaMemcpyDeviceToHost));
+  TESSERA_CUDA(
+      cudaMemcpy(reference.data(), device_reference.get(), device_reference.bytes(), cudaMemcpyDeviceToHost));
+
+  double error_squares = 0, reference_squares = 0, max_abs = 0;
+  bool finite = true;
+  Json indices = Json::array(), samples = Json::array();
+  for (int i = 0; i < count; ++i) {
+    indices.push(positions[i]);
+    if (integer) {
+      samples.push(static_cast<int64_t>(values[i]));
+    } else {
+      samples.push(values[i]);
+    }
+    finite = finite && std::isfinite(values[i]);
+    const double difference = std::abs(values[i] - reference[i]);
+    max_abs = std::max(max_abs, difference);
+    error_squares += difference * difference;
+    reference_squares += reference[i] * reference[i];
+  }
+  const double rel_l2 =
+      reference_squares > 0 ? std::sqrt(error_squares / reference_squares) : std::sqrt(error_squares);
+  const double tolerance = p.dtype == Dtype::fp32 ? 1e-5 : 1e-2;
+  const bool pass = finite && (integer ? max_abs == 0 : rel_l2 <= tolerance);
+
+  // The roofline floor from the machine's own measured ceilings.
+  const double bytes = static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype) + p.m * p.n * 4);
+  const char* rate_kind = p.dtype == Dtype::bf16   ? "bf16"
+                          : p.dtype == Dtype::fp16 ? "fp16"
+                          : p.dtype == Dtype::int8 ? "int8"
+                                                   : "fp32";
+  const double rate = context.ceilings.matmul_tflops.at(rate_kind);
+  const double compute_us = flops / (rate * 1e6);
+  const double memory_us = bytes / (context.ceilings.copy_gbps * 1e3);
+
+  Json op = Json::object();
+  op.set("kind", "gemm").set("name", args.get("name")).set("index", static_cast<int64_t>(index));
+  op.set("m", p.m)
+      .set("n", p.n)
+      .set("k", p.k)
+      .set("dtype", args.get("dtype"))
+      .set("seed", static_cast<int64_t>(p.seed));
+  Json output = Json::object();
+  output.set("dtype", integer ? "int32" : "fp32")
+      .set("elements", p.m * p.n)
+      .set("complete", count == p.m * p.n)
+      .set("indices", indices)
+      .set("values", samples);
+  Json self_check = Json::object();
+  self_check.set("reference", "float64 dot products of the generator's values, on the GPU")
+      .set("max_abs_err", max_abs)
+      .set("rel_l2_err", rel_l2)
+      .set("pass", pass);
+  Json record = Json::object();
+  record.set("op", op)
+      .set("paths", paths)
+      .set("reported_path", reported.name)
+      .set("time_us", reported.timing.median_us)
+      .set("tflops", flops / (reported.timing.median_us * 1e6))
+      .set("gbps", bytes / (reported.timing.median_us * 1e3))
+      .set("roofline_floor_us", std::max(compute_us, memory_us))
+      .set("roofline_bound", compute_us >= memory_us ? "compute" : "memory")
+      .set("output", output)
+      .set("self_check", self_check);
+  return record;
+}
+
+}  // namespace
+
+void register_gemm() {
+  op_registry()["gemm"] = run_gemm;
+}
+
+void measure_matmul_ceilings(RunContext& context) {
+  // 8192^3 on random inputs: large enough to fill the chip; each kind through its own cuBLASLt path.
+  constexpr int64_t kSize = 8192;
+  struct Kind {
+    const char* name;
+    Dtype dtype;
+    Path path;
+  };
+  const std::vector<Kind> kinds = {{"bf16", Dtype::bf16, paths_for(Dtype::bf16)[1]},
+                                   {"fp16", Dtype::fp16, paths_for(Dtype::fp16)[1]},
+                                   {"tf32", Dtype::fp32, paths_for(Dtype::fp32)[1]},
+                                   {"fp32", Dtype::fp32, paths_for(Dtype::fp32)[0]},
+                                   {"int8", Dtype::int8, paths_for(Dtype::int8)[0]}};
+  for (const Kind& kind : kinds) {
+    const Problem p{kSize, kSize, kSize, kind.dtype, 1, 0, 1};
+    const PathResult result = run_path(p, kind.path, 0, nullptr);
+    context.ceilings.matmul_tflops[kind.name] = 2.0 * kSize * kSize * kSize / (result.timing.median_us * 1e6);
+  }
+}
+
+}  // namespace tessera::gpu

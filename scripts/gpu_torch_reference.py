@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Times the same GEMMs through the GPU machine's own framework (PyTorch), for the record next to
+tessera_gpu_ref's: same shapes and dtypes, CUDA events, warm-up, batches of ~2 ms, median, inputs rotated over
+copies spanning 3x the L2. Writes torch.json in --out.
+
+usage: gpu_torch_reference.py --out DIR --op kind=gemm,name=...,m=..,n=..,k=..,dtype=..[,...] [--op ...]
+Runs where PyTorch is (the GPU machine); inputs are random (timing only: the numerics record is the runner's).
+"""
+import argparse
+import json
+import math
+import sys
+
+import torch
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.int8}
+
+
+def time_us(launch, copies):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i in range(5):
+        launch(i % copies)
+    start.record()
+    launch(0)
+    stop.record()
+    torch.cuda.synchronize()
+    per_batch = max(1, min(2000, math.ceil(2.0 / max(start.elapsed_time(stop), 1e-4))))
+    samples, rotation = [], 0
+    for _ in range(21):
+        start.record()
+        for _ in range(per_batch):
+            launch(rotation % copies)
+            rotation += 1
+        stop.record()
+        torch.cuda.synchronize()
+        samples.append(1000.0 * start.elapsed_time(stop) / per_batch)
+    samples.sort()
+    return samples[len(samples) // 2], samples[0], per_batch
+
+
+def gemm_paths(op, l2_bytes):
+    m, n, k, dtype = int(op["m"]), int(op["n"]), int(op["k"]), op["dtype"]
+    element = torch.tensor([], dtype=DTYPES[dtype]).element_size()
+    set_bytes = (m * k + k * n) * element + m * n * 4
+    copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
+    if dtype == "int8":
+        a = [torch.randint(-128, 128, (m, k), dtype=torch.int8, device="cuda") for _ in range(copies)]
+        w = [torch.randint(-128, 128, (k, n), dtype=torch.int8, device="cuda") for _ in range(copies)]
+        candidates = [("torch._int_mm", lambda i: torch._int_mm(a[i], w[i]))]
+    else:
+        a = [torch.randn(m, k, device="cuda").to(DTYPES[dtype]) for _ in range(copies)]
+        w = [torch.randn(k, n, device="cuda").to(DTYPES[dtype]) for _ in range(copies)]
+        candidates = [(f"torch.matmul-{dtype}", lambda i: torch.matmul(a[i], w[i]))]
+    paths = []
+    for name, launch in candidates:
+        for tf32 in ([False, True] if dtype == "fp32" else [None]):
+            label = name if tf32 is None else name + ("-tf32" if tf32 else "-fp32")
+            if tf32 is not None:
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+            try:
+                median, minimum, per_batch = time_us(launch, copies)
+            except RuntimeError as error:  # e.g. _int_mm's shape rules
+                paths.append({"path": label, "ran": False, "note": str(error).splitlines()[0]})
+                continue
+            flops = 2.0 * m * n * k
+            paths.append({"path": label, "ran": True, "time_us": median, "time_us_min": minimum,
+                          "launches_per_batch": per_batch, "tflops": flops / (median * 1e6)})
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return paths
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--op", action="append", default=[])
+    args = parser.parse_args()
+    l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
+    records = []
+    for text in args.op:
+        op = dict(pair.split("=", 1) for pair in text.split(","))
+        record = {"op": op}
+        if op["kind"] == "gemm":
+            record["paths"] = gemm_paths(op, l2_bytes)
+        else:
+            record["no_framework_path"] = f"no PyTorch comparison for kind {op['kind']} yet"
+        records.append(record)
+        print(f"torch: {op['name']}: {record.get('paths')}", file=sys.stderr)
+    with open(f"{args.out}/torch.json", "w") as f:
+        json.dump({"framework": f"torch {torch.__version__}", "gpu": torch.cuda.get_device_name(0),
+                   "ops": records}, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
