@@ -6,6 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli/evaluate.hpp"
@@ -16,7 +19,9 @@
 #include "mapper/lower_gemm.hpp"
 #include "mapper/search.hpp"
 #include "ops/reference.hpp"
+#include "traces/atomic_file.hpp"
 #include "traces/chrome_trace.hpp"
+#include "traces/gpu_record.hpp"
 #include "traces/map_report.hpp"
 #include "traces/report.hpp"
 
@@ -36,6 +41,7 @@ struct Common {
   std::vector<std::string> overrides;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool quiet = false;
+  std::string reference_root = default_reference_root();
 };
 
 void add_machine_options(CLI::App* command, Common& common) {
@@ -54,6 +60,9 @@ void add_workload_options(CLI::App* command, Common& common) {
   command->add_option("--workload", common.workload_path, "workload YAML")->capture_default_str();
   command->add_option("--dataflow", common.dataflow, "dataflows to explore")
       ->check(CLI::IsMember({"ws", "os", "is", "all"}));
+  command
+      ->add_option("--reference", common.reference_root, "recorded GPU references (<dir>/<gpu>/<workload>/)")
+      ->capture_default_str();
 }
 
 std::vector<arch::Dataflow> dataflows_for(const std::string& choice, const arch::ArchSpec& spec,
@@ -90,6 +99,8 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   settings.trace = !common.out_dir.empty();
   settings.threads = common.threads;
   settings.simulate_top = simulate_top;
+  settings.workload_name = workload_input.workload.name;
+  settings.reference_root = common.reference_root;
   settings.locate_machine_field = [&](const std::string& field) {
     return locate_field(machine_input.document, field);
   };
@@ -288,6 +299,49 @@ int sim_command(const Common& common, const std::string& program_path, bool timi
   return report.numerics_pass() ? kOk : kNumericsMismatch;
 }
 
+// Runs the GPU reference runner on this machine's GPU for every op of the workload and files the records
+// where `tessera run` finds them.
+int ref_command(const Common& common, const std::string& runner, const std::string& out_dir) {
+  const Overrides overrides = route_overrides(common.overrides, true);
+  const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
+  const ops::Workload& workload = workload_input.workload;
+  if (!std::filesystem::exists(runner)) {
+    throw InputError(SourceLocation{runner, 0, 0}, "--runner", "the GPU reference runner is not built here",
+                     "it is built when CMake finds a CUDA toolkit; on a GPU machine with only the toolkit, "
+                     "scripts/gpu-reference.sh builds and runs it");
+  }
+  const std::string staging =
+      (std::filesystem::temp_directory_path() / ("tessera-ref-" + std::to_string(::getpid()))).string();
+  std::string command = "'" + runner + "' --out '" + staging + "'";
+  for (const ops::Op& op : workload.ops) {
+    const auto& gemm = std::get<ops::GemmShape>(op.shape);
+    command += fmt::format(" --op kind={},name={},index={},seed={},m={},n={},k={},dtype={}", op.kind(),
+                           op.name, op.index, workload.seed, gemm.m, gemm.n, gemm.k, name_of(op.dtype));
+  }
+  if (!common.quiet) std::fprintf(stderr, "tessera: %s\n", command.c_str());
+  const int status = std::system(command.c_str());
+  if (status != 0) {
+    std::filesystem::remove_all(staging);
+    throw InputError(
+        SourceLocation{runner, 0, 0}, "ref", "the GPU reference runner failed (see its message above)",
+        "it needs an NVIDIA GPU; CI and machines without one use the records in traces/reference");
+  }
+  // File the records under <root>/<gpu>/<workload>/ (the GPU's name, lower case, blanks as dashes).
+  std::ifstream run_file(staging + "/run.json");
+  std::string gpu = nlohmann::json::parse(run_file).at("gpu").value("name", "gpu");
+  std::transform(gpu.begin(), gpu.end(), gpu.begin(), [](char c) {
+    return c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  });
+  const std::string destination =
+      out_dir.empty() ? common.reference_root + "/" + gpu + "/" + workload.name : out_dir;
+  traces::ensure_directory(destination);
+  for (const auto& entry : std::filesystem::directory_iterator(staging))
+    std::filesystem::rename(entry.path(), std::filesystem::path(destination) / entry.path().filename());
+  std::filesystem::remove_all(staging);
+  print(fmt::format("GPU reference of {} written to {}\n", workload.name, destination));
+  return kOk;
+}
+
 int validate_command(const std::string& path, const std::vector<std::string>& overrides) {
   config::Document document = config::load_file(path);
   const bool is_workload = document.root.IsMap() && document.root["ops"];
@@ -330,6 +384,17 @@ int main(int argc, char** argv) {
   sim->add_option("--program", program_path, "tile program (*.tprog)")->required();
   sim->add_flag("--timing-only", timing_only, "skip the arithmetic");
 
+  std::string runner_path = default_runner_path();
+  std::string ref_out;
+  CLI::App* ref =
+      app.add_subcommand("ref", "run the workload on this machine's NVIDIA GPU and record the reference");
+  ref->add_option("--workload", common.workload_path, "workload YAML")->capture_default_str();
+  ref->add_option("--out", ref_out, "where to write the records (default: --reference/<gpu>/<workload>)");
+  ref->add_option("--reference", common.reference_root, "recorded GPU references")->capture_default_str();
+  ref->add_option("--runner", runner_path, "the tessera_gpu_ref binary")->capture_default_str();
+  ref->add_option("--set", common.overrides, "override a workload field (repeatable)");
+  ref->add_flag("--quiet", common.quiet, "do not echo the runner's command");
+
   CLI::App* validate =
       app.add_subcommand("validate", "check a machine or workload config, print its resolved form");
   validate->add_option("config", config_path, "machine or workload YAML")->required();
@@ -347,6 +412,7 @@ int main(int argc, char** argv) {
     if (*map) return map_command(common, top);
     if (*sim) return sim_command(common, program_path, timing_only);
     if (*validate) return validate_command(config_path, common.overrides);
+    if (*ref) return ref_command(common, runner_path, ref_out);
     return run_command(common, timing_only, simulate_top);  // `tessera` alone runs the defaults
   } catch (const InputError& error) {
     std::fprintf(stderr, "error: %s\n", error.what());

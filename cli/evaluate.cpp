@@ -23,11 +23,9 @@ struct Simulated {
 };
 }  // namespace
 
-traces::Numerics check_against_cpu(const ops::Op& op, const std::vector<double>& reference,
-                                   const sim::RunResult& result, int output_tensor) {
-  const ops::NumericsResult numerics =
-      ops::compare_output(result.outputs.at(output_tensor), reference, op.dtype, "cpu");
-  const ops::Tolerance tolerance = ops::tolerance_for(op.dtype);
+namespace {
+traces::Numerics numerics_record(const ops::NumericsResult& numerics, DType operand) {
+  const ops::Tolerance tolerance = ops::tolerance_for(operand);
   traces::Numerics check;
   check.reference = numerics.reference;
   check.max_abs_err = numerics.max_abs_err;
@@ -36,6 +34,64 @@ traces::Numerics check_against_cpu(const ops::Op& op, const std::vector<double>&
   check.exact = tolerance.exact;
   check.pass = numerics.pass;
   return check;
+}
+}  // namespace
+
+GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
+                                  const std::string& root) {
+  GpuReferences found;
+  const auto& gemm = std::get<ops::GemmShape>(op.shape);
+  for (const traces::GpuRecord& record : traces::find_gpu_records(root, workload, op.name)) {
+    traces::GpuComparison comparison;
+    comparison.gpu = record.gpu;
+    comparison.date = record.date;
+    comparison.file = record.file;
+    if (!record.no_gpu_path.empty()) {
+      comparison.note = record.no_gpu_path;
+      found.comparisons.push_back(comparison);
+      continue;
+    }
+    comparison.path = record.path;
+    comparison.time_us = record.time_us;
+    comparison.tflops = record.tflops;
+    comparison.roofline_floor_us = record.roofline_floor_us;
+    comparison.roofline_bound = record.roofline_bound;
+    comparison.framework = record.framework;
+    comparison.framework_path = record.framework_path;
+    comparison.framework_us = record.framework_us.value_or(0);
+    // Never compare mismatched things: the record must be of this very op, inputs included.
+    const bool same = record.kind == op.kind() && record.m == gemm.m && record.n == gemm.n &&
+                      record.k == gemm.k && record.dtype == name_of(op.dtype) && record.seed == seed &&
+                      record.index == op.index;
+    comparison.compared = same;
+    if (!same) {
+      comparison.note = fmt::format(
+          "the record was made for {} {}x{}x{} {} (op #{}, seed {}); this op is {}x{}x{} {} (op #{}, seed "
+          "{})",
+          record.kind, record.m, record.n, record.k, record.dtype, record.index, record.seed, gemm.m, gemm.n,
+          gemm.k, name_of(op.dtype), op.index, seed);
+    } else {
+      found.matched.push_back(record);
+    }
+    found.comparisons.push_back(comparison);
+  }
+  if (found.comparisons.empty())
+    found.note = fmt::format("no recorded reference ({}/<gpu>/{}/{}.json)", root, workload, op.name);
+  return found;
+}
+
+traces::Numerics check_against_gpu(const ops::Op& op, const traces::GpuRecord& record,
+                                   const sim::RunResult& result, int output_tensor) {
+  return numerics_record(
+      ops::compare_at(result.outputs.at(output_tensor), record.indices, record.values, op.dtype,
+                      "gpu-recorded " + record.gpu + (record.complete ? "" : " (sampled)")),
+      op.dtype);
+}
+
+traces::Numerics check_against_cpu(const ops::Op& op, const std::vector<double>& reference,
+                                   const sim::RunResult& result, int output_tensor) {
+  return numerics_record(ops::compare_output(result.outputs.at(output_tensor), reference, op.dtype, "cpu"),
+                         op.dtype);
 }
 
 OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
@@ -84,7 +140,11 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   if (!settings.timing_only)
     reference = ops::reference_output(op, ops::generate_inputs(op, seed), settings.threads);
 
+  const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
+
   OpOutcome outcome;
+  outcome.record.gpu = gpu.comparisons;
+  outcome.record.gpu_note = gpu.note;
   outcome.record.name = op.name;
   outcome.record.kind = op.kind();
   outcome.record.shape = fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
@@ -116,6 +176,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     record.program_file = row.program.name + ".tprog";
     if (!settings.timing_only) {
       record.numerics.push_back(check_against_cpu(op, reference, result, kOutputTensor));
+      for (const traces::GpuRecord& matched : gpu.matched)
+        record.numerics.push_back(check_against_gpu(op, matched, result, kOutputTensor));
       say(fmt::format("{}: {} numerics {} (rel_l2_err {:.2e})", op.name, record.dataflow,
                       record.numerics.back().pass ? "pass" : "FAIL", record.numerics.back().rel_l2_err));
     }

@@ -11,6 +11,7 @@
 #include "arch/spec.hpp"
 #include "ops/workload.hpp"
 #include "sim/machine.hpp"
+#include "traces/gpu_record.hpp"
 #include "traces/report.hpp"
 
 namespace tessera::cli {
@@ -23,6 +24,8 @@ struct RunSettings {
   int simulate_top = 3;  // candidates simulated per dataflow
   std::function<SourceLocation(const std::string& field)> locate_machine_field;
   std::function<void(const std::string&)> progress;  // one line of progress, or nothing
+  std::string workload_name;                         // where recorded GPU references are filed
+  std::string reference_root;                        // traces/reference of this checkout, or --reference
 };
 
 struct OpOutcome {
@@ -36,6 +39,19 @@ struct OpOutcome {
 
 OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
                       const RunSettings& settings);
+
+// The recorded GPU runs of an op, and whether each was made for exactly this op.
+struct GpuReferences {
+  std::vector<traces::GpuComparison> comparisons;
+  std::vector<traces::GpuRecord> matched;  // records whose output can be compared with this op's
+  std::string note;                        // when none exists
+};
+GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
+                                  const std::string& root);
+
+// Numerics of a functional run's output tensor against a recorded GPU output's samples.
+traces::Numerics check_against_gpu(const ops::Op& op, const traces::GpuRecord& record,
+                                   const sim::RunResult& result, int output_tensor);
 
 // Numerics of a functional run's output tensor against the op's CPU reference.
 traces::Numerics check_against_cpu(const ops::Op& op, const std::vector<double>& reference,

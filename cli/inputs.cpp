@@ -23,6 +23,12 @@ std::string default_arch_path() {
 std::string default_workload_path() {
   return std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/default.yaml";
 }
+std::string default_reference_root() {
+  return std::string(TESSERA_SOURCE_DIR) + "/traces/reference";
+}
+std::string default_runner_path() {
+  return std::string(TESSERA_BINARY_DIR) + "/ops/cuda/tessera_gpu_ref";
+}
 
 Overrides route_overrides(const std::vector<std::string>& assignments, bool has_workload) {
   Overrides routed;

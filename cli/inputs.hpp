@@ -12,8 +12,10 @@
 
 namespace tessera::cli {
 
-std::string default_arch_path();      // configs/arch/default.yaml of this checkout
-std::string default_workload_path();  // configs/workloads/default.yaml
+std::string default_arch_path();       // configs/arch/default.yaml of this checkout
+std::string default_workload_path();   // configs/workloads/default.yaml
+std::string default_reference_root();  // traces/reference of this checkout: recorded GPU references
+std::string default_runner_path();     // the GPU reference runner built next to this tessera binary
 
 struct MachineInput {
   config::Document document;

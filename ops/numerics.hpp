@@ -31,4 +31,9 @@ struct NumericsResult {
 NumericsResult compare_output(const HostTensor& got, const std::vector<double>& expected, DType operand,
                               const std::string& reference);
 
+// The same at chosen positions only: got.value(positions[i]) against expected[i] (a recorded GPU output's
+// samples, or the reference at sampled positions).
+NumericsResult compare_at(const HostTensor& got, const std::vector<int64_t>& positions,
+                          const std::vector<double>& expected, DType operand, const std::string& reference);
+
 }  // namespace tessera::ops

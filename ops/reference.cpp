@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/error.hpp"
+#include "ops/encodings.hpp"
+#include "ops/input_generator.hpp"
+
 namespace tessera::ops {
 
 namespace {
@@ -48,6 +52,37 @@ std::vector<double> reference_output(const Op& op, const std::vector<HostTensor>
   work(0);
   for (auto& thread : pool) thread.join();
   return out;
+}
+
+std::vector<double> reference_at(const Op& op, uint64_t seed, const std::vector<int64_t>& positions) {
+  const auto& gemm = std::get<GemmShape>(op.shape);
+  const auto index = static_cast<uint32_t>(op.index);
+  const uint32_t a_id = tensor_id(index, 0), w_id = tensor_id(index, 1);
+  auto value = [&](uint32_t tensor, int64_t element) -> double {
+    const auto at = static_cast<uint64_t>(element);
+    switch (op.dtype) {
+      case DType::fp32:
+        return input_fp32(seed, tensor, at);
+      case DType::bf16:
+        return bf16_to_float(input_bf16(seed, tensor, at));
+      case DType::fp16:
+        return fp16_to_float(input_fp16(seed, tensor, at));
+      case DType::int8:
+        return input_int8(seed, tensor, at);
+      case DType::int32:
+        break;
+    }
+    TESSERA_ASSERT(false, "operands are fp32, bf16, fp16 or int8");
+  };
+  std::vector<double> values;
+  values.reserve(positions.size());
+  for (int64_t position : positions) {
+    const int64_t row = position / gemm.n, col = position % gemm.n;
+    double sum = 0;
+    for (int64_t k = 0; k < gemm.k; ++k) sum += value(a_id, row * gemm.k + k) * value(w_id, k * gemm.n + col);
+    values.push_back(sum);
+  }
+  return values;
 }
 
 }  // namespace tessera::ops

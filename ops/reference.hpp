@@ -17,4 +17,9 @@ std::vector<HostTensor> generate_inputs(const Op& op, uint64_t seed);
 // it.
 std::vector<double> reference_output(const Op& op, const std::vector<HostTensor>& inputs, int threads);
 
+// The reference at chosen row-major output positions only, computed from the generator element by element
+// (float64 sums of the exact operand values): cheap where the whole output is not needed, e.g. to check a
+// recorded GPU output's samples of an 8192^3 GEMM.
+std::vector<double> reference_at(const Op& op, uint64_t seed, const std::vector<int64_t>& positions);
+
 }  // namespace tessera::ops

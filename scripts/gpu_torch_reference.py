@@ -48,8 +48,9 @@ def gemm_paths(op, l2_bytes):
         w = [torch.randint(-128, 128, (k, n), dtype=torch.int8, device="cuda") for _ in range(copies)]
         candidates = [("torch._int_mm", lambda i: torch._int_mm(a[i], w[i]))]
     else:
-        a = [torch.randn(m, k, device="cuda").to(DTYPES[dtype]) for _ in range(copies)]
-        w = [torch.randn(k, n, device="cuda").to(DTYPES[dtype]) for _ in range(copies)]
+        # Uniform in [-1, 1) like tessera's generator: matrix throughput on this chip depends on the data (power).
+        a = [(torch.rand(m, k, device="cuda") * 2 - 1).to(DTYPES[dtype]) for _ in range(copies)]
+        w = [(torch.rand(k, n, device="cuda") * 2 - 1).to(DTYPES[dtype]) for _ in range(copies)]
         candidates = [(f"torch.matmul-{dtype}", lambda i: torch.matmul(a[i], w[i]))]
     paths = []
     for name, launch in candidates:
@@ -87,7 +88,42 @@ def main():
         print(f"torch: {op['name']}: {record.get('paths')}", file=sys.stderr)
     with open(f"{args.out}/torch.json", "w") as f:
         json.dump({"framework": f"torch {torch.__version__}", "gpu": torch.cuda.get_device_name(0),
-                   "ops": records}, f, indent=1)
+                   "ops": records, "comparison": compare(args.out, records)}, f, indent=1)
+
+
+# Like for like: runner paths by the output they store (the name after the library), and the framework's path
+# that stores the same.
+LIKE = {"fp32": "torch.matmul-fp32-fp32", "tf32": "torch.matmul-fp32-tf32", "bf16-bf16out": "torch.matmul-bf16",
+        "fp16-fp16out": "torch.matmul-fp16", "int8-int32": "torch._int_mm", "int8-tiled": "torch._int_mm"}
+
+
+def compare(out, records):
+    """Per op and output class: the runner's fastest path, the framework's, the ratio, and which is faster."""
+    table = []
+    for record in records:
+        name = record["op"]["name"]
+        try:
+            with open(f"{out}/{name}.json") as f:
+                runner = json.load(f)
+        except FileNotFoundError:
+            continue
+        framework = {p["path"]: p for p in record.get("paths", []) if p.get("ran")}
+        fastest = {}
+        for path in runner.get("paths", []):
+            if not path.get("ran"):
+                continue
+            kind = path["path"].split("-", 1)[1]
+            if kind not in fastest or path["time_us"] < fastest[kind]["time_us"]:
+                fastest[kind] = path
+        for kind, path in sorted(fastest.items()):
+            other = framework.get(LIKE.get(kind, ""))
+            if other is None:
+                continue
+            ratio = path["time_us"] / other["time_us"]
+            table.append({"op": name, "runner_path": path["path"], "runner_us": path["time_us"],
+                          "framework_path": other["path"], "framework_us": other["time_us"],
+                          "runner_over_framework": ratio, "faster": "runner" if ratio < 1 else "framework"})
+    return table
 
 
 if __name__ == "__main__":

@@ -200,6 +200,25 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     Json runs = Json::array();
     for (const RunRecord& run : op.runs) runs.push_back(run_json(run));
     entry["runs"] = runs;
+    Json gpu = Json::array();
+    for (const GpuComparison& record : op.gpu) {
+      Json item{
+          {"gpu", record.gpu}, {"record", record.file}, {"date", record.date}, {"compared", record.compared}};
+      if (!record.note.empty()) item["note"] = record.note;
+      if (record.time_us > 0) {
+        item["path"] = record.path;
+        item["time_us"] = record.time_us;
+        item["tflops"] = record.tflops;
+        item["roofline_floor_us"] = record.roofline_floor_us;
+        item["roofline_bound"] = record.roofline_bound;
+      }
+      if (record.framework_us > 0)
+        item["framework"] = {
+            {"name", record.framework}, {"path", record.framework_path}, {"time_us", record.framework_us}};
+      gpu.push_back(item);
+    }
+    entry["gpu_reference"] = gpu;
+    if (!op.gpu_note.empty()) entry["gpu_reference_note"] = op.gpu_note;
     ops.push_back(entry);
     if (op.winner >= 0) {
       const RunRecord& best = op.best();
@@ -239,6 +258,21 @@ std::string to_table(const Report& report) {
     for (const RunRecord& run : op.runs)
       if (!run.loses_because.empty())
         out += fmt::format("      {} loses: {}\n", run.dataflow, run.loses_because);
+    for (const GpuComparison& gpu : op.gpu) {
+      if (gpu.time_us <= 0 || !gpu.compared) {
+        // A record of another shape is no measurement of this op: say so, show none of its figures.
+        out += fmt::format("  GPU {}: {}{}\n", gpu.gpu, gpu.time_us > 0 ? "not compared: " : "", gpu.note);
+        continue;
+      }
+      out += fmt::format(
+          "  GPU {} ({}, recorded {}): {:.1f} us, {:.1f} TFLOP/s, roofline floor {:.1f} us ({}-bound)",
+          gpu.gpu, gpu.path, gpu.date.substr(0, 10), gpu.time_us, gpu.tflops, gpu.roofline_floor_us,
+          gpu.roofline_bound);
+      if (gpu.framework_us > 0) out += fmt::format("; {} {:.1f} us", gpu.framework, gpu.framework_us);
+      if (op.winner >= 0) out += fmt::format("; simulated {:.1f} us", op.best().time_us);
+      out += "\n";
+    }
+    if (!op.gpu_note.empty()) out += fmt::format("  GPU: {}\n", op.gpu_note);
     if (op.winner < 0) continue;
     const RunRecord& best = op.best();
     out += fmt::format("  where the {} cycles go (cycles, summed over the cores):\n", best.dataflow);

@@ -64,6 +64,17 @@ struct RunRecord {
   std::string loses_because;       // for a non-winner: why it loses to the winner
 };
 
+// A recorded GPU run of the same op (traces/gpu_record.hpp), as the report shows it.
+struct GpuComparison {
+  std::string gpu, path, date, file;
+  double time_us = 0, tflops = 0, roofline_floor_us = 0;
+  std::string roofline_bound;
+  std::string framework, framework_path;
+  double framework_us = 0;  // 0: no like-for-like framework time
+  bool compared = false;    // made for this op's shape, dtype and seed: its output was compared
+  std::string note;         // why it was not compared
+};
+
 struct OpRecord {
   std::string name;
   std::string kind;
@@ -72,8 +83,10 @@ struct OpRecord {
   int64_t macs = 0;
   int64_t mapper_candidates = 0;
   double mapper_seconds = 0;
-  std::vector<RunRecord> runs;  // one per dataflow simulated
-  int winner = -1;              // index into runs
+  std::vector<RunRecord> runs;     // one per dataflow simulated
+  std::vector<GpuComparison> gpu;  // recorded GPU runs of this op
+  std::string gpu_note;            // when there is none: where one was looked for
+  int winner = -1;                 // index into runs
   const RunRecord& best() const { return runs.at(static_cast<size_t>(winner)); }
 };
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -102,8 +103,21 @@ struct RunContext {
   size_t rotate_bytes = 0;  // inputs are copied until a set of copies spans this (several times the L2)
 };
 
-// A GPU path of one operator kind: given the op, it measures and returns the op's JSON record.
-using OpRunner = std::function<Json(const OpArgs&, const RunContext&)>;
+// What an op's roofline floor needs, filled in once the ceilings are measured (after the ops: the ceilings'
+// long full-load runs would otherwise heat the chip before the ops are timed).
+struct RooflineInput {
+  double flops = 0;
+  double bytes = 0;       // the fewest bytes it must move: inputs once, output once
+  std::string rate_kind;  // which matrix ceiling applies: "bf16", "fp16", "fp32", "int8"
+};
+
+struct OpMeasurement {
+  Json record = Json::object();
+  std::optional<RooflineInput> roofline;  // absent for ops with no GPU path
+};
+
+// A GPU path of one operator kind: given the op, it measures and returns the op's record.
+using OpRunner = std::function<OpMeasurement(const OpArgs&, const RunContext&)>;
 std::map<std::string, OpRunner>& op_registry();
 
 // Each operator kind's file registers its path here; main() calls register_builtins() once. Adding an

@@ -122,23 +122,38 @@ int run(int argc, char** argv) {
 
   const Nvml nvml;
   const Clocks idle = nvml.clocks();
+  // The ops first, on a chip that has not just run a second of full-load ceilings; then the ceilings, and the
+  // roofline floors from them.
+  std::vector<OpMeasurement> measurements;
+  for (const OpArgs& op : ops) {
+    auto runner = op_registry().find(op.get("kind"));
+    if (runner == op_registry().end()) {
+      // Never skipped silently: the record says the op has no GPU path yet.
+      OpMeasurement missing;
+      missing.record.set("op", Json::object().set("kind", op.get("kind")).set("name", op.get("name")));
+      missing.record.set("no_gpu_path",
+                         "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
+      measurements.push_back(std::move(missing));
+      continue;
+    }
+    std::fprintf(stderr, "tessera_gpu_ref: %s\n", op.text.c_str());
+    measurements.push_back(runner->second(op, context));
+  }
   std::fprintf(stderr, "tessera_gpu_ref: %s, measuring ceilings\n", context.properties.name);
   context.ceilings.copy_gbps = measure_copy_gbps();
   measure_matmul_ceilings(context);
   const Clocks loaded = nvml.clocks();
-
-  for (const OpArgs& op : ops) {
-    auto runner = op_registry().find(op.get("kind"));
-    Json record = Json::object();
-    if (runner == op_registry().end()) {
-      // Never skipped silently: the record says the op has no GPU path yet.
-      record.set("op", Json::object().set("kind", op.get("kind")).set("name", op.get("name")));
-      record.set("no_gpu_path", "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
-    } else {
-      std::fprintf(stderr, "tessera_gpu_ref: %s\n", op.text.c_str());
-      record = runner->second(op, context);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OpMeasurement& measurement = measurements[i];
+    if (measurement.roofline) {
+      const RooflineInput& roofline = *measurement.roofline;
+      const double compute_us =
+          roofline.flops / (context.ceilings.matmul_tflops.at(roofline.rate_kind) * 1e6);
+      const double memory_us = roofline.bytes / (context.ceilings.copy_gbps * 1e3);
+      measurement.record.set("roofline_floor_us", std::max(compute_us, memory_us))
+          .set("roofline_bound", compute_us >= memory_us ? "compute" : "memory");
     }
-    write_file(out_dir + "/" + op.get("name") + ".json", record.dump());
+    write_file(out_dir + "/" + ops[i].get("name") + ".json", measurement.record.dump());
   }
 
   int runtime = 0, driver_api = 0, peak_sm_khz = 0, peak_memory_khz = 0;

@@ -1,0 +1,40 @@
+// Recorded GPU reference runs (traces/reference/<gpu>/<workload>/: <op>.json per op, run.json, torch.json),
+// as ops/cuda's tessera_gpu_ref and scripts/gpu_torch_reference.py wrote them. Read here so that a report can
+// show the GPU's time and compare the simulated output with the GPU's; CI has no GPU and uses these.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::traces {
+
+struct GpuRecord {
+  std::string file;
+  // How it was made.
+  std::string gpu, driver, cuda_runtime, date, command;
+  // What was run.
+  std::string kind, name, dtype;
+  int64_t index = 0, m = 0, n = 0, k = 0;
+  uint64_t seed = 0;
+  // What it measured.
+  std::string path;  // the path that computes tessera's output type (its numerics are recorded)
+  double time_us = 0, tflops = 0, roofline_floor_us = 0;
+  std::string roofline_bound;
+  std::optional<double> framework_us;  // the framework's like-for-like path, when one ran
+  std::string framework_path, framework;
+  // The output: every element (complete) or a seeded sample.
+  std::vector<int64_t> indices;
+  std::vector<double> values;
+  bool complete = false;
+  bool self_check_pass = false;
+  std::string no_gpu_path;  // set when the runner had no GPU path for the op
+};
+
+// Every record for op `op` of workload `workload` under `root`, one per GPU folder, sorted by GPU name.
+// Throws InputError naming the file when a record cannot be read.
+std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::string& workload,
+                                        const std::string& op);
+
+}  // namespace tessera::traces
