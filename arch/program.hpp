@@ -4,6 +4,7 @@
 // explicit. docs/tile-program.md describes the text form that program_text.cpp reads and writes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -143,10 +144,66 @@ struct CoreProgram {
   }
 };
 
-enum class TensorRole : uint8_t { input, output };
+enum class TensorRole : uint8_t { input, output, view };
+
+// The im2col view of an NHWC input tensor (docs/tile-program.md, "Views"): a virtual matrix with a row per
+// output pixel (image, p, q) and a column per (group, filter row, filter column, channel of the group), the
+// GEMM operand A of a convolution. It occupies no DRAM: a DMA load of a view region gathers the elements from
+// the source tensor, row by row in contiguous runs, and writes zeros where a tap falls in the padding.
+struct Im2colView {
+  int source = 0;  // index into Program::tensors: an input tensor [n*h*w, c]
+  int64_t n = 1, h = 0, w = 0, c = 0, r = 0, s = 0;
+  int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
+
+  int64_t p() const { return (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1; }
+  int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }
+  int64_t group_c() const { return c / groups; }
+  int64_t taps() const { return r * s * group_c(); }  // columns per group
+  int64_t rows() const { return n * p() * q(); }
+  int64_t cols() const { return groups * taps(); }
+  bool operator==(const Im2colView& other) const {
+    return source == other.source && n == other.n && h == other.h && w == other.w && c == other.c &&
+           r == other.r && s == other.s && stride == other.stride && pad == other.pad &&
+           dilation == other.dilation && groups == other.groups;
+  }
+};
+
+// Calls run(offset, source_element, count) for the pieces of view row `row`, columns [col, col + cols):
+// `count` elements that land at element `offset` of the row piece and come from consecutive elements of the
+// source tensor starting at `source_element`, or are padding zeros when source_element < 0. Adjacent pieces
+// that are contiguous in the source are merged (with one group and no dilation, a filter row's taps over all
+// channels are one run).
+template <class Run>
+void for_each_im2col_run(const Im2colView& view, int64_t row, int64_t col, int64_t cols, Run&& run) {
+  const int64_t pq = view.p() * view.q();
+  const int64_t image = row / pq, op = (row % pq) / view.q(), oq = row % view.q();
+  const int64_t group_c = view.group_c(), taps = view.taps();
+  int64_t pending_offset = 0, pending_source = 0, pending_count = 0;
+  for (int64_t offset = 0; offset < cols;) {
+    const int64_t column = col + offset;
+    const int64_t group = column / taps, tap = column % taps;
+    const int64_t fr = tap / (view.s * group_c), fs = (tap / group_c) % view.s, channel = tap % group_c;
+    const int64_t count = std::min(group_c - channel, cols - offset);
+    const int64_t ih = op * view.stride - view.pad + fr * view.dilation;
+    const int64_t iw = oq * view.stride - view.pad + fs * view.dilation;
+    const int64_t source = ih < 0 || ih >= view.h || iw < 0 || iw >= view.w
+                               ? -1
+                               : ((image * view.h + ih) * view.w + iw) * view.c + group * group_c + channel;
+    const bool joins = pending_count > 0 && ((source < 0 && pending_source < 0) ||
+                                             (source >= 0 && source == pending_source + pending_count));
+    if (joins) {
+      pending_count += count;
+    } else {
+      if (pending_count > 0) run(pending_offset, pending_source, pending_count);
+      pending_offset = offset, pending_source = source, pending_count = count;
+    }
+    offset += count;
+  }
+  if (pending_count > 0) run(pending_offset, pending_source, pending_count);
+}
 
 // A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), outputs start
-// zero.
+// zero. A view has no storage of its own (its rows and cols are the view's).
 struct TensorDecl {
   std::string name;
   DType dtype = DType::fp32;
@@ -156,12 +213,14 @@ struct TensorDecl {
   TensorRole role = TensorRole::input;
   uint64_t seed = 0;
   uint32_t generator_id = 0;
+  std::optional<Im2colView> im2col;  // role == view
 
-  int64_t size_in_bytes() const { return rows * cols * size_bytes(dtype); }
+  // DRAM bytes the tensor occupies (0 for a view).
+  int64_t size_in_bytes() const { return role == TensorRole::view ? 0 : rows * cols * size_bytes(dtype); }
   bool operator==(const TensorDecl& other) const {
     return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
            dram_address == other.dram_address && role == other.role && seed == other.seed &&
-           generator_id == other.generator_id;
+           generator_id == other.generator_id && im2col == other.im2col;
   }
 };
 

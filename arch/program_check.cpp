@@ -46,6 +46,7 @@ class Checker {
       const TensorDecl& tensor = program_.tensors[i];
       if (tensor.rows <= 0 || tensor.cols <= 0)
         fail_header("tensor " + tensor.name, "a tensor needs at least one row and one column", "");
+      if (tensor.role == TensorRole::view) check_view(tensor);
       if (tensor.role == TensorRole::input && is_integer(tensor.dtype) && tensor.dtype != DType::int8)
         fail_header("tensor " + tensor.name, "input tensors are fp32, bf16, fp16 or int8",
                     "int32 is an accumulator type");
@@ -59,6 +60,21 @@ class Checker {
         }
       }
     }
+  }
+
+  // The reader checks a view as it reads it; programs built in memory get the same checks here.
+  void check_view(const TensorDecl& tensor) const {
+    const std::string field = "tensor " + tensor.name;
+    if (!tensor.im2col) fail_header(field, "a view tensor without its view", "");
+    const Im2colView& view = *tensor.im2col;
+    if (view.source < 0 || view.source >= static_cast<int>(program_.tensors.size()) ||
+        program_.tensors[view.source].role != TensorRole::input)
+      fail_header(field, "the view's source is not an input tensor", "");
+    const TensorDecl& source = program_.tensors[view.source];
+    if (source.dtype != tensor.dtype || source.rows != view.n * view.h * view.w || source.cols != view.c ||
+        view.groups <= 0 || view.c % view.groups != 0 || view.p() <= 0 || view.q() <= 0 ||
+        tensor.rows != view.rows() || tensor.cols != view.cols())
+      fail_header(field, fmt::format("the im2col view does not fit its source {}", source.name), "");
   }
 
   void check_sram_range(const CoreProgram& core, const Instruction& instruction, int64_t position,
@@ -159,6 +175,12 @@ class Checker {
       }
     } else if (const auto* store = std::get_if<DmaStore>(&instruction.operation)) {
       check_region(core, instruction, position, store->destination);
+      if (program_.tensors[store->destination.tensor].role != TensorRole::output) {
+        fail(core, instruction, position,
+             fmt::format("stores into tensor {}, which is not an output",
+                         program_.tensors[store->destination.tensor].name),
+             "inputs and views are read-only; store into an output tensor");
+      }
       const DType dtype = program_.tensors[store->destination.tensor].dtype;
       check_sram_range(core, instruction, position, "source", store->sram_address, store->destination.rows,
                        store->destination.cols * size_bytes(dtype), store->sram_pitch_bytes);

@@ -34,7 +34,8 @@ constexpr const char* kHeaderSyntax =
     "'op' line and the 'tensor' lines";
 constexpr const char* kTensorSyntax =
     "a tensor is declared: tensor <name> <dtype> <rows>x<cols> at <dram address> input seed=<seed> "
-    "id=<generator id>, or ... output";
+    "id=<generator id>, or ... output, or tensor <name> <dtype> <rows>x<cols> view im2col <source> n= h= w= "
+    "c= r= s= stride= pad= dilation= groups=";
 constexpr const char* kRegionSyntax = "a region is written T[r0:r1, c0:c1]";
 constexpr const char* kCoordSyntax = "a core is written row,col, e.g. 0,1";
 constexpr const char* kLoadSyntax =
@@ -336,7 +337,15 @@ class ProgramReader {
     tensor.rows = static_cast<int64_t>(rows);
     tensor.cols = static_cast<int64_t>(cols);
     const int at_column = column();
-    if (scan_word() != "at") fail_expected(at_column, "'at' and the tensor's DRAM address", kTensorSyntax);
+    const std::string_view placement = scan_word();
+    if (placement == "view") {
+      read_view(tensor, shape_column);
+      program_.tensors.push_back(std::move(tensor));
+      tensor_lines_.push_back(line_number_);
+      return;
+    }
+    if (placement != "at")
+      fail_expected(at_column, "'at' and the tensor's DRAM address, or 'view'", kTensorSyntax);
     tensor.dram_address = read_unsigned("a DRAM address");
 
     const int role_column = column();
@@ -365,6 +374,55 @@ class ProgramReader {
     }
     program_.tensors.push_back(std::move(tensor));
     tensor_lines_.push_back(line_number_);
+  }
+
+  // `view im2col <source> n= h= w= c= r= s= stride= pad= dilation= groups=` after the shape.
+  void read_view(TensorDecl& tensor, int shape_column) {
+    tensor.role = TensorRole::view;
+    const int kind_column = column();
+    const std::string_view kind = scan_word();
+    if (kind != "im2col")
+      fail(kind_column, kind.empty() ? "expected the view kind" : fmt::format("unknown view kind '{}'", kind),
+           "the one view is im2col: the patches of an NHWC input as the rows of a GEMM operand");
+    const int source_column = column();
+    const std::string_view source_name = read_name("the view's source tensor", kTensorSyntax);
+    Im2colView view;
+    view.source = program_.tensor_id(std::string(source_name));
+    if (view.source < 0) fail_unknown_tensor(source_column, source_name);
+    const TensorDecl& source = program_.tensors[static_cast<size_t>(view.source)];
+    if (source.role != TensorRole::input)
+      fail(source_column, fmt::format("the view's source {} is not an input tensor", source_name),
+           "an im2col view reads a generated input [n*h*w, c]");
+    if (source.dtype != tensor.dtype)
+      fail(source_column,
+           fmt::format("the view is {} but its source {} is {}", name_of(tensor.dtype), source_name,
+                       name_of(source.dtype)),
+           "a view has its source's element type");
+    static const std::vector<std::string> keys = {"n", "h",      "w",   "c",        "r",
+                                                  "s", "stride", "pad", "dilation", "groups"};
+    int64_t* fields[] = {&view.n, &view.h,      &view.w,   &view.c,        &view.r,
+                         &view.s, &view.stride, &view.pad, &view.dilation, &view.groups};
+    uint32_t given = 0;
+    const int options_column = column();
+    while (!at_line_end()) {
+      const size_t index = read_option(keys, 0, given, "an im2col view", kTensorSyntax);
+      *fields[index] = index == 7 ? read_size("pad") : read_positive(keys[index]);
+    }
+    require_options(keys, given, (1u << keys.size()) - 1, options_column, "an im2col view", kTensorSyntax);
+    if (source.rows != view.n * view.h * view.w || source.cols != view.c)
+      fail(source_column,
+           fmt::format("source {} is {}x{}, but n*h*w x c is {}x{}", source_name, source.rows, source.cols,
+                       view.n * view.h * view.w, view.c),
+           "the source of an im2col view is the NHWC input, one row per pixel");
+    if (view.c % view.groups != 0)
+      fail(options_column, fmt::format("c={} is not a multiple of groups={}", view.c, view.groups));
+    if (view.dilation * (view.r - 1) + 1 > view.h + 2 * view.pad ||
+        view.dilation * (view.s - 1) + 1 > view.w + 2 * view.pad)
+      fail(options_column, "the filter is larger than the padded input", "");
+    if (tensor.rows != view.rows() || tensor.cols != view.cols())
+      fail(shape_column, fmt::format("the im2col view is {}x{} (n*p*q x groups*r*s*c/groups), not {}x{}",
+                                     view.rows(), view.cols(), tensor.rows, tensor.cols));
+    tensor.im2col = view;
   }
 
   // ---- core blocks and instructions

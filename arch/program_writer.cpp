@@ -73,8 +73,16 @@ class ProgramWriter {
       put("\n");
     }
     for (const TensorDecl& tensor : program_.tensors) {
-      put("tensor {} {} {}x{} at 0x{:x} ", tensor.name, name_of(tensor.dtype), tensor.rows, tensor.cols,
-          tensor.dram_address);
+      put("tensor {} {} {}x{} ", tensor.name, name_of(tensor.dtype), tensor.rows, tensor.cols);
+      if (tensor.role == TensorRole::view) {
+        TESSERA_ASSERT(tensor.im2col.has_value(), "a view tensor carries its im2col view");
+        const Im2colView& view = *tensor.im2col;
+        put("view im2col {} n={} h={} w={} c={} r={} s={} stride={} pad={} dilation={} groups={}\n",
+            program_.tensors[static_cast<size_t>(view.source)].name, view.n, view.h, view.w, view.c, view.r,
+            view.s, view.stride, view.pad, view.dilation, view.groups);
+        continue;
+      }
+      put("at 0x{:x} ", tensor.dram_address);
       if (tensor.role == TensorRole::input)
         put("input seed={} id={}\n", tensor.seed, tensor.generator_id);
       else

@@ -129,7 +129,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
                    intervals);
       for (const auto& [file, program] : outcome.programs) out.add(file, arch::write_program(program));
     }
-    offset_us += outcome.record.best().time_us;
+    if (outcome.record.winner >= 0) offset_us += outcome.record.best().time_us;
     report.ops.push_back(std::move(outcome.record));
   }
   report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -172,8 +172,17 @@ int map_command(const Common& common, int top) {
   report.workload = workload_input.workload.name;
   OutputFolder out(common.out_dir);
   for (const ops::Op& op : workload_input.workload.ops) {
-    const auto& gemm = std::get<ops::GemmShape>(op.shape);
-    const mapper::GemmProblem problem{gemm.m, gemm.n, gemm.k, op.dtype};
+    traces::MapOp entry;
+    entry.name = op.name;
+    entry.kind = op.kind();
+    entry.shape = op.shape_text();
+    entry.dtype = name_of(op.dtype);
+    if (op.gemm_count() == 0) {
+      entry.not_mapped = "the machine model has no vector unit: a pool is not mapped";
+      report.ops.push_back(std::move(entry));
+      continue;
+    }
+    const mapper::GemmProblem problem = mapper::problem_of(op);
     mapper::SearchOptions options;
     options.dataflows = dataflows;
     options.keep_per_dataflow = std::max(1, top);
@@ -182,16 +191,11 @@ int map_command(const Common& common, int top) {
       return locate_field(machine_input.document, field);
     };
     options.op_description =
-        fmt::format("{} (gemm {}x{}x{} {})", op.name, gemm.m, gemm.n, gemm.k, name_of(op.dtype));
+        fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
     const mapper::SearchResult search = mapper::search_gemm(problem, spec, options);
     if (say)
       say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
 
-    traces::MapOp entry;
-    entry.name = op.name;
-    entry.kind = op.kind();
-    entry.shape = fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
-    entry.dtype = name_of(op.dtype);
     entry.evaluated = search.evaluated;
     entry.host_seconds = search.seconds;
     const std::vector<mapper::Candidate> ranked = search.ranked();
@@ -267,8 +271,7 @@ int sim_command(const Common& common, const std::string& program_path, bool timi
   if (program.op) {
     uint64_t seed = 0;
     const ops::Op op = op_from_binding(*program.op, program_path, &seed);
-    const auto& gemm = std::get<ops::GemmShape>(op.shape);
-    op_record.shape = fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
+    op_record.shape = op.shape_text();
     op_record.dtype = name_of(op.dtype);
     op_record.macs = op.macs();
     if (check_numerics) {
@@ -314,9 +317,11 @@ int ref_command(const Common& common, const std::string& runner, const std::stri
       (std::filesystem::temp_directory_path() / ("tessera-ref-" + std::to_string(::getpid()))).string();
   std::string command = "'" + runner + "' --out '" + staging + "'";
   for (const ops::Op& op : workload.ops) {
-    const auto& gemm = std::get<ops::GemmShape>(op.shape);
-    command += fmt::format(" --op kind={},name={},index={},seed={},m={},n={},k={},dtype={}", op.kind(),
-                           op.name, op.index, workload.seed, gemm.m, gemm.n, gemm.k, name_of(op.dtype));
+    // The op's workload entry as key=value pairs (the runner records "no GPU path" for kinds it lacks).
+    command += fmt::format(" --op kind={},index={},seed={}", op.kind(), op.index, workload.seed);
+    for (const auto& field : ops::to_yaml(op))
+      if (field.first.Scalar() != "kind")
+        command += fmt::format(",{}={}", field.first.Scalar(), field.second.Scalar());
   }
   if (!common.quiet) std::fprintf(stderr, "tessera: %s\n", command.c_str());
   const int status = std::system(command.c_str());

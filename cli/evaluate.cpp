@@ -13,7 +13,6 @@
 namespace tessera::cli {
 
 namespace {
-constexpr int kOutputTensor = 2;  // lower_gemm declares A, W, O
 
 struct Simulated {
   mapper::Candidate candidate;
@@ -40,7 +39,7 @@ traces::Numerics numerics_record(const ops::NumericsResult& numerics, DType oper
 GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
                                   const std::string& root) {
   GpuReferences found;
-  const auto& gemm = std::get<ops::GemmShape>(op.shape);
+  const ops::GemmShape gemm = op.gemm_view();
   for (const traces::GpuRecord& record : traces::find_gpu_records(root, workload, op.name)) {
     traces::GpuComparison comparison;
     comparison.gpu = record.gpu;
@@ -96,8 +95,18 @@ traces::Numerics check_against_cpu(const ops::Op& op, const std::vector<double>&
 
 OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
                       const RunSettings& settings) {
-  const auto& gemm = std::get<ops::GemmShape>(op.shape);
-  const mapper::GemmProblem problem{gemm.m, gemm.n, gemm.k, op.dtype};
+  OpOutcome outcome;
+  outcome.record.name = op.name;
+  outcome.record.kind = op.kind();
+  outcome.record.shape = op.shape_text();
+  outcome.record.dtype = name_of(op.dtype);
+  outcome.record.macs = op.macs();
+  if (op.gemm_count() == 0) {
+    outcome.record.not_simulated =
+        "the machine model has no vector unit: a pool is not lowered or timed (its output is not checked)";
+    return outcome;
+  }
+  const mapper::GemmProblem problem = mapper::problem_of(op);
   auto say = [&](const std::string& line) {
     if (settings.progress) settings.progress(line);
   };
@@ -108,7 +117,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   options.threads = settings.threads;
   options.locate_field = settings.locate_machine_field;
   options.op_description =
-      fmt::format("{} (gemm {}x{}x{} {})", op.name, gemm.m, gemm.n, gemm.k, name_of(op.dtype));
+      fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
   const mapper::SearchResult search = mapper::search_gemm(problem, spec, options);
   say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
 
@@ -142,14 +151,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
 
   const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
 
-  OpOutcome outcome;
   outcome.record.gpu = gpu.comparisons;
   outcome.record.gpu_note = gpu.note;
-  outcome.record.name = op.name;
-  outcome.record.kind = op.kind();
-  outcome.record.shape = fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
-  outcome.record.dtype = name_of(op.dtype);
-  outcome.record.macs = op.macs();
   outcome.record.mapper_candidates = search.evaluated;
   outcome.record.mapper_seconds = search.seconds;
   outcome.record.winner = static_cast<int>(winner);
@@ -175,9 +178,10 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     record.mapping = summary_of(row.candidate.mapping, row.candidate.cost);
     record.program_file = row.program.name + ".tprog";
     if (!settings.timing_only) {
-      record.numerics.push_back(check_against_cpu(op, reference, result, kOutputTensor));
+      const int output = row.program.tensor_id("O");  // lower_gemm names the output O
+      record.numerics.push_back(check_against_cpu(op, reference, result, output));
       for (const traces::GpuRecord& matched : gpu.matched)
-        record.numerics.push_back(check_against_gpu(op, matched, result, kOutputTensor));
+        record.numerics.push_back(check_against_gpu(op, matched, result, output));
       say(fmt::format("{}: {} numerics {} (rel_l2_err {:.2e})", op.name, record.dataflow,
                       record.numerics.back().pass ? "pass" : "FAIL", record.numerics.back().rel_l2_err));
     }

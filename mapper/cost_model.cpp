@@ -237,6 +237,11 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
     o_bytes = problem.m * problem.n * accumulator;  // the root of each k group stores the reduced tile once
     cost.reduction_bytes = (mapping.split_k - 1) * problem.m * problem.n * accumulator;
   }
+  // Every group moves the same bytes; an im2col view reads no DRAM for its padding zeros.
+  const int64_t groups = problem.groups;
+  a_bytes = static_cast<int64_t>(std::llround(static_cast<double>(a_bytes) * problem.a_dram_fraction));
+  a_bytes *= groups, w_bytes *= groups, o_bytes *= groups;
+  cost.reduction_bytes *= groups;
   cost.dram_bytes_by_tensor = {a_bytes, w_bytes, o_bytes};
   cost.dram_bytes = a_bytes + w_bytes + o_bytes;
 
@@ -244,25 +249,31 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   const int64_t tiles_m = pm.max_tile_count(), tiles_n = pn.max_tile_count(), tiles_k = pk.max_tile_count();
   const int64_t tm = std::min(mapping.tile_m, problem.m), tn = std::min(mapping.tile_n, problem.n),
                 tk = std::min(mapping.tile_k, problem.k);
-  const int64_t instructions = tiles_m * tiles_n * tiles_k;
+  // The groups run back to back on every core, so per-core counts are one group's times `groups`.
+  const int64_t instructions = tiles_m * tiles_n * tiles_k * groups;
   const InstructionProfile pe = profile(timing_, mapping.dataflow, tm, tn, tk);
   cost.compute_cycles = pe.lead_in + instructions * pe.interval - pe.cross + pe.tail;
   cost.stream_cycles = instructions * pe.stream_cycles;
 
-  const int64_t core_a =
-      tiles_m * tm * tiles_k * tk * element * reload(tiles_m, tiles_n, tiles_k, true, false, true);
+  const int64_t core_a = static_cast<int64_t>(
+      std::llround(static_cast<double>(tiles_m * tm * tiles_k * tk * element *
+                                       reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups) *
+                   problem.a_dram_fraction));
   const int64_t core_w =
-      tiles_k * tk * tiles_n * tn * element * reload(tiles_m, tiles_n, tiles_k, false, true, true);
+      tiles_k * tk * tiles_n * tn * element * reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups;
   const int64_t o_factor = mapping.split_k == 1 ? reload(tiles_m, tiles_n, tiles_k, true, true, false) : 1;
-  const int64_t core_o = tiles_m * tm * tiles_n * tn * accumulator * (2 * o_factor - 1);
-  const int64_t loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) +
-                        tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true);
-  const int64_t stores = tiles_m * tiles_n * o_factor;
+  const int64_t core_o = tiles_m * tm * tiles_n * tn * accumulator * (2 * o_factor - 1) * groups;
+  const int64_t loads = (tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) +
+                         tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true)) *
+                        groups;
+  const int64_t stores = tiles_m * tiles_n * o_factor * groups;
 
   // DMA engines: A on one, W on another, stores with the lighter one (the lowering does the same), each at
   // the rate its rows allow.
   const auto& dma = spec.core.dma;
-  const double a_rate = dma_bytes_per_cycle(tk * element), w_rate = dma_bytes_per_cycle(tn * element),
+  // An im2col row is gathered in runs of at most a_run elements: shorter bursts, lower rate.
+  const int64_t a_run = problem.a_run > 0 ? std::min(tk, problem.a_run) : tk;
+  const double a_rate = dma_bytes_per_cycle(a_run * element), w_rate = dma_bytes_per_cycle(tn * element),
                o_rate = dma_bytes_per_cycle(tn * accumulator);
   const double setup = static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores);
   if (dma.engines >= 2) {
@@ -278,7 +289,7 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   cost.dram_cycles = cycles_for(static_cast<double>(cost.dram_bytes), spec.dram.bytes_per_cycle);
   const double reduction_per_core =
       mapping.split_k > 1
-          ? static_cast<double>(tiles_m * tm * tiles_n * tn * accumulator) * (mapping.split_k - 1)
+          ? static_cast<double>(tiles_m * tm * tiles_n * tn * accumulator) * (mapping.split_k - 1) * groups
           : 0.0;
   // A core's port carries what it receives; the hottest mesh link carries its share of every core's loads
   // (a multicast tree shares its trunk, so a shared tensor counts once per sharing group there).
@@ -315,8 +326,8 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
         load_cycles(static_cast<double>(tm * tk * element), a_rate, multicast_a, mapping.split_n);
     const double w_load =
         load_cycles(static_cast<double>(tk * tn * element), w_rate, multicast_w, mapping.split_m);
-    const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true);
-    const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true);
+    const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups;
+    const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups;
     // The buffer is freed when the instruction before last completes (after its drain) and is needed before
     // the next instruction's preload; with one buffer the load cannot overlap an instruction at all.
     const double drain = static_cast<double>(pe.tail) - static_cast<double>(pe.stream_cycles / pe.folds);
@@ -373,7 +384,7 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
       padded_n = padded_extent(problem.n, mapping.tile_n, cols);
       break;
   }
-  cost.edge_waste = 1.0 - static_cast<double>(problem.macs()) /
+  cost.edge_waste = 1.0 - static_cast<double>(problem.m * problem.n * problem.k) /
                               (static_cast<double>(padded_m) * static_cast<double>(padded_n) *
                                static_cast<double>(padded_k));
   return cost;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "mapper/buffers.hpp"
 #include "mapper/cost_model.hpp"
@@ -14,10 +15,11 @@ namespace tessera::mapper {
 
 namespace {
 
-constexpr int kA = 0, kW = 1, kO = 2;  // program tensor indices
+constexpr int kA = 0, kW = 1, kO = 2;  // the GEMM operands
 
 struct Iteration {
   int64_t m_tile, n_tile, k_tile;  // global tile indices
+  int64_t group;                   // of a grouped convolution; 0 otherwise
 };
 
 // A core's place in the logical (m, n, k) grid of cores and its tile ranges.
@@ -31,8 +33,9 @@ int logical_to_core(int im, int in, int ik, const GemmMapping& mapping) {
   return (ik * mapping.split_m + im) * mapping.split_n + in;
 }
 
+// A core's iterations: each group in turn (the outermost loop), its tiles in the mapping's loop order.
 std::vector<Iteration> iterations_of(const GemmMapping& mapping, const DimPartition (&parts)[3],
-                                     const int (&place)[3]) {
+                                     const int (&place)[3], int64_t groups) {
   int64_t first[3], count[3];
   for (int d = 0; d < 3; ++d) {
     first[d] = parts[d].first_tile(place[d]);
@@ -42,21 +45,23 @@ std::vector<Iteration> iterations_of(const GemmMapping& mapping, const DimPartit
   const int outer = static_cast<int>(mapping.order[0]), middle = static_cast<int>(mapping.order[1]),
             inner = static_cast<int>(mapping.order[2]);
   int64_t index[3];
-  for (int64_t a = 0; a < count[outer]; ++a)
-    for (int64_t b = 0; b < count[middle]; ++b)
-      for (int64_t c = 0; c < count[inner]; ++c) {
-        index[outer] = first[outer] + a;
-        index[middle] = first[middle] + b;
-        index[inner] = first[inner] + c;
-        iterations.push_back(Iteration{index[0], index[1], index[2]});
-      }
+  for (int64_t group = 0; group < groups; ++group)
+    for (int64_t a = 0; a < count[outer]; ++a)
+      for (int64_t b = 0; b < count[middle]; ++b)
+        for (int64_t c = 0; c < count[inner]; ++c) {
+          index[outer] = first[outer] + a;
+          index[middle] = first[middle] + b;
+          index[inner] = first[inner] + c;
+          iterations.push_back(Iteration{index[0], index[1], index[2], group});
+        }
   return iterations;
 }
 
 // One run of consecutive iterations over which a core keeps the same tile of an operand.
 struct Residency {
   int64_t key_a = 0, key_b = 0;  // the tile (rows tile, cols tile)
-  size_t first = 0, last = 0;    // iterations
+  int64_t group = 0;
+  size_t first = 0, last = 0;  // iterations
 };
 
 std::vector<Residency> residencies(const std::vector<Iteration>& iterations, int tensor) {
@@ -65,8 +70,8 @@ std::vector<Residency> residencies(const std::vector<Iteration>& iterations, int
     const Iteration& it = iterations[i];
     const int64_t a = tensor == kW ? it.k_tile : it.m_tile;
     const int64_t b = tensor == kA ? it.k_tile : it.n_tile;
-    if (runs.empty() || runs.back().key_a != a || runs.back().key_b != b)
-      runs.push_back(Residency{a, b, i, i});
+    if (runs.empty() || runs.back().key_a != a || runs.back().key_b != b || runs.back().group != it.group)
+      runs.push_back(Residency{a, b, it.group, i, i});
     runs.back().last = i;
   }
   return runs;
@@ -83,11 +88,10 @@ class Lowering {
  public:
   Lowering(const ops::Op& op, uint64_t seed, const GemmMapping& mapping, const arch::ArchSpec& spec)
       : op_(op), seed_(seed), mapping_(mapping), spec_(spec) {
-    const auto& gemm = std::get<ops::GemmShape>(op.shape);
-    problem_ = GemmProblem{gemm.m, gemm.n, gemm.k, op.dtype};
-    parts_[0] = DimPartition(gemm.m, mapping.tile_m, mapping.split_m);
-    parts_[1] = DimPartition(gemm.n, mapping.tile_n, mapping.split_n);
-    parts_[2] = DimPartition(gemm.k, mapping.tile_k, mapping.split_k);
+    problem_ = problem_of(op);
+    parts_[0] = DimPartition(problem_.m, mapping.tile_m, mapping.split_m);
+    parts_[1] = DimPartition(problem_.n, mapping.tile_n, mapping.split_n);
+    parts_[2] = DimPartition(problem_.k, mapping.tile_k, mapping.split_k);
     plan_ = plan_buffers(problem_, mapping, spec);
     const GemmCost cost = CostModel(spec).evaluate(problem_, mapping);
     multicast_[kA] = cost.multicast_a;
@@ -105,7 +109,7 @@ class Lowering {
           place.im = im, place.in = in, place.ik = ik;
           place.index = logical_to_core(im, in, ik, mapping_);
           const int coords[3] = {im, in, ik};
-          place.iterations = iterations_of(mapping_, parts_, coords);
+          place.iterations = iterations_of(mapping_, parts_, coords, problem_.groups);
           places_.push_back(std::move(place));
         }
     keyed_.resize(places_.size());
@@ -132,42 +136,62 @@ class Lowering {
   }
 
  private:
+  // The op line names the op's workload entry; the tensors are the op's (input_generator.hpp fixes their
+  // ids). A convolution's A is the im2col view of its input X.
   void declare(const std::string& name) {
     program_.name = name;
     program_.mesh = spec_.mesh;
     arch::OpBinding binding;
-    binding.kind = "gemm";
-    binding.attributes = {{"name", op_.name},
-                          {"index", std::to_string(op_.index)},
-                          {"m", std::to_string(problem_.m)},
-                          {"n", std::to_string(problem_.n)},
-                          {"k", std::to_string(problem_.k)},
-                          {"dtype", name_of(op_.dtype)},
-                          {"seed", std::to_string(seed_)}};
+    binding.kind = op_.kind();
+    for (const auto& field : ops::to_yaml(op_))
+      if (field.first.Scalar() != "kind") binding.attributes[field.first.Scalar()] = field.second.Scalar();
+    binding.attributes["index"] = std::to_string(op_.index);
+    binding.attributes["seed"] = std::to_string(seed_);
     program_.op = binding;
     // Tensors one after another in DRAM, each starting on a 1 MiB boundary (a multiple of any interleave).
     constexpr uint64_t kAlignment = 1 << 20;
     uint64_t address = 0;
-    auto add = [&](const char* tensor_name, DType dtype, int64_t rows, int64_t cols, arch::TensorRole role,
-                   uint32_t slot) {
-      arch::TensorDecl tensor;
-      tensor.name = tensor_name;
-      tensor.dtype = dtype;
-      tensor.rows = rows;
-      tensor.cols = cols;
-      tensor.dram_address = address;
-      tensor.role = role;
-      if (role == arch::TensorRole::input) {
-        tensor.seed = seed_;
-        tensor.generator_id = ops::tensor_id(static_cast<uint32_t>(op_.index), slot);
-      }
+    auto add = [&](arch::TensorDecl tensor) {
+      tensor.dram_address = tensor.role == arch::TensorRole::view ? 0 : address;
       address += (static_cast<uint64_t>(tensor.size_in_bytes()) + kAlignment - 1) / kAlignment * kAlignment;
-      program_.tensors.push_back(tensor);
+      program_.tensors.push_back(std::move(tensor));
+      return static_cast<int>(program_.tensors.size() - 1);
     };
-    add("A", op_.dtype, problem_.m, problem_.k, arch::TensorRole::input, 0);
-    add("W", op_.dtype, problem_.k, problem_.n, arch::TensorRole::input, 1);
-    add("O", accumulator_type_, problem_.m, problem_.n, arch::TensorRole::output, 0);
+    const std::vector<ops::TensorDesc> tensors = ops::tensors_of(op_);
+    auto declared = [&](const ops::TensorDesc& desc) {
+      arch::TensorDecl tensor;
+      tensor.name = desc.name;
+      tensor.dtype = desc.dtype;
+      tensor.rows = desc.rows;
+      tensor.cols = desc.cols;
+      tensor.role = desc.is_output ? arch::TensorRole::output : arch::TensorRole::input;
+      if (!desc.is_output) tensor.seed = seed_, tensor.generator_id = desc.tensor_id;
+      return tensor;
+    };
+    if (const auto* conv = std::get_if<ops::ConvShape>(&op_.shape)) {
+      const int x = add(declared(tensors[0]));
+      arch::TensorDecl view;
+      view.name = "A";
+      view.dtype = op_.dtype;
+      view.role = arch::TensorRole::view;
+      view.im2col = arch::Im2colView{x,       conv->n,      conv->h,   conv->w,        conv->c,     conv->r,
+                                     conv->s, conv->stride, conv->pad, conv->dilation, conv->groups};
+      view.rows = view.im2col->rows();
+      view.cols = view.im2col->cols();
+      tensor_[kA] = add(view);
+    } else {
+      tensor_[kA] = add(declared(tensors[0]));
+    }
+    tensor_[kW] = add(declared(tensors[1]));
+    tensor_[kO] = add(declared(tensors[2]));
   }
+
+  // Where a tile of the GEMM of group g lies in the op's tensors: A's columns and W's rows are the group's
+  // r*s*c/groups taps, O's columns its k/groups filters.
+  int64_t column_offset(int tensor, int64_t group) const {
+    return tensor == kA ? group * problem_.k : tensor == kO ? group * problem_.n : 0;
+  }
+  int64_t row_offset(int tensor, int64_t group) const { return tensor == kW ? group * problem_.k : 0; }
 
   arch::SemaphoreRef semaphore(const std::string& name, int buffer, int core = arch::kSameCore) {
     return arch::SemaphoreRef{program_.semaphore_id(fmt::format("{}[{}]", name, buffer)), core};
@@ -226,8 +250,10 @@ class Lowering {
       arch::DmaLoad operation;
       const DimPartition& rows = parts_[tensor == kA ? 0 : 2];
       const DimPartition& cols = parts_[tensor == kA ? 2 : 1];
-      operation.source = arch::TensorRegion{tensor, rows.tile_begin(load.key_a), rows.tile_size(load.key_a),
-                                            cols.tile_begin(load.key_b), cols.tile_size(load.key_b)};
+      operation.source = arch::TensorRegion{
+          tensor_[tensor], row_offset(tensor, load.group) + rows.tile_begin(load.key_a),
+          rows.tile_size(load.key_a), column_offset(tensor, load.group) + cols.tile_begin(load.key_b),
+          cols.tile_size(load.key_b)};
       operation.sram_address = tensor == kA ? plan_.a_address(buffer) : plan_.w_address(buffer);
       const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
       operation.sram_pitch_bytes = pitch == operation.source.cols * element_ ? 0 : pitch;
@@ -267,7 +293,8 @@ class Lowering {
     const bool k_split = mapping_.split_k > 1;
     const bool root = core.ik == 0;
     const int store_engine = spec_.core.dma.engines < 2 ? 0 : (a_bytes_at_most_w(place) ? 0 : 1);
-    std::map<std::pair<int64_t, int64_t>, int> visits;  // O tile -> residencies so far (revisits accumulate)
+    std::map<std::tuple<int64_t, int64_t, int64_t>, int>
+        visits;  // O tile -> residencies so far (revisits add)
     for (size_t r = 0; r < outputs.size(); ++r) {
       const Residency& output = outputs[r];
       const int buffer = static_cast<int>(r % plan_.o_count);
@@ -335,10 +362,11 @@ class Lowering {
       arch::DmaStore store;
       store.sram_address = plan_.o_address(buffer);
       store.sram_pitch_bytes = pitch;
-      store.destination = arch::TensorRegion{kO, parts_[0].tile_begin(last.m_tile), rows,
-                                             parts_[1].tile_begin(last.n_tile), cols};
+      store.destination =
+          arch::TensorRegion{tensor_[kO], parts_[0].tile_begin(last.m_tile), rows,
+                             column_offset(kO, last.group) + parts_[1].tile_begin(last.n_tile), cols};
       // The first residency of an output tile writes it; a later one adds its partial sums to it.
-      store.accumulate = visits[{last.m_tile, last.n_tile}]++ > 0;
+      store.accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
       std::vector<arch::SemaphoreWait> waits = {{semaphore("o_done", buffer), 1}};
       if (k_split) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
       std::vector<arch::SemaphoreRef> signals;
@@ -375,6 +403,7 @@ class Lowering {
   DimPartition parts_[3];
   BufferPlan plan_;
   bool multicast_[2] = {false, false};
+  int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O
   int64_t element_ = 0;
   DType accumulator_type_ = DType::fp32;
   arch::Program program_;

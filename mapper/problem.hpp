@@ -4,16 +4,27 @@
 #include <cstdint>
 
 #include "common/dtype.hpp"
+#include "ops/workload.hpp"
 
 namespace tessera::mapper {
 
+// One GEMM, or `groups` independent GEMMs of the same shape run one after another (a grouped convolution;
+// the lowering walks the groups as an outer loop). A may be an im2col view: then its rows are gathered from
+// runs of at most `a_run` contiguous elements, and only `a_dram_fraction` of its elements come from DRAM
+// (the rest are padding zeros).
 struct GemmProblem {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
   DType dtype = DType::bf16;
-  int64_t macs() const { return m * n * k; }
+  int64_t groups = 1;
+  int64_t a_run = 0;             // 0: A's tile rows are contiguous
+  double a_dram_fraction = 1.0;  // of A's elements, those read from DRAM
+  int64_t macs() const { return m * n * k * groups; }
 };
+
+// The GEMM problem of a gemm, fc or conv2d op (a pool has none).
+GemmProblem problem_of(const ops::Op& op);
 
 // A dimension of `extent` cut into tiles of `tile` (the last one shorter when ragged: nothing is padded) and
 // dealt to `parts` cores in contiguous runs of whole tiles that differ in length by at most one.

@@ -106,6 +106,23 @@ GemmShape Op::gemm_view() const {
   return std::get<GemmShape>(shape);
 }
 
+std::string Op::shape_text() const {
+  if (const auto* conv = std::get_if<ConvShape>(&shape)) {
+    std::string text = fmt::format("{}x{}x{}x{} k{} {}x{}/{} p{}", conv->n, conv->h, conv->w, conv->c,
+                                   conv->k, conv->r, conv->s, conv->stride, conv->pad);
+    if (conv->groups > 1) text += fmt::format(" g{}", conv->groups);
+    if (conv->dilation > 1) text += fmt::format(" d{}", conv->dilation);
+    return text;
+  }
+  if (const auto* fc = std::get_if<FcShape>(&shape))
+    return fmt::format("{}x{}->{}", fc->batch, fc->inputs, fc->outputs);
+  if (const auto* pool = std::get_if<PoolShape>(&shape))
+    return fmt::format("{} {}x{}/{} p{} on {}x{}x{}x{}", pool->mode == PoolMode::avg ? "avg" : "max", pool->r,
+                       pool->s, pool->stride, pool->pad, pool->n, pool->h, pool->w, pool->c);
+  const GemmShape& gemm = std::get<GemmShape>(shape);
+  return fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
+}
+
 int64_t Op::macs() const {
   if (std::holds_alternative<PoolShape>(shape)) return 0;
   const GemmShape gemm = gemm_view();
@@ -175,31 +192,33 @@ Workload workload_from_yaml(const config::Document& document) {
   return workload;
 }
 
+YAML::Node to_yaml(const Op& op) {
+  YAML::Node node;
+  node["name"] = op.name;
+  node["kind"] = op.kind();
+  if (const auto* gemm = std::get_if<GemmShape>(&op.shape)) {
+    node["m"] = gemm->m, node["n"] = gemm->n, node["k"] = gemm->k;
+  } else if (const auto* conv = std::get_if<ConvShape>(&op.shape)) {
+    node["n"] = conv->n, node["c"] = conv->c, node["h"] = conv->h, node["w"] = conv->w;
+    node["k"] = conv->k, node["r"] = conv->r, node["s"] = conv->s, node["stride"] = conv->stride;
+    node["pad"] = conv->pad, node["dilation"] = conv->dilation, node["groups"] = conv->groups;
+  } else if (const auto* fc = std::get_if<FcShape>(&op.shape)) {
+    node["batch"] = fc->batch, node["inputs"] = fc->inputs, node["outputs"] = fc->outputs;
+  } else if (const auto* pool = std::get_if<PoolShape>(&op.shape)) {
+    node["n"] = pool->n, node["c"] = pool->c, node["h"] = pool->h, node["w"] = pool->w;
+    node["r"] = pool->r, node["s"] = pool->s, node["stride"] = pool->stride, node["pad"] = pool->pad;
+    node["mode"] = pool->mode == PoolMode::avg ? "avg" : "max";
+  }
+  node["dtype"] = name_of(op.dtype);
+  node.SetStyle(YAML::EmitterStyle::Flow);
+  return node;
+}
+
 YAML::Node to_yaml(const Workload& workload) {
   YAML::Node root;
   root["name"] = workload.name;
   root["seed"] = workload.seed;
-  for (const Op& op : workload.ops) {
-    YAML::Node node;
-    node["name"] = op.name;
-    node["kind"] = op.kind();
-    if (const auto* gemm = std::get_if<GemmShape>(&op.shape)) {
-      node["m"] = gemm->m, node["n"] = gemm->n, node["k"] = gemm->k;
-    } else if (const auto* conv = std::get_if<ConvShape>(&op.shape)) {
-      node["n"] = conv->n, node["c"] = conv->c, node["h"] = conv->h, node["w"] = conv->w;
-      node["k"] = conv->k, node["r"] = conv->r, node["s"] = conv->s, node["stride"] = conv->stride;
-      node["pad"] = conv->pad, node["dilation"] = conv->dilation, node["groups"] = conv->groups;
-    } else if (const auto* fc = std::get_if<FcShape>(&op.shape)) {
-      node["batch"] = fc->batch, node["inputs"] = fc->inputs, node["outputs"] = fc->outputs;
-    } else if (const auto* pool = std::get_if<PoolShape>(&op.shape)) {
-      node["n"] = pool->n, node["c"] = pool->c, node["h"] = pool->h, node["w"] = pool->w;
-      node["r"] = pool->r, node["s"] = pool->s, node["stride"] = pool->stride, node["pad"] = pool->pad;
-      node["mode"] = pool->mode == PoolMode::avg ? "avg" : "max";
-    }
-    node["dtype"] = name_of(op.dtype);
-    node.SetStyle(YAML::EmitterStyle::Flow);
-    root["ops"].push_back(node);
-  }
+  for (const Op& op : workload.ops) root["ops"].push_back(to_yaml(op));
   return root;
 }
 

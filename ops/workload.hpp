@@ -62,6 +62,9 @@ struct Op {
   // The GEMMs the op is, one per group (a GEMM and an fc: one; a conv: `groups`; a pool: none).
   int64_t gemm_count() const;
   GemmShape gemm_view() const;  // the GEMM of one group
+  // The shape in one line: "512x3072x768" (m x n x k), "4x9216->4096" (fc), "4x227x227x3 k96 11x11/4 p0
+  // g2" (conv: n x h x w x c, filters, window/stride, pad, groups, dilation), "max 3x3/2 on 4x55x55x96".
+  std::string shape_text() const;
 };
 
 struct Workload {
@@ -84,6 +87,8 @@ std::vector<TensorDesc> tensors_of(const Op& op);
 
 Workload workload_from_yaml(const config::Document& document);
 YAML::Node to_yaml(const Workload& workload);
+// One op as its workload entry reads (name, kind, shape fields, dtype), e.g. for a tile program's op line.
+YAML::Node to_yaml(const Op& op);
 
 const std::vector<std::string>& op_kind_names();
 

@@ -72,31 +72,57 @@ void TransferEngine::execute(const arch::Instruction& instruction, int32_t posit
 }
 
 template <class Burst>
+void TransferEngine::split_into_bursts(uint64_t dram_address, int64_t bytes, Burst&& burst) {
+  const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  for (int64_t offset = 0; offset < bytes;) {
+    // A burst stays inside one DRAM interleave block, so one channel serves it.
+    const uint64_t address = dram_address + static_cast<uint64_t>(offset);
+    const int64_t to_block_end =
+        interleave - static_cast<int64_t>(address % static_cast<uint64_t>(interleave));
+    const int64_t size = std::min({machine_.spec.core.dma.burst_bytes, bytes - offset, to_block_end});
+    burst(address, size);
+    ++counters_.bursts;
+    offset += size;
+  }
+}
+
+template <class Burst>
 void TransferEngine::for_each_dram_burst(const arch::TensorDecl& tensor, const arch::TensorRegion& region,
                                          Burst&& burst) {
   const int64_t element = size_bytes(tensor.dtype);
-  const int64_t row_bytes = region.cols * element;
-  const int64_t interleave = machine_.spec.dram.interleave_bytes;
-  for (int64_t row = 0; row < region.rows; ++row) {
-    const uint64_t dram_row =
-        tensor.dram_address +
-        static_cast<uint64_t>(((region.row + row) * tensor.cols + region.col) * element);
-    for (int64_t offset = 0; offset < row_bytes;) {
-      // A burst stays inside one DRAM interleave block, so one channel serves it.
-      const uint64_t dram_address = dram_row + static_cast<uint64_t>(offset);
-      const int64_t to_block_end =
-          interleave - static_cast<int64_t>(dram_address % static_cast<uint64_t>(interleave));
-      const int64_t bytes = std::min({machine_.spec.core.dma.burst_bytes, row_bytes - offset, to_block_end});
-      burst(dram_address, bytes);
-      ++counters_.bursts;
-      offset += bytes;
-    }
-  }
+  for (int64_t row = 0; row < region.rows; ++row)
+    split_into_bursts(tensor.dram_address +
+                          static_cast<uint64_t>(((region.row + row) * tensor.cols + region.col) * element),
+                      region.cols * element, burst);
 }
+
+namespace {
+// The pieces a load reads, row by row: piece(row, byte offset in the row, source byte offset in the DRAM
+// tensor or -1 for zeros, bytes). A plain tensor gives one piece per row; an im2col view its runs.
+template <class Piece>
+void for_each_load_piece(const arch::Program& program, const arch::TensorRegion& region, Piece&& piece) {
+  const arch::TensorDecl& tensor = program.tensors[region.tensor];
+  const int64_t element = size_bytes(tensor.dtype);
+  if (tensor.role != arch::TensorRole::view) {
+    for (int64_t row = 0; row < region.rows; ++row)
+      piece(row, 0, ((region.row + row) * tensor.cols + region.col) * element, region.cols * element);
+    return;
+  }
+  for (int64_t row = 0; row < region.rows; ++row)
+    arch::for_each_im2col_run(*tensor.im2col, region.row + row, region.col, region.cols,
+                              [&](int64_t offset, int64_t source, int64_t count) {
+                                piece(row, offset * element, source < 0 ? -1 : source * element,
+                                      count * element);
+                              });
+}
+}  // namespace
 
 void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   const arch::Program& program = *machine_.program;
   const arch::TensorDecl& tensor = program.tensors[load.source.tensor];
+  // A view reads its source's storage.
+  const int storage = tensor.role == arch::TensorRole::view ? tensor.im2col->source : load.source.tensor;
+  const uint64_t base = program.tensors[storage].dram_address;
   const int64_t element = size_bytes(tensor.dtype);
   const int64_t row_bytes = load.source.cols * element;
   const int64_t pitch = packed_or(load.sram_pitch_bytes, row_bytes);
@@ -104,12 +130,17 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
       load.destinations.empty() ? std::vector<int>{core_} : load.destinations;
   Tick first_arrival = ~Tick{0};
   machine_.fabric.begin_load(destinations);
-  for_each_dram_burst(tensor, load.source, [&](uint64_t dram_address, int64_t bytes) {
+  const auto burst = [&](uint64_t dram_address, int64_t bytes) {
     const Tick done = machine_.fabric.load_burst(issue_slot(bytes), dram_address, bytes);
     retire(done);
     first_arrival = std::min(first_arrival, done);
     transfer.done = std::max(transfer.done, done);
+  };
+  // Padding zeros cost no DRAM or NoC traffic; the engine writes them with the rest of the tile.
+  for_each_load_piece(program, load.source, [&](int64_t, int64_t, int64_t source, int64_t bytes) {
+    if (source >= 0) split_into_bursts(base + static_cast<uint64_t>(source), bytes, burst);
   });
+  if (first_arrival == ~Tick{0}) first_arrival = transfer.done = transfer.start;  // all padding
   // The bytes land in each destination's banks as they arrive.
   for (int destination : destinations) {
     const SramRegion region{destination, load.sram_address, load.source.rows, row_bytes, pitch};
@@ -121,12 +152,12 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   machine_.fabric.traffic().sram_write_bytes += transfer.bytes;
   if (!machine_.functional) return;
   // Snapshot now, land at completion: a buffer that someone overwrites before then shows up in the numbers.
-  std::vector<uint8_t> staged(static_cast<size_t>(load.source.rows * row_bytes));
-  const std::vector<uint8_t>& dram = machine_.dram[load.source.tensor];
-  for (int64_t row = 0; row < load.source.rows; ++row) {
-    const int64_t from = ((load.source.row + row) * tensor.cols + load.source.col) * element;
-    std::memcpy(staged.data() + row * row_bytes, dram.data() + from, static_cast<size_t>(row_bytes));
-  }
+  std::vector<uint8_t> staged(static_cast<size_t>(load.source.rows * row_bytes), 0);
+  const std::vector<uint8_t>& dram = machine_.dram[storage];
+  for_each_load_piece(program, load.source, [&](int64_t row, int64_t offset, int64_t source, int64_t bytes) {
+    if (source >= 0)
+      std::memcpy(staged.data() + row * row_bytes + offset, dram.data() + source, static_cast<size_t>(bytes));
+  });
   transfer.commit = [this, destinations, staged = std::move(staged), rows = load.source.rows, row_bytes,
                      pitch, address = load.sram_address]() {
     for (int destination : destinations) {

@@ -24,6 +24,8 @@ class TransferEngine : public Unit {
   // Calls burst(dram_address, bytes) for each burst of a tensor region, in issue order: per row, pieces of at
   // most burst_bytes that stay inside one DRAM interleave block.
   template <class Burst>
+  void split_into_bursts(uint64_t dram_address, int64_t bytes, Burst&& burst);
+  template <class Burst>
   void for_each_dram_burst(const arch::TensorDecl& tensor, const arch::TensorRegion& region, Burst&& burst);
   // The issue time of the next burst of `bytes`: the engine's rate and its in-flight limit allow it then.
   Tick issue_slot(int64_t bytes);

@@ -48,6 +48,7 @@ std::string to_json(const MapReport& report) {
     }
     entry["per_dataflow"] = per_dataflow;
     if (!op.program_files.empty()) entry["programs"] = op.program_files;
+    if (!op.not_mapped.empty()) entry["not_mapped"] = op.not_mapped;
     ops.push_back(entry);
   }
   json["ops"] = ops;
@@ -57,6 +58,11 @@ std::string to_json(const MapReport& report) {
 std::string to_table(const MapReport& report) {
   std::string out = fmt::format("tessera map — machine {}, workload {}\n", report.machine, report.workload);
   for (const MapOp& op : report.ops) {
+    if (!op.not_mapped.empty()) {
+      out += fmt::format("\n{}  {} {} {}: not mapped: {}\n", op.name, op.kind, op.shape, op.dtype,
+                         op.not_mapped);
+      continue;
+    }
     out += fmt::format("\n{}  {} {} {}: {} mappings scored in {:.2f} s\n", op.name, op.kind, op.shape,
                        op.dtype, op.evaluated, op.host_seconds);
     out += fmt::format("  {:>4} {:<8} {:>14} {:<8} {:>9} {:>6} {:>6}  {}\n", "rank", "dataflow",

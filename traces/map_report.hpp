@@ -38,6 +38,7 @@ struct MapOp {
   std::vector<RankedMapping> ranked;
   std::vector<DataflowBest> per_dataflow;
   std::vector<std::string> program_files;
+  std::string not_mapped;  // why an op has no mappings (a pool)
 };
 
 struct MapReport {

@@ -197,6 +197,7 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     entry["mapper"]["candidates"] = op.mapper_candidates;
     if (include_host_seconds) entry["mapper"]["host_seconds"] = op.mapper_seconds;
     entry["winner"] = op.winner >= 0 ? Json(op.best().dataflow) : Json();
+    if (!op.not_simulated.empty()) entry["not_simulated"] = op.not_simulated;
     Json runs = Json::array();
     for (const RunRecord& run : op.runs) runs.push_back(run_json(run));
     entry["runs"] = runs;
@@ -247,6 +248,10 @@ std::string to_table(const Report& report) {
   for (const OpRecord& op : report.ops) {
     out += fmt::format("\n{}  {} {} {}  ({:.3g} GMAC; {} mappings scored)\n", op.name, op.kind, op.shape,
                        op.dtype, op.macs / 1e9, grouped(op.mapper_candidates));
+    if (!op.not_simulated.empty()) {
+      out += fmt::format("  not simulated: {}\n", op.not_simulated);
+      continue;
+    }
     out += fmt::format("  {:<3} {:<8} {:>13} {:>10} {:>6} {:>9} {:>7} {:>10}  {:<44} {}\n", "", "dataflow",
                        "cycles", "time_us", "util", "DRAM_MB", "GB/s", "energy_uj", "mapping", "numerics");
     for (const RunRecord& run : op.runs) {

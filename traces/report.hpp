@@ -87,6 +87,7 @@ struct OpRecord {
   std::vector<GpuComparison> gpu;  // recorded GPU runs of this op
   std::string gpu_note;            // when there is none: where one was looked for
   int winner = -1;                 // index into runs
+  std::string not_simulated;       // why an op has no runs (a pool)
   const RunRecord& best() const { return runs.at(static_cast<size_t>(winner)); }
 };
 

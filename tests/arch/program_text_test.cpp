@@ -665,7 +665,7 @@ TEST(ReadProgramErrors, OutputTensorsTakeNoSeed) {
 
 TEST(ReadProgramErrors, TensorLineShape) {
   EXPECT_EQ(read_error(kMeshOnly + "tensor O fp32 2x2 0x0 output\n").message(),
-            "expected 'at' and the tensor's DRAM address, found '0x0'");
+            "expected 'at' and the tensor's DRAM address, or 'view', found '0x0'");
   EXPECT_EQ(read_error(kMeshOnly + "tensor O fp32 2x2 at 0x0 ouput\n").message(),
             "unknown tensor role 'ouput'; did you mean 'output'?");
   EXPECT_EQ(read_error(kMeshOnly + "tensor O fp32 0x2 at 0x0 output\n").message(),

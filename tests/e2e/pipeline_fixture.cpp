@@ -14,6 +14,14 @@ arch::ArchSpec load_arch(const std::string& name) {
       config::load_file(std::string(TESSERA_SOURCE_DIR) + "/configs/arch/" + name + ".yaml"));
 }
 
+ops::Op conv_op(const ops::ConvShape& shape, DType dtype) {
+  ops::Op op;
+  op.name = "conv";
+  op.dtype = dtype;
+  op.shape = shape;
+  return op;
+}
+
 ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype) {
   ops::Op op;
   op.name = "test";
@@ -23,22 +31,19 @@ ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype) {
 }
 
 mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {
-  const auto& gemm = std::get<ops::GemmShape>(op.shape);
   mapper::SearchOptions options;
   options.dataflows = {dataflow};
   options.keep_per_dataflow = 1;
   options.op_description = "test";
-  return mapper::search_gemm(mapper::GemmProblem{gemm.m, gemm.n, gemm.k, op.dtype}, spec, options)
-      .per_dataflow.front()
-      .best.front()
-      .mapping;
+  return mapper::search_gemm(mapper::problem_of(op), spec, options).per_dataflow.front().best.front().mapping;
 }
 
 bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
                               std::string* detail) {
   const auto inputs = ops::generate_inputs(op, seed);
   const auto expected = ops::reference_output(op, inputs, 2);
-  const auto& output = result.outputs.at(2);
+  TESSERA_ASSERT(result.outputs.size() == 1, "a lowered op has one output tensor");
+  const auto& output = result.outputs.begin()->second;
   const auto numerics = ops::compare_output(output, expected, op.dtype, "cpu");
   if (detail)
     *detail = fmt::format("max_abs_err={} rel_l2_err={} mismatched={}", numerics.max_abs_err,

@@ -14,6 +14,7 @@ namespace tessera {
 
 arch::ArchSpec load_arch(const std::string& name);  // configs/arch/<name>.yaml
 ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype);
+ops::Op conv_op(const ops::ConvShape& shape, DType dtype);
 // The cost model's best mapping of `op` for `dataflow`.
 mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow);
 // Numerics of a functional run's output against the CPU reference.

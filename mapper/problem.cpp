@@ -1,0 +1,36 @@
+#include "mapper/problem.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+// Of the output positions times filter taps along one spatial axis, how many land inside the input.
+int64_t valid_taps(int64_t input, int64_t outputs, int64_t taps, int64_t stride, int64_t pad,
+                   int64_t dilation) {
+  int64_t valid = 0;
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t i = o * stride - pad + t * dilation;
+      valid += i >= 0 && i < input;
+    }
+  return valid;
+}
+}  // namespace
+
+GemmProblem problem_of(const ops::Op& op) {
+  const ops::GemmShape gemm = op.gemm_view();
+  GemmProblem problem{gemm.m, gemm.n, gemm.k, op.dtype};
+  if (const auto* conv = std::get_if<ops::ConvShape>(&op.shape)) {
+    problem.groups = conv->groups;
+    // With one group and no dilation a filter row's taps over all channels are contiguous in NHWC.
+    problem.a_run = conv->groups == 1 && conv->dilation == 1 ? conv->s * conv->c : conv->group_c();
+    // Padding is separable: a tap is inside the input when it is inside along both axes.
+    const int64_t p = conv->p(), q = conv->q();
+    problem.a_dram_fraction =
+        static_cast<double>(valid_taps(conv->h, p, conv->r, conv->stride, conv->pad, conv->dilation) *
+                            valid_taps(conv->w, q, conv->s, conv->stride, conv->pad, conv->dilation)) /
+        static_cast<double>(p * conv->r * q * conv->s);
+  }
+  return problem;
+}
+
+}  // namespace tessera::mapper
