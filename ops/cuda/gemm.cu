@@ -521,7 +521,8 @@ OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
       .set("gbps", bytes / (reported.timing.median_us * 1e3))
       .set("output", output)
       .set("self_check", self_check);
-  return OpMeasurement{record, RooflineInput{flops, bytes, rate_kind}};
+  return OpMeasurement{record,
+                       RooflineInput{flops, bytes, rate_kind, flops / (reported.timing.median_us * 1e6)}};
 }
 
 }  // namespace

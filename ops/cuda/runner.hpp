@@ -107,8 +107,9 @@ struct RunContext {
 // long full-load runs would otherwise heat the chip before the ops are timed).
 struct RooflineInput {
   double flops = 0;
-  double bytes = 0;       // the fewest bytes it must move: inputs once, output once
-  std::string rate_kind;  // which matrix ceiling applies: "bf16", "fp16", "fp32", "int8"
+  double bytes = 0;            // the fewest bytes it must move: inputs once, output once
+  std::string rate_kind;       // which matrix ceiling applies: "bf16", "fp16", "fp32", "int8"
+  double achieved_tflops = 0;  // the reported path's rate: the ceiling of its kind is at least this
 };
 
 struct OpMeasurement {
