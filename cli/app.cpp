@@ -124,7 +124,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
         say ? [&, i](const std::string& line) { say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line)); }
             : std::function<void(const std::string&)>();
     OpOutcome outcome = evaluate_op(ops[i], workload_input.workload.seed, spec, machine, settings);
-    if (settings.trace) {
+    if (settings.trace && outcome.record.winner >= 0) {
       append_trace(outcome.winner_result, outcome.winner_program(), spec, ops[i].name, offset_us, tracks,
                    intervals);
       for (const auto& [file, program] : outcome.programs) out.add(file, arch::write_program(program));

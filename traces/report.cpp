@@ -117,6 +117,61 @@ std::string numerics_cell(const RunRecord& run) {
   return cell;
 }
 
+// The PE arrays' largest bubble cause and its share of their cycles ("input_starvation 31%").
+std::string top_pe_bubble(const RunRecord& run) {
+  for (const auto& [kind, cycles] : by_kind(run.bubbles)) {
+    if (kind != "pe") continue;
+    int64_t sum = 0;
+    const std::pair<std::string, int64_t>* top = nullptr;
+    for (const auto& entry : cycles) {
+      sum += entry.second;
+      if (entry.first != "busy" && (!top || entry.second > top->second)) top = &entry;
+    }
+    if (top && sum > 0 && top->second > 0)
+      return fmt::format("{} {:.0f}%", top->first, 100.0 * top->second / sum);
+  }
+  return "-";
+}
+
+// One line per op: the winner, every dataflow's cycles against it, and where the winner's PE time goes.
+std::string layer_table(const Report& report) {
+  size_t name_width = 4, shape_width = 5;
+  for (const OpRecord& op : report.ops) {
+    name_width = std::max(name_width, op.name.size());
+    shape_width = std::max(shape_width, op.shape.size());
+  }
+  std::string out = "\nper layer (the winner of each; others as cycles relative to it):\n";
+  out += fmt::format("  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9} {:>6} {:>9}  {:<22} {:<26} {}\n", "op",
+                     name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util", "DRAM_MB",
+                     "others", "top PE bubble", "numerics");
+  for (const OpRecord& op : report.ops) {
+    if (op.winner < 0) {
+      out += fmt::format("  {:<{}} {:<6} {:<{}} {}\n", op.name, name_width, op.kind, op.shape, shape_width,
+                         "not simulated");
+      continue;
+    }
+    const RunRecord& best = op.best();
+    std::string others;
+    for (const RunRecord& run : op.runs)
+      if (!run.winner)
+        others += fmt::format("{}{} {:.2f}", others.empty() ? "" : " ", run.dataflow,
+                              best.cycles > 0 ? static_cast<double>(run.cycles) / best.cycles : 0.0);
+    std::string numerics = "not run";
+    if (!best.numerics.empty()) {
+      bool pass = true;
+      for (const RunRecord& run : op.runs)
+        for (const Numerics& check : run.numerics) pass = pass && check.pass;
+      numerics = pass ? "pass" : "FAIL";
+    }
+    out +=
+        fmt::format("  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9.2f} {:>5.1f}% {:>9}  {:<22} {:<26} {}\n",
+                    op.name, name_width, op.kind, op.shape, shape_width, best.dataflow, grouped(best.cycles),
+                    best.time_us, 100 * best.pe_utilization, megabytes(best.dram_bytes),
+                    others.empty() ? "-" : others, top_pe_bubble(best), numerics);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
@@ -297,6 +352,7 @@ std::string to_table(const Report& report) {
     total_dram += best.dram_bytes;
     total_energy += best.energy_uj;
   }
+  if (report.ops.size() > 1) out += layer_table(report);
   out += fmt::format("\ntotal  {} cycles  {:.2f} us  DRAM {} MB  energy {:.2f} uJ  numerics: {}\n",
                      grouped(total_cycles), total_us, megabytes(total_dram), total_energy,
                      report.timing_only       ? "not run (timing only)"

@@ -224,3 +224,45 @@ TEST(CliErrors, ProgramSyntaxErrorNamesLineAndColumn) {
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+// A convolution's shape errors are located like any other field, through the whole command.
+TEST(CliErrors, ConvShapesThatCannotBeComputedAreLocated) {
+  const std::string conv = R"(name: small
+seed: 1
+ops:
+  - {name: c, kind: conv2d, c: 6, h: 9, w: 9, k: 8, r: 3, s: 3, pad: 1, groups: 2, dtype: bf16}
+)";
+  EXPECT_EQ(run_broken(kMachine, conv).exit_code, 0);
+  expect_error(
+      run_broken(kMachine, replaced(conv, "groups: 2", "groups: 4")),
+      "error: small.yaml:4:81: ops[0].groups: 4 groups do not divide c = 6\n  hint: each group takes "
+      "c/groups input channels; depthwise is groups = c");
+  expect_error(run_broken(kMachine, replaced(replaced(conv, "groups: 2", "groups: 3"), "k: 8", "k: 7")),
+               "small.yaml:4:81: ops[0].groups: 3 groups do not divide k = 7");
+  expect_error(run_broken(kMachine, replaced(conv, "pad: 1", "pad: -1")),
+               "small.yaml:4:70: ops[0].pad: expected an integer >= 0, got -1");
+  expect_error(run_broken(kMachine, replaced(conv, "r: 3, s: 3, pad: 1", "r: 13, s: 3, pad: 1")),
+               "ops[0].r: the 13x3 filter (dilation 1) spans 13x3, larger than the padded 11x11 input");
+  expect_error(run_broken(kMachine, replaced(conv, "pad: 1", "pad: 1, stride: 0")),
+               "ops[0].stride: expected a positive integer, got 0");
+}
+
+// A pool is listed in the report as not simulated: never dropped, never timed as if it were free.
+TEST(CliErrors, APoolIsReportedAsNotSimulated) {
+  const std::string workload = R"(name: small
+seed: 1
+ops:
+  - {name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16}
+  - {name: p, kind: pool, c: 8, h: 6, w: 6, r: 2, s: 2, stride: 2, mode: max, dtype: bf16}
+)";
+  const Failure result = run_broken(kMachine, workload);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("  p    pool   max 2x2/2 p0 on 1x6x6x8 not simulated"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("not simulated: the machine model has no vector unit"), std::string::npos)
+      << result.output;
+}
+
+}  // namespace tessera
