@@ -39,7 +39,19 @@ traces::Numerics numerics_record(const ops::NumericsResult& numerics, DType oper
 GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
                                   const std::string& root) {
   GpuReferences found;
-  const ops::GemmShape gemm = op.gemm_view();
+  // The op's shape fields (m, n, k; batch, inputs, outputs; a conv's n, c, h, ...), as its workload entry.
+  std::vector<std::pair<std::string, int64_t>> shape;
+  for (const auto& field : ops::to_yaml(op)) {
+    const std::string key = field.first.Scalar();
+    if (key != "name" && key != "kind" && key != "dtype" && key != "mode")
+      shape.emplace_back(key, field.second.as<int64_t>());
+  }
+  auto shape_text = [](const std::vector<std::pair<std::string, int64_t>>& fields) {
+    std::string text;
+    for (const auto& [key, value] : fields)
+      text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, value);
+    return text;
+  };
   for (const traces::GpuRecord& record : traces::find_gpu_records(root, workload, op.name)) {
     traces::GpuComparison comparison;
     comparison.gpu = record.gpu;
@@ -59,16 +71,28 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     comparison.framework_path = record.framework_path;
     comparison.framework_us = record.framework_us.value_or(0);
     // Never compare mismatched things: the record must be of this very op, inputs included.
-    const bool same = record.kind == op.kind() && record.m == gemm.m && record.n == gemm.n &&
-                      record.k == gemm.k && record.dtype == name_of(op.dtype) && record.seed == seed &&
-                      record.index == op.index;
+    bool same_shape = true;
+    for (const auto& [key, value] : shape) {
+      const auto recorded = record.shape.find(key);
+      same_shape = same_shape && recorded != record.shape.end() && recorded->second == value;
+    }
+    const bool same = record.kind == op.kind() && same_shape && record.dtype == name_of(op.dtype) &&
+                      record.seed == seed && record.index == op.index;
     comparison.compared = same;
     if (!same) {
+      // The record's fields in this op's order when it is of the same kind, else all of them.
+      std::vector<std::pair<std::string, int64_t>> recorded;
+      if (record.kind == op.kind()) {
+        for (const auto& [key, value] : shape)
+          if (record.shape.count(key)) recorded.emplace_back(key, record.shape.at(key));
+      } else {
+        recorded.assign(record.shape.begin(), record.shape.end());
+      }
       comparison.note = fmt::format(
-          "the record was made for {} {}x{}x{} {} (op #{}, seed {}); this op is {}x{}x{} {} (op #{}, seed "
-          "{})",
-          record.kind, record.m, record.n, record.k, record.dtype, record.index, record.seed, gemm.m, gemm.n,
-          gemm.k, name_of(op.dtype), op.index, seed);
+          "the record was made for {} {} {} (op #{}, seed {}); this op is {} {} {} (op "
+          "#{}, seed {})",
+          record.kind, shape_text(recorded), record.dtype, record.index, record.seed, op.kind(),
+          shape_text(shape), name_of(op.dtype), op.index, seed);
     } else {
       found.matched.push_back(record);
     }

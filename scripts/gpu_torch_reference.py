@@ -70,6 +70,41 @@ def gemm_paths(op, l2_bytes):
     return paths
 
 
+def conv_paths(op, l2_bytes):
+    """torch.nn.functional.conv2d (cuDNN, benchmark mode: the framework picks its fastest algorithm) on
+    channels-last tensors, tessera's NHWC layout."""
+    get = lambda key, default=None: int(op.get(key, default))
+    n, c, h, w, k, r, s = (get(key) for key in ("n", "c", "h", "w", "k", "r", "s"))
+    stride, pad, dilation, groups = get("stride", 1), get("pad", 0), get("dilation", 1), get("groups", 1)
+    dtype = op["dtype"]
+    if dtype == "int8":
+        return [{"path": "torch.conv2d-int8", "ran": False, "note": "PyTorch has no int8 conv2d on CUDA"}]
+    element = torch.tensor([], dtype=DTYPES[dtype]).element_size()
+    p = (h + 2 * pad - dilation * (r - 1) - 1) // stride + 1
+    q = (w + 2 * pad - dilation * (s - 1) - 1) // stride + 1
+    set_bytes = (n * c * h * w + k * (c // groups) * r * s + n * k * p * q) * element
+    copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
+    cl = torch.channels_last
+    x = [(torch.rand(n, c, h, w, device="cuda") * 2 - 1).to(DTYPES[dtype]).to(memory_format=cl)
+         for _ in range(copies)]
+    wt = [(torch.rand(k, c // groups, r, s, device="cuda") * 2 - 1).to(DTYPES[dtype]).to(memory_format=cl)
+          for _ in range(copies)]
+    torch.backends.cudnn.benchmark = True
+    conv = torch.nn.functional.conv2d
+    launch = lambda i: conv(x[i], wt[i], stride=stride, padding=pad, dilation=dilation, groups=groups)
+    paths = []
+    for tf32 in ([False, True] if dtype == "fp32" else [None]):
+        label = f"torch.conv2d-{dtype}" + ("" if tf32 is None else ("-tf32" if tf32 else "-fp32"))
+        if tf32 is not None:
+            torch.backends.cudnn.allow_tf32 = tf32
+        median, minimum, per_batch = time_us(launch, copies)
+        flops = 2.0 * n * p * q * k * (c // groups) * r * s
+        paths.append({"path": label, "ran": True, "time_us": median, "time_us_min": minimum,
+                      "launches_per_batch": per_batch, "tflops": flops / (median * 1e6)})
+    torch.backends.cudnn.allow_tf32 = True
+    return paths
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -82,6 +117,10 @@ def main():
         record = {"op": op}
         if op["kind"] == "gemm":
             record["paths"] = gemm_paths(op, l2_bytes)
+        elif op["kind"] == "fc":
+            record["paths"] = gemm_paths({**op, "m": op["batch"], "n": op["outputs"], "k": op["inputs"]}, l2_bytes)
+        elif op["kind"] == "conv2d":
+            record["paths"] = conv_paths(op, l2_bytes)
         else:
             record["no_framework_path"] = f"no PyTorch comparison for kind {op['kind']} yet"
         records.append(record)
@@ -93,6 +132,8 @@ def main():
 
 # Like for like: runner paths by the output they store (the name after the library), and the framework's path
 # that stores the same.
+LIKE_CONV = {"fp32": "torch.conv2d-fp32-fp32", "tf32": "torch.conv2d-fp32-tf32", "bf16-bf16out": "torch.conv2d-bf16",
+             "fp16-fp16out": "torch.conv2d-fp16"}
 LIKE = {"fp32": "torch.matmul-fp32-fp32", "tf32": "torch.matmul-fp32-tf32", "bf16-bf16out": "torch.matmul-bf16",
         "fp16-fp16out": "torch.matmul-fp16", "int8-int32": "torch._int_mm", "int8-tiled": "torch._int_mm"}
 
@@ -115,8 +156,9 @@ def compare(out, records):
             kind = path["path"].split("-", 1)[1]
             if kind not in fastest or path["time_us"] < fastest[kind]["time_us"]:
                 fastest[kind] = path
+        like = LIKE_CONV if record["op"]["kind"] == "conv2d" else LIKE
         for kind, path in sorted(fastest.items()):
-            other = framework.get(LIKE.get(kind, ""))
+            other = framework.get(like.get(kind, ""))
             if other is None:
                 continue
             ratio = path["time_us"] / other["time_us"]

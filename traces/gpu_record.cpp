@@ -60,6 +60,9 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
       record.m = op_json.value("m", int64_t{0});
       record.n = op_json.value("n", int64_t{0});
       record.k = op_json.value("k", int64_t{0});
+      for (const auto& [key, value] : op_json.items())
+        if (value.is_number_integer() && key != "index" && key != "seed")
+          record.shape[key] = value.get<int64_t>();
       record.dtype = op_json.value("dtype", "");
       record.seed = op_json.value("seed", uint64_t{0});
       record.path = json.value("reported_path", "");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ struct GpuRecord {
   // What was run.
   std::string kind, name, dtype;
   int64_t index = 0, m = 0, n = 0, k = 0;
+  std::map<std::string, int64_t> shape;  // every integer field of the op but index and seed (m, n, k; conv's)
   uint64_t seed = 0;
   // What it measured.
   std::string path;  // the path that computes tessera's output type (its numerics are recorded)

@@ -141,9 +141,13 @@ std::string layer_table(const Report& report) {
     shape_width = std::max(shape_width, op.shape.size());
   }
   std::string out = "\nper layer (the winner of each; others as cycles relative to it):\n";
-  out += fmt::format("  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9} {:>6} {:>9}  {:<22} {:<26} {}\n", "op",
-                     name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util", "DRAM_MB",
-                     "others", "top PE bubble", "numerics");
+  out += fmt::format("  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9} {:>6} {:>9}  {:<22} {:<26} {:>8} {:>8}  {}\n",
+                     "op", name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util",
+                     "DRAM_MB", "others", "top PE bubble", "gpu_us", "fw_us", "numerics");
+  // The recorded GPU beside the simulation, over the layers that have a measurement of this very op.
+  double gpu_total = 0, framework_total = 0, simulated_total = 0;
+  int measured = 0, with_framework = 0;
+  std::string gpu_name;
   for (const OpRecord& op : report.ops) {
     if (op.winner < 0) {
       out += fmt::format("  {:<{}} {:<6} {:<{}} {}\n", op.name, name_width, op.kind, op.shape, shape_width,
@@ -163,11 +167,30 @@ std::string layer_table(const Report& report) {
         for (const Numerics& check : run.numerics) pass = pass && check.pass;
       numerics = pass ? "pass" : "FAIL";
     }
-    out +=
-        fmt::format("  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9.2f} {:>5.1f}% {:>9}  {:<22} {:<26} {}\n",
-                    op.name, name_width, op.kind, op.shape, shape_width, best.dataflow, grouped(best.cycles),
-                    best.time_us, 100 * best.pe_utilization, megabytes(best.dram_bytes),
-                    others.empty() ? "-" : others, top_pe_bubble(best), numerics);
+    const auto gpu = std::find_if(op.gpu.begin(), op.gpu.end(), [](const GpuComparison& record) {
+      return record.compared && record.time_us > 0;
+    });
+    std::string gpu_cell = "-", framework_cell = "-";
+    if (gpu != op.gpu.end()) {
+      gpu_cell = fmt::format("{:.1f}", gpu->time_us);
+      gpu_total += gpu->time_us, simulated_total += best.time_us, ++measured;
+      gpu_name = gpu->gpu;
+      if (gpu->framework_us > 0) {
+        framework_cell = fmt::format("{:.1f}", gpu->framework_us);
+        framework_total += gpu->framework_us, ++with_framework;
+      }
+    }
+    out += fmt::format(
+        "  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9.2f} {:>5.1f}% {:>9}  {:<22} {:<26} {:>8} {:>8}  {}\n",
+        op.name, name_width, op.kind, op.shape, shape_width, best.dataflow, grouped(best.cycles),
+        best.time_us, 100 * best.pe_utilization, megabytes(best.dram_bytes), others.empty() ? "-" : others,
+        top_pe_bubble(best), gpu_cell, framework_cell, numerics);
+  }
+  if (measured > 0) {
+    out += fmt::format("  {} (recorded) over the {} layers it measured: {:.1f} us by tessera's GPU runner",
+                       gpu_name, measured, gpu_total);
+    if (with_framework == measured) out += fmt::format(", {:.1f} us by the framework", framework_total);
+    out += fmt::format("; simulated {:.1f} us\n", simulated_total);
   }
   return out;
 }

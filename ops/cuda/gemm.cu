@@ -10,70 +10,13 @@
 #include <cmath>
 #include <vector>
 
-#include "ops/cuda/runner.hpp"
-#include "ops/input_generator.hpp"
+#include "ops/cuda/device.cuh"
 
 namespace tessera::gpu {
 
 namespace {
 
-enum class Dtype { fp32, bf16, fp16, int8 };
-
-Dtype parse_dtype(const std::string& name) {
-  if (name == "fp32") return Dtype::fp32;
-  if (name == "bf16") return Dtype::bf16;
-  if (name == "fp16") return Dtype::fp16;
-  if (name == "int8") return Dtype::int8;
-  fail("dtype " + name + " has no GPU path");
-}
-
-size_t element_bytes(Dtype dtype) {
-  return dtype == Dtype::fp32 ? 4 : dtype == Dtype::int8 ? 1 : 2;
-}
-
-#define TESSERA_CUBLAS(call)                                                                            \
-  do {                                                                                                  \
-    const cublasStatus_t status_ = (call);                                                              \
-    if (status_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      ::tessera::gpu::fail(std::string(#call) + ": cuBLAS status " + std::to_string(status_) + " at " + \
-                           __FILE__ + ":" + std::to_string(__LINE__));                                  \
-  } while (0)
-
 // ---- inputs and the exact reference, from the generator
-
-__device__ double input_value(Dtype dtype, uint64_t seed, uint32_t tensor, uint64_t index) {
-  switch (dtype) {
-    case Dtype::fp32:
-      return ops::input_fp32(seed, tensor, index);
-    case Dtype::bf16:
-      return ops::bf16_to_float(ops::input_bf16(seed, tensor, index));
-    case Dtype::fp16:
-      return ops::fp16_to_float(ops::input_fp16(seed, tensor, index));
-    case Dtype::int8:
-      return ops::input_int8(seed, tensor, index);
-  }
-  return 0;
-}
-
-__global__ void fill_input(Dtype dtype, uint64_t seed, uint32_t tensor, int64_t count, void* out) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    switch (dtype) {
-      case Dtype::fp32:
-        static_cast<float*>(out)[i] = ops::input_fp32(seed, tensor, i);
-        break;
-      case Dtype::bf16:
-        static_cast<uint16_t*>(out)[i] = ops::input_bf16(seed, tensor, i);
-        break;
-      case Dtype::fp16:
-        static_cast<uint16_t*>(out)[i] = ops::input_fp16(seed, tensor, i);
-        break;
-      case Dtype::int8:
-        static_cast<int8_t*>(out)[i] = ops::input_int8(seed, tensor, i);
-        break;
-    }
-  }
-}
 
 // W[k x n] row-major written as its transpose (n x k row-major): the layout int8 tensor-core GEMMs take.
 __global__ void fill_input_transposed(Dtype dtype, uint64_t seed, uint32_t tensor, int64_t rows, int64_t cols,
@@ -97,12 +40,6 @@ __global__ void reference_at(Dtype dtype, uint64_t seed, uint32_t a_id, uint32_t
   for (int64_t kk = 0; kk < k; ++kk)
     sum += input_value(dtype, seed, a_id, row * k + kk) * input_value(dtype, seed, w_id, kk * n + col);
   out[sample] = sum;
-}
-
-template <class T>
-__global__ void gather(const T* values, const int64_t* indices, int count, double* out) {
-  const int sample = blockIdx.x * blockDim.x + threadIdx.x;
-  if (sample < count) out[sample] = static_cast<double>(values[indices[sample]]);
 }
 
 // int8 x int8 -> int32 for shapes cuBLASLt's int8 kernels do not take (dimensions not multiples of 4): a
@@ -260,19 +197,6 @@ size_t bytes_of(cudaDataType type) {
   }
 }
 
-cublasLtHandle_t lt_handle() {
-  static cublasLtHandle_t handle = [] {
-    cublasLtHandle_t created;
-    TESSERA_CUBLAS(cublasLtCreate(&created));
-    return created;
-  }();
-  return handle;
-}
-
-int grid_for(int64_t count) {
-  return static_cast<int>(std::min<int64_t>((count + 255) / 256, 65536));
-}
-
 struct Problem {
   int64_t m, n, k;
   Dtype dtype;
@@ -317,13 +241,6 @@ Operands make_operands(const Problem& p, size_t output_bytes, size_t rotate_byte
 }
 
 // Runs one path; returns its timing and leaves its result in out[0].
-struct PathResult {
-  std::string name;
-  bool numerics = false;
-  Timing timing;
-  bool ran = false;
-  int algorithms_tried = 0;  // cuBLASLt candidates timed before the full measurement
-};
 
 PathResult run_path(const Problem& p, const Path& path, size_t rotate_bytes, Operands* kept) {
   PathResult result;
@@ -381,39 +298,13 @@ PathResult run_path(const Problem& p, const Path& path, size_t rotate_bytes, Ope
   return result;
 }
 
-Json path_json(const PathResult& path, double flops, double bytes) {
-  Json json = Json::object();
-  json.set("path", path.name).set("numerics", path.numerics).set("ran", path.ran);
-  if (!path.ran) return json.set("note", "the library has no algorithm for this shape and type");
-  if (path.algorithms_tried > 0) json.set("algorithms_tried", static_cast<int64_t>(path.algorithms_tried));
-  json.set("time_us", path.timing.median_us)
-      .set("time_us_min", path.timing.min_us)
-      .set("batches", static_cast<int64_t>(path.timing.batches))
-      .set("launches_per_batch", static_cast<int64_t>(path.timing.launches_per_batch))
-      .set("tflops", flops / (path.timing.median_us * 1e6))
-      .set("gbps", bytes / (path.timing.median_us * 1e3));
-  return json;
-}
-
-// Positions of the output kept in the record: all of it for a small output, else a seeded sample.
-constexpr int kSamples = 4096;
-std::vector<int64_t> sample_positions(int64_t elements, uint64_t seed) {
-  std::vector<int64_t> positions;
-  if (elements <= kSamples) {
-    for (int64_t i = 0; i < elements; ++i) positions.push_back(i);
-    return positions;
-  }
-  for (int i = 0; i < kSamples; ++i)
-    positions.push_back(static_cast<int64_t>(ops::input_bits(seed, 0x7fffffffu, static_cast<uint64_t>(i)) %
-                                             static_cast<uint64_t>(elements)));
-  return positions;
-}
-
+// A gemm (m, n, k) or an fc layer (batch, inputs, outputs: the GEMM m = batch, n = outputs, k = inputs).
 OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
+  const bool fc = args.get("kind") == "fc";
   Problem p;
-  p.m = args.integer("m");
-  p.n = args.integer("n");
-  p.k = args.integer("k");
+  p.m = fc ? args.integer("batch", 1) : args.integer("m");
+  p.n = args.integer(fc ? "outputs" : "n");
+  p.k = args.integer(fc ? "inputs" : "k");
   p.dtype = parse_dtype(args.get("dtype"));
   p.seed = static_cast<uint64_t>(args.integer("seed"));
   const uint32_t index = static_cast<uint32_t>(args.integer("index"));
@@ -442,76 +333,22 @@ OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
   if (!reported.ran) fail("gemm " + args.text + ": no path computed the output");
 
   // The output at the recorded positions, and the exact reference there.
-  const std::vector<int64_t> positions = sample_positions(p.m * p.n, p.seed);
-  const int count = static_cast<int>(positions.size());
-  DeviceBuffer device_positions(positions.size() * sizeof(int64_t)), device_values(count * sizeof(double)),
-      device_reference(count * sizeof(double));
-  TESSERA_CUDA(
-      cudaMemcpy(device_positions.get(), positions.data(), device_positions.bytes(), cudaMemcpyHostToDevice));
-  const int blocks = (count + 255) / 256;
-  if (integer) {
-    gather<<<blocks, 256>>>(static_cast<const int32_t*>(numerics_operands.out[0].get()),
-                            static_cast<const int64_t*>(device_positions.get()), count,
-                            static_cast<double*>(device_values.get()));
-  } else {
-    gather<<<blocks, 256>>>(static_cast<const float*>(numerics_operands.out[0].get()),
-                            static_cast<const int64_t*>(device_positions.get()), count,
-                            static_cast<double*>(device_values.get()));
-  }
-  reference_at<<<blocks, 256>>>(p.dtype, p.seed, p.a_id, p.w_id, p.n, p.k,
-                                static_cast<const int64_t*>(device_positions.get()), count,
-                                static_cast<double*>(device_reference.get()));
-  check_launch("sample the output");
-  std::vector<double> values(count), reference(count);
-  TESSERA_CUDA(cudaMemcpy(values.data(), device_values.get(), device_values.bytes(), cudaMemcpyDeviceToHost));
-  TESSERA_CUDA(
-      cudaMemcpy(reference.data(), device_reference.get(), device_reference.bytes(), cudaMemcpyDeviceToHost));
-
-  double error_squares = 0, reference_squares = 0, max_abs = 0;
-  bool finite = true;
-  Json indices = Json::array(), samples = Json::array();
-  for (int i = 0; i < count; ++i) {
-    indices.push(positions[i]);
-    if (integer) {
-      samples.push(static_cast<int64_t>(values[i]));
-    } else {
-      samples.push(values[i]);
-    }
-    finite = finite && std::isfinite(values[i]);
-    const double difference = std::abs(values[i] - reference[i]);
-    max_abs = std::max(max_abs, difference);
-    error_squares += difference * difference;
-    reference_squares += reference[i] * reference[i];
-  }
-  const double rel_l2 =
-      reference_squares > 0 ? std::sqrt(error_squares / reference_squares) : std::sqrt(error_squares);
-  const double tolerance = p.dtype == Dtype::fp32 ? 1e-5 : 1e-2;
-  const bool pass = finite && (integer ? max_abs == 0 : rel_l2 <= tolerance);
+  const SampledOutput sampled =
+      sample_output(numerics_operands.out[0].get(), integer, p.m * p.n, p.seed, p.dtype,
+                    [&](const int64_t* positions, int count, double* out) {
+                      reference_at<<<(count + 255) / 256, 256>>>(p.dtype, p.seed, p.a_id, p.w_id, p.n, p.k,
+                                                                 positions, count, out);
+                    });
 
   const double bytes = static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype) + p.m * p.n * 4);
-  const char* rate_kind = p.dtype == Dtype::bf16   ? "bf16"
-                          : p.dtype == Dtype::fp16 ? "fp16"
-                          : p.dtype == Dtype::int8 ? "int8"
-                                                   : "fp32";
-
   Json op = Json::object();
-  op.set("kind", "gemm").set("name", args.get("name")).set("index", static_cast<int64_t>(index));
+  op.set("kind", args.get("kind")).set("name", args.get("name")).set("index", static_cast<int64_t>(index));
+  if (fc) op.set("batch", p.m).set("inputs", p.k).set("outputs", p.n);
   op.set("m", p.m)
       .set("n", p.n)
       .set("k", p.k)
       .set("dtype", args.get("dtype"))
       .set("seed", static_cast<int64_t>(p.seed));
-  Json output = Json::object();
-  output.set("dtype", integer ? "int32" : "fp32")
-      .set("elements", p.m * p.n)
-      .set("complete", count == p.m * p.n)
-      .set("indices", indices)
-      .set("values", samples);
-  Json self_check = Json::object();
-  self_check.set("reference", "float64 dot products of the generator's values, on the GPU")
-      .set("max_abs_err", max_abs)
-      .set("rel_l2_err", rel_l2)
-      .set("pass", pass);
   Json record = Json::object();
   record.set("op", op)
       .set("paths", paths)
@@ -519,16 +356,17 @@ OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
       .set("time_us", reported.timing.median_us)
       .set("tflops", flops / (reported.timing.median_us * 1e6))
       .set("gbps", bytes / (reported.timing.median_us * 1e3))
-      .set("output", output)
-      .set("self_check", self_check);
-  return OpMeasurement{record,
-                       RooflineInput{flops, bytes, rate_kind, flops / (reported.timing.median_us * 1e6)}};
+      .set("output", sampled.output)
+      .set("self_check", sampled.self_check);
+  return OpMeasurement{
+      record, RooflineInput{flops, bytes, rate_kind_of(p.dtype), flops / (reported.timing.median_us * 1e6)}};
 }
 
 }  // namespace
 
 void register_gemm() {
   op_registry()["gemm"] = run_gemm;
+  op_registry()["fc"] = run_gemm;
 }
 
 void measure_matmul_ceilings(RunContext& context) {

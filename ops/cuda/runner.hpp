@@ -53,6 +53,7 @@ struct OpArgs {
   std::string text;
   const std::string& get(const std::string& key) const;
   int64_t integer(const std::string& key) const;
+  int64_t integer(const std::string& key, int64_t fallback) const;  // `fallback` when the key is absent
 };
 OpArgs parse_op(const std::string& text);
 
@@ -124,6 +125,7 @@ std::map<std::string, OpRunner>& op_registry();
 // Each operator kind's file registers its path here; main() calls register_builtins() once. Adding an
 // operator is one file with its register function, listed in register_builtins (runner_main.cu).
 void register_gemm();
+void register_conv();
 void register_builtins();
 
 // The bf16, fp16, tf32, fp32 and int8 matrix rates of a large square GEMM (gemm.cu measures them).

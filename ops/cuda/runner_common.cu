@@ -49,6 +49,10 @@ int64_t OpArgs::integer(const std::string& key) const {
   return parsed;
 }
 
+int64_t OpArgs::integer(const std::string& key, int64_t fallback) const {
+  return values.count(key) ? integer(key) : fallback;
+}
+
 OpArgs parse_op(const std::string& text) {
   OpArgs op;
   op.text = text;
@@ -190,6 +194,7 @@ std::map<std::string, OpRunner>& op_registry() {
 
 void register_builtins() {
   register_gemm();
+  register_conv();
 }
 
 }  // namespace tessera::gpu

@@ -1,0 +1,384 @@
+// conv2d on the GPU, NHWC as tessera stores it: X [n*h*w, c], W [groups*r*s*(c/groups), k/groups] with the
+// taps in (r, s, c) order, O [n*p*q, k] (docs/design-notes.md, "Convolution"). Inputs come from the same
+// counter-based generator as the simulator's. Two ways, each timed as a whole:
+//   im2col+cublaslt-*: an im2col kernel writes each group's patch matrix [n*p*q, r*s*c/groups], then one
+//     strided-batched cuBLASLt GEMM per group writes the group's columns of O (fp32 output as tessera
+//     produces it, and 16-bit output as frameworks do);
+//   direct-*: one thread per output element summing its window (fp32 or int32 accumulation), for grouped and
+//     depthwise convs (where per-group GEMMs are tiny), int8, and shapes cuBLASLt takes no algorithm for.
+// PyTorch's conv2d (cuDNN) is timed next to these by scripts/gpu_torch_reference.py.
+#include <cmath>
+#include <memory>
+
+#include "ops/cuda/device.cuh"
+
+namespace tessera::gpu {
+
+namespace {
+
+struct Conv {
+  int64_t n, c, h, w, k, r, s, stride, pad, dilation, groups;
+  Dtype dtype;
+  uint64_t seed;
+  uint32_t x_id, w_id;
+  __host__ __device__ int64_t p() const { return (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1; }
+  __host__ __device__ int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }
+  __host__ __device__ int64_t group_c() const { return c / groups; }
+  __host__ __device__ int64_t group_k() const { return k / groups; }
+  __host__ __device__ int64_t taps() const { return r * s * group_c(); }
+  __host__ __device__ int64_t pixels() const { return n * p() * q(); }  // rows of O (the GEMM's m)
+  __host__ __device__ int64_t x_elements() const { return n * h * w * c; }
+  __host__ __device__ int64_t w_elements() const { return groups * taps() * group_k(); }
+  __host__ __device__ int64_t o_elements() const { return pixels() * k; }
+  __host__ __device__ double macs() const { return static_cast<double>(pixels()) * k * taps(); }
+};
+
+// Where tap `tap` of output row `row` reads X (element index), or -1 in the padding. Shared by the im2col
+// kernel, the direct kernel and the reference.
+__device__ int64_t source_of(const Conv& v, int64_t row, int64_t group, int64_t tap) {
+  const int64_t pq = v.p() * v.q();
+  const int64_t image = row / pq, op = (row % pq) / v.q(), oq = row % v.q();
+  const int64_t group_c = v.group_c();
+  const int64_t fr = tap / (v.s * group_c), fs = (tap / group_c) % v.s, channel = tap % group_c;
+  const int64_t ih = op * v.stride - v.pad + fr * v.dilation, iw = oq * v.stride - v.pad + fs * v.dilation;
+  if (ih < 0 || ih >= v.h || iw < 0 || iw >= v.w) return -1;
+  return ((image * v.h + ih) * v.w + iw) * v.c + group * group_c + channel;
+}
+
+// The patch matrices, group-major: patches[g][row][tap].
+template <class T>
+__global__ void im2col(Conv v, const T* x, T* patches) {
+  const int64_t taps = v.taps(), rows = v.pixels(), count = v.groups * rows * taps;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t group = i / (rows * taps), row = (i / taps) % rows, tap = i % taps;
+    const int64_t from = source_of(v, row, group, tap);
+    patches[i] = from < 0 ? T(0) : x[from];
+  }
+}
+
+__device__ float element_float(Dtype dtype, const void* data, int64_t index) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return static_cast<const float*>(data)[index];
+    case Dtype::bf16:
+      return ops::bf16_to_float(static_cast<const uint16_t*>(data)[index]);
+    case Dtype::fp16:
+      return ops::fp16_to_float(static_cast<const uint16_t*>(data)[index]);
+    case Dtype::int8:
+      return static_cast<const int8_t*>(data)[index];
+  }
+  return 0;
+}
+
+// One output element per thread: fp32 accumulation (int32 for int8), like the PE array's.
+__global__ void direct_conv(Conv v, const void* x, const void* weights, void* out) {
+  const int64_t count = v.o_elements(), taps = v.taps(), group_k = v.group_k();
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t row = i / v.k, column = i % v.k, group = column / group_k, filter = column % group_k;
+    if (v.dtype == Dtype::int8) {
+      int32_t sum = 0;
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const int64_t from = source_of(v, row, group, tap);
+        if (from >= 0)
+          sum += static_cast<const int8_t*>(x)[from] *
+                 static_cast<const int8_t*>(weights)[(group * taps + tap) * group_k + filter];
+      }
+      static_cast<int32_t*>(out)[i] = sum;
+    } else {
+      float sum = 0;
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const int64_t from = source_of(v, row, group, tap);
+        if (from >= 0)
+          sum += element_float(v.dtype, x, from) *
+                 element_float(v.dtype, weights, (group * taps + tap) * group_k + filter);
+      }
+      static_cast<float*>(out)[i] = sum;
+    }
+  }
+}
+
+// The exact output at the sampled positions, in float64 from the generator's values.
+__global__ void conv_reference_at(Conv v, const int64_t* indices, int count, double* out) {
+  const int sample = blockIdx.x * blockDim.x + threadIdx.x;
+  if (sample >= count) return;
+  const int64_t row = indices[sample] / v.k, column = indices[sample] % v.k;
+  const int64_t taps = v.taps(), group_k = v.group_k(), group = column / group_k, filter = column % group_k;
+  double sum = 0;
+  for (int64_t tap = 0; tap < taps; ++tap) {
+    const int64_t from = source_of(v, row, group, tap);
+    if (from >= 0)
+      sum += input_value(v.dtype, v.seed, v.x_id, from) *
+             input_value(v.dtype, v.seed, v.w_id, (group * taps + tap) * group_k + filter);
+  }
+  out[sample] = sum;
+}
+
+struct Path {
+  std::string name;
+  bool gemm;  // im2col + cuBLASLt; else the direct kernel
+  cudaDataType input, output;
+  cublasComputeType_t compute;
+  bool numerics;
+};
+
+std::vector<Path> paths_for(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return {{"im2col+cublaslt-fp32", true, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"im2col+cublaslt-tf32", true, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
+              {"direct-fp32", false, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+    case Dtype::bf16:
+      return {{"im2col+cublaslt-bf16-fp32out", true, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"im2col+cublaslt-bf16-bf16out", true, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+              {"direct-bf16-fp32out", false, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+    case Dtype::fp16:
+      return {{"im2col+cublaslt-fp16-fp32out", true, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"im2col+cublaslt-fp16-fp16out", true, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+              {"direct-fp16-fp32out", false, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+    case Dtype::int8:
+      // cuBLASLt's int8 kernels want the weights transposed and every dimension a multiple of 4; the direct
+      // kernel computes any shape exactly.
+      return {{"direct-int8-int32", false, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, true}};
+  }
+  return {};
+}
+
+size_t bytes_of(cudaDataType type) {
+  return type == CUDA_R_32F || type == CUDA_R_32I ? 4 : type == CUDA_R_8I ? 1 : 2;
+}
+
+// One strided-batched cuBLASLt GEMM over the groups: O_g^T (kg x m, ld k) = W_g^T (kg x taps) * P_g^T
+// (taps x m), column-major views of tessera's row-major tensors.
+class BatchedGemm {
+ public:
+  BatchedGemm(const Conv& v, const Path& path) {
+    const int64_t m = v.pixels(), kg = v.group_k(), taps = v.taps();
+    const int32_t batch = static_cast<int32_t>(v.groups);
+    const cudaDataType scale = CUDA_R_32F;
+    TESSERA_CUBLAS(cublasLtMatmulDescCreate(&operation_, path.compute, scale));
+    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&w_layout_, path.input, kg, taps, kg));
+    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&p_layout_, path.input, taps, m, taps));
+    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&o_layout_, path.output, kg, m, v.k));
+    const int64_t offsets[3] = {kg * taps, m * taps, kg};
+    cublasLtMatrixLayout_t layouts[3] = {w_layout_, p_layout_, o_layout_};
+    for (int i = 0; i < 3; ++i) {
+      TESSERA_CUBLAS(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                                      sizeof batch));
+      TESSERA_CUBLAS(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                      &offsets[i], sizeof offsets[i]));
+    }
+    cublasLtMatmulPreference_t preference;
+    TESSERA_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
+    workspace_ = DeviceBuffer(kWorkspaceBytes);
+    const size_t workspace = kWorkspaceBytes;
+    TESSERA_CUBLAS(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                        &workspace, sizeof workspace));
+    // Each group's operands start at base + g * offset: tell the heuristic how aligned those starts are
+    // (a depthwise conv's output columns are one element apart), so it picks kernels that may read them.
+    auto alignment = [](int64_t offset_bytes) {
+      uint32_t bytes = 256;
+      while (bytes > 1 && offset_bytes % bytes != 0) bytes /= 2;
+      return bytes;
+    };
+    const uint32_t aligned[4] = {alignment(offsets[0] * static_cast<int64_t>(bytes_of(path.input))),
+                                 alignment(offsets[1] * static_cast<int64_t>(bytes_of(path.input))),
+                                 alignment(offsets[2] * static_cast<int64_t>(bytes_of(path.output))),
+                                 alignment(offsets[2] * static_cast<int64_t>(bytes_of(path.output)))};
+    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4; ++i)
+      TESSERA_CUBLAS(
+          cublasLtMatmulPreferenceSetAttribute(preference, keys[i], &aligned[i], sizeof aligned[i]));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        lt_handle(), operation_, w_layout_, p_layout_, o_layout_, o_layout_, preference, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(preference);
+    available_ = status == CUBLAS_STATUS_SUCCESS && found > 0;
+    algorithm_ = result.algo;
+  }
+  ~BatchedGemm() {
+    if (operation_) cublasLtMatmulDescDestroy(operation_);
+    for (auto layout : {w_layout_, p_layout_, o_layout_})
+      if (layout) cublasLtMatrixLayoutDestroy(layout);
+  }
+  BatchedGemm(const BatchedGemm&) = delete;
+  BatchedGemm& operator=(const BatchedGemm&) = delete;
+  bool available() const { return available_; }
+  void run(const void* weights, const void* patches, void* out) const {
+    const float alpha = 1, beta = 0;
+    TESSERA_CUBLAS(cublasLtMatmul(lt_handle(), operation_, &alpha, weights, w_layout_, patches, p_layout_,
+                                  &beta, out, o_layout_, out, o_layout_, &algorithm_, workspace_.get(),
+                                  workspace_.bytes(), nullptr));
+  }
+
+ private:
+  static constexpr size_t kWorkspaceBytes = 64u << 20;
+  cublasLtMatmulDesc_t operation_ = nullptr;
+  cublasLtMatrixLayout_t w_layout_ = nullptr, p_layout_ = nullptr, o_layout_ = nullptr;
+  cublasLtMatmulAlgo_t algorithm_{};
+  DeviceBuffer workspace_;
+  bool available_ = false;
+};
+
+// Copies of X, W and O spanning `rotate_bytes` (each timed launch reads inputs the last ones did not touch),
+// and one patch buffer: im2col writes it and the GEMM reads it straight after, as a framework's would.
+struct Operands {
+  int copies = 1;
+  std::vector<DeviceBuffer> x, w, out;
+  DeviceBuffer patches;
+};
+
+Operands make_operands(const Conv& v, size_t output_bytes, bool with_patches, size_t rotate_bytes) {
+  const size_t element = element_bytes(v.dtype);
+  const size_t set_bytes = (v.x_elements() + v.w_elements()) * element + v.o_elements() * output_bytes;
+  Operands operands;
+  operands.copies = static_cast<int>(std::clamp<size_t>((rotate_bytes + set_bytes - 1) / set_bytes, 1, 64));
+  for (int copy = 0; copy < operands.copies; ++copy) {
+    operands.x.emplace_back(v.x_elements() * element);
+    operands.w.emplace_back(v.w_elements() * element);
+    operands.out.emplace_back(v.o_elements() * output_bytes);
+    if (copy == 0) {
+      fill_input<<<grid_for(v.x_elements()), 256>>>(v.dtype, v.seed, v.x_id, v.x_elements(),
+                                                    operands.x[0].get());
+      fill_input<<<grid_for(v.w_elements()), 256>>>(v.dtype, v.seed, v.w_id, v.w_elements(),
+                                                    operands.w[0].get());
+      check_launch("fill inputs");
+    } else {
+      TESSERA_CUDA(cudaMemcpy(operands.x[copy].get(), operands.x[0].get(), operands.x[0].bytes(),
+                              cudaMemcpyDeviceToDevice));
+      TESSERA_CUDA(cudaMemcpy(operands.w[copy].get(), operands.w[0].get(), operands.w[0].bytes(),
+                              cudaMemcpyDeviceToDevice));
+    }
+  }
+  if (with_patches) operands.patches = DeviceBuffer(v.groups * v.pixels() * v.taps() * element);
+  return operands;
+}
+
+void launch_im2col(const Conv& v, const void* x, void* patches) {
+  const int grid = grid_for(v.groups * v.pixels() * v.taps());
+  switch (v.dtype) {
+    case Dtype::fp32:
+      im2col<<<grid, 256>>>(v, static_cast<const float*>(x), static_cast<float*>(patches));
+      break;
+    case Dtype::int8:
+      im2col<<<grid, 256>>>(v, static_cast<const int8_t*>(x), static_cast<int8_t*>(patches));
+      break;
+    default:
+      im2col<<<grid, 256>>>(v, static_cast<const uint16_t*>(x), static_cast<uint16_t*>(patches));
+      break;
+  }
+}
+
+PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operands* kept) {
+  PathResult result;
+  result.name = path.name;
+  result.numerics = path.numerics;
+  Operands operands = make_operands(v, bytes_of(path.output), path.gemm, rotate_bytes);
+  std::function<void(int)> launch;
+  std::unique_ptr<BatchedGemm> gemm;
+  if (path.gemm) {
+    gemm = std::make_unique<BatchedGemm>(v, path);
+    if (!gemm->available()) return result;  // the record says cuBLASLt had no algorithm
+    launch = [&](int i) {
+      const int copy = i % operands.copies;
+      launch_im2col(v, operands.x[copy].get(), operands.patches.get());
+      gemm->run(operands.w[copy].get(), operands.patches.get(), operands.out[copy].get());
+    };
+  } else {
+    launch = [&](int i) {
+      const int copy = i % operands.copies;
+      direct_conv<<<grid_for(v.o_elements()), 256>>>(v, operands.x[copy].get(), operands.w[copy].get(),
+                                                     operands.out[copy].get());
+    };
+  }
+  result.timing = time_launches(launch);
+  result.ran = true;
+  if (kept) {
+    launch(0);
+    check_launch(result.name.c_str());
+    *kept = std::move(operands);
+  }
+  return result;
+}
+
+OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
+  Conv v{};
+  v.n = args.integer("n", 1), v.c = args.integer("c"), v.h = args.integer("h"), v.w = args.integer("w");
+  v.k = args.integer("k"), v.r = args.integer("r"), v.s = args.integer("s");
+  v.stride = args.integer("stride", 1), v.pad = args.integer("pad", 0);
+  v.dilation = args.integer("dilation", 1), v.groups = args.integer("groups", 1);
+  v.dtype = parse_dtype(args.get("dtype"));
+  v.seed = static_cast<uint64_t>(args.integer("seed"));
+  const uint32_t index = static_cast<uint32_t>(args.integer("index"));
+  v.x_id = ops::tensor_id(index, 0);
+  v.w_id = ops::tensor_id(index, 1);
+  if (v.groups <= 0 || v.c % v.groups != 0 || v.k % v.groups != 0 || v.p() <= 0 || v.q() <= 0)
+    fail("conv2d " + args.text + ": not a valid convolution");
+  const double flops = 2.0 * v.macs();
+  const bool integer = v.dtype == Dtype::int8;
+  const double element = static_cast<double>(element_bytes(v.dtype));
+
+  Json paths = Json::array();
+  Operands numerics_operands;
+  PathResult reported;
+  bool gemm_ran = false;
+  for (const Path& path : paths_for(v.dtype)) {
+    const double bytes = (v.x_elements() + v.w_elements()) * element +
+                         static_cast<double>(v.o_elements() * bytes_of(path.output));
+    PathResult result;
+    Operands operands;
+    // The direct kernel reads its window straight from X: worth timing where per-group GEMMs are tiny, where
+    // no GEMM ran, or for int8. A large dense conv would spend seconds in it and teach nothing.
+    if (!path.gemm && v.groups == 1 && gemm_ran && v.macs() > 2e8) {
+      result.name = path.name;
+      result.numerics = path.numerics;
+      result.note = "not timed: a dense conv of this size is a GEMM's job (the im2col path ran)";
+    } else {
+      result = run_path(v, path, context.rotate_bytes, path.numerics ? &operands : nullptr);
+    }
+    gemm_ran = gemm_ran || (path.gemm && result.ran);
+    paths.push(path_json(result, flops, bytes));
+    if (path.numerics && result.ran &&
+        (!reported.ran || result.timing.median_us < reported.timing.median_us)) {
+      reported = result;
+      numerics_operands = std::move(operands);
+    }
+  }
+  if (!reported.ran) fail("conv2d " + args.text + ": no path computed the output");
+
+  const SampledOutput sampled =
+      sample_output(numerics_operands.out[0].get(), integer, v.o_elements(), v.seed, v.dtype,
+                    [&](const int64_t* positions, int count, double* out) {
+                      conv_reference_at<<<(count + 255) / 256, 256>>>(v, positions, count, out);
+                    });
+
+  const double bytes = (v.x_elements() + v.w_elements()) * element + v.o_elements() * 4.0;
+  Json op = Json::object();
+  op.set("kind", "conv2d").set("name", args.get("name")).set("index", static_cast<int64_t>(index));
+  op.set("n", v.n).set("c", v.c).set("h", v.h).set("w", v.w).set("k", v.k).set("r", v.r).set("s", v.s);
+  op.set("stride", v.stride).set("pad", v.pad).set("dilation", v.dilation).set("groups", v.groups);
+  op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(v.seed));
+  Json record = Json::object();
+  record.set("op", op)
+      .set("paths", paths)
+      .set("reported_path", reported.name)
+      .set("time_us", reported.timing.median_us)
+      .set("tflops", flops / (reported.timing.median_us * 1e6))
+      .set("gbps", bytes / (reported.timing.median_us * 1e3))
+      .set("output", sampled.output)
+      .set("self_check", sampled.self_check);
+  return OpMeasurement{
+      record, RooflineInput{flops, bytes, rate_kind_of(v.dtype), flops / (reported.timing.median_us * 1e6)}};
+}
+
+}  // namespace
+
+void register_conv() {
+  op_registry()["conv2d"] = run_conv;
+}
+
+}  // namespace tessera::gpu

@@ -1,0 +1,116 @@
+// Device-side pieces the operator paths share: the operand types, the generator's values on the GPU,
+// cuBLASLt's handle, timing records of a path, and the sampled output with its float64 self-check. Kernels
+// here have internal linkage: each operator file compiles its own copy (no relocatable device code needed).
+#pragma once
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ops/cuda/runner.hpp"
+#include "ops/input_generator.hpp"
+
+namespace tessera::gpu {
+
+enum class Dtype { fp32, bf16, fp16, int8 };
+
+inline Dtype parse_dtype(const std::string& name) {
+  if (name == "fp32") return Dtype::fp32;
+  if (name == "bf16") return Dtype::bf16;
+  if (name == "fp16") return Dtype::fp16;
+  if (name == "int8") return Dtype::int8;
+  fail("dtype " + name + " has no GPU path");
+}
+
+inline size_t element_bytes(Dtype dtype) {
+  return dtype == Dtype::fp32 ? 4 : dtype == Dtype::int8 ? 1 : 2;
+}
+
+// The matrix ceiling that applies to an op of this operand type ("bf16", "fp16", "int8", "fp32").
+inline const char* rate_kind_of(Dtype dtype) {
+  return dtype == Dtype::bf16   ? "bf16"
+         : dtype == Dtype::fp16 ? "fp16"
+         : dtype == Dtype::int8 ? "int8"
+                                : "fp32";
+}
+
+#define TESSERA_CUBLAS(call)                                                                            \
+  do {                                                                                                  \
+    const cublasStatus_t status_ = (call);                                                              \
+    if (status_ != CUBLAS_STATUS_SUCCESS)                                                               \
+      ::tessera::gpu::fail(std::string(#call) + ": cuBLAS status " + std::to_string(status_) + " at " + \
+                           __FILE__ + ":" + std::to_string(__LINE__));                                  \
+  } while (0)
+
+inline int grid_for(int64_t count) {
+  return static_cast<int>(std::min<int64_t>((count + 255) / 256, 65536));
+}
+
+// The exact value of element `index` of a generated input tensor.
+static __device__ double input_value(Dtype dtype, uint64_t seed, uint32_t tensor, uint64_t index) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return ops::input_fp32(seed, tensor, index);
+    case Dtype::bf16:
+      return ops::bf16_to_float(ops::input_bf16(seed, tensor, index));
+    case Dtype::fp16:
+      return ops::fp16_to_float(ops::input_fp16(seed, tensor, index));
+    case Dtype::int8:
+      return ops::input_int8(seed, tensor, index);
+  }
+  return 0;
+}
+
+// Fills a generated input tensor in its storage type.
+static __global__ void fill_input(Dtype dtype, uint64_t seed, uint32_t tensor, int64_t count, void* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    switch (dtype) {
+      case Dtype::fp32:
+        static_cast<float*>(out)[i] = ops::input_fp32(seed, tensor, i);
+        break;
+      case Dtype::bf16:
+        static_cast<uint16_t*>(out)[i] = ops::input_bf16(seed, tensor, i);
+        break;
+      case Dtype::fp16:
+        static_cast<uint16_t*>(out)[i] = ops::input_fp16(seed, tensor, i);
+        break;
+      case Dtype::int8:
+        static_cast<int8_t*>(out)[i] = ops::input_int8(seed, tensor, i);
+        break;
+    }
+  }
+}
+
+cublasLtHandle_t lt_handle();
+
+// One timed path of an op.
+struct PathResult {
+  std::string name;
+  bool numerics = false;  // computes tessera's output type at tessera's precision
+  Timing timing;
+  bool ran = false;
+  int algorithms_tried = 0;  // cuBLASLt candidates timed before the full measurement
+  std::string note;          // why it did not run
+};
+Json path_json(const PathResult& path, double flops, double bytes);
+
+// Positions of the output kept in the record: all of it for a small output, else a seeded sample.
+std::vector<int64_t> sample_positions(int64_t elements, uint64_t seed);
+
+// The output at the sampled positions and the float64 reference there, as the record keeps them.
+struct SampledOutput {
+  Json output = Json::object();
+  Json self_check = Json::object();
+  bool pass = false;
+};
+// `out` holds the op's output on the device (fp32, or int32 when `integer`); reference(positions, count, out)
+// launches a kernel writing the exact value of each sampled position.
+SampledOutput sample_output(const void* out, bool integer, int64_t elements, uint64_t seed, Dtype dtype,
+                            const std::function<void(const int64_t*, int, double*)>& reference);
+
+}  // namespace tessera::gpu
