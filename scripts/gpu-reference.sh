@@ -16,6 +16,11 @@ if [[ ! -x "$root/build-gpu/tessera_gpu_ref" ]]; then
 fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr 'A-Z ' 'a-z-')
 python=$(command -v python3)
+# cuDNN is not part of the CUDA toolkit; the runner opens libcudnn.so.9 where the machine has it, e.g. the copy
+# that comes with PyTorch's wheels.
+cudnn_dir=$("$python" -c 'import os, nvidia.cudnn as c; print(os.path.join(list(c.__path__)[0], "lib"))' \
+  2>/dev/null || true)
+if [[ -n "$cudnn_dir" && -d "$cudnn_dir" ]]; then export LD_LIBRARY_PATH="$cudnn_dir:${LD_LIBRARY_PATH:-}"; fi
 for workload in "$@"; do
   # The runner's --op arguments: each op of the workload with its index (which fixes its input tensor ids).
   mapfile -t ops < <("$python" - "$workload" <<'PY'

@@ -4,6 +4,8 @@ tessera_gpu_ref's: same shapes and dtypes, CUDA events, warm-up, batches of ~2 m
 copies spanning 3x the L2. Writes torch.json in --out.
 
 usage: gpu_torch_reference.py --out DIR --op kind=gemm,name=...,m=..,n=..,k=..,dtype=..[,...] [--op ...]
+       gpu_torch_reference.py --compare-only DIR    (recomputes torch.json's like-for-like table from the
+                                                     records in DIR; no GPU needed)
 Runs where PyTorch is (the GPU machine); inputs are random (timing only: the numerics record is the runner's).
 """
 import argparse
@@ -11,12 +13,14 @@ import json
 import math
 import sys
 
-import torch
-
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.int8}
+def torch_dtype(name):
+    import torch
+    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.int8}[name]
 
 
 def time_us(launch, copies):
+    import torch
+
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for i in range(5):
         launch(i % copies)
@@ -39,8 +43,10 @@ def time_us(launch, copies):
 
 
 def gemm_paths(op, l2_bytes):
+    import torch
+
     m, n, k, dtype = int(op["m"]), int(op["n"]), int(op["k"]), op["dtype"]
-    element = torch.tensor([], dtype=DTYPES[dtype]).element_size()
+    element = torch.tensor([], dtype=torch_dtype(dtype)).element_size()
     set_bytes = (m * k + k * n) * element + m * n * 4
     copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
     if dtype == "int8":
@@ -49,8 +55,8 @@ def gemm_paths(op, l2_bytes):
         candidates = [("torch._int_mm", lambda i: torch._int_mm(a[i], w[i]))]
     else:
         # Uniform in [-1, 1) like tessera's generator: matrix throughput on this chip depends on the data (power).
-        a = [(torch.rand(m, k, device="cuda") * 2 - 1).to(DTYPES[dtype]) for _ in range(copies)]
-        w = [(torch.rand(k, n, device="cuda") * 2 - 1).to(DTYPES[dtype]) for _ in range(copies)]
+        a = [(torch.rand(m, k, device="cuda") * 2 - 1).to(torch_dtype(dtype)) for _ in range(copies)]
+        w = [(torch.rand(k, n, device="cuda") * 2 - 1).to(torch_dtype(dtype)) for _ in range(copies)]
         candidates = [(f"torch.matmul-{dtype}", lambda i: torch.matmul(a[i], w[i]))]
     paths = []
     for name, launch in candidates:
@@ -73,21 +79,22 @@ def gemm_paths(op, l2_bytes):
 def conv_paths(op, l2_bytes):
     """torch.nn.functional.conv2d (cuDNN, benchmark mode: the framework picks its fastest algorithm) on
     channels-last tensors, tessera's NHWC layout."""
+    import torch
     get = lambda key, default=None: int(op.get(key, default))
     n, c, h, w, k, r, s = (get(key) for key in ("n", "c", "h", "w", "k", "r", "s"))
     stride, pad, dilation, groups = get("stride", 1), get("pad", 0), get("dilation", 1), get("groups", 1)
     dtype = op["dtype"]
     if dtype == "int8":
         return [{"path": "torch.conv2d-int8", "ran": False, "note": "PyTorch has no int8 conv2d on CUDA"}]
-    element = torch.tensor([], dtype=DTYPES[dtype]).element_size()
+    element = torch.tensor([], dtype=torch_dtype(dtype)).element_size()
     p = (h + 2 * pad - dilation * (r - 1) - 1) // stride + 1
     q = (w + 2 * pad - dilation * (s - 1) - 1) // stride + 1
     set_bytes = (n * c * h * w + k * (c // groups) * r * s + n * k * p * q) * element
     copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
     cl = torch.channels_last
-    x = [(torch.rand(n, c, h, w, device="cuda") * 2 - 1).to(DTYPES[dtype]).to(memory_format=cl)
+    x = [(torch.rand(n, c, h, w, device="cuda") * 2 - 1).to(torch_dtype(dtype)).to(memory_format=cl)
          for _ in range(copies)]
-    wt = [(torch.rand(k, c // groups, r, s, device="cuda") * 2 - 1).to(DTYPES[dtype]).to(memory_format=cl)
+    wt = [(torch.rand(k, c // groups, r, s, device="cuda") * 2 - 1).to(torch_dtype(dtype)).to(memory_format=cl)
           for _ in range(copies)]
     torch.backends.cudnn.benchmark = True
     conv = torch.nn.functional.conv2d
@@ -107,9 +114,21 @@ def conv_paths(op, l2_bytes):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out")
     parser.add_argument("--op", action="append", default=[])
+    parser.add_argument("--compare-only")
     args = parser.parse_args()
+    if args.compare_only:
+        path = f"{args.compare_only}/torch.json"
+        with open(path) as f:
+            recorded = json.load(f)
+        recorded["comparison"] = compare(args.compare_only, recorded["ops"])
+        with open(path, "w") as f:
+            json.dump(recorded, f, indent=1)
+        return 0
+    if not args.out:
+        parser.error("--out is required")
+    import torch
     l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
     records = []
     for text in args.op:
@@ -153,7 +172,8 @@ def compare(out, records):
         for path in runner.get("paths", []):
             if not path.get("ran"):
                 continue
-            kind = path["path"].split("-", 1)[1]
+            # The output class: the name after the library, without a parenthesised remark.
+            kind = path["path"].split(" (", 1)[0].split("-", 1)[1]
             if kind not in fastest or path["time_us"] < fastest[kind]["time_us"]:
                 fastest[kind] = path
         like = LIKE_CONV if record["op"]["kind"] == "conv2d" else LIKE

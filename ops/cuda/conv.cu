@@ -10,6 +10,7 @@
 #include <cmath>
 #include <memory>
 
+#include "ops/cuda/cudnn_loader.hpp"
 #include "ops/cuda/device.cuh"
 
 namespace tessera::gpu {
@@ -115,32 +116,39 @@ __global__ void conv_reference_at(Conv v, const int64_t* indices, int count, dou
   out[sample] = sum;
 }
 
+enum class Method { im2col_gemm, direct, cudnn };
+
 struct Path {
   std::string name;
-  bool gemm;  // im2col + cuBLASLt; else the direct kernel
+  Method method;
   cudaDataType input, output;
-  cublasComputeType_t compute;
+  cublasComputeType_t compute;  // im2col_gemm; for cudnn, CUBLAS_COMPUTE_32F_FAST_TF32 allows TF32
   bool numerics;
 };
 
 std::vector<Path> paths_for(Dtype dtype) {
+  constexpr Method gemm = Method::im2col_gemm, direct = Method::direct, dnn = Method::cudnn;
   switch (dtype) {
     case Dtype::fp32:
-      return {{"im2col+cublaslt-fp32", true, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-              {"im2col+cublaslt-tf32", true, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
-              {"direct-fp32", false, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+      return {{"im2col+cublaslt-fp32", gemm, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"im2col+cublaslt-tf32", gemm, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
+              {"cudnn-fp32", dnn, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"cudnn-tf32", dnn, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
+              {"direct-fp32", direct, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::bf16:
-      return {{"im2col+cublaslt-bf16-fp32out", true, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-              {"im2col+cublaslt-bf16-bf16out", true, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
-              {"direct-bf16-fp32out", false, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+      return {{"im2col+cublaslt-bf16-fp32out", gemm, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"im2col+cublaslt-bf16-bf16out", gemm, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+              {"cudnn-bf16-bf16out", dnn, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+              {"direct-bf16-fp32out", direct, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::fp16:
-      return {{"im2col+cublaslt-fp16-fp32out", true, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-              {"im2col+cublaslt-fp16-fp16out", true, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
-              {"direct-fp16-fp32out", false, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+      return {{"im2col+cublaslt-fp16-fp32out", gemm, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"im2col+cublaslt-fp16-fp16out", gemm, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+              {"cudnn-fp16-fp16out", dnn, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+              {"direct-fp16-fp32out", direct, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::int8:
-      // cuBLASLt's int8 kernels want the weights transposed and every dimension a multiple of 4; the direct
-      // kernel computes any shape exactly.
-      return {{"direct-int8-int32", false, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, true}};
+      // cuBLASLt's int8 kernels want the weights transposed and every dimension a multiple of 4, cuDNN's int8
+      // convs vectorised channel formats; the direct kernel computes any shape exactly.
+      return {{"direct-int8-int32", direct, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, true}};
   }
   return {};
 }
@@ -224,6 +232,84 @@ class BatchedGemm {
   bool available_ = false;
 };
 
+// A 1x1 conv with stride 1 and no padding in one group: the patch matrix is X itself.
+bool patches_are_x(const Conv& v) {
+  return v.r == 1 && v.s == 1 && v.stride == 1 && v.pad == 0 && v.groups == 1;
+}
+
+// W [g][r][s][c/g][k/g] -> cuDNN's NHWC filter [k][r][s][c/g] (k = g*(k/g) + kk), once before timing: a
+// framework keeps its weights in the layout its library wants.
+template <class T>
+__global__ void to_krsc(Conv v, const T* weights, T* krsc) {
+  const int64_t count = v.w_elements(), taps = v.taps(), group_k = v.group_k();
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t filter = i / taps, tap = i % taps, group = filter / group_k, kk = filter % group_k;
+    krsc[i] = weights[(group * taps + tap) * group_k + kk];
+  }
+}
+
+// cudnnConvolutionForward with the fastest algorithm cudnnFindConvolutionForwardAlgorithm measures (what
+// PyTorch's benchmark mode does).
+class CudnnConv {
+ public:
+  CudnnConv(const Conv& v, const Path& path, const cudnn::Api& api) : api_(api) {
+    const int type = path.input == CUDA_R_32F   ? cudnn::kFloat
+                     : path.input == CUDA_R_16F ? cudnn::kHalf
+                                                : cudnn::kBfloat16;
+    auto narrow = [](int64_t value) { return static_cast<int>(value); };
+    cudnn::check(api.create_tensor(&x_), "cudnnCreateTensorDescriptor");
+    cudnn::check(
+        api.set_tensor_4d(x_, cudnn::kNhwc, type, narrow(v.n), narrow(v.c), narrow(v.h), narrow(v.w)),
+        "cudnnSetTensor4dDescriptor x");
+    cudnn::check(api.create_tensor(&y_), "cudnnCreateTensorDescriptor");
+    cudnn::check(
+        api.set_tensor_4d(y_, cudnn::kNhwc, type, narrow(v.n), narrow(v.k), narrow(v.p()), narrow(v.q())),
+        "cudnnSetTensor4dDescriptor y");
+    cudnn::check(api.create_filter(&w_), "cudnnCreateFilterDescriptor");
+    cudnn::check(
+        api.set_filter_4d(w_, type, cudnn::kNhwc, narrow(v.k), narrow(v.group_c()), narrow(v.r), narrow(v.s)),
+        "cudnnSetFilter4dDescriptor");
+    cudnn::check(api.create_convolution(&conv_), "cudnnCreateConvolutionDescriptor");
+    cudnn::check(api.set_convolution_2d(conv_, narrow(v.pad), narrow(v.pad), narrow(v.stride),
+                                        narrow(v.stride), narrow(v.dilation), narrow(v.dilation),
+                                        cudnn::kCrossCorrelation, cudnn::kFloat),
+                 "cudnnSetConvolution2dDescriptor");
+    cudnn::check(api.set_group_count(conv_, narrow(v.groups)), "cudnnSetConvolutionGroupCount");
+    const int math = path.input != CUDA_R_32F                       ? cudnn::kTensorOpMath
+                     : path.compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? cudnn::kDefaultMath
+                                                                    : cudnn::kFmaMath;
+    cudnn::check(api.set_math_type(conv_, math), "cudnnSetConvolutionMathType");
+    cudnn::AlgorithmPerf found[8];
+    int returned = 0;
+    if (api.find_forward(api.handle, x_, w_, conv_, y_, 8, &returned, found) != 0) return;
+    for (int i = 0; i < returned && !available_; ++i) {
+      // FMA math must not fall back to TF32 tensor cores (the path claims fp32 precision).
+      if (found[i].status != 0 || (math == cudnn::kFmaMath && found[i].math_type != cudnn::kFmaMath))
+        continue;
+      algorithm_ = found[i].algorithm;
+      workspace_ = DeviceBuffer(std::max<size_t>(found[i].memory, 1));
+      available_ = true;
+    }
+  }
+  bool available() const { return available_; }
+  void run(const void* x, const void* krsc, void* y) const {
+    const float alpha = 1, beta = 0;
+    cudnn::check(api_.forward(api_.handle, &alpha, x_, x, w_, krsc, conv_, algorithm_, workspace_.get(),
+                              workspace_.bytes(), &beta, y_, y),
+                 "cudnnConvolutionForward");
+  }
+
+ private:
+  const cudnn::Api& api_;
+  cudnn::TensorDescriptor x_ = nullptr, y_ = nullptr;
+  cudnn::FilterDescriptor w_ = nullptr;
+  cudnn::ConvolutionDescriptor conv_ = nullptr;
+  int algorithm_ = 0;
+  DeviceBuffer workspace_;
+  bool available_ = false;
+};
+
 // Copies of X, W and O spanning `rotate_bytes` (each timed launch reads inputs the last ones did not touch),
 // and one patch buffer: im2col writes it and the GEMM reads it straight after, as a framework's would.
 struct Operands {
@@ -232,7 +318,7 @@ struct Operands {
   DeviceBuffer patches;
 };
 
-Operands make_operands(const Conv& v, size_t output_bytes, bool with_patches, size_t rotate_bytes) {
+Operands make_operands(const Conv& v, size_t output_bytes, Method method, size_t rotate_bytes) {
   const size_t element = element_bytes(v.dtype);
   const size_t set_bytes = (v.x_elements() + v.w_elements()) * element + v.o_elements() * output_bytes;
   Operands operands;
@@ -254,7 +340,23 @@ Operands make_operands(const Conv& v, size_t output_bytes, bool with_patches, si
                               cudaMemcpyDeviceToDevice));
     }
   }
-  if (with_patches) operands.patches = DeviceBuffer(v.groups * v.pixels() * v.taps() * element);
+  if (method == Method::im2col_gemm && !patches_are_x(v))
+    operands.patches = DeviceBuffer(v.groups * v.pixels() * v.taps() * element);
+  if (method == Method::cudnn) {
+    // The weights in cuDNN's layout, in place of tessera's (each copy).
+    DeviceBuffer krsc(operands.w[0].bytes());
+    const int grid = grid_for(v.w_elements());
+    for (DeviceBuffer& weights : operands.w) {
+      if (v.dtype == Dtype::fp32) {
+        to_krsc<<<grid, 256>>>(v, static_cast<const float*>(weights.get()), static_cast<float*>(krsc.get()));
+      } else {
+        to_krsc<<<grid, 256>>>(v, static_cast<const uint16_t*>(weights.get()),
+                               static_cast<uint16_t*>(krsc.get()));
+      }
+      check_launch("filter to KRSC");
+      TESSERA_CUDA(cudaMemcpy(weights.get(), krsc.get(), krsc.bytes(), cudaMemcpyDeviceToDevice));
+    }
+  }
   return operands;
 }
 
@@ -277,16 +379,37 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
   PathResult result;
   result.name = path.name;
   result.numerics = path.numerics;
-  Operands operands = make_operands(v, bytes_of(path.output), path.gemm, rotate_bytes);
+  std::string why;
+  const cudnn::Api* api = path.method == Method::cudnn ? cudnn::api(&why) : nullptr;
+  if (path.method == Method::cudnn && !api) {
+    result.note = why;
+    return result;
+  }
+  Operands operands = make_operands(v, bytes_of(path.output), path.method, rotate_bytes);
   std::function<void(int)> launch;
   std::unique_ptr<BatchedGemm> gemm;
-  if (path.gemm) {
+  std::unique_ptr<CudnnConv> dnn;
+  if (path.method == Method::im2col_gemm) {
     gemm = std::make_unique<BatchedGemm>(v, path);
     if (!gemm->available()) return result;  // the record says cuBLASLt had no algorithm
     launch = [&](int i) {
       const int copy = i % operands.copies;
+      if (patches_are_x(v)) {
+        gemm->run(operands.w[copy].get(), operands.x[copy].get(), operands.out[copy].get());
+        return;
+      }
       launch_im2col(v, operands.x[copy].get(), operands.patches.get());
       gemm->run(operands.w[copy].get(), operands.patches.get(), operands.out[copy].get());
+    };
+  } else if (path.method == Method::cudnn) {
+    dnn = std::make_unique<CudnnConv>(v, path, *api);
+    if (!dnn->available()) {
+      result.note = "cuDNN found no algorithm for this shape and type";
+      return result;
+    }
+    launch = [&](int i) {
+      const int copy = i % operands.copies;
+      dnn->run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
     };
   } else {
     launch = [&](int i) {
@@ -333,14 +456,14 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
     Operands operands;
     // The direct kernel reads its window straight from X: worth timing where per-group GEMMs are tiny, where
     // no GEMM ran, or for int8. A large dense conv would spend seconds in it and teach nothing.
-    if (!path.gemm && v.groups == 1 && gemm_ran && v.macs() > 2e8) {
+    if (path.method == Method::direct && v.groups == 1 && gemm_ran && v.macs() > 2e8) {
       result.name = path.name;
       result.numerics = path.numerics;
       result.note = "not timed: a dense conv of this size is a GEMM's job (the im2col path ran)";
     } else {
       result = run_path(v, path, context.rotate_bytes, path.numerics ? &operands : nullptr);
     }
-    gemm_ran = gemm_ran || (path.gemm && result.ran);
+    gemm_ran = gemm_ran || (path.method == Method::im2col_gemm && result.ran);
     paths.push(path_json(result, flops, bytes));
     if (path.numerics && result.ran &&
         (!reported.ran || result.timing.median_us < reported.timing.median_us)) {
@@ -371,6 +494,9 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
       .set("gbps", bytes / (reported.timing.median_us * 1e3))
       .set("output", sampled.output)
       .set("self_check", sampled.self_check);
+  std::string why;
+  const cudnn::Api* api = cudnn::api(&why);
+  record.set("cudnn", api ? api->library : "absent: " + why);
   return OpMeasurement{
       record, RooflineInput{flops, bytes, rate_kind_of(v.dtype), flops / (reported.timing.median_us * 1e6)}};
 }
