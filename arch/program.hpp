@@ -202,6 +202,43 @@ void for_each_im2col_run(const Im2colView& view, int64_t row, int64_t col, int64
   if (pending_count > 0) run(pending_offset, pending_source, pending_count);
 }
 
+// The weights of `packed` groups of a grouped convolution side by side as one block-diagonal GEMM operand
+// (docs/tile-program.md, "Views"), so that one PE instruction computes several groups: a virtual
+// [groups*window*group_c, packed*group_k] matrix over the weights W [groups*window*group_c, group_k] (rows in
+// (group, filter position, channel) order; window = r*s). Super-group `sg` (packed groups) takes view rows
+// [sg*window*packed*group_c, ...) in (filter position, group j of the pack, channel) order, matching an
+// im2col view with groups/packed groups; the row of pack member j holds its filters at columns [j*group_k,
+// (j+1)*group_k) and zeros elsewhere. Zeros cost no DRAM traffic.
+struct BlockDiagonalView {
+  int source = 0;  // index into Program::tensors: the input W
+  int64_t groups = 1, packed = 1, window = 1, group_c = 1, group_k = 1;
+
+  int64_t rows() const { return groups * window * group_c; }
+  int64_t cols() const { return packed * group_k; }
+  bool operator==(const BlockDiagonalView& other) const {
+    return source == other.source && groups == other.groups && packed == other.packed &&
+           window == other.window && group_c == other.group_c && group_k == other.group_k;
+  }
+};
+
+// The one run of view row `row` inside columns [col, col + cols) that holds weights: run(offset, source
+// element, count) as for_each_im2col_run; nothing when the row's block lies outside the columns.
+template <class Run>
+void for_each_block_diagonal_run(const BlockDiagonalView& view, int64_t row, int64_t col, int64_t cols,
+                                 Run&& run) {
+  const int64_t per_super = view.window * view.packed * view.group_c;
+  const int64_t super = row / per_super, within = row % per_super;
+  const int64_t position = within / (view.packed * view.group_c);
+  const int64_t member = (within % (view.packed * view.group_c)) / view.group_c,
+                channel = within % view.group_c;
+  const int64_t source_row =
+      ((super * view.packed + member) * view.window + position) * view.group_c + channel;
+  const int64_t first = std::max(col, member * view.group_k),
+                last = std::min(col + cols, (member + 1) * view.group_k);
+  if (first < last)
+    run(first - col, source_row * view.group_k + (first - member * view.group_k), last - first);
+}
+
 // A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), outputs start
 // zero. A view has no storage of its own (its rows and cols are the view's).
 struct TensorDecl {
@@ -213,14 +250,17 @@ struct TensorDecl {
   TensorRole role = TensorRole::input;
   uint64_t seed = 0;
   uint32_t generator_id = 0;
-  std::optional<Im2colView> im2col;  // role == view
+  std::optional<Im2colView> im2col;                 // role == view: one of the two
+  std::optional<BlockDiagonalView> block_diagonal;  //
+  int view_source() const { return im2col ? im2col->source : block_diagonal->source; }
 
   // DRAM bytes the tensor occupies (0 for a view).
   int64_t size_in_bytes() const { return role == TensorRole::view ? 0 : rows * cols * size_bytes(dtype); }
   bool operator==(const TensorDecl& other) const {
     return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
            dram_address == other.dram_address && role == other.role && seed == other.seed &&
-           generator_id == other.generator_id && im2col == other.im2col;
+           generator_id == other.generator_id && im2col == other.im2col &&
+           block_diagonal == other.block_diagonal;
   }
 };
 

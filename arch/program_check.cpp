@@ -65,6 +65,17 @@ class Checker {
   // The reader checks a view as it reads it; programs built in memory get the same checks here.
   void check_view(const TensorDecl& tensor) const {
     const std::string field = "tensor " + tensor.name;
+    if (tensor.block_diagonal) {
+      const BlockDiagonalView& view = *tensor.block_diagonal;
+      const bool source_ok = view.source >= 0 && view.source < static_cast<int>(program_.tensors.size()) &&
+                             program_.tensors[view.source].role == TensorRole::input;
+      if (!source_ok || view.packed <= 0 || view.groups % view.packed != 0 ||
+          program_.tensors[view.source].rows != view.rows() ||
+          program_.tensors[view.source].cols != view.group_k || tensor.rows != view.rows() ||
+          tensor.cols != view.cols() || program_.tensors[view.source].dtype != tensor.dtype)
+        fail_header(field, "the block-diagonal view does not fit its source", "");
+      return;
+    }
     if (!tensor.im2col) fail_header(field, "a view tensor without its view", "");
     const Im2colView& view = *tensor.im2col;
     if (view.source < 0 || view.source >= static_cast<int>(program_.tensors.size()) ||

@@ -35,7 +35,9 @@ constexpr const char* kHeaderSyntax =
 constexpr const char* kTensorSyntax =
     "a tensor is declared: tensor <name> <dtype> <rows>x<cols> at <dram address> input seed=<seed> "
     "id=<generator id>, or ... output, or tensor <name> <dtype> <rows>x<cols> view im2col <source> n= h= w= "
-    "c= r= s= stride= pad= dilation= groups=";
+    "c= r= s= stride= pad= dilation= groups=, or ... view blockdiag <source> groups= packed= window= "
+    "group_c= "
+    "group_k=";
 constexpr const char* kRegionSyntax = "a region is written T[r0:r1, c0:c1]";
 constexpr const char* kCoordSyntax = "a core is written row,col, e.g. 0,1";
 constexpr const char* kLoadSyntax =
@@ -376,28 +378,38 @@ class ProgramReader {
     tensor_lines_.push_back(line_number_);
   }
 
-  // `view im2col <source> n= h= w= c= r= s= stride= pad= dilation= groups=` after the shape.
+  // `view im2col <source> ...` or `view blockdiag <source> ...` after the shape.
   void read_view(TensorDecl& tensor, int shape_column) {
     tensor.role = TensorRole::view;
     const int kind_column = column();
     const std::string_view kind = scan_word();
-    if (kind != "im2col")
-      fail(kind_column, kind.empty() ? "expected the view kind" : fmt::format("unknown view kind '{}'", kind),
-           "the one view is im2col: the patches of an NHWC input as the rows of a GEMM operand");
+    if (kind != "im2col" && kind != "blockdiag")
+      fail(
+          kind_column,
+          kind.empty() ? "expected the view kind"
+                       : fmt::format("unknown view kind '{}'{}", kind,
+                                     did_you_mean(std::string(kind), {"im2col", "blockdiag"})),
+          "views are im2col (the patches of an NHWC input as GEMM rows) and blockdiag (the weights of packed "
+          "groups as one block-diagonal operand)");
     const int source_column = column();
     const std::string_view source_name = read_name("the view's source tensor", kTensorSyntax);
-    Im2colView view;
-    view.source = program_.tensor_id(std::string(source_name));
-    if (view.source < 0) fail_unknown_tensor(source_column, source_name);
-    const TensorDecl& source = program_.tensors[static_cast<size_t>(view.source)];
+    const int source_index = program_.tensor_id(std::string(source_name));
+    if (source_index < 0) fail_unknown_tensor(source_column, source_name);
+    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
     if (source.role != TensorRole::input)
       fail(source_column, fmt::format("the view's source {} is not an input tensor", source_name),
-           "an im2col view reads a generated input [n*h*w, c]");
+           "a view reads a generated input");
     if (source.dtype != tensor.dtype)
       fail(source_column,
            fmt::format("the view is {} but its source {} is {}", name_of(tensor.dtype), source_name,
                        name_of(source.dtype)),
            "a view has its source's element type");
+    if (kind == "blockdiag") {
+      read_block_diagonal(tensor, source_index, source_name, source_column, shape_column);
+      return;
+    }
+    Im2colView view;
+    view.source = source_index;
     static const std::vector<std::string> keys = {"n", "h",      "w",   "c",        "r",
                                                   "s", "stride", "pad", "dilation", "groups"};
     int64_t* fields[] = {&view.n, &view.h,      &view.w,   &view.c,        &view.r,
@@ -423,6 +435,35 @@ class ProgramReader {
       fail(shape_column, fmt::format("the im2col view is {}x{} (n*p*q x groups*r*s*c/groups), not {}x{}",
                                      view.rows(), view.cols(), tensor.rows, tensor.cols));
     tensor.im2col = view;
+  }
+
+  // `view blockdiag <W> groups= packed= window= group_c= group_k=`.
+  void read_block_diagonal(TensorDecl& tensor, int source_index, std::string_view source_name,
+                           int source_column, int shape_column) {
+    BlockDiagonalView view;
+    view.source = source_index;
+    static const std::vector<std::string> keys = {"groups", "packed", "window", "group_c", "group_k"};
+    int64_t* fields[] = {&view.groups, &view.packed, &view.window, &view.group_c, &view.group_k};
+    uint32_t given = 0;
+    const int options_column = column();
+    while (!at_line_end()) {
+      const size_t index = read_option(keys, 0, given, "a blockdiag view", kTensorSyntax);
+      *fields[index] = read_positive(keys[index]);
+    }
+    require_options(keys, given, (1u << keys.size()) - 1, options_column, "a blockdiag view", kTensorSyntax);
+    if (view.groups % view.packed != 0)
+      fail(options_column, fmt::format("packed={} does not divide groups={}", view.packed, view.groups));
+    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
+    if (source.rows != view.rows() || source.cols != view.group_k)
+      fail(source_column,
+           fmt::format("source {} is {}x{}, but groups*window*group_c x group_k is {}x{}", source_name,
+                       source.rows, source.cols, view.rows(), view.group_k),
+           "the source of a blockdiag view is a grouped conv's weights, one row per (group, tap)");
+    if (tensor.rows != view.rows() || tensor.cols != view.cols())
+      fail(shape_column,
+           fmt::format("the blockdiag view is {}x{} (groups*window*group_c x packed*group_k), not {}x{}",
+                       view.rows(), view.cols(), tensor.rows, tensor.cols));
+    tensor.block_diagonal = view;
   }
 
   // ---- core blocks and instructions

@@ -74,6 +74,13 @@ class ProgramWriter {
     }
     for (const TensorDecl& tensor : program_.tensors) {
       put("tensor {} {} {}x{} ", tensor.name, name_of(tensor.dtype), tensor.rows, tensor.cols);
+      if (tensor.role == TensorRole::view && tensor.block_diagonal) {
+        const BlockDiagonalView& view = *tensor.block_diagonal;
+        put("view blockdiag {} groups={} packed={} window={} group_c={} group_k={}\n",
+            program_.tensors[static_cast<size_t>(view.source)].name, view.groups, view.packed, view.window,
+            view.group_c, view.group_k);
+        continue;
+      }
       if (tensor.role == TensorRole::view) {
         TESSERA_ASSERT(tensor.im2col.has_value(), "a view tensor carries its im2col view");
         const Im2colView& view = *tensor.im2col;

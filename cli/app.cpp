@@ -182,7 +182,6 @@ int map_command(const Common& common, int top) {
       report.ops.push_back(std::move(entry));
       continue;
     }
-    const mapper::GemmProblem problem = mapper::problem_of(op);
     mapper::SearchOptions options;
     options.dataflows = dataflows;
     options.keep_per_dataflow = std::max(1, top);
@@ -192,7 +191,7 @@ int map_command(const Common& common, int top) {
     };
     options.op_description =
         fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
-    const mapper::SearchResult search = mapper::search_gemm(problem, spec, options);
+    const mapper::SearchResult search = mapper::search_op(op, spec, options);
     if (say)
       say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
 
@@ -218,9 +217,9 @@ int map_command(const Common& common, int top) {
       });
       best.best = ranked_of(candidate, static_cast<int>(position - ranked.begin()) + 1);
       if (!(candidate.mapping == winner.mapping)) {
-        best.loses_because =
-            mapper::why_loses(problem, candidate.mapping, candidate.cost, candidate.cost.cycles,
-                              winner.mapping, winner.cost, winner.cost.cycles);
+        best.loses_because = mapper::why_loses(mapper::problem_of(op, candidate.mapping.packed_groups),
+                                               candidate.mapping, candidate.cost, candidate.cost.cycles,
+                                               winner.mapping, winner.cost, winner.cost.cycles);
       }
       if (!common.out_dir.empty()) {
         const std::string name = fmt::format("{}.{}", op.name, best.dataflow);

@@ -130,7 +130,6 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
         "the machine model has no vector unit: a pool is not lowered or timed (its output is not checked)";
     return outcome;
   }
-  const mapper::GemmProblem problem = mapper::problem_of(op);
   auto say = [&](const std::string& line) {
     if (settings.progress) settings.progress(line);
   };
@@ -142,7 +141,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   options.locate_field = settings.locate_machine_field;
   options.op_description =
       fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
-  const mapper::SearchResult search = mapper::search_gemm(problem, spec, options);
+  const mapper::SearchResult search = mapper::search_op(op, spec, options);
   say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
 
   // Simulate the best few of each dataflow (timing only); the fastest of each dataflow represents it.
@@ -193,7 +192,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
       TESSERA_ASSERT(result.cycles == row.timing.cycles,
                      "functional and timing-only runs take the same cycles");
     }
-    traces::RunRecord record = record_of(result, spec);
+    traces::RunRecord record = record_of(result, spec, op.macs());
     record.dataflow = arch::name_of(row.candidate.mapping.dataflow);
     record.winner = is_winner;
     record.analytical_cycles = row.candidate.cost.cycles;

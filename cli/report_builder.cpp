@@ -26,14 +26,15 @@ const char* kind_of(const arch::QueueId& queue) {
 }
 }  // namespace
 
-traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec) {
+traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec, int64_t useful_macs) {
   traces::RunRecord record;
   record.cycles = result.cycles;
   record.time_us = static_cast<double>(result.cycles) / (spec.clock_ghz * 1000.0);
-  record.macs = result.macs;
+  record.macs = useful_macs >= 0 ? useful_macs : result.macs;
+  record.pe_macs = result.macs;
   const double pe_cycles =
       static_cast<double>(result.cycles) * spec.mesh.cores() * static_cast<double>(spec.core.pe_array.pes());
-  record.pe_utilization = pe_cycles > 0 ? static_cast<double>(result.macs) / pe_cycles : 0;
+  record.pe_utilization = pe_cycles > 0 ? static_cast<double>(record.macs) / pe_cycles : 0;
   const sim::TrafficCounters& traffic = result.traffic;
   record.dram_bytes = traffic.dram_read_bytes + traffic.dram_write_bytes;
   // bytes per ns is GB/s

@@ -17,7 +17,10 @@ namespace tessera::cli {
 std::vector<std::string> cause_names();
 
 // Cycles, time, traffic, utilisation, energy and bubbles of one simulated run.
-traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec);
+// `useful_macs`: the op's own multiply-accumulates, when the PE arrays also multiply zeros (packed groups'
+// block-diagonal weights); utilisation counts only these. -1: every MAC performed is useful.
+traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec,
+                            int64_t useful_macs = -1);
 
 traces::MappingSummary summary_of(const mapper::GemmMapping& mapping, const mapper::GemmCost& cost);
 

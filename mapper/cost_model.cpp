@@ -237,9 +237,11 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
     o_bytes = problem.m * problem.n * accumulator;  // the root of each k group stores the reduced tile once
     cost.reduction_bytes = (mapping.split_k - 1) * problem.m * problem.n * accumulator;
   }
-  // Every group moves the same bytes; an im2col view reads no DRAM for its padding zeros.
+  // Every group moves the same bytes; an im2col view reads no DRAM for its padding zeros, a block-diagonal W
+  // none for its zeros.
   const int64_t groups = problem.groups;
   a_bytes = static_cast<int64_t>(std::llround(static_cast<double>(a_bytes) * problem.a_dram_fraction));
+  w_bytes /= problem.packed;
   a_bytes *= groups, w_bytes *= groups, o_bytes *= groups;
   cost.reduction_bytes *= groups;
   cost.dram_bytes_by_tensor = {a_bytes, w_bytes, o_bytes};
@@ -259,8 +261,8 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
       std::llround(static_cast<double>(tiles_m * tm * tiles_k * tk * element *
                                        reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups) *
                    problem.a_dram_fraction));
-  const int64_t core_w =
-      tiles_k * tk * tiles_n * tn * element * reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups;
+  const int64_t core_w = tiles_k * tk * tiles_n * tn * element *
+                         reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups / problem.packed;
   const int64_t o_factor = mapping.split_k == 1 ? reload(tiles_m, tiles_n, tiles_k, true, true, false) : 1;
   const int64_t core_o = tiles_m * tm * tiles_n * tn * accumulator * (2 * o_factor - 1) * groups;
   const int64_t loads = (tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) +
@@ -273,7 +275,8 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   const auto& dma = spec.core.dma;
   // An im2col row is gathered in runs of at most a_run elements: shorter bursts, lower rate.
   const int64_t a_run = problem.a_run > 0 ? std::min(tk, problem.a_run) : tk;
-  const double a_rate = dma_bytes_per_cycle(a_run * element), w_rate = dma_bytes_per_cycle(tn * element),
+  const int64_t w_run = problem.w_run > 0 ? std::min(tn, problem.w_run) : tn;
+  const double a_rate = dma_bytes_per_cycle(a_run * element), w_rate = dma_bytes_per_cycle(w_run * element),
                o_rate = dma_bytes_per_cycle(tn * accumulator);
   const double setup = static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores);
   if (dma.engines >= 2) {
@@ -365,7 +368,7 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
                    static_cast<double>(cost.sram_bytes) * spec.energy_pj.sram_byte +
                    static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte +
                    byte_hops * spec.energy_pj.noc_byte_hop;
-  cost.pe_utilization = static_cast<double>(problem.macs()) /
+  cost.pe_utilization = static_cast<double>(problem.useful_macs()) /
                         (static_cast<double>(cost.cycles) * spec.mesh.cores() * spec.core.pe_array.pes());
 
   const int64_t rows = spec.core.pe_array.rows, cols = spec.core.pe_array.cols;

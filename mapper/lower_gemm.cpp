@@ -88,7 +88,7 @@ class Lowering {
  public:
   Lowering(const ops::Op& op, uint64_t seed, const GemmMapping& mapping, const arch::ArchSpec& spec)
       : op_(op), seed_(seed), mapping_(mapping), spec_(spec) {
-    problem_ = problem_of(op);
+    problem_ = problem_of(op, mapping.packed_groups);
     parts_[0] = DimPartition(problem_.m, mapping.tile_m, mapping.split_m);
     parts_[1] = DimPartition(problem_.n, mapping.tile_n, mapping.split_n);
     parts_[2] = DimPartition(problem_.k, mapping.tile_k, mapping.split_k);
@@ -137,7 +137,8 @@ class Lowering {
 
  private:
   // The op line names the op's workload entry; the tensors are the op's (input_generator.hpp fixes their
-  // ids). A convolution's A is the im2col view of its input X.
+  // ids). A convolution's A is the im2col view of its input X; with packed groups its W operand is the
+  // block-diagonal view of W.
   void declare(const std::string& name) {
     program_.name = name;
     program_.mesh = spec_.mesh;
@@ -174,8 +175,10 @@ class Lowering {
       view.name = "A";
       view.dtype = op_.dtype;
       view.role = arch::TensorRole::view;
-      view.im2col = arch::Im2colView{x,       conv->n,      conv->h,   conv->w,        conv->c,     conv->r,
-                                     conv->s, conv->stride, conv->pad, conv->dilation, conv->groups};
+      // Packed groups: the view has groups/packed groups of packed*c/groups channels each.
+      view.im2col =
+          arch::Im2colView{x,       conv->n,      conv->h,   conv->w,        conv->c,        conv->r,
+                           conv->s, conv->stride, conv->pad, conv->dilation, problem_.groups};
       view.rows = view.im2col->rows();
       view.cols = view.im2col->cols();
       tensor_[kA] = add(view);
@@ -183,6 +186,19 @@ class Lowering {
       tensor_[kA] = add(declared(tensors[0]));
     }
     tensor_[kW] = add(declared(tensors[1]));
+    if (problem_.packed > 1) {
+      // The packed groups' weights as one block-diagonal operand over W.
+      const auto& conv = std::get<ops::ConvShape>(op_.shape);
+      arch::TensorDecl view;
+      view.name = "Wb";
+      view.dtype = op_.dtype;
+      view.role = arch::TensorRole::view;
+      view.block_diagonal = arch::BlockDiagonalView{tensor_[kW],     conv.groups,    problem_.packed,
+                                                    conv.r * conv.s, conv.group_c(), conv.group_k()};
+      view.rows = view.block_diagonal->rows();
+      view.cols = view.block_diagonal->cols();
+      tensor_[kW] = add(view);
+    }
     tensor_[kO] = add(declared(tensors[2]));
   }
 

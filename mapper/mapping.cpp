@@ -23,8 +23,9 @@ std::string GemmMapping::order_name() const {
 std::string GemmMapping::describe() const {
   const char* buffering =
       double_buffer_inputs ? (double_buffer_output ? "io" : "i") : (double_buffer_output ? "o" : "-");
-  return fmt::format("{} cores {}x{}x{} tile {}x{}x{} {} db={}", arch::name_of(dataflow), split_m, split_n,
-                     split_k, tile_m, tile_n, tile_k, order_name(), buffering);
+  return fmt::format("{} cores {}x{}x{} tile {}x{}x{} {} db={}{}", arch::name_of(dataflow), split_m, split_n,
+                     split_k, tile_m, tile_n, tile_k, order_name(), buffering,
+                     packed_groups > 1 ? fmt::format(" pack={}", packed_groups) : std::string());
 }
 
 bool GemmMapping::operator==(const GemmMapping& other) const {
@@ -32,7 +33,7 @@ bool GemmMapping::operator==(const GemmMapping& other) const {
          split_k == other.split_k && tile_m == other.tile_m && tile_n == other.tile_n &&
          tile_k == other.tile_k && order == other.order &&
          double_buffer_inputs == other.double_buffer_inputs &&
-         double_buffer_output == other.double_buffer_output;
+         double_buffer_output == other.double_buffer_output && packed_groups == other.packed_groups;
 }
 
 }  // namespace tessera::mapper

@@ -28,6 +28,9 @@ struct GemmMapping {
   std::array<Dim, 3> order = {Dim::m, Dim::n, Dim::k};  // tile loops, outermost first
   bool double_buffer_inputs = true;  // two A and two W buffers: the next tile loads while this one computes
   bool double_buffer_output = true;  // two O buffers: a finished tile drains while the next accumulates
+  // A grouped conv's groups computed together as one block-diagonal GEMM (1: one group at a time). Set by
+  // search_op, not by the mapspace: each packing is its own GemmProblem (problem_of(op, packed)).
+  int packed_groups = 1;
 
   std::string order_name() const;  // "mnk"
   std::string describe() const;    // "ws 4x4x1 256x256x128 mnk db=io"

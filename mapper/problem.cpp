@@ -16,13 +16,17 @@ int64_t valid_taps(int64_t input, int64_t outputs, int64_t taps, int64_t stride,
 }
 }  // namespace
 
-GemmProblem problem_of(const ops::Op& op) {
+GemmProblem problem_of(const ops::Op& op, int64_t packed) {
   const ops::GemmShape gemm = op.gemm_view();
-  GemmProblem problem{gemm.m, gemm.n, gemm.k, op.dtype};
+  GemmProblem problem{gemm.m, gemm.n * packed, gemm.k * packed, op.dtype};
+  problem.packed = packed;
+  if (packed > 1) problem.w_run = gemm.n;
   if (const auto* conv = std::get_if<ops::ConvShape>(&op.shape)) {
-    problem.groups = conv->groups;
-    // With one group and no dilation a filter row's taps over all channels are contiguous in NHWC.
-    problem.a_run = conv->groups == 1 && conv->dilation == 1 ? conv->s * conv->c : conv->group_c();
+    TESSERA_ASSERT(packed >= 1 && conv->groups % packed == 0, "packed groups divide the groups");
+    problem.groups = conv->groups / packed;
+    // A pack's channels are adjacent in NHWC; with every group in one pack and no dilation a filter row's
+    // taps over all channels are contiguous.
+    problem.a_run = problem.groups == 1 && conv->dilation == 1 ? conv->s * conv->c : conv->group_c() * packed;
     // Padding is separable: a tap is inside the input when it is inside along both axes.
     const int64_t p = conv->p(), q = conv->q();
     problem.a_dram_fraction =
@@ -31,6 +35,17 @@ GemmProblem problem_of(const ops::Op& op) {
         static_cast<double>(p * conv->r * q * conv->s);
   }
   return problem;
+}
+
+std::vector<int64_t> packings_of(const ops::Op& op, int64_t array_side) {
+  std::vector<int64_t> packings = {1};
+  const auto* conv = std::get_if<ops::ConvShape>(&op.shape);
+  if (!conv || conv->groups == 1) return packings;
+  for (int64_t packed = 2; packed <= conv->groups; packed *= 2)
+    if (conv->groups % packed == 0 && packed * conv->group_k() <= 2 * array_side) packings.push_back(packed);
+  if (packings.back() != conv->groups && conv->groups * conv->group_k() <= 2 * array_side)
+    packings.push_back(conv->groups);
+  return packings;
 }
 
 }  // namespace tessera::mapper

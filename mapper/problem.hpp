@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "common/dtype.hpp"
 #include "ops/workload.hpp"
@@ -20,11 +21,20 @@ struct GemmProblem {
   int64_t groups = 1;
   int64_t a_run = 0;             // 0: A's tile rows are contiguous
   double a_dram_fraction = 1.0;  // of A's elements, those read from DRAM
-  int64_t macs() const { return m * n * k * groups; }
+  // Packed groups: W is block-diagonal, so only 1/packed of its elements (and of the MACs) are real.
+  int64_t packed = 1;
+  int64_t w_run = 0;  // packed: a W row's weights are one run of k/groups elements (0: the tile row)
+  int64_t macs() const { return m * n * k * groups; }      // what the PE arrays perform
+  int64_t useful_macs() const { return macs() / packed; }  // the op's own
 };
 
-// The GEMM problem of a gemm, fc or conv2d op (a pool has none).
-GemmProblem problem_of(const ops::Op& op);
+// The GEMM problem of a gemm, fc or conv2d op (a pool has none); for a grouped conv, with `packed` groups per
+// block-diagonal GEMM (a divisor of groups).
+GemmProblem problem_of(const ops::Op& op, int64_t packed = 1);
+
+// The packings worth searching for an op: 1, and for a grouped conv the divisors of groups that are powers of
+// two, or groups itself, whose packed GEMM is at most twice as wide as the PE array's larger side.
+std::vector<int64_t> packings_of(const ops::Op& op, int64_t array_side);
 
 // A dimension of `extent` cut into tiles of `tile` (the last one shorter when ragged: nothing is padded) and
 // dealt to `parts` cores in contiguous runs of whole tiles that differ in length by at most one.

@@ -88,4 +88,36 @@ SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
   return result;
 }
 
+SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options) {
+  const std::vector<int64_t> packings =
+      packings_of(op, std::max(spec.core.pe_array.rows, spec.core.pe_array.cols));
+  const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
+  SearchResult merged;
+  for (size_t p = 0; p < packings.size(); ++p) {
+    SearchResult result;
+    try {
+      result = search_gemm(problem_of(op, packings[p]), spec, options);
+    } catch (const InputError&) {
+      if (p == 0) throw;  // unpacked has no legal mapping: say why for it
+      continue;           // a wider packing may not fit where a narrower one does
+    }
+    merged.evaluated += result.evaluated;
+    merged.seconds += result.seconds;
+    if (merged.per_dataflow.empty()) {
+      merged.per_dataflow = result.per_dataflow;
+      for (DataflowSearch& search : merged.per_dataflow) search.best.clear(), search.legal = 0;
+    }
+    for (size_t d = 0; d < result.per_dataflow.size(); ++d) {
+      DataflowSearch& into = merged.per_dataflow[d];
+      into.legal += result.per_dataflow[d].legal;
+      for (Candidate candidate : result.per_dataflow[d].best) {
+        candidate.mapping.packed_groups = static_cast<int>(packings[p]);
+        candidate.index |= static_cast<uint64_t>(p) << 58;  // ties break towards fewer packed groups
+        keep_best(into.best, std::move(candidate), limit);
+      }
+    }
+  }
+  return merged;
+}
+
 }  // namespace tessera::mapper

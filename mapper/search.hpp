@@ -13,6 +13,8 @@
 #include "mapper/cost_model.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/mapspace.hpp"
+#include "mapper/problem.hpp"
+#include "ops/workload.hpp"
 
 namespace tessera::mapper {
 
@@ -52,5 +54,10 @@ struct SearchResult {
 // smallest tile.
 SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
                          const SearchOptions& options);
+
+// An op's search: its GEMM problem, and for a grouped conv every packing of groups into block-diagonal GEMMs
+// (packings_of), merged per dataflow; each candidate's mapping says its packing. Throws like search_gemm when
+// no packing has a legal mapping.
+SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options);
 
 }  // namespace tessera::mapper

@@ -108,12 +108,16 @@ void for_each_load_piece(const arch::Program& program, const arch::TensorRegion&
       piece(row, 0, ((region.row + row) * tensor.cols + region.col) * element, region.cols * element);
     return;
   }
-  for (int64_t row = 0; row < region.rows; ++row)
-    arch::for_each_im2col_run(*tensor.im2col, region.row + row, region.col, region.cols,
-                              [&](int64_t offset, int64_t source, int64_t count) {
-                                piece(row, offset * element, source < 0 ? -1 : source * element,
-                                      count * element);
-                              });
+  for (int64_t row = 0; row < region.rows; ++row) {
+    const auto run = [&](int64_t offset, int64_t source, int64_t count) {
+      piece(row, offset * element, source < 0 ? -1 : source * element, count * element);
+    };
+    if (tensor.block_diagonal)
+      arch::for_each_block_diagonal_run(*tensor.block_diagonal, region.row + row, region.col, region.cols,
+                                        run);
+    else
+      arch::for_each_im2col_run(*tensor.im2col, region.row + row, region.col, region.cols, run);
+  }
 }
 }  // namespace
 
@@ -121,7 +125,7 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   const arch::Program& program = *machine_.program;
   const arch::TensorDecl& tensor = program.tensors[load.source.tensor];
   // A view reads its source's storage.
-  const int storage = tensor.role == arch::TensorRole::view ? tensor.im2col->source : load.source.tensor;
+  const int storage = tensor.role == arch::TensorRole::view ? tensor.view_source() : load.source.tensor;
   const uint64_t base = program.tensors[storage].dram_address;
   const int64_t element = size_bytes(tensor.dtype);
   const int64_t row_bytes = load.source.cols * element;

@@ -55,6 +55,7 @@ Json run_json(const RunRecord& run) {
   json["cycles"] = run.cycles;
   json["time_us"] = run.time_us;
   json["macs"] = run.macs;
+  json["pe_macs"] = run.pe_macs;
   json["pe_utilization"] = run.pe_utilization;
   json["dram_bytes"] = run.dram_bytes;
   json["dram_gbps"] = run.dram_gbps;

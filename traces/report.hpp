@@ -43,8 +43,9 @@ struct RunRecord {
   bool winner = false;
   int64_t cycles = 0;
   double time_us = 0;
-  int64_t macs = 0;
-  double pe_utilization = 0;
+  int64_t macs = 0;           // the op's
+  int64_t pe_macs = 0;        // performed by the PE arrays: more than macs when packed groups multiply zeros
+  double pe_utilization = 0;  // macs over PE-cycles
   int64_t dram_bytes = 0;
   double dram_gbps = 0;
   int64_t sram_read_bytes = 0;

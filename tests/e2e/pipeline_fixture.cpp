@@ -35,7 +35,7 @@ mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, 
   options.dataflows = {dataflow};
   options.keep_per_dataflow = 1;
   options.op_description = "test";
-  return mapper::search_gemm(mapper::problem_of(op), spec, options).per_dataflow.front().best.front().mapping;
+  return mapper::search_op(op, spec, options).per_dataflow.front().best.front().mapping;
 }
 
 bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
