@@ -418,13 +418,7 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
                                                      operands.out[copy].get());
     };
   }
-  result.timing = time_launches(launch);
-  result.ran = true;
-  if (kept) {
-    launch(0);
-    check_launch(result.name.c_str());
-    *kept = std::move(operands);
-  }
+  time_path(result, launch, operands, kept);
   return result;
 }
 

@@ -99,6 +99,18 @@ struct PathResult {
 };
 Json path_json(const PathResult& path, double flops, double bytes);
 
+// Times `launch` into `result`; with `kept`, runs it once more on copy 0 (the path's output) and hands the
+// operands over for sampling.
+template <class Operands>
+void time_path(PathResult& result, const std::function<void(int)>& launch, Operands& operands, Operands* kept) {
+  result.timing = time_launches(launch);
+  result.ran = true;
+  if (!kept) return;
+  launch(0);
+  check_launch(result.name.c_str());
+  *kept = std::move(operands);
+}
+
 // Positions of the output kept in the record: all of it for a small output, else a seeded sample.
 std::vector<int64_t> sample_positions(int64_t elements, uint64_t seed);
 

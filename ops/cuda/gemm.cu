@@ -287,14 +287,7 @@ PathResult run_path(const Problem& p, const Path& path, size_t rotate_bytes, Ope
   } else {
     return result;  // no algorithm: the record says so
   }
-  result.timing = time_launches(launch);
-  result.ran = true;
-  if (kept) {
-    // The result of copy 0 is the path's output; keep the buffers for sampling.
-    launch(0);
-    check_launch(result.name.c_str());
-    *kept = std::move(operands);
-  }
+  time_path(result, launch, operands, kept);
   return result;
 }
 

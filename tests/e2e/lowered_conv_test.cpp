@@ -26,44 +26,22 @@ struct ConvCase {
 };
 
 // n, c, h, w, k, r, s, stride, pad, dilation, groups
+// clang-format off
 const ConvCase kCases[] = {
     {"Resnet3x3Padded", {2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1}, DType::bf16, arch::Dataflow::ws, "mesh4x4"},
     {"Stem7x7Stride2", {1, 3, 32, 32, 16, 7, 7, 2, 3, 1, 1}, DType::bf16, arch::Dataflow::os, "default"},
     {"AlexnetGrouped5x5", {2, 16, 13, 13, 32, 5, 5, 1, 2, 1, 2}, DType::fp16, arch::Dataflow::is, "mesh4x4"},
     {"DepthwiseStride2", {1, 32, 16, 16, 32, 3, 3, 2, 1, 1, 32}, DType::bf16, arch::Dataflow::ws, "mesh4x4"},
     {"Dilated3x3", {1, 8, 20, 20, 24, 3, 3, 1, 2, 2, 1}, DType::fp32, arch::Dataflow::os, "default"},
-    {"Pointwise1x1Stride2Int8",
-     {2, 64, 14, 14, 48, 1, 1, 2, 0, 1, 1},
-     DType::int8,
-     arch::Dataflow::ws,
-     "tpu-v1"},
+    {"Pointwise1x1Stride2Int8", {2, 64, 14, 14, 48, 1, 1, 2, 0, 1, 1}, DType::int8, arch::Dataflow::ws, "tpu-v1"},
     {"RaggedStride3NoPad", {1, 5, 23, 17, 7, 4, 2, 3, 0, 1, 1}, DType::bf16, arch::Dataflow::is, "default"},
     // Packed groups: block-diagonal weights, several groups per PE instruction.
-    {"DepthwisePacked8",
-     {1, 32, 15, 15, 32, 3, 3, 2, 1, 1, 32},
-     DType::bf16,
-     arch::Dataflow::ws,
-     "mesh4x4",
-     8},
-    {"DepthwisePackedAll",
-     {2, 24, 9, 9, 24, 3, 3, 1, 1, 1, 24},
-     DType::fp32,
-     arch::Dataflow::os,
-     "default",
-     24},
-    {"GroupedPacked2Int8",
-     {1, 12, 10, 10, 18, 3, 3, 1, 1, 1, 6},
-     DType::int8,
-     arch::Dataflow::ws,
-     "tpu-v1",
-     2},
-    {"GroupedPacked3Dilated",
-     {1, 9, 12, 12, 6, 3, 3, 1, 2, 2, 3},
-     DType::bf16,
-     arch::Dataflow::is,
-     "mesh4x4",
-     3},
+    {"DepthwisePacked8", {1, 32, 15, 15, 32, 3, 3, 2, 1, 1, 32}, DType::bf16, arch::Dataflow::ws, "mesh4x4", 8},
+    {"DepthwisePackedAll", {2, 24, 9, 9, 24, 3, 3, 1, 1, 1, 24}, DType::fp32, arch::Dataflow::os, "default", 24},
+    {"GroupedPacked2Int8", {1, 12, 10, 10, 18, 3, 3, 1, 1, 1, 6}, DType::int8, arch::Dataflow::ws, "tpu-v1", 2},
+    {"GroupedPacked3Dilated", {1, 9, 12, 12, 6, 3, 3, 1, 2, 2, 3}, DType::bf16, arch::Dataflow::is, "mesh4x4", 3},
 };
+// clang-format on
 
 void PrintTo(const ConvCase& test, std::ostream* out) {
   *out << test.name;
