@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Times the same GEMMs through the GPU machine's own framework (PyTorch), for the record next to
-tessera_gpu_ref's: same shapes and dtypes, CUDA events, warm-up, batches of ~2 ms, median, inputs rotated over
+"""Times the same GEMMs, fc layers, convs and pools through the GPU machine's own framework (PyTorch), for
+the record next to tessera_gpu_ref's: same shapes and dtypes, CUDA events, warm-up, batches of ~2 ms, median, inputs rotated over
 copies spanning 3x the L2. Writes torch.json in --out.
 
 usage: gpu_torch_reference.py --out DIR --op kind=gemm,name=...,m=..,n=..,k=..,dtype=..[,...] [--op ...]
@@ -112,6 +112,34 @@ def conv_paths(op, l2_bytes):
     return paths
 
 
+def pool_paths(op, l2_bytes):
+    """torch.nn.functional.max_pool2d / avg_pool2d on channels-last tensors (tessera's NHWC), with tessera's
+    semantics: padding takes no part in a max, and an average divides by the whole window
+    (count_include_pad=True)."""
+    import torch
+    get = lambda key, default=None: int(op.get(key, default))
+    n, c, h, w, r, s = (get(key) for key in ("n", "c", "h", "w", "r", "s"))
+    stride, pad, mode, dtype = get("stride", 1), get("pad", 0), op["mode"], op["dtype"]
+    label = f"torch.{mode}_pool2d-{dtype}"
+    if dtype == "int8":
+        return [{"path": label, "ran": False, "note": "PyTorch has no int8 pooling on CUDA"}]
+    element = torch.tensor([], dtype=torch_dtype(dtype)).element_size()
+    p, q = (h + 2 * pad - r) // stride + 1, (w + 2 * pad - s) // stride + 1
+    set_bytes = (n * c * h * w + n * c * p * q) * element
+    copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
+    x = [(torch.rand(n, c, h, w, device="cuda") * 2 - 1).to(torch_dtype(dtype)).to(memory_format=torch.channels_last)
+         for _ in range(copies)]
+    F = torch.nn.functional
+    if mode == "max":
+        launch = lambda i: F.max_pool2d(x[i], (r, s), stride=stride, padding=pad)
+    else:
+        launch = lambda i: F.avg_pool2d(x[i], (r, s), stride=stride, padding=pad, count_include_pad=True)
+    median, minimum, per_batch = time_us(launch, copies)
+    reads = n * p * q * c * r * s  # window elements read, as the runner counts a pool's rate
+    return [{"path": label, "ran": True, "time_us": median, "time_us_min": minimum, "launches_per_batch": per_batch,
+             "tflops": reads / (median * 1e6)}]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out")
@@ -140,6 +168,8 @@ def main():
             record["paths"] = gemm_paths({**op, "m": op["batch"], "n": op["outputs"], "k": op["inputs"]}, l2_bytes)
         elif op["kind"] == "conv2d":
             record["paths"] = conv_paths(op, l2_bytes)
+        elif op["kind"] == "pool":
+            record["paths"] = pool_paths(op, l2_bytes)
         else:
             record["no_framework_path"] = f"no PyTorch comparison for kind {op['kind']} yet"
         records.append(record)
@@ -155,6 +185,11 @@ LIKE_CONV = {"fp32": "torch.conv2d-fp32-fp32", "tf32": "torch.conv2d-fp32-tf32",
              "fp16-fp16out": "torch.conv2d-fp16"}
 LIKE = {"fp32": "torch.matmul-fp32-fp32", "tf32": "torch.matmul-fp32-tf32", "bf16-bf16out": "torch.matmul-bf16",
         "fp16-fp16out": "torch.matmul-fp16", "int8-int32": "torch._int_mm", "int8-tiled": "torch._int_mm"}
+
+
+def like_pool(mode):
+    return {"fp32": f"torch.{mode}_pool2d-fp32", "bf16-bf16out": f"torch.{mode}_pool2d-bf16",
+            "fp16-fp16out": f"torch.{mode}_pool2d-fp16"}
 
 
 def compare(out, records):
@@ -176,7 +211,8 @@ def compare(out, records):
             kind = path["path"].split(" (", 1)[0].split("-", 1)[1]
             if kind not in fastest or path["time_us"] < fastest[kind]["time_us"]:
                 fastest[kind] = path
-        like = LIKE_CONV if record["op"]["kind"] == "conv2d" else LIKE
+        kind_of_op = record["op"]["kind"]
+        like = LIKE_CONV if kind_of_op == "conv2d" else like_pool(record["op"]["mode"]) if kind_of_op == "pool" else LIKE
         for kind, path in sorted(fastest.items()):
             other = framework.get(like.get(kind, ""))
             if other is None:

@@ -1,15 +1,19 @@
 // conv2d on the GPU, NHWC as tessera stores it: X [n*h*w, c], W [groups*r*s*(c/groups), k/groups] with the
 // taps in (r, s, c) order, O [n*p*q, k] (docs/design-notes.md, "Convolution"). Inputs come from the same
-// counter-based generator as the simulator's. Two ways, each timed as a whole:
+// counter-based generator as the simulator's. Four ways, each timed as a whole:
 //   im2col+cublaslt-*: an im2col kernel writes each group's patch matrix [n*p*q, r*s*c/groups], then one
 //     strided-batched cuBLASLt GEMM per group writes the group's columns of O (fp32 output as tessera
 //     produces it, and 16-bit output as frameworks do);
+//   cudnn_graph-*: cuDNN's graph (backend) API, as PyTorch calls it: heuristics' engine configurations, each
+//     finalized plan timed, the fastest kept (cudnn_graph.hpp); fp32 output where cuDNN has an engine for it;
+//   cudnn-*: cuDNN's legacy cudnnConvolutionForward with the algorithm cudnnFind measures fastest;
 //   direct-*: one thread per output element summing its window (fp32 or int32 accumulation), for grouped and
 //     depthwise convs (where per-group GEMMs are tiny), int8, and shapes cuBLASLt takes no algorithm for.
 // PyTorch's conv2d (cuDNN) is timed next to these by scripts/gpu_torch_reference.py.
 #include <cmath>
 #include <memory>
 
+#include "ops/cuda/cudnn_graph.hpp"
 #include "ops/cuda/cudnn_loader.hpp"
 #include "ops/cuda/device.cuh"
 
@@ -116,38 +120,46 @@ __global__ void conv_reference_at(Conv v, const int64_t* indices, int count, dou
   out[sample] = sum;
 }
 
-enum class Method { im2col_gemm, direct, cudnn };
+enum class Method { im2col_gemm, direct, cudnn, cudnn_graph };
 
 struct Path {
   std::string name;
   Method method;
   cudaDataType input, output;
-  cublasComputeType_t compute;  // im2col_gemm; for cudnn, CUBLAS_COMPUTE_32F_FAST_TF32 allows TF32
+  cublasComputeType_t compute;  // im2col_gemm; for cudnn*, CUBLAS_COMPUTE_32F_FAST_TF32 allows TF32
   bool numerics;
 };
 
 std::vector<Path> paths_for(Dtype dtype) {
-  constexpr Method gemm = Method::im2col_gemm, direct = Method::direct, dnn = Method::cudnn;
+  constexpr Method gemm = Method::im2col_gemm, direct = Method::direct, dnn = Method::cudnn,
+                   graph = Method::cudnn_graph;
   switch (dtype) {
     case Dtype::fp32:
       return {{"im2col+cublaslt-fp32", gemm, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
               {"im2col+cublaslt-tf32", gemm, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
+              {"cudnn_graph-fp32", graph, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"cudnn_graph-tf32", graph, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
               {"cudnn-fp32", dnn, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
               {"cudnn-tf32", dnn, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
               {"direct-fp32", direct, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::bf16:
       return {{"im2col+cublaslt-bf16-fp32out", gemm, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
               {"im2col+cublaslt-bf16-bf16out", gemm, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+              {"cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
               {"cudnn-bf16-bf16out", dnn, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
               {"direct-bf16-fp32out", direct, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::fp16:
       return {{"im2col+cublaslt-fp16-fp32out", gemm, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
               {"im2col+cublaslt-fp16-fp16out", gemm, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+              {"cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
               {"cudnn-fp16-fp16out", dnn, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
               {"direct-fp16-fp32out", direct, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::int8:
       // cuBLASLt's int8 kernels want the weights transposed and every dimension a multiple of 4, cuDNN's int8
-      // convs vectorised channel formats; the direct kernel computes any shape exactly.
+      // convs vectorised channel formats and int8 or fp32 output; the direct kernel computes any shape
+      // exactly into int32.
       return {{"direct-int8-int32", direct, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, true}};
   }
   return {};
@@ -342,7 +354,7 @@ Operands make_operands(const Conv& v, size_t output_bytes, Method method, size_t
   }
   if (method == Method::im2col_gemm && !patches_are_x(v))
     operands.patches = DeviceBuffer(v.groups * v.pixels() * v.taps() * element);
-  if (method == Method::cudnn) {
+  if (method == Method::cudnn || method == Method::cudnn_graph) {
     // The weights in cuDNN's layout, in place of tessera's (each copy).
     DeviceBuffer krsc(operands.w[0].bytes());
     const int grid = grid_for(v.w_elements());
@@ -375,20 +387,67 @@ void launch_im2col(const Conv& v, const void* x, void* patches) {
   }
 }
 
+int cudnn_type_of(cudaDataType type) {
+  return type == CUDA_R_32F ? cudnn::kFloat : type == CUDA_R_16F ? cudnn::kHalf : cudnn::kBfloat16;
+}
+
+cudnn::GraphConvShape graph_shape_of(const Conv& v, const Path& path) {
+  cudnn::GraphConvShape shape;
+  shape.n = v.n, shape.c = v.c, shape.h = v.h, shape.w = v.w;
+  shape.k = v.k, shape.r = v.r, shape.s = v.s, shape.p = v.p(), shape.q = v.q();
+  shape.groups = v.groups, shape.stride = v.stride, shape.pad = v.pad, shape.dilation = v.dilation;
+  shape.x_type = cudnn_type_of(path.input);
+  shape.y_type = cudnn_type_of(path.output);
+  shape.allow_tf32 = path.compute == CUBLAS_COMPUTE_32F_FAST_TF32;
+  return shape;
+}
+
+// Times each of the graph's plans briefly on the rotated operands and selects the fastest (PyTorch's
+// benchmark mode); returns how many ran, 0 when none did.
+int select_fastest_plan(cudnn::GraphConv& conv, const Operands& operands, std::string* note) {
+  double best_us = 0;
+  int best = -1, ran = 0;
+  for (int plan = 0; plan < conv.plans(); ++plan) {
+    conv.select(plan);
+    const cudnn::Status first = conv.run(operands.x[0].get(), operands.w[0].get(), operands.out[0].get());
+    check_launch("cuDNN graph plan");
+    if (first != 0) {
+      *note = cudnn::describe(first, "execute " + conv.description(plan));
+      continue;
+    }
+    const Timing timing = time_launches(
+        [&](int i) {
+          const int copy = i % operands.copies;
+          conv.run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
+        },
+        2, 3);
+    ++ran;
+    if (best < 0 || timing.median_us < best_us) best = plan, best_us = timing.median_us;
+  }
+  if (best >= 0) conv.select(best);
+  return ran;
+}
+
 PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operands* kept) {
   PathResult result;
   result.name = path.name;
   result.numerics = path.numerics;
   std::string why;
-  const cudnn::Api* api = path.method == Method::cudnn ? cudnn::api(&why) : nullptr;
-  if (path.method == Method::cudnn && !api) {
+  const bool uses_cudnn = path.method == Method::cudnn || path.method == Method::cudnn_graph;
+  const cudnn::Api* api = uses_cudnn ? cudnn::api(&why) : nullptr;
+  if (uses_cudnn && !api) {
     result.note = why;
+    return result;
+  }
+  if (path.method == Method::cudnn_graph && !api->graph) {
+    result.note = api->graph_missing;
     return result;
   }
   Operands operands = make_operands(v, bytes_of(path.output), path.method, rotate_bytes);
   std::function<void(int)> launch;
   std::unique_ptr<BatchedGemm> gemm;
   std::unique_ptr<CudnnConv> dnn;
+  std::unique_ptr<cudnn::GraphConv> graph;
   if (path.method == Method::im2col_gemm) {
     gemm = std::make_unique<BatchedGemm>(v, path);
     if (!gemm->available()) return result;  // the record says cuBLASLt had no algorithm
@@ -410,6 +469,27 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
     launch = [&](int i) {
       const int copy = i % operands.copies;
       dnn->run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
+    };
+  } else if (path.method == Method::cudnn_graph) {
+    graph = std::make_unique<cudnn::GraphConv>(*api, graph_shape_of(v, path));
+    if (graph->plans() == 0) {
+      result.note = "cuDNN's graph API has no plan for this shape and type: " + graph->note();
+      return result;
+    }
+    std::string failed;
+    result.algorithms_tried = select_fastest_plan(*graph, operands, &failed);
+    if (result.algorithms_tried == 0) {
+      result.note = "no plan of cuDNN's graph API ran: " + failed;
+      return result;
+    }
+    result.chosen = graph->description(graph->selected()) + ", fastest of " +
+                    std::to_string(result.algorithms_tried) + " plans from " +
+                    std::to_string(graph->configurations_seen()) + " configurations" +
+                    (graph->note().empty() ? "" : "; " + graph->note());
+    launch = [&](int i) {
+      const int copy = i % operands.copies;
+      cudnn::check(graph->run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get()),
+                   "cudnnBackendExecute");
     };
   } else {
     launch = [&](int i) {
@@ -488,9 +568,7 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
       .set("gbps", bytes / (reported.timing.median_us * 1e3))
       .set("output", sampled.output)
       .set("self_check", sampled.self_check);
-  std::string why;
-  const cudnn::Api* api = cudnn::api(&why);
-  record.set("cudnn", api ? api->library : "absent: " + why);
+  record.set("cudnn", cudnn::library_text());
   return OpMeasurement{
       record, RooflineInput{flops, bytes, rate_kind_of(v.dtype), flops / (reported.timing.median_us * 1e6)}};
 }

@@ -35,6 +35,15 @@ Api* open_api(std::string* why) {
     *why = "libcudnn.so.9 lacks a legacy convolution entry point";
     return nullptr;
   }
+  loaded.graph = bind(library, "cudnnBackendCreateDescriptor", loaded.create_descriptor) &&
+                 bind(library, "cudnnBackendDestroyDescriptor", loaded.destroy_descriptor) &&
+                 bind(library, "cudnnBackendFinalize", loaded.finalize) &&
+                 bind(library, "cudnnBackendSetAttribute", loaded.set_attribute) &&
+                 bind(library, "cudnnBackendGetAttribute", loaded.get_attribute) &&
+                 bind(library, "cudnnBackendExecute", loaded.execute);
+  if (!loaded.graph) loaded.graph_missing = "libcudnn.so.9 lacks a graph (backend) API entry point";
+  bind(library, "cudnnGetLastErrorString", loaded.last_error);
+  bind(library, "cudnnGetVersion", loaded.version);
   const Status status = loaded.create(&loaded.handle);
   if (status != 0) {
     *why = std::string("cudnnCreate failed: ") + loaded.error_string(status);
@@ -54,11 +63,31 @@ const Api* api(std::string* why) {
   return opened;
 }
 
-void check(Status status, const char* what) {
-  if (status == 0) return;
+std::string describe(Status status, const std::string& what) {
   const Api* loaded = api(nullptr);
-  fail(std::string(what) + ": cuDNN status " + std::to_string(status) +
-       (loaded ? std::string(" (") + loaded->error_string(status) + ")" : ""));
+  std::string text = what + ": cuDNN status " + std::to_string(status);
+  if (!loaded) return text;
+  text += std::string(" (") + loaded->error_string(status);
+  if (loaded->last_error) {
+    char message[512] = "";
+    loaded->last_error(message, sizeof message);
+    if (message[0] != '\0') text += std::string("; ") + message;
+  }
+  return text + ")";
+}
+
+void check(Status status, const char* what) {
+  if (status != 0) fail(describe(status, what));
+}
+
+std::string library_text() {
+  std::string why;
+  const Api* loaded = api(&why);
+  if (!loaded) return "absent: " + why;
+  if (!loaded->version) return loaded->library;
+  const size_t version = loaded->version();  // major * 10000 + minor * 100 + patch in cuDNN 9
+  return loaded->library + " (" + std::to_string(version / 10000) + "." +
+         std::to_string(version / 100 % 100) + "." + std::to_string(version % 100) + ")";
 }
 
 }  // namespace tessera::gpu::cudnn

@@ -94,7 +94,8 @@ struct PathResult {
   bool numerics = false;  // computes tessera's output type at tessera's precision
   Timing timing;
   bool ran = false;
-  int algorithms_tried = 0;  // cuBLASLt candidates timed before the full measurement
+  int algorithms_tried = 0;  // library candidates (cuBLASLt algorithms, cuDNN plans) timed first
+  std::string chosen;        // which candidate was kept, where the library says
   std::string note;          // why it did not run
 };
 Json path_json(const PathResult& path, double flops, double bytes);
@@ -102,7 +103,8 @@ Json path_json(const PathResult& path, double flops, double bytes);
 // Times `launch` into `result`; with `kept`, runs it once more on copy 0 (the path's output) and hands the
 // operands over for sampling.
 template <class Operands>
-void time_path(PathResult& result, const std::function<void(int)>& launch, Operands& operands, Operands* kept) {
+void time_path(PathResult& result, const std::function<void(int)>& launch, Operands& operands,
+               Operands* kept) {
   result.timing = time_launches(launch);
   result.ran = true;
   if (!kept) return;

@@ -29,6 +29,7 @@ Json path_json(const PathResult& path, double flops, double bytes) {
     return json.set("note",
                     path.note.empty() ? "the library has no algorithm for this shape and type" : path.note);
   if (path.algorithms_tried > 0) json.set("algorithms_tried", static_cast<int64_t>(path.algorithms_tried));
+  if (!path.chosen.empty()) json.set("chosen", path.chosen);
   json.set("time_us", path.timing.median_us)
       .set("time_us_min", path.timing.min_us)
       .set("batches", static_cast<int64_t>(path.timing.batches))

@@ -126,6 +126,7 @@ std::map<std::string, OpRunner>& op_registry();
 // operator is one file with its register function, listed in register_builtins (runner_main.cu).
 void register_gemm();
 void register_conv();
+void register_pool();
 void register_builtins();
 
 // The bf16, fp16, tf32, fp32 and int8 matrix rates of a large square GEMM (gemm.cu measures them).

@@ -195,6 +195,7 @@ std::map<std::string, OpRunner>& op_registry() {
 void register_builtins() {
   register_gemm();
   register_conv();
+  register_pool();
 }
 
 }  // namespace tessera::gpu

@@ -137,7 +137,10 @@ int run(int argc, char** argv) {
       continue;
     }
     std::fprintf(stderr, "tessera_gpu_ref: %s\n", op.text.c_str());
+    const auto started = std::chrono::steady_clock::now();
     measurements.push_back(runner->second(op, context));
+    std::fprintf(stderr, "tessera_gpu_ref: %s measured in %.2f s\n", op.get("name").c_str(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   std::fprintf(stderr, "tessera_gpu_ref: %s, measuring ceilings\n", context.properties.name);
   context.ceilings.copy_gbps = measure_copy_gbps();

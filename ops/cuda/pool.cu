@@ -1,0 +1,269 @@
+// Max and average pooling on the GPU, NHWC as tessera stores it: X [n*h*w, c], O [n*p*q, c], with
+// ops/reference.cpp's semantics: padded positions take no part in a max, and an average divides the window's
+// sum by r*s whatever the padding (PyTorch's count_include_pad=True). Inputs come from the same counter-based
+// generator as the simulator's. A pool is memory-bound: one kernel, a thread per output pixel and group of
+// channels (16-byte loads where the channels allow), timed like the other operators' paths, with fp32 output
+// as tessera's reference produces it and 16-bit output as frameworks store it. PyTorch's max_pool2d and
+// avg_pool2d are timed next to it by scripts/gpu_torch_reference.py.
+#include <cmath>
+
+#include "ops/cuda/device.cuh"
+
+namespace tessera::gpu {
+
+namespace {
+
+struct Pool {
+  int64_t n, c, h, w, r, s, stride, pad;
+  bool average;
+  Dtype dtype;
+  uint64_t seed;
+  uint32_t x_id;
+  __host__ __device__ int64_t p() const { return (h + 2 * pad - r) / stride + 1; }
+  __host__ __device__ int64_t q() const { return (w + 2 * pad - s) / stride + 1; }
+  __host__ __device__ int64_t x_elements() const { return n * h * w * c; }
+  __host__ __device__ int64_t o_elements() const { return n * p() * q() * c; }
+  __host__ __device__ double window_reads() const { return static_cast<double>(o_elements()) * r * s; }
+};
+
+// `V` consecutive channels of element `index` as floats (one 16-byte load for 8 16-bit or 4 fp32 values).
+template <Dtype D, int V>
+__device__ void load(const void* x, int64_t index, float (&out)[V]) {
+  if constexpr (D == Dtype::fp32 && V == 4) {
+    const float4 packed = *reinterpret_cast<const float4*>(static_cast<const float*>(x) + index);
+    out[0] = packed.x, out[1] = packed.y, out[2] = packed.z, out[3] = packed.w;
+  } else if constexpr ((D == Dtype::bf16 || D == Dtype::fp16) && V == 8) {
+    const uint4 packed = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(x) + index);
+    const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
+    for (int i = 0; i < 8; ++i) {
+      const auto bits = static_cast<uint16_t>(words[i / 2] >> (16 * (i % 2)));
+      out[i] = D == Dtype::bf16 ? ops::bf16_to_float(bits) : ops::fp16_to_float(bits);
+    }
+  } else {
+    for (int i = 0; i < V; ++i) {
+      if constexpr (D == Dtype::fp32) out[i] = static_cast<const float*>(x)[index + i];
+      if constexpr (D == Dtype::bf16) out[i] = ops::bf16_to_float(static_cast<const uint16_t*>(x)[index + i]);
+      if constexpr (D == Dtype::fp16) out[i] = ops::fp16_to_float(static_cast<const uint16_t*>(x)[index + i]);
+      if constexpr (D == Dtype::int8) out[i] = static_cast<const int8_t*>(x)[index + i];
+    }
+  }
+}
+
+// Output storage: fp32 (tessera's), int32 (int8 max), or the input's 16-bit type (round to nearest even).
+enum class Store { fp32, int32, same16 };
+
+template <Dtype D, Store S, int V>
+__device__ void store(void* out, int64_t index, const float (&values)[V]) {
+  for (int i = 0; i < V; ++i) {
+    if constexpr (S == Store::fp32) static_cast<float*>(out)[index + i] = values[i];
+    if constexpr (S == Store::int32) static_cast<int32_t*>(out)[index + i] = static_cast<int32_t>(values[i]);
+    if constexpr (S == Store::same16)
+      static_cast<uint16_t*>(out)[index + i] =
+          D == Dtype::bf16 ? ops::float_to_bf16(values[i]) : ops::float_to_fp16(values[i]);
+  }
+}
+
+template <Dtype D, Store S, int V>
+__global__ void pool_kernel(Pool v, const void* x, void* out) {
+  const int64_t groups = v.c / V, p = v.p(), q = v.q(), count = v.n * p * q * groups;
+  const float scale = 1.0f / static_cast<float>(v.r * v.s);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t channel = (i % groups) * V, pixel = i / groups;
+    const int64_t oq = pixel % q, op = (pixel / q) % p, image = pixel / (p * q);
+    float result[V];
+    for (int j = 0; j < V; ++j) result[j] = v.average ? 0.0f : -INFINITY;
+    for (int64_t fr = 0; fr < v.r; ++fr) {
+      const int64_t ih = op * v.stride + fr - v.pad;
+      if (ih < 0 || ih >= v.h) continue;
+      for (int64_t fs = 0; fs < v.s; ++fs) {
+        const int64_t iw = oq * v.stride + fs - v.pad;
+        if (iw < 0 || iw >= v.w) continue;
+        float values[V];
+        load<D, V>(x, ((image * v.h + ih) * v.w + iw) * v.c + channel, values);
+        for (int j = 0; j < V; ++j)
+          result[j] = v.average ? result[j] + values[j] : fmaxf(result[j], values[j]);
+      }
+    }
+    if (v.average)
+      for (int j = 0; j < V; ++j) result[j] *= scale;
+    store<D, S, V>(out, pixel * v.c + channel, result);
+  }
+}
+
+// The exact output at the sampled positions, in float64 from the generator's values.
+__global__ void pool_reference_at(Pool v, const int64_t* indices, int count, double* out) {
+  const int sample = blockIdx.x * blockDim.x + threadIdx.x;
+  if (sample >= count) return;
+  const int64_t channel = indices[sample] % v.c, pixel = indices[sample] / v.c;
+  const int64_t oq = pixel % v.q(), op = (pixel / v.q()) % v.p(), image = pixel / (v.p() * v.q());
+  double result = v.average ? 0.0 : -INFINITY;
+  for (int64_t fr = 0; fr < v.r; ++fr)
+    for (int64_t fs = 0; fs < v.s; ++fs) {
+      const int64_t ih = op * v.stride + fr - v.pad, iw = oq * v.stride + fs - v.pad;
+      if (ih < 0 || ih >= v.h || iw < 0 || iw >= v.w) continue;
+      const double value =
+          input_value(v.dtype, v.seed, v.x_id, ((image * v.h + ih) * v.w + iw) * v.c + channel);
+      result = v.average ? result + value : fmax(result, value);
+    }
+  out[sample] = v.average ? result / static_cast<double>(v.r * v.s) : result;
+}
+
+struct Path {
+  std::string name;
+  Store store;
+  bool numerics;  // tessera's output type (fp32, or int32 for int8)
+};
+
+std::vector<Path> paths_for(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return {{"cuda-fp32", Store::fp32, true}};
+    case Dtype::bf16:
+      return {{"cuda-bf16-fp32out", Store::fp32, true}, {"cuda-bf16-bf16out", Store::same16, false}};
+    case Dtype::fp16:
+      return {{"cuda-fp16-fp32out", Store::fp32, true}, {"cuda-fp16-fp16out", Store::same16, false}};
+    case Dtype::int8:
+      return {{"cuda-int8-int32", Store::int32, true}};
+  }
+  return {};
+}
+
+size_t output_bytes(Store store) {
+  return store == Store::same16 ? 2 : 4;
+}
+
+// The kernel for this dtype and store, with the widest channel group the channel count allows.
+template <Dtype D, Store S>
+void launch_for(const Pool& v, const void* x, void* out) {
+  constexpr int kWide = D == Dtype::fp32 ? 4 : (D == Dtype::int8 ? 1 : 8);
+  if (v.c % kWide == 0) {
+    pool_kernel<D, S, kWide><<<grid_for(v.o_elements() / kWide), 256>>>(v, x, out);
+  } else {
+    pool_kernel<D, S, 1><<<grid_for(v.o_elements()), 256>>>(v, x, out);
+  }
+}
+
+void launch_pool(const Pool& v, Store store, const void* x, void* out) {
+  switch (v.dtype) {
+    case Dtype::fp32:
+      return launch_for<Dtype::fp32, Store::fp32>(v, x, out);
+    case Dtype::int8:
+      return launch_for<Dtype::int8, Store::int32>(v, x, out);
+    case Dtype::bf16:
+      return store == Store::fp32 ? launch_for<Dtype::bf16, Store::fp32>(v, x, out)
+                                  : launch_for<Dtype::bf16, Store::same16>(v, x, out);
+    case Dtype::fp16:
+      return store == Store::fp32 ? launch_for<Dtype::fp16, Store::fp32>(v, x, out)
+                                  : launch_for<Dtype::fp16, Store::same16>(v, x, out);
+  }
+}
+
+// Copies of X and O spanning `rotate_bytes`, so that timed launches read DRAM, not the L2.
+struct Operands {
+  int copies = 1;
+  std::vector<DeviceBuffer> x, out;
+};
+
+Operands make_operands(const Pool& v, size_t out_bytes, size_t rotate_bytes) {
+  const size_t element = element_bytes(v.dtype);
+  const size_t set_bytes = v.x_elements() * element + v.o_elements() * out_bytes;
+  Operands operands;
+  operands.copies = static_cast<int>(std::clamp<size_t>((rotate_bytes + set_bytes - 1) / set_bytes, 1, 64));
+  for (int copy = 0; copy < operands.copies; ++copy) {
+    operands.x.emplace_back(v.x_elements() * element);
+    operands.out.emplace_back(v.o_elements() * out_bytes);
+    if (copy == 0) {
+      fill_input<<<grid_for(v.x_elements()), 256>>>(v.dtype, v.seed, v.x_id, v.x_elements(),
+                                                    operands.x[0].get());
+      check_launch("fill inputs");
+    } else {
+      TESSERA_CUDA(cudaMemcpy(operands.x[copy].get(), operands.x[0].get(), operands.x[0].bytes(),
+                              cudaMemcpyDeviceToDevice));
+    }
+  }
+  return operands;
+}
+
+OpMeasurement run_pool(const OpArgs& args, const RunContext& context) {
+  Pool v{};
+  v.n = args.integer("n", 1), v.c = args.integer("c"), v.h = args.integer("h"), v.w = args.integer("w");
+  v.r = args.integer("r"), v.s = args.integer("s");
+  v.stride = args.integer("stride", 1), v.pad = args.integer("pad", 0);
+  const std::string mode = args.get("mode");
+  if (mode != "max" && mode != "avg") fail("pool " + args.text + ": mode is max or avg");
+  v.average = mode == "avg";
+  v.dtype = parse_dtype(args.get("dtype"));
+  v.seed = static_cast<uint64_t>(args.integer("seed"));
+  const uint32_t index = static_cast<uint32_t>(args.integer("index"));
+  v.x_id = ops::tensor_id(index, 0);
+  if (v.stride <= 0 || v.p() <= 0 || v.q() <= 0) fail("pool " + args.text + ": not a valid pooling");
+
+  Json op = Json::object();
+  op.set("kind", "pool").set("name", args.get("name")).set("index", static_cast<int64_t>(index));
+  op.set("n", v.n).set("c", v.c).set("h", v.h).set("w", v.w).set("r", v.r).set("s", v.s);
+  op.set("stride", v.stride).set("pad", v.pad).set("mode", mode);
+  op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(v.seed));
+  if (v.dtype == Dtype::int8 && v.average) {
+    // tessera's int8 output is int32, and an average of int8 values is not an integer.
+    OpMeasurement missing;
+    missing.record.set("op", op).set("no_gpu_path", "an int8 average pool has no exact int32 output");
+    return missing;
+  }
+
+  // One compare or add per window element read: the rate is in those, not in multiply-accumulates.
+  const double operations = v.window_reads();
+  const double element = static_cast<double>(element_bytes(v.dtype));
+  Json paths = Json::array();
+  Operands numerics_operands;
+  PathResult reported;
+  for (const Path& path : paths_for(v.dtype)) {
+    PathResult result;
+    result.name = path.name;
+    result.numerics = path.numerics;
+    Operands operands = make_operands(v, output_bytes(path.store), context.rotate_bytes);
+    const std::function<void(int)> launch = [&](int i) {
+      const int copy = i % operands.copies;
+      launch_pool(v, path.store, operands.x[copy].get(), operands.out[copy].get());
+    };
+    Operands kept;
+    time_path(result, launch, operands, path.numerics ? &kept : nullptr);
+    const double bytes =
+        v.x_elements() * element + static_cast<double>(v.o_elements() * output_bytes(path.store));
+    paths.push(path_json(result, operations, bytes));
+    if (path.numerics && (!reported.ran || result.timing.median_us < reported.timing.median_us)) {
+      reported = result;
+      numerics_operands = std::move(kept);
+    }
+  }
+  if (!reported.ran) fail("pool " + args.text + ": no path computed the output");
+
+  const bool integer = v.dtype == Dtype::int8;
+  const SampledOutput sampled =
+      sample_output(numerics_operands.out[0].get(), integer, v.o_elements(), v.seed, v.dtype,
+                    [&](const int64_t* positions, int count, double* out) {
+                      pool_reference_at<<<(count + 255) / 256, 256>>>(v, positions, count, out);
+                    });
+  const double bytes = v.x_elements() * element + v.o_elements() * 4.0;
+  Json record = Json::object();
+  record.set("op", op)
+      .set("paths", paths)
+      .set("reported_path", reported.name)
+      .set("time_us", reported.timing.median_us)
+      .set("tflops", operations / (reported.timing.median_us * 1e6))
+      .set("tflops_counts", "window elements read (one compare or add each), not multiply-accumulates")
+      .set("gbps", bytes / (reported.timing.median_us * 1e3))
+      .set("output", sampled.output)
+      .set("self_check", sampled.self_check);
+  // The floor is the memory term (the matrix rate makes the compute term negligible): X read once, O written.
+  return OpMeasurement{record, RooflineInput{operations, bytes, rate_kind_of(v.dtype),
+                                             operations / (reported.timing.median_us * 1e6)}};
+}
+
+}  // namespace
+
+void register_pool() {
+  op_registry()["pool"] = run_pool;
+}
+
+}  // namespace tessera::gpu
