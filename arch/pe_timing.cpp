@@ -57,6 +57,8 @@ int64_t PeArrayTiming::folds(Dataflow dataflow, int64_t m, int64_t n, int64_t k)
       return blocks(m, cols_) * blocks(k, rows_);
     case Dataflow::os:
       return blocks(m, rows_) * blocks(n, cols_);
+    case Dataflow::rs:
+      break;
   }
   return 0;
 }

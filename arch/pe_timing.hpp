@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "arch/spec.hpp"
+#include "common/error.hpp"
 
 namespace tessera::arch {
 
@@ -74,6 +75,8 @@ void PeArrayTiming::for_each_fold(Dataflow dataflow, int64_t m, int64_t n, int64
     case Dataflow::os:
       outer = m, outer_block = rows_, inner = n, inner_block = cols_, stream = k, outer_is_rows = true;
       break;
+    case Dataflow::rs:
+      TESSERA_ASSERT(false, "row stationary has no matmul folds (arch::RsTiming times it)");
   }
   for (int64_t o = 0; o < outer; o += outer_block) {
     const int64_t outer_used = outer - o < outer_block ? outer - o : outer_block;

@@ -1,5 +1,7 @@
 #include "arch/pe_traffic.hpp"
 
+#include "common/error.hpp"
+
 namespace tessera::arch {
 
 namespace {
@@ -24,6 +26,8 @@ PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t
       traffic.a_passes = blocks(n, array_cols);
       traffic.w_passes = blocks(m, array_rows);
       break;
+    case Dataflow::rs:
+      TESSERA_ASSERT(false, "row stationary runs conv instructions (arch::conv_sram_traffic)");
   }
   traffic.o_reads = traffic.o_writes - 1 + (accumulate ? 1 : 0);
   const int64_t element = size_bytes(dtype);

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "arch/conv_timing.hpp"
 #include "arch/program.hpp"
 
 namespace tessera::arch {
@@ -149,6 +150,34 @@ class Checker {
     }
   }
 
+  void check_conv(const CoreProgram& core, const Instruction& instruction, int64_t position,
+                  const PeConv& conv) const {
+    if (!spec_.core.pe_array.supports(conv.dataflow)) {
+      fail(core, instruction, position,
+           fmt::format("dataflow {} is not supported by machine '{}'", name_of(conv.dataflow), spec_.name),
+           "core.pe_array.dataflows lists what the array supports");
+    }
+    if (!spec_.core.pe_array.supports(conv.dtype) || conv.dtype == DType::int32) {
+      fail(core, instruction, position,
+           fmt::format("operand type {} is not supported by machine '{}'", tessera::name_of(conv.dtype),
+                       spec_.name),
+           "core.pe_array.dtypes lists what the array supports");
+    }
+    if (conv.dataflow == Dataflow::rs) {
+      const std::string why = rs_infeasibility(spec_, conv.dtype, conv.s);
+      if (!why.empty())
+        fail(core, instruction, position, why, "give the PEs larger scratchpads (core.pe_spad_bytes)");
+    }
+    const int64_t element = size_bytes(conv.dtype);
+    const int64_t accumulator = size_bytes(accumulator_of(conv.dtype));
+    check_sram_range(core, instruction, position, "input tile a", conv.a_address, conv.ih * conv.iw,
+                     conv.c * element, conv.a_pitch_bytes);
+    check_sram_range(core, instruction, position, "filter tile w", conv.w_address, conv.r * conv.s * conv.c,
+                     conv.m * element, conv.w_pitch_bytes);
+    check_sram_range(core, instruction, position, "output tile o", conv.o_address, conv.e * conv.q,
+                     conv.m * accumulator, conv.o_pitch_bytes);
+  }
+
   void check_instruction(const CoreProgram& core, const Instruction& instruction, int64_t position) const {
     const QueueId& queue = instruction.queue;
     if (queue.kind == QueueKind::dma && (queue.index < 0 || queue.index >= spec_.core.dma.engines)) {
@@ -160,7 +189,8 @@ class Checker {
     const bool matches = std::visit(
         [&](const auto& op) {
           using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, PeMatmul>) return queue.kind == QueueKind::pe;
+          if constexpr (std::is_same_v<T, PeMatmul> || std::is_same_v<T, PeConv>)
+            return queue.kind == QueueKind::pe;
           if constexpr (std::is_same_v<T, NocSend>) return queue.kind == QueueKind::noc;
           return queue.kind == QueueKind::dma;
         },
@@ -213,6 +243,10 @@ class Checker {
                          spec_.name),
              "core.pe_array.dtypes lists what the array supports");
       }
+      if (matmul->dataflow == Dataflow::rs) {
+        fail(core, instruction, position, "row stationary runs convolutions: a matmul takes ws, os or is",
+             "write the convolution as 'conv rs ...', or pick another dataflow for the matmul");
+      }
       if (matmul->m <= 0 || matmul->n <= 0 || matmul->k <= 0)
         fail(core, instruction, position, "m, n and k must be positive");
       const int64_t element = size_bytes(matmul->dtype);
@@ -223,6 +257,8 @@ class Checker {
                        matmul->n * element, matmul->w_pitch_bytes);
       check_sram_range(core, instruction, position, "result o", matmul->o_address, matmul->m,
                        matmul->n * accumulator, matmul->o_pitch_bytes);
+    } else if (const auto* conv = std::get_if<PeConv>(&instruction.operation)) {
+      check_conv(core, instruction, position, *conv);
     } else if (const auto* send = std::get_if<NocSend>(&instruction.operation)) {
       if (send->rows <= 0 || send->row_bytes <= 0)
         fail(core, instruction, position, "rows and bytes must be positive");

@@ -46,6 +46,9 @@ constexpr const char* kStoreSyntax = "a store is written: store ADDR [pitch=BYTE
 constexpr const char* kMatmulSyntax =
     "a matmul is written: ws|os|is a=ADDR w=ADDR o=ADDR m=M n=N k=K dtype=DT acc=0|1 [a_pitch=B] "
     "[w_pitch=B] [o_pitch=B]";
+constexpr const char* kConvSyntax =
+    "a conv is written: conv ws|os|is|rs a=ADDR w=ADDR o=ADDR e=E q=Q m=M c=C ih=IH iw=IW r=R s=S "
+    "[stride=1] [dilation=1] [pad_top=0] [pad_left=0] dtype=DT acc=0|1 [a_pitch=B] [w_pitch=B] [o_pitch=B]";
 constexpr const char* kSendSyntax =
     "a send is written: send ADDR rows=R bytes=B [pitch=P] -> R,C ADDR [pitch=P] [add=fp32|int32]";
 constexpr const char* kWaitSyntax =
@@ -96,8 +99,14 @@ const std::vector<std::string>& operations_of(QueueKind kind) {
   switch (kind) {
     case QueueKind::dma:
       return dma;
-    case QueueKind::pe:
-      return dataflow_names();
+    case QueueKind::pe: {
+      static const std::vector<std::string> pe = [] {
+        std::vector<std::string> names = dataflow_names();
+        names.push_back("conv");
+        return names;
+      }();
+      return pe;
+    }
     case QueueKind::noc:
       return noc;
   }
@@ -515,7 +524,10 @@ class ProgramReader {
           instruction.operation = read_store();
         break;
       case QueueKind::pe:
-        instruction.operation = read_matmul(parse_dataflow(std::string(operation)), operation_column);
+        if (operation == "conv")
+          instruction.operation = read_conv(operation_column);
+        else
+          instruction.operation = read_matmul(parse_dataflow(std::string(operation)), operation_column);
         break;
       case QueueKind::noc:
         instruction.operation = read_send(operation_column);
@@ -657,6 +669,56 @@ class ProgramReader {
     }
     require_options(options, given, kRequired, operation_column, operation, kMatmulSyntax);
     return matmul;
+  }
+
+  PeConv read_conv(int operation_column) {
+    PeConv conv;
+    const int dataflow_column = column();
+    const std::string_view dataflow = scan_word();
+    const std::vector<std::string>& dataflows = dataflow_names();
+    if (std::find(dataflows.begin(), dataflows.end(), dataflow) == dataflows.end()) {
+      if (dataflow.empty()) fail_expected(dataflow_column, "the conv's dataflow (ws, os, is or rs)", kConvSyntax);
+      fail(dataflow_column,
+           fmt::format("unknown dataflow '{}'{}", dataflow, did_you_mean(std::string(dataflow), dataflows)),
+           kConvSyntax);
+    }
+    conv.dataflow = parse_dataflow(std::string(dataflow));
+    static const std::vector<std::string> options = {
+        "a", "w", "o",      "e",        "q",       "m",        "c",     "ih",  "iw",      "r",      "s",
+        "dtype", "acc", "stride", "dilation", "pad_top", "pad_left", "a_pitch", "w_pitch", "o_pitch"};
+    constexpr uint32_t kRequired = 0x1fff;  // a through acc
+    int64_t* sizes[] = {&conv.e, &conv.q, &conv.m, &conv.c, &conv.ih, &conv.iw, &conv.r, &conv.s};
+    uint64_t* addresses[] = {&conv.a_address, &conv.w_address, &conv.o_address};
+    int64_t* pitches[] = {&conv.a_pitch_bytes, &conv.w_pitch_bytes, &conv.o_pitch_bytes};
+    uint32_t given = 0;
+    while (!at_operation_end()) {
+      const size_t option = read_option(options, 0, given, "conv", kConvSyntax);
+      if (option < 3) {
+        *addresses[option] = read_unsigned("an SRAM address");
+      } else if (option < 11) {
+        *sizes[option - 3] = read_positive(options[option]);
+      } else if (option == 11) {
+        conv.dtype = read_dtype("dtype", all_dtype_names());
+      } else if (option == 12) {
+        const int value_column = column();
+        const uint64_t value = read_unsigned("acc (0 or 1)");
+        if (value > 1)
+          fail(value_column, fmt::format("acc must be 0 or 1, found {}", value), "acc=1 accumulates into O");
+        conv.accumulate = value == 1;
+      } else if (option == 13) {
+        conv.stride = read_positive("stride");
+      } else if (option == 14) {
+        conv.dilation = read_positive("dilation");
+      } else if (option == 15) {
+        conv.pad_top = read_size("pad_top");
+      } else if (option == 16) {
+        conv.pad_left = read_size("pad_left");
+      } else {
+        *pitches[option - 17] = read_size("a row pitch in bytes");
+      }
+    }
+    require_options(options, given, kRequired, operation_column, "conv", kConvSyntax);
+    return conv;
   }
 
   NocSend read_send(int operation_column) {

@@ -123,6 +123,23 @@ CoreSpec core_from_yaml(config::MapReader reader) {
   CoreSpec core;
   core.pe_array = pe_array_from_yaml(reader.map("pe_array"));
   core.pe_register_bytes = positive_int(reader, "pe_register_bytes", 64);
+  if (reader.has("pe_spad_bytes")) {
+    config::MapReader spad = reader.map("pe_spad_bytes");
+    core.pe_spad.filter_bytes = spad.positive_integer("filter");
+    core.pe_spad.ifmap_bytes = spad.positive_integer("ifmap");
+    core.pe_spad.psum_bytes = spad.positive_integer("psum");
+    if (core.pe_spad.total() > core.pe_register_bytes) {
+      reader.fail("pe_spad_bytes",
+                fmt::format("the scratchpads hold {} B, more than pe_register_bytes ({} B)", core.pe_spad.total(),
+                            core.pe_register_bytes),
+                "pe_register_bytes is the whole register file of a PE: raise it to at least the sum");
+    }
+    spad.finish();
+  } else {
+    core.pe_spad.filter_bytes = core.pe_register_bytes / 2;
+    core.pe_spad.ifmap_bytes = core.pe_register_bytes / 4;
+    core.pe_spad.psum_bytes = core.pe_register_bytes / 4;
+  }
   core.sram = sram_from_yaml(reader.map("sram"));
   core.dma = dma_from_yaml(reader.map("dma"));
   reader.finish();
@@ -149,18 +166,21 @@ const char* name_of(Dataflow dataflow) {
       return "os";
     case Dataflow::is:
       return "is";
+    case Dataflow::rs:
+      return "rs";
   }
   return "?";
 }
 
 const std::vector<std::string>& dataflow_names() {
-  static const std::vector<std::string> names = {"ws", "os", "is"};
+  static const std::vector<std::string> names = {"ws", "os", "is", "rs"};
   return names;
 }
 
 Dataflow parse_dataflow(const std::string& name) {
   if (name == "os") return Dataflow::os;
   if (name == "is") return Dataflow::is;
+  if (name == "rs") return Dataflow::rs;
   TESSERA_ASSERT(name == "ws", "dataflow names are checked before parsing");
   return Dataflow::ws;
 }
@@ -223,6 +243,9 @@ YAML::Node to_yaml(const ArchSpec& spec) {
   core["pe_array"]["dtypes"] = flow_list(spec.core.pe_array.dtypes);
   core["pe_array"]["overlap_folds"] = spec.core.pe_array.overlap_folds;
   core["pe_register_bytes"] = spec.core.pe_register_bytes;
+  core["pe_spad_bytes"]["filter"] = spec.core.pe_spad.filter_bytes;
+  core["pe_spad_bytes"]["ifmap"] = spec.core.pe_spad.ifmap_bytes;
+  core["pe_spad_bytes"]["psum"] = spec.core.pe_spad.psum_bytes;
   core["sram"]["kib"] = spec.core.sram.kib;
   core["sram"]["banks"] = spec.core.sram.banks;
   core["sram"]["bank_width_bytes"] = spec.core.sram.bank_width_bytes;

@@ -12,7 +12,8 @@
 
 namespace tessera::arch {
 
-enum class Dataflow : uint8_t { ws, os, is };
+// rs (row stationary, Eyeriss) runs convolution instructions only (arch::PeConv); ws, os and is run both.
+enum class Dataflow : uint8_t { ws, os, is, rs };
 const char* name_of(Dataflow dataflow);
 const std::vector<std::string>& dataflow_names();
 Dataflow parse_dataflow(const std::string& name);  // name must be one of dataflow_names()
@@ -60,6 +61,16 @@ struct PeArraySpec {
   int64_t pes() const { return static_cast<int64_t>(rows) * cols; }
 };
 
+// The register file of one PE split per operand, for row stationary (docs/pe-array-timing.md, "RS"): filter
+// weights, a window of input activations and partial sums, in bytes. Without `core.pe_spad_bytes` in the
+// YAML, pe_register_bytes is split half / quarter / quarter.
+struct PeSpadSpec {
+  int64_t filter_bytes = 0;
+  int64_t ifmap_bytes = 0;
+  int64_t psum_bytes = 0;
+  int64_t total() const { return filter_bytes + ifmap_bytes + psum_bytes; }
+};
+
 struct SramSpec {
   int64_t kib = 0;
   int banks = 1;
@@ -81,6 +92,7 @@ struct DmaSpec {
 struct CoreSpec {
   PeArraySpec pe_array;
   int pe_register_bytes = 64;
+  PeSpadSpec pe_spad;  // always set: given, or split from pe_register_bytes
   SramSpec sram;
   DmaSpec dma;
 };

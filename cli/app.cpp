@@ -59,7 +59,7 @@ void add_machine_options(CLI::App* command, Common& common) {
 void add_workload_options(CLI::App* command, Common& common) {
   command->add_option("--workload", common.workload_path, "workload YAML")->capture_default_str();
   command->add_option("--dataflow", common.dataflow, "dataflows to explore")
-      ->check(CLI::IsMember({"ws", "os", "is", "all"}));
+      ->check(CLI::IsMember({"ws", "os", "is", "rs", "all"}));
   command
       ->add_option("--reference", common.reference_root, "recorded GPU references (<dir>/<gpu>/<workload>/)")
       ->capture_default_str();
@@ -203,7 +203,7 @@ int map_command(const Common& common, int top) {
     const mapper::Candidate& winner = ranked.front();
     for (const mapper::DataflowSearch& dataflow : search.per_dataflow) {
       traces::DataflowBest best;
-      best.dataflow = arch::name_of(dataflow.dataflow);
+      best.dataflow = dataflow.label();
       best.legal = dataflow.legal;
       if (dataflow.best.empty()) {
         best.infeasible = dataflow.why_none.message;
@@ -217,7 +217,7 @@ int map_command(const Common& common, int top) {
       });
       best.best = ranked_of(candidate, static_cast<int>(position - ranked.begin()) + 1);
       if (!(candidate.mapping == winner.mapping)) {
-        best.loses_because = mapper::why_loses(mapper::problem_of(op, candidate.mapping.packed_groups),
+        best.loses_because = mapper::why_loses(mapper::problem_for(op, candidate.mapping),
                                                candidate.mapping, candidate.cost, candidate.cost.cycles,
                                                winner.mapping, winner.cost, winner.cost.cycles);
       }

@@ -150,7 +150,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     if (dataflow.best.empty()) continue;
     Simulated best;
     for (const mapper::Candidate& candidate : dataflow.best) {
-      const std::string name = fmt::format("{}.{}", op.name, arch::name_of(dataflow.dataflow));
+      const std::string name = fmt::format("{}.{}", op.name, dataflow.label());
       arch::Program program = mapper::lower_gemm(op, seed, candidate.mapping, spec, name);
       sim::RunResult timing = machine.run(program, sim::RunOptions{false, false});
       ++best.simulated;
@@ -160,7 +160,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
         best.timing = std::move(timing);
       }
     }
-    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, arch::name_of(dataflow.dataflow),
+    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, dataflow.label(),
                     best.simulated, best.timing.cycles));
     rows.push_back(std::move(best));
   }
@@ -193,7 +193,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
                      "functional and timing-only runs take the same cycles");
     }
     traces::RunRecord record = record_of(result, spec, op.macs());
-    record.dataflow = arch::name_of(row.candidate.mapping.dataflow);
+    record.dataflow = row.candidate.mapping.label();
     record.winner = is_winner;
     record.analytical_cycles = row.candidate.cost.cycles;
     record.analytical_bound = mapper::name_of(row.candidate.cost.bound);

@@ -66,7 +66,7 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
 
 traces::MappingSummary summary_of(const mapper::GemmMapping& mapping, const mapper::GemmCost& cost) {
   traces::MappingSummary summary;
-  summary.dataflow = arch::name_of(mapping.dataflow);
+  summary.dataflow = mapping.label();
   summary.split_m = mapping.split_m;
   summary.split_n = mapping.split_n;
   summary.split_k = mapping.split_k;

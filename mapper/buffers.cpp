@@ -16,9 +16,11 @@ BufferPlan plan_buffers(const GemmProblem& problem, const GemmMapping& mapping, 
   plan.a_row_bytes = mapping.tile_k * element;
   plan.w_row_bytes = mapping.tile_n * element;
   plan.o_row_bytes = mapping.tile_n * accumulator;
-  plan.a_bytes = mapping.tile_m * plan.a_row_bytes;
-  plan.w_bytes = mapping.tile_k * plan.w_row_bytes;
-  plan.o_bytes = mapping.tile_m * plan.o_row_bytes;
+  // A direct conv's A buffer holds the input tile (its rows with the halo, every pixel of them), its W buffer
+  // the tile's channels for every filter tap, its O buffer q pixels per output row.
+  plan.a_bytes = problem.a_tile_elements(mapping.tile_m, 1) * plan.a_row_bytes;
+  plan.w_bytes = mapping.tile_k * problem.taps() * plan.w_row_bytes;
+  plan.o_bytes = mapping.tile_m * problem.m_pixels() * plan.o_row_bytes;
   plan.a_count = mapping.double_buffer_inputs ? 2 : 1;
   plan.w_count = mapping.double_buffer_inputs ? 2 : 1;
   plan.o_count = mapping.double_buffer_output ? 2 : 1;
@@ -42,6 +44,8 @@ int64_t pe_register_bytes_needed(arch::Dataflow dataflow, DType dtype, bool over
       return copies * element + element + accumulator;  // stationary, moving, psum
     case arch::Dataflow::os:
       return copies * accumulator + 2 * element;  // accumulators, A and W in flight
+    case arch::Dataflow::rs:
+      return 0;  // the scratchpads decide (arch::rs_infeasibility)
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "arch/conv_timing.hpp"
 #include "arch/pe_traffic.hpp"
 #include "arch/topology.hpp"
 
@@ -48,6 +49,8 @@ int64_t padded_extent(int64_t extent, int64_t tile, int64_t block) {
   return full * ceil_div(tile, block) * block + ceil_div(rest, block) * block;
 }
 
+}  // namespace
+
 // Fold timing of one instruction shape, from pairs of representative folds (the interval between two folds'
 // stream starts depends only on the two folds when operands are ready).
 struct InstructionProfile {
@@ -58,6 +61,8 @@ struct InstructionProfile {
   int64_t folds = 0;
   int64_t stream_cycles = 0;
 };
+
+namespace {
 
 InstructionProfile profile(const arch::PeArrayTiming& timing, arch::Dataflow dataflow, int64_t m, int64_t n,
                            int64_t k) {
@@ -104,7 +109,77 @@ InstructionProfile profile(const arch::PeArrayTiming& timing, arch::Dataflow dat
   return result;
 }
 
+arch::ConvTileShape conv_tile_of(const GemmProblem& problem, int64_t tm, int64_t tn, int64_t tk) {
+  const DirectConv& d = *problem.direct;
+  return arch::ConvTileShape{tm, d.q, tn, tk, d.r, d.s, d.input_rows(tm), d.w};
+}
+
 }  // namespace
+
+InstructionProfile CostModel::conv_profile(const GemmProblem& problem, int64_t tm, int64_t tn, int64_t tk,
+                                           arch::Dataflow dataflow) const {
+  const arch::ConvTileShape shape = conv_tile_of(problem, tm, tn, tk);
+  if (dataflow != arch::Dataflow::rs) {
+    const arch::ConvMatmul mm = arch::matmul_of(shape);
+    return profile(timing_, dataflow, mm.m, mm.n, mm.k);
+  }
+  // RS: the rounds of one instruction, then of a second identical one, from a fresh pipeline.
+  InstructionProfile result;
+  arch::RsPipeline pipeline;
+  int64_t first_start = -1, second_start = -1, last_start = 0, last_complete = 0, instruction = 0;
+  for (; instruction < 2; ++instruction) {
+    rs_timing_.for_each_round(shape, problem.dtype, [&](const arch::RsRound& round) {
+      const arch::RsRoundTiming t = rs_timing_.schedule(round, 0, pipeline);
+      if (instruction == 0 && first_start < 0) first_start = t.compute_start, result.lead_in = t.compute_start;
+      if (instruction == 1 && second_start < 0) second_start = t.compute_start;
+      if (instruction == 0) {
+        ++result.folds;
+        result.stream_cycles += round.compute;
+        last_start = t.compute_start, last_complete = t.complete;
+      }
+    });
+  }
+  result.interval = second_start - first_start;
+  result.tail = last_complete - last_start;
+  result.cross = 0;
+  return result;
+}
+
+double CostModel::edge_waste(const GemmProblem& problem, const GemmMapping& mapping) const {
+  const int64_t rows = spec_.core.pe_array.rows, cols = spec_.core.pe_array.cols;
+  if (mapping.dataflow == arch::Dataflow::rs) {
+    // The PE slots the rounds of a full tile leave idle (folding of sets onto the array).
+    const arch::ConvTileShape shape = conv_tile_of(problem, std::min(mapping.tile_m, problem.m),
+                                                   std::min(mapping.tile_n, problem.n),
+                                                   std::min(mapping.tile_k, problem.k));
+    double used = 0, slots = 0;
+    rs_timing_.for_each_round(shape, problem.dtype, [&](const arch::RsRound& round) {
+      used += static_cast<double>(round.pes) * round.compute;
+      slots += static_cast<double>(rows * cols) * round.compute;
+    });
+    return slots > 0 ? 1.0 - used / slots : 0.0;
+  }
+  // The matmul the array runs: a direct conv's m counts pixels and k taps x channels.
+  const int64_t pixels = problem.m_pixels(), taps = problem.taps();
+  const int64_t m = problem.m * pixels, n = problem.n, k = problem.k * taps;
+  const int64_t tile_m = mapping.tile_m * pixels, tile_n = mapping.tile_n, tile_k = mapping.tile_k * taps;
+  int64_t padded_m = m, padded_n = n, padded_k = k;
+  switch (mapping.dataflow) {
+    case arch::Dataflow::ws:
+      padded_k = padded_extent(k, tile_k, rows), padded_n = padded_extent(n, tile_n, cols);
+      break;
+    case arch::Dataflow::is:
+      padded_k = padded_extent(k, tile_k, rows), padded_m = padded_extent(m, tile_m, cols);
+      break;
+    case arch::Dataflow::os:
+      padded_m = padded_extent(m, tile_m, rows), padded_n = padded_extent(n, tile_n, cols);
+      break;
+    case arch::Dataflow::rs:
+      break;
+  }
+  return 1.0 - static_cast<double>(m * n * k) / (static_cast<double>(padded_m) * static_cast<double>(padded_n) *
+                                                 static_cast<double>(padded_k));
+}
 
 const char* name_of(Bound bound) {
   switch (bound) {
@@ -136,7 +211,8 @@ int64_t reload_factor(const std::array<int64_t, 3>& trips, const std::array<Dim,
   return factor;
 }
 
-CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timing_(spec.core.pe_array) {
+CostModel::CostModel(const arch::ArchSpec& spec)
+    : spec_(spec), timing_(spec.core.pe_array), rs_timing_(spec) {
   double hops = 0;
   for (int channel = 0; channel < spec.dram.channels; ++channel)
     for (int core = 0; core < spec.mesh.cores(); ++core)
@@ -185,6 +261,16 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   const DimPartition pk(problem.k, mapping.tile_k, mapping.split_k);
   const Classes cm = classes_of(pm), cn = classes_of(pn), ck = classes_of(pk);
   const bool multicast = spec.noc.multicast;
+  const int64_t pixels = problem.m_pixels(), taps = problem.taps();
+  // A elements per unit of k for `extent` rows of m: a direct conv's tiles read their input rows with the
+  // halo, and no padding rows (a share of the whole image's input rows read, proportional to the extent).
+  const double a_rows_read =
+      problem.direct ? static_cast<double>(problem.direct->input_rows_read(mapping.tile_m) * problem.direct->w)
+                     : 0.0;
+  auto a_m_elements = [&](int64_t extent) -> int64_t {
+    if (!problem.direct) return extent;
+    return static_cast<int64_t>(std::llround(a_rows_read * static_cast<double>(extent) / problem.m));
+  };
 
   // DRAM traffic, summed over every core (exact: the lowering moves these bytes).
   // A is shared by the cores of one (m, k) part that differ in n; it may be multicast to them when their
@@ -217,15 +303,15 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
         const int64_t a_factor = reload(m_class.count, n_class.count, k_class.count, true, false, true);
         const int64_t w_factor = reload(m_class.count, n_class.count, k_class.count, false, true, true);
         // Per class: sum over its parts of (extent product) times how many cores share it.
-        const int64_t a_class = m_class.extent_sum * k_class.extent_sum * element * a_factor;
+        const int64_t a_class = a_m_elements(m_class.extent_sum) * k_class.extent_sum * element * a_factor;
         a_bytes += a_class * n_class.parts;
-        const int64_t w_class = k_class.extent_sum * n_class.extent_sum * element * w_factor;
+        const int64_t w_class = k_class.extent_sum * taps * n_class.extent_sum * element * w_factor;
         w_bytes += w_class * m_class.parts;
         if (mapping.split_k == 1) {
           // O stays in SRAM for a run of k tiles; a tile met again later is stored accumulating (read +
           // write).
           const int64_t o_factor = reload(m_class.count, n_class.count, k_class.count, true, true, false);
-          o_bytes += m_class.extent_sum * n_class.extent_sum * accumulator * (2 * o_factor - 1);
+          o_bytes += m_class.extent_sum * pixels * n_class.extent_sum * accumulator * (2 * o_factor - 1);
         }
       }
     }
@@ -234,8 +320,9 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   if (multicast_a) a_bytes /= mapping.split_n;
   if (multicast_w) w_bytes /= mapping.split_m;
   if (mapping.split_k > 1) {
-    o_bytes = problem.m * problem.n * accumulator;  // the root of each k group stores the reduced tile once
-    cost.reduction_bytes = (mapping.split_k - 1) * problem.m * problem.n * accumulator;
+    // The root of each k group stores the reduced tile once.
+    o_bytes = problem.m * pixels * problem.n * accumulator;
+    cost.reduction_bytes = (mapping.split_k - 1) * problem.m * pixels * problem.n * accumulator;
   }
   // Every group moves the same bytes; an im2col view reads no DRAM for its padding zeros, a block-diagonal W
   // none for its zeros.
@@ -253,18 +340,19 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
                 tk = std::min(mapping.tile_k, problem.k);
   // The groups run back to back on every core, so per-core counts are one group's times `groups`.
   const int64_t instructions = tiles_m * tiles_n * tiles_k * groups;
-  const InstructionProfile pe = profile(timing_, mapping.dataflow, tm, tn, tk);
+  const InstructionProfile pe = problem.direct ? conv_profile(problem, tm, tn, tk, mapping.dataflow)
+                                               : profile(timing_, mapping.dataflow, tm, tn, tk);
   cost.compute_cycles = pe.lead_in + instructions * pe.interval - pe.cross + pe.tail;
   cost.stream_cycles = instructions * pe.stream_cycles;
 
   const int64_t core_a = static_cast<int64_t>(
-      std::llround(static_cast<double>(tiles_m * tm * tiles_k * tk * element *
+      std::llround(static_cast<double>(tiles_m * tiles_k * problem.a_tile_elements(tm, tk) * element *
                                        reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups) *
                    problem.a_dram_fraction));
-  const int64_t core_w = tiles_k * tk * tiles_n * tn * element *
+  const int64_t core_w = tiles_k * tk * taps * tiles_n * tn * element *
                          reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups / problem.packed;
   const int64_t o_factor = mapping.split_k == 1 ? reload(tiles_m, tiles_n, tiles_k, true, true, false) : 1;
-  const int64_t core_o = tiles_m * tm * tiles_n * tn * accumulator * (2 * o_factor - 1) * groups;
+  const int64_t core_o = tiles_m * tm * pixels * tiles_n * tn * accumulator * (2 * o_factor - 1) * groups;
   const int64_t loads = (tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) +
                          tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true)) *
                         groups;
@@ -274,7 +362,10 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   // the rate its rows allow.
   const auto& dma = spec.core.dma;
   // An im2col row is gathered in runs of at most a_run elements: shorter bursts, lower rate.
-  const int64_t a_run = problem.a_run > 0 ? std::min(tk, problem.a_run) : tk;
+  // A direct conv's input tile is one run when it holds every channel of its pixels, else a run per pixel.
+  const int64_t a_run = problem.direct ? (tk == problem.direct->c ? problem.a_tile_elements(tm, tk) : tk)
+                        : problem.a_run > 0 ? std::min(tk, problem.a_run)
+                                            : tk;
   const int64_t w_run = problem.w_run > 0 ? std::min(tn, problem.w_run) : tn;
   const double a_rate = dma_bytes_per_cycle(a_run * element), w_rate = dma_bytes_per_cycle(w_run * element),
                o_rate = dma_bytes_per_cycle(tn * accumulator);
@@ -292,7 +383,8 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   cost.dram_cycles = cycles_for(static_cast<double>(cost.dram_bytes), spec.dram.bytes_per_cycle);
   const double reduction_per_core =
       mapping.split_k > 1
-          ? static_cast<double>(tiles_m * tm * tiles_n * tn * accumulator) * (mapping.split_k - 1) * groups
+          ? static_cast<double>(tiles_m * tm * pixels * tiles_n * tn * accumulator) * (mapping.split_k - 1) *
+                groups
           : 0.0;
   // A core's port carries what it receives; the hottest mesh link carries its share of every core's loads
   // (a multicast tree shares its trunk, so a shared tensor counts once per sharing group there).
@@ -304,8 +396,11 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   cost.noc_cycles = cycles_for(std::max({static_cast<double>(core_a + core_w) + reduction_per_core,
                                          static_cast<double>(core_o), hottest_link}),
                                spec.noc.link_bytes_per_cycle);
-  const arch::PeSramTraffic pe_traffic = arch::pe_sram_traffic(
-      mapping.dataflow, problem.dtype, tm, tn, tk, false, spec.core.pe_array.rows, spec.core.pe_array.cols);
+  const arch::PeSramTraffic pe_traffic =
+      problem.direct ? arch::conv_sram_traffic(mapping.dataflow, problem.dtype, conv_tile_of(problem, tm, tn, tk),
+                                               false, spec)
+                     : arch::pe_sram_traffic(mapping.dataflow, problem.dtype, tm, tn, tk, false,
+                                             spec.core.pe_array.rows, spec.core.pe_array.cols);
   const int64_t core_sram =
       instructions * (pe_traffic.read_bytes + pe_traffic.write_bytes) + core_a + core_w + core_o;
   cost.sram_cycles =
@@ -326,9 +421,10 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
       return route + tile_bytes / rate;
     };
     const double a_load =
-        load_cycles(static_cast<double>(tm * tk * element), a_rate, multicast_a, mapping.split_n);
+        load_cycles(static_cast<double>(problem.a_tile_elements(tm, tk) * element), a_rate, multicast_a,
+                    mapping.split_n);
     const double w_load =
-        load_cycles(static_cast<double>(tk * tn * element), w_rate, multicast_w, mapping.split_m);
+        load_cycles(static_cast<double>(tk * taps * tn * element), w_rate, multicast_w, mapping.split_m);
     const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups;
     const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups;
     // The buffer is freed when the instruction before last completes (after its drain) and is needed before
@@ -343,8 +439,8 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   }
 
   // Not overlapped: the first tiles' loads before any compute, and the last tile's store after it.
-  const double first_bytes = static_cast<double>(tm * tk + tk * tn) * element;
-  const double last_bytes = static_cast<double>(tm * tn * accumulator);
+  const double first_bytes = static_cast<double>(problem.a_tile_elements(tm, tk) + tk * taps * tn) * element;
+  const double last_bytes = static_cast<double>(tm * pixels * tn * accumulator);
   const double route_latency = (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
   cost.overhead_cycles =
       static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +
@@ -371,25 +467,7 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   cost.pe_utilization = static_cast<double>(problem.useful_macs()) /
                         (static_cast<double>(cost.cycles) * spec.mesh.cores() * spec.core.pe_array.pes());
 
-  const int64_t rows = spec.core.pe_array.rows, cols = spec.core.pe_array.cols;
-  int64_t padded_m = problem.m, padded_n = problem.n, padded_k = problem.k;
-  switch (mapping.dataflow) {
-    case arch::Dataflow::ws:
-      padded_k = padded_extent(problem.k, mapping.tile_k, rows),
-      padded_n = padded_extent(problem.n, mapping.tile_n, cols);
-      break;
-    case arch::Dataflow::is:
-      padded_k = padded_extent(problem.k, mapping.tile_k, rows),
-      padded_m = padded_extent(problem.m, mapping.tile_m, cols);
-      break;
-    case arch::Dataflow::os:
-      padded_m = padded_extent(problem.m, mapping.tile_m, rows),
-      padded_n = padded_extent(problem.n, mapping.tile_n, cols);
-      break;
-  }
-  cost.edge_waste = 1.0 - static_cast<double>(problem.m * problem.n * problem.k) /
-                              (static_cast<double>(padded_m) * static_cast<double>(padded_n) *
-                               static_cast<double>(padded_k));
+  cost.edge_waste = edge_waste(problem, mapping);
   return cost;
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "arch/conv_timing.hpp"
 #include "arch/pe_timing.hpp"
 #include "arch/spec.hpp"
 #include "mapper/buffers.hpp"
@@ -16,6 +17,8 @@
 #include "mapper/problem.hpp"
 
 namespace tessera::mapper {
+
+struct InstructionProfile;
 
 enum class Bound : uint8_t { compute, dram, dma, noc, sram };
 const char* name_of(Bound bound);
@@ -52,8 +55,14 @@ class CostModel {
   const arch::ArchSpec& spec() const { return spec_; }
 
  private:
+  // A direct conv's instruction on the array (RS: its rounds); the PE slots a mapping leaves idle.
+  InstructionProfile conv_profile(const GemmProblem& problem, int64_t tm, int64_t tn, int64_t tk,
+                                  arch::Dataflow dataflow) const;
+  double edge_waste(const GemmProblem& problem, const GemmMapping& mapping) const;
+
   const arch::ArchSpec& spec_;
   arch::PeArrayTiming timing_;
+  arch::RsTiming rs_timing_;
   double average_dram_hops_ = 0;  // mean XY distance from a DRAM channel's router to a core
   // For the first n cores in use (n a divisor of the core count): the largest fraction, over all mesh links,
   // of the DRAM traffic of one core that crosses a single link, summed over the cores — DRAM bytes spread

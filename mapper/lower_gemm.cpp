@@ -88,7 +88,7 @@ class Lowering {
  public:
   Lowering(const ops::Op& op, uint64_t seed, const GemmMapping& mapping, const arch::ArchSpec& spec)
       : op_(op), seed_(seed), mapping_(mapping), spec_(spec) {
-    problem_ = problem_of(op, mapping.packed_groups);
+    problem_ = problem_for(op, mapping);
     parts_[0] = DimPartition(problem_.m, mapping.tile_m, mapping.split_m);
     parts_[1] = DimPartition(problem_.n, mapping.tile_n, mapping.split_n);
     parts_[2] = DimPartition(problem_.k, mapping.tile_k, mapping.split_k);
@@ -98,6 +98,8 @@ class Lowering {
     multicast_[kW] = cost.multicast_w;
     element_ = size_bytes(op.dtype);
     accumulator_type_ = accumulator_of(op.dtype);
+    // A direct conv's W tile with some of the channels is one load per filter tap.
+    w_loads_per_tile_ = problem_.direct && mapping.tile_k < problem_.k ? static_cast<int>(problem_.taps()) : 1;
   }
 
   arch::Program run(const std::string& name) {
@@ -169,7 +171,8 @@ class Lowering {
       if (!desc.is_output) tensor.seed = seed_, tensor.generator_id = desc.tensor_id;
       return tensor;
     };
-    if (const auto* conv = std::get_if<ops::ConvShape>(&op_.shape)) {
+    const auto* conv = std::get_if<ops::ConvShape>(&op_.shape);
+    if (conv && !problem_.direct) {
       const int x = add(declared(tensors[0]));
       arch::TensorDecl view;
       view.name = "A";
@@ -208,6 +211,61 @@ class Lowering {
     return tensor == kA ? group * problem_.k : tensor == kO ? group * problem_.n : 0;
   }
   int64_t row_offset(int tensor, int64_t group) const { return tensor == kW ? group * problem_.k : 0; }
+
+  // A direct conv's outer loop runs images x conv groups.
+  int64_t image_of(int64_t group) const { return group / problem_.direct->conv_groups; }
+  int64_t conv_group_of(int64_t group) const { return group % problem_.direct->conv_groups; }
+
+  // The input rows [first, end) a direct conv's tile of output rows reads (padding rows are not read), and
+  // how many padding rows lie above the first.
+  struct InputRows {
+    int64_t first = 0, end = 0, pad_top = 0;
+  };
+  InputRows input_rows_of(int64_t m_tile) const {
+    const DirectConv& d = *problem_.direct;
+    const int64_t p0 = parts_[0].tile_begin(m_tile), rows = parts_[0].tile_size(m_tile);
+    const int64_t top = p0 * d.stride - d.pad;
+    InputRows in;
+    in.first = std::clamp<int64_t>(top, 0, d.h - 1);
+    in.end = std::min(d.h, (p0 + rows - 1) * d.stride - d.pad + (d.r - 1) * d.dilation + 1);
+    in.end = std::max(in.end, in.first + 1);  // a tile wholly in the padding still loads (and ignores) a row
+    in.pad_top = in.first - top;
+    return in;
+  }
+
+  // The loads of one tile of A or W: (region, SRAM offset within the buffer).
+  std::vector<std::pair<arch::TensorRegion, uint64_t>> tile_loads(int tensor, const Residency& load) const {
+    const DimPartition& rows = parts_[tensor == kA ? 0 : 2];
+    const DimPartition& cols = parts_[tensor == kA ? 2 : 1];
+    if (!problem_.direct) {
+      return {{arch::TensorRegion{tensor_[tensor], row_offset(tensor, load.group) + rows.tile_begin(load.key_a),
+                                  rows.tile_size(load.key_a),
+                                  column_offset(tensor, load.group) + cols.tile_begin(load.key_b),
+                                  cols.tile_size(load.key_b)},
+               0}};
+    }
+    const DirectConv& d = *problem_.direct;
+    const int64_t image = image_of(load.group), group = conv_group_of(load.group);
+    if (tensor == kA) {
+      // The input tile: whole rows of the image (every pixel, the halo rows included), the tile's channels.
+      const InputRows in = input_rows_of(load.key_a);
+      return {{arch::TensorRegion{tensor_[kA], (image * d.h + in.first) * d.w, (in.end - in.first) * d.w,
+                                  group * problem_.k + cols.tile_begin(load.key_b), cols.tile_size(load.key_b)},
+               0}};
+    }
+    // The filter tile: for each tap the tile's channels, rows in (tap, channel) order.
+    const int64_t channels = rows.tile_size(load.key_a);
+    const int64_t filters_begin = cols.tile_begin(load.key_b), filters = cols.tile_size(load.key_b);
+    const int64_t group_rows = group * d.taps() * problem_.k;
+    if (w_loads_per_tile_ == 1)
+      return {{arch::TensorRegion{tensor_[kW], group_rows, d.taps() * channels, filters_begin, filters}, 0}};
+    std::vector<std::pair<arch::TensorRegion, uint64_t>> loads;
+    for (int64_t tap = 0; tap < d.taps(); ++tap)
+      loads.push_back({arch::TensorRegion{tensor_[kW], group_rows + tap * problem_.k + rows.tile_begin(load.key_a),
+                                          channels, filters_begin, filters},
+                       static_cast<uint64_t>(tap * channels * plan_.w_row_bytes)});
+    return loads;
+  }
 
   arch::SemaphoreRef semaphore(const std::string& name, int buffer, int core = arch::kSameCore) {
     return arch::SemaphoreRef{program_.semaphore_id(fmt::format("{}[{}]", name, buffer)), core};
@@ -263,25 +321,24 @@ class Lowering {
     for (size_t j = 0; j < loads.size(); ++j) {
       const int buffer = static_cast<int>(j % buffers);
       const Residency& load = loads[j];
-      arch::DmaLoad operation;
-      const DimPartition& rows = parts_[tensor == kA ? 0 : 2];
-      const DimPartition& cols = parts_[tensor == kA ? 2 : 1];
-      operation.source = arch::TensorRegion{
-          tensor_[tensor], row_offset(tensor, load.group) + rows.tile_begin(load.key_a),
-          rows.tile_size(load.key_a), column_offset(tensor, load.group) + cols.tile_begin(load.key_b),
-          cols.tile_size(load.key_b)};
-      operation.sram_address = tensor == kA ? plan_.a_address(buffer) : plan_.w_address(buffer);
-      const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
-      operation.sram_pitch_bytes = pitch == operation.source.cols * element_ ? 0 : pitch;
-      if (members.size() > 1) operation.destinations = destinations;
-      std::vector<arch::SemaphoreWait> waits;
-      if (j >= static_cast<size_t>(buffers))
-        waits.push_back(arch::SemaphoreWait{semaphore(free_name, buffer), static_cast<int>(members.size())});
-      // A load may run as far ahead as its buffer allows: key it just before the iteration `buffers - 1`
-      // earlier.
-      const double key = static_cast<double>(load.first) - (buffers - 1) - 0.5;
-      emit(place, key, arch::QueueId{arch::QueueKind::dma, load_engine(tensor)}, operation, std::move(waits),
-           {semaphore(full, buffer)});
+      bool first_piece = true;
+      for (const auto& [region, offset] : tile_loads(tensor, load)) {
+        arch::DmaLoad operation;
+        operation.source = region;
+        operation.sram_address = (tensor == kA ? plan_.a_address(buffer) : plan_.w_address(buffer)) + offset;
+        const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
+        operation.sram_pitch_bytes = pitch == operation.source.cols * element_ ? 0 : pitch;
+        if (members.size() > 1) operation.destinations = destinations;
+        std::vector<arch::SemaphoreWait> waits;
+        if (j >= static_cast<size_t>(buffers) && first_piece)
+          waits.push_back(arch::SemaphoreWait{semaphore(free_name, buffer), static_cast<int>(members.size())});
+        first_piece = false;
+        // A load may run as far ahead as its buffer allows: key it just before the iteration `buffers - 1`
+        // earlier.
+        const double key = static_cast<double>(load.first) - (buffers - 1) - 0.5;
+        emit(place, key, arch::QueueId{arch::QueueKind::dma, load_engine(tensor)}, operation, std::move(waits),
+             {semaphore(full, buffer)});
+      }
       // Every member's PE waits for this load at its first use and frees the buffer after its last use, when
       // a later load will reuse it.
       for (size_t member : members) {
@@ -318,28 +375,18 @@ class Lowering {
       const bool buffer_reused_later = r + plan_.o_count < outputs.size();
       for (size_t i = output.first; i <= output.last; ++i) {
         const Iteration& it = core.iterations[i];
-        arch::PeMatmul matmul;
-        matmul.dataflow = mapping_.dataflow;
-        matmul.dtype = op_.dtype;
         const int a_buffer = current_buffer(kA, place, i), w_buffer = current_buffer(kW, place, i);
-        matmul.a_address = plan_.a_address(a_buffer);
-        matmul.w_address = plan_.w_address(w_buffer);
-        matmul.o_address = plan_.o_address(buffer);
-        matmul.m = parts_[0].tile_size(it.m_tile);
-        matmul.n = parts_[1].tile_size(it.n_tile);
-        matmul.k = parts_[2].tile_size(it.k_tile);
-        matmul.a_pitch_bytes = plan_.a_row_bytes == matmul.k * element_ ? 0 : plan_.a_row_bytes;
-        matmul.w_pitch_bytes = plan_.w_row_bytes == matmul.n * element_ ? 0 : plan_.w_row_bytes;
-        matmul.o_pitch_bytes =
-            plan_.o_row_bytes == matmul.n * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
-        matmul.accumulate = i != output.first;
+        arch::Operation operation =
+            problem_.direct ? arch::Operation(direct_conv(it, a_buffer, w_buffer, buffer, i != output.first))
+                            : arch::Operation(matmul_of(it, a_buffer, w_buffer, buffer, i != output.first));
         std::vector<arch::SemaphoreWait> waits;
         std::vector<arch::SemaphoreRef> signals;
         if (i == output.first && reuses_buffer) waits.push_back({semaphore("o_free", buffer), 1});
         for (int tensor : {kA, kW}) {
           auto first = first_use_[tensor][place].find(i);
           if (first != first_use_[tensor][place].end())
-            waits.push_back({semaphore(tensor == kA ? "a_full" : "w_full", first->second), 1});
+            waits.push_back({semaphore(tensor == kA ? "a_full" : "w_full", first->second),
+                             tensor == kW ? w_loads_per_tile_ : 1});
           auto last = last_use_[tensor][place].find(i);
           if (last != last_use_[tensor][place].end()) signals.push_back(last->second);
         }
@@ -350,11 +397,12 @@ class Lowering {
               if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
                 signals.push_back(semaphore("rdy", buffer, sender.index));
         }
-        emit(place, static_cast<double>(i), arch::QueueId{arch::QueueKind::pe, 0}, matmul, std::move(waits),
-             std::move(signals));
+        emit(place, static_cast<double>(i), arch::QueueId{arch::QueueKind::pe, 0}, std::move(operation),
+             std::move(waits), std::move(signals));
       }
       const Iteration& last = core.iterations[output.last];
-      const int64_t rows = parts_[0].tile_size(last.m_tile), cols = parts_[1].tile_size(last.n_tile);
+      const int64_t rows = parts_[0].tile_size(last.m_tile) * problem_.m_pixels(),
+                    cols = parts_[1].tile_size(last.n_tile);
       const int64_t row_bytes = cols * size_bytes(accumulator_type_);
       const int64_t pitch = plan_.o_row_bytes == row_bytes ? 0 : plan_.o_row_bytes;
       const double key = static_cast<double>(output.last) + 0.5;
@@ -378,9 +426,7 @@ class Lowering {
       arch::DmaStore store;
       store.sram_address = plan_.o_address(buffer);
       store.sram_pitch_bytes = pitch;
-      store.destination =
-          arch::TensorRegion{tensor_[kO], parts_[0].tile_begin(last.m_tile), rows,
-                             column_offset(kO, last.group) + parts_[1].tile_begin(last.n_tile), cols};
+      store.destination = output_region(last, rows, cols);
       // The first residency of an output tile writes it; a later one adds its partial sums to it.
       store.accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
       std::vector<arch::SemaphoreWait> waits = {{semaphore("o_done", buffer), 1}};
@@ -390,6 +436,59 @@ class Lowering {
       emit(place, key, arch::QueueId{arch::QueueKind::dma, store_engine}, store, std::move(waits),
            std::move(signals));
     }
+  }
+
+  arch::PeMatmul matmul_of(const Iteration& it, int a_buffer, int w_buffer, int o_buffer, bool accumulate) const {
+    arch::PeMatmul matmul;
+    matmul.dataflow = mapping_.dataflow;
+    matmul.dtype = op_.dtype;
+    matmul.a_address = plan_.a_address(a_buffer);
+    matmul.w_address = plan_.w_address(w_buffer);
+    matmul.o_address = plan_.o_address(o_buffer);
+    matmul.m = parts_[0].tile_size(it.m_tile);
+    matmul.n = parts_[1].tile_size(it.n_tile);
+    matmul.k = parts_[2].tile_size(it.k_tile);
+    matmul.a_pitch_bytes = plan_.a_row_bytes == matmul.k * element_ ? 0 : plan_.a_row_bytes;
+    matmul.w_pitch_bytes = plan_.w_row_bytes == matmul.n * element_ ? 0 : plan_.w_row_bytes;
+    matmul.o_pitch_bytes = plan_.o_row_bytes == matmul.n * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
+    matmul.accumulate = accumulate;
+    return matmul;
+  }
+
+  arch::PeConv direct_conv(const Iteration& it, int a_buffer, int w_buffer, int o_buffer, bool accumulate) const {
+    const DirectConv& d = *problem_.direct;
+    const InputRows in = input_rows_of(it.m_tile);
+    arch::PeConv conv;
+    conv.dataflow = mapping_.dataflow;
+    conv.dtype = op_.dtype;
+    conv.a_address = plan_.a_address(a_buffer);
+    conv.w_address = plan_.w_address(w_buffer);
+    conv.o_address = plan_.o_address(o_buffer);
+    conv.e = parts_[0].tile_size(it.m_tile);
+    conv.q = d.q;
+    conv.m = parts_[1].tile_size(it.n_tile);
+    conv.c = parts_[2].tile_size(it.k_tile);
+    conv.ih = in.end - in.first;
+    conv.iw = d.w;
+    conv.r = d.r, conv.s = d.s, conv.stride = d.stride, conv.dilation = d.dilation;
+    conv.pad_top = in.pad_top;
+    conv.pad_left = d.pad;
+    conv.a_pitch_bytes = plan_.a_row_bytes == conv.c * element_ ? 0 : plan_.a_row_bytes;
+    conv.w_pitch_bytes = plan_.w_row_bytes == conv.m * element_ ? 0 : plan_.w_row_bytes;
+    conv.o_pitch_bytes = plan_.o_row_bytes == conv.m * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
+    conv.accumulate = accumulate;
+    return conv;
+  }
+
+  // Where an output tile of `rows` x `cols` goes in O (a direct conv's rows are the tile's output pixels).
+  arch::TensorRegion output_region(const Iteration& it, int64_t rows, int64_t cols) const {
+    if (!problem_.direct)
+      return arch::TensorRegion{tensor_[kO], parts_[0].tile_begin(it.m_tile), rows,
+                                column_offset(kO, it.group) + parts_[1].tile_begin(it.n_tile), cols};
+    const DirectConv& d = *problem_.direct;
+    return arch::TensorRegion{tensor_[kO], (image_of(it.group) * d.p + parts_[0].tile_begin(it.m_tile)) * d.q,
+                              rows, conv_group_of(it.group) * problem_.n + parts_[1].tile_begin(it.n_tile),
+                              cols};
   }
 
   // The buffer holding the tile of `tensor` that iteration `i` of the core at `place` uses.
@@ -421,6 +520,7 @@ class Lowering {
   bool multicast_[2] = {false, false};
   int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O
   int64_t element_ = 0;
+  int w_loads_per_tile_ = 1;
   DType accumulator_type_ = DType::fp32;
   arch::Program program_;
   std::vector<CorePlace> places_;

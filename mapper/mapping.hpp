@@ -31,10 +31,17 @@ struct GemmMapping {
   // A grouped conv's groups computed together as one block-diagonal GEMM (1: one group at a time). Set by
   // search_op, not by the mapspace: each packing is its own GemmProblem (problem_of(op, packed)).
   int packed_groups = 1;
+  // A convolution mapped as its 7-D loop nest (direct_problem_of): m tiles are output rows, k tiles
+  // channels, and the PE runs conv instructions on input tiles with their halo. Set by search_op.
+  bool direct = false;
 
   std::string order_name() const;  // "mnk"
+  // The dataflow as reports name it: "ws", or "ws-direct" for a direct conv (RS is always direct: "rs").
+  std::string label() const;
   std::string describe() const;    // "ws 4x4x1 256x256x128 mnk db=io"
   bool operator==(const GemmMapping& other) const;
 };
+
+std::string dataflow_label(arch::Dataflow dataflow, bool direct);
 
 }  // namespace tessera::mapper

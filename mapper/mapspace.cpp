@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "arch/conv_timing.hpp"
 #include "mapper/buffers.hpp"
 
 namespace tessera::mapper {
@@ -34,8 +35,37 @@ Granules granules_of(arch::Dataflow dataflow, const arch::PeArraySpec& pe) {
       return {pe.cols, stream, pe.rows};
     case arch::Dataflow::os:
       return {pe.rows, pe.cols, stream};
+    case arch::Dataflow::rs:
+      break;
   }
   return {stream, stream, stream};
+}
+
+// A direct conv's granules: output rows, filters, channels. WS/OS/IS fold the matmul of pixels x filters x
+// taps*channels, so the GEMM granules are divided by the pixels of a row and the taps of a channel. RS fills
+// the array's columns with output rows, and its rows' bands with the channels its PEs interleave.
+Granules direct_granules(const GemmProblem& problem, arch::Dataflow dataflow, const arch::ArchSpec& spec) {
+  const DirectConv& direct = *problem.direct;
+  if (dataflow == arch::Dataflow::rs) {
+    const int64_t rows = std::min<int64_t>(problem.m, spec.core.pe_array.cols);
+    const arch::RsPlan plan = arch::RsTiming(spec).plan(
+        arch::ConvTileShape{rows, direct.q, problem.n, problem.k, direct.r, direct.s, direct.input_rows(rows),
+                            direct.w},
+        problem.dtype);
+    return {rows, plan.filters_per_pe, std::min(problem.k, plan.channels_per_pe * plan.bands)};
+  }
+  const Granules matmul = granules_of(dataflow, spec.core.pe_array);
+  return {std::max<int64_t>(1, matmul.m / direct.q), matmul.n, std::max<int64_t>(1, matmul.k / direct.taps())};
+}
+
+Granules granules_for(const GemmProblem& problem, arch::Dataflow dataflow, const arch::ArchSpec& spec) {
+  return problem.direct ? direct_granules(problem, dataflow, spec) : granules_of(dataflow, spec.core.pe_array);
+}
+
+// Why RS cannot run this problem ("" if it can).
+std::string rs_obstacle(const GemmProblem& problem, const arch::ArchSpec& spec) {
+  if (!problem.direct) return "row stationary maps convolutions directly, not a GEMM's implicit form";
+  return arch::rs_infeasibility(spec, problem.dtype, problem.direct->s);
 }
 
 std::string kib(int64_t bytes) {
@@ -74,7 +104,8 @@ int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spe
   if (!pe.supports(dataflow) || !pe.supports(problem.dtype)) return 0;
   if (pe_register_bytes_needed(dataflow, problem.dtype, pe.overlap_folds) > spec.core.pe_register_bytes)
     return 0;
-  const Granules granules = granules_of(dataflow, pe);
+  if (dataflow == arch::Dataflow::rs && !rs_obstacle(problem, spec).empty()) return 0;
+  const Granules granules = granules_for(problem, dataflow, spec);
   const std::vector<Split> splits = splits_of(spec.mesh.cores());
   int64_t legal = 0;
   for (size_t s = 0; s < splits.size(); ++s) {
@@ -129,6 +160,10 @@ Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& s
   if (!pe.supports(problem.dtype))
     return {"core.pe_array.dtypes",
             fmt::format("the PE array does not compute in {}", name_of(problem.dtype))};
+  if (dataflow == arch::Dataflow::rs) {
+    const std::string obstacle = rs_obstacle(problem, spec);
+    if (!obstacle.empty()) return {problem.direct ? "core.pe_spad_bytes" : "", obstacle};
+  }
   const int64_t registers = pe_register_bytes_needed(dataflow, problem.dtype, pe.overlap_folds);
   if (registers > spec.core.pe_register_bytes) {
     return {"core.pe_register_bytes",
@@ -137,7 +172,7 @@ Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& s
   }
   // The smallest tile anywhere in the mapspace, single-buffered: one granule, or less when a dimension is
   // dealt to every core. Buffers only grow with the tile, so if this does not fit, nothing does.
-  const Granules granules = granules_of(dataflow, pe);
+  const Granules granules = granules_for(problem, dataflow, spec);
   const int64_t cores = spec.mesh.cores();
   auto smallest_tile = [&](int64_t extent, int64_t granule) {
     return std::min({extent, granule, (extent + cores - 1) / cores});

@@ -1,5 +1,7 @@
 #include "mapper/problem.hpp"
 
+#include "mapper/mapping.hpp"
+
 namespace tessera::mapper {
 
 namespace {
@@ -35,6 +37,39 @@ GemmProblem problem_of(const ops::Op& op, int64_t packed) {
         static_cast<double>(p * conv->r * q * conv->s);
   }
   return problem;
+}
+
+int64_t DirectConv::input_rows_read(int64_t tile) const {
+  int64_t rows = 0;
+  for (int64_t first = 0; first < p; first += tile) {
+    const int64_t last = std::min(p, first + tile) - 1;
+    const int64_t top = std::max<int64_t>(0, first * stride - pad);
+    const int64_t bottom = std::min(h, last * stride - pad + (r - 1) * dilation + 1);
+    rows += std::max<int64_t>(1, bottom - top);
+  }
+  return rows;
+}
+
+GemmProblem direct_problem_of(const ops::Op& op) {
+  DirectConv direct;
+  int64_t filters = 0, channels = 0;
+  if (const auto* conv = std::get_if<ops::ConvShape>(&op.shape)) {
+    direct = DirectConv{conv->n, conv->groups, conv->h,      conv->w,   conv->c,       conv->p(),
+                        conv->q(), conv->r,    conv->s,      conv->stride, conv->pad, conv->dilation};
+    filters = conv->group_k(), channels = conv->group_c();
+  } else {
+    const ops::GemmShape gemm = op.gemm_view();  // fc: one image of 1 x batch pixels, 1x1 filters
+    direct = DirectConv{1, 1, 1, gemm.m, gemm.k, 1, gemm.m, 1, 1, 1, 0, 1};
+    filters = gemm.n, channels = gemm.k;
+  }
+  GemmProblem problem{direct.p, filters, channels, op.dtype};
+  problem.groups = direct.images * direct.conv_groups;
+  problem.direct = direct;
+  return problem;
+}
+
+GemmProblem problem_for(const ops::Op& op, const GemmMapping& mapping) {
+  return mapping.direct ? direct_problem_of(op) : problem_of(op, mapping.packed_groups);
 }
 
 std::vector<int64_t> packings_of(const ops::Op& op, int64_t array_side) {

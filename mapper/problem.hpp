@@ -1,7 +1,9 @@
 // The mapper's view of one GEMM and how a dimension is cut into tiles and dealt to cores.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/dtype.hpp"
@@ -13,6 +15,23 @@ namespace tessera::mapper {
 // the lowering walks the groups as an outer loop). A may be an im2col view: then its rows are gathered from
 // runs of at most `a_run` contiguous elements, and only `a_dram_fraction` of its elements come from DRAM
 // (the rest are padding zeros).
+// A convolution mapped directly, as its 7-D loop nest (docs/design-notes.md, "Direct convolution"): the
+// problem's m counts output rows of q pixels, n filters and k channels (each channel with r*s taps), and
+// `groups` = images x conv groups run one after another. A tile of tm output rows reads an input tile of
+// input_rows(tm) rows of w pixels (the halo included) straight from X: nothing is gathered or duplicated.
+struct DirectConv {
+  int64_t images = 1, conv_groups = 1;
+  int64_t h = 0, w = 0, c = 0;  // the input (c: all channels, the row length of X)
+  int64_t p = 0, q = 0;         // the output
+  int64_t r = 1, s = 1, stride = 1, pad = 0, dilation = 1;
+  int64_t taps() const { return r * s; }
+  // Input rows a tile of `rows` output rows reads at most (the whole input height at most).
+  int64_t input_rows(int64_t rows) const { return std::min(h, (rows - 1) * stride + (r - 1) * dilation + 1); }
+  // Input rows the tiles of `tile` output rows read from DRAM, summed over one image (padding rows are not
+  // read).
+  int64_t input_rows_read(int64_t tile) const;
+};
+
 struct GemmProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -24,7 +43,14 @@ struct GemmProblem {
   // Packed groups: W is block-diagonal, so only 1/packed of its elements (and of the MACs) are real.
   int64_t packed = 1;
   int64_t w_run = 0;  // packed: a W row's weights are one run of k/groups elements (0: the tile row)
-  int64_t macs() const { return m * n * k * groups; }      // what the PE arrays perform
+  std::optional<DirectConv> direct;  // set: a direct convolution (m, n, k as DirectConv says)
+  int64_t m_pixels() const { return direct ? direct->q : 1; }  // O rows per unit of m
+  int64_t taps() const { return direct ? direct->taps() : 1; }  // W rows per unit of k
+  // Elements of one A tile of tm x tk (direct: the input tile, halo included), at most.
+  int64_t a_tile_elements(int64_t tm, int64_t tk) const {
+    return direct ? direct->input_rows(tm) * direct->w * tk : tm * tk;
+  }
+  int64_t macs() const { return m * n * k * groups * m_pixels() * taps(); }  // what the PE arrays perform
   int64_t useful_macs() const { return macs() / packed; }  // the op's own
 };
 
@@ -34,6 +60,13 @@ GemmProblem problem_of(const ops::Op& op, int64_t packed = 1);
 
 // The packings worth searching for an op: 1, and for a grouped conv the divisors of groups that are powers of
 // two, or groups itself, whose packed GEMM is at most twice as wide as the PE array's larger side.
+struct GemmMapping;
+
+// The direct problem of a conv2d or fc op (an fc is a 1x1 convolution over one row of `batch` pixels).
+GemmProblem direct_problem_of(const ops::Op& op);
+// The problem a mapping of `op` maps: direct, or implicit GEMM with its packed groups.
+GemmProblem problem_for(const ops::Op& op, const GemmMapping& mapping);
+
 std::vector<int64_t> packings_of(const ops::Op& op, int64_t array_side);
 
 // A dimension of `extent` cut into tiles of `tile` (the last one shorter when ragged: nothing is padded) and

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 namespace tessera::mapper {
@@ -89,33 +90,60 @@ SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
 }
 
 SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options) {
-  const std::vector<int64_t> packings =
-      packings_of(op, std::max(spec.core.pe_array.rows, spec.core.pe_array.cols));
+  // The implicit GEMM with each packing of groups, then (for a conv or an fc) the direct 7-D loop nest.
+  struct Form {
+    GemmProblem problem;
+    int64_t packed = 1;
+    bool direct = false;
+  };
+  std::vector<Form> forms;
+  for (int64_t packed : packings_of(op, std::max(spec.core.pe_array.rows, spec.core.pe_array.cols)))
+    forms.push_back({problem_of(op, packed), packed, false});
+  const bool has_direct =
+      std::holds_alternative<ops::ConvShape>(op.shape) || std::holds_alternative<ops::FcShape>(op.shape);
+  if (has_direct) forms.push_back({direct_problem_of(op), 1, true});
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   SearchResult merged;
-  for (size_t p = 0; p < packings.size(); ++p) {
+  std::vector<DataflowSearch> implicit, direct;
+  std::optional<InputError> implicit_error, direct_error;
+  for (size_t f = 0; f < forms.size(); ++f) {
+    const Form& form = forms[f];
     SearchResult result;
     try {
-      result = search_gemm(problem_of(op, packings[p]), spec, options);
-    } catch (const InputError&) {
-      if (p == 0) throw;  // unpacked has no legal mapping: say why for it
-      continue;           // a wider packing may not fit where a narrower one does
+      result = search_gemm(form.problem, spec, options);
+    } catch (const InputError& error) {
+      // A wider packing may not fit where a narrower one does; say why for the unpacked and direct forms.
+      if (form.direct) direct_error = error;
+      if (f == 0) implicit_error = error;
+      continue;
     }
     merged.evaluated += result.evaluated;
     merged.seconds += result.seconds;
-    if (merged.per_dataflow.empty()) {
-      merged.per_dataflow = result.per_dataflow;
-      for (DataflowSearch& search : merged.per_dataflow) search.best.clear(), search.legal = 0;
+    std::vector<DataflowSearch>& into_form = form.direct ? direct : implicit;
+    if (into_form.empty()) {
+      into_form = result.per_dataflow;
+      for (DataflowSearch& search : into_form) search.best.clear(), search.legal = 0, search.direct = form.direct;
     }
     for (size_t d = 0; d < result.per_dataflow.size(); ++d) {
-      DataflowSearch& into = merged.per_dataflow[d];
+      DataflowSearch& into = into_form[d];
       into.legal += result.per_dataflow[d].legal;
       for (Candidate candidate : result.per_dataflow[d].best) {
-        candidate.mapping.packed_groups = static_cast<int>(packings[p]);
-        candidate.index |= static_cast<uint64_t>(p) << 58;  // ties break towards fewer packed groups
+        candidate.mapping.packed_groups = static_cast<int>(form.packed);
+        candidate.mapping.direct = form.direct;
+        candidate.index |= static_cast<uint64_t>(f) << 56;  // ties break towards the implicit, unpacked form
         keep_best(into.best, std::move(candidate), limit);
       }
     }
+  }
+  // Row stationary exists only in the direct form: an op with one lists it there alone.
+  for (DataflowSearch& search : implicit)
+    if (!has_direct || search.dataflow != arch::Dataflow::rs) merged.per_dataflow.push_back(std::move(search));
+  for (DataflowSearch& search : direct) merged.per_dataflow.push_back(std::move(search));
+  if (merged.evaluated == 0) {
+    const bool only_rs = std::all_of(options.dataflows.begin(), options.dataflows.end(),
+                                     [](arch::Dataflow dataflow) { return dataflow == arch::Dataflow::rs; });
+    if (direct_error && (only_rs || !implicit_error)) throw *direct_error;
+    throw *implicit_error;
   }
   return merged;
 }

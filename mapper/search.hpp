@@ -38,6 +38,8 @@ struct SearchOptions {
 
 struct DataflowSearch {
   arch::Dataflow dataflow = arch::Dataflow::ws;
+  bool direct = false;  // search_op: the direct form of a conv (else its implicit GEMM)
+  std::string label() const { return dataflow_label(dataflow, direct); }
   int64_t legal = 0;
   std::vector<Candidate> best;  // ranked, at most keep_per_dataflow
   Infeasibility why_none;       // when legal == 0
@@ -56,8 +58,10 @@ SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
                          const SearchOptions& options);
 
 // An op's search: its GEMM problem, and for a grouped conv every packing of groups into block-diagonal GEMMs
-// (packings_of), merged per dataflow; each candidate's mapping says its packing. Throws like search_gemm when
-// no packing has a legal mapping.
+// (packings_of), merged per dataflow; each candidate's mapping says its packing. A conv or fc is also
+// searched in its direct form: per_dataflow then lists the implicit GEMM's dataflows (WS, OS, IS) followed by
+// the direct form's (WS, OS, IS and RS, direct = true), side by side. Throws like search_gemm when no form has
+// a legal mapping.
 SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options);
 
 }  // namespace tessera::mapper

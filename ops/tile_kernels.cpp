@@ -58,7 +58,42 @@ void gemm_tile_in(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_
   product.noalias() = a_tile * w_tile;
   accumulate_rows(product, o, o_pitch, accumulate);
 }
+
+template <class Scalar>
+void conv_tile_in(DType operand, const uint8_t* input, int64_t input_pitch, const uint8_t* w, int64_t w_pitch,
+                  uint8_t* o, int64_t o_pitch, const ConvTileGeometry& g, bool accumulate) {
+  thread_local RowMajor<Scalar> input_tile, w_tile, window, product;
+  widen_rows(operand, input, input_pitch, g.ih * g.iw, g.c, input_tile);
+  widen_rows(operand, w, w_pitch, g.r * g.s * g.c, g.m, w_tile);
+  product.setZero(g.e * g.q, g.m);
+  window.resize(g.e * g.q, g.c);
+  for (int64_t fr = 0; fr < g.r; ++fr)
+    for (int64_t fs = 0; fs < g.s; ++fs) {
+      // The tap's shifted window of the input tile: one row per output pixel, zero where it falls outside.
+      for (int64_t y = 0; y < g.e; ++y)
+        for (int64_t x = 0; x < g.q; ++x) {
+          const int64_t iy = y * g.stride + fr * g.dilation - g.pad_top;
+          const int64_t ix = x * g.stride + fs * g.dilation - g.pad_left;
+          if (iy >= 0 && iy < g.ih && ix >= 0 && ix < g.iw)
+            window.row(y * g.q + x) = input_tile.row(iy * g.iw + ix);
+          else
+            window.row(y * g.q + x).setZero();
+        }
+      product.noalias() += window * w_tile.middleRows((fr * g.s + fs) * g.c, g.c);
+    }
+  accumulate_rows(product, o, o_pitch, accumulate);
+}
 }  // namespace
+
+void conv_tile(DType operand, const uint8_t* input, int64_t input_pitch, const uint8_t* w, int64_t w_pitch,
+               uint8_t* o, int64_t o_pitch, const ConvTileGeometry& geometry, bool accumulate) {
+  TESSERA_ASSERT(operand != DType::int32, "PE operands are never int32");
+  if (operand == DType::int8) {
+    conv_tile_in<int32_t>(operand, input, input_pitch, w, w_pitch, o, o_pitch, geometry, accumulate);
+  } else {
+    conv_tile_in<float>(operand, input, input_pitch, w, w_pitch, o, o_pitch, geometry, accumulate);
+  }
+}
 
 void gemm_tile(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_t* w, int64_t w_pitch,
                uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate) {

@@ -14,6 +14,16 @@ namespace tessera::ops {
 void gemm_tile(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_t* w, int64_t w_pitch,
                uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate);
 
+// A direct convolution tile (arch::PeConv's semantics, docs/tile-program.md "conv"): the input tile is
+// ih*iw pixels of c channels, the filter tile r*s*c rows of m filters in (filter row, filter column, channel)
+// order, the output e*q pixels of m accumulators; input taps outside the tile's rows and columns are zero.
+struct ConvTileGeometry {
+  int64_t e = 0, q = 0, m = 0, c = 0, ih = 0, iw = 0;
+  int64_t r = 1, s = 1, stride = 1, dilation = 1, pad_top = 0, pad_left = 0;
+};
+void conv_tile(DType operand, const uint8_t* input, int64_t input_pitch, const uint8_t* w, int64_t w_pitch,
+               uint8_t* o, int64_t o_pitch, const ConvTileGeometry& geometry, bool accumulate);
+
 // destination[rows x cols] += source[rows x cols], elementwise in `type` (fp32 or int32: partial sums).
 void add_tile(DType type, uint8_t* destination, int64_t destination_pitch, const uint8_t* source,
               int64_t source_pitch, int64_t rows, int64_t cols);

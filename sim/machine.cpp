@@ -127,6 +127,7 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
   for (auto& unit : units_) {
     UnitResult unit_result = unit->finish(result.end_ticks);
     result.macs += unit_result.counters.macs;
+    result.active_pes = std::max(result.active_pes, unit_result.counters.active_pes);
     result.units.push_back(std::move(unit_result));
   }
   result.traffic = state_->fabric.traffic();

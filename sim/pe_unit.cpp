@@ -16,11 +16,14 @@ int64_t packed_or(int64_t pitch, int64_t row_bytes) {
 PeUnit::PeUnit(sc_core::sc_module_name name, MachineState& machine, int core)
     : Unit(name, machine, core, arch::QueueId{arch::QueueKind::pe, 0}),
       timing_(machine.spec.core.pe_array),
+      rs_timing_(machine.spec),
       bank_words_(machine.spec.core.sram.banks, 0) {}
 
 void PeUnit::reset_run_state() {
   pipeline_ = arch::PePipeline{};
+  rs_pipeline_ = arch::RsPipeline{};
   drain_end_ = 0;
+  last_complete_ = 0;
 }
 
 void PeUnit::count_sram_traffic(const arch::PeMatmul& op) {
@@ -41,30 +44,87 @@ void PeUnit::count_sram_traffic(const arch::PeMatmul& op) {
   write_bytes_ = traffic.write_bytes;
 }
 
-void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
-  const auto& op = std::get<arch::PeMatmul>(instruction.operation);
-  const Tick ready = now();
-  const int64_t ready_cycle = ticks_to_cycles_ceil(ready);
-  Tick first_load = 0;
-  Tick complete = 0;
-  bool first = true;
-  timing_.for_each_fold(op.dataflow, op.m, op.n, op.k, [&](const arch::Fold& fold) {
-    const arch::FoldTiming t = timing_.schedule(op.dataflow, fold, ready_cycle, pipeline_);
-    const Tick stream_start = cycles_to_ticks(t.stream_start);
-    if (first) first_load = cycles_to_ticks(t.load_start);
-    first = false;
-    // Between two streams the array is draining the previous fold, then idle waiting for operands (a bubble
-    // with the cause of the wait), then preloading and filling for this fold.
-    timeline_.advance(std::min(drain_end_, stream_start), Cause::fill_drain, position);
-    timeline_.advance_waits(std::min(ready, stream_start), waits_, position);
-    timeline_.advance(stream_start, Cause::fill_drain, position);
-    timeline_.advance(stream_start + cycles_to_ticks(fold.stream), Cause::busy, position);
-    drain_end_ = std::max(drain_end_, cycles_to_ticks(t.complete));
-    complete = std::max(complete, cycles_to_ticks(t.complete));
-    ++counters_.folds;
-  });
+void PeUnit::count_sram_traffic(const arch::PeConv& op) {
+  std::fill(bank_words_.begin(), bank_words_.end(), 0);
+  const arch::PeSramTraffic traffic =
+      arch::conv_sram_traffic(op.dataflow, op.dtype, arch::tile_shape_of(op), op.accumulate, machine_.spec);
+  const int64_t a_row = op.c * size_bytes(op.dtype);
+  const int64_t w_row = op.m * size_bytes(op.dtype);
+  const int64_t o_row = op.m * size_bytes(accumulator_of(op.dtype));
+  Fabric& fabric = machine_.fabric;
+  fabric.count_bank_words(op.a_address, op.ih * op.iw, a_row, packed_or(op.a_pitch_bytes, a_row),
+                          traffic.a_passes, bank_words_);
+  fabric.count_bank_words(op.w_address, op.r * op.s * op.c, w_row, packed_or(op.w_pitch_bytes, w_row),
+                          traffic.w_passes, bank_words_);
+  fabric.count_bank_words(op.o_address, op.e * op.q, o_row, packed_or(op.o_pitch_bytes, o_row),
+                          traffic.o_writes + traffic.o_reads, bank_words_);
+  read_bytes_ = traffic.read_bytes;
+  write_bytes_ = traffic.write_bytes;
+}
 
-  count_sram_traffic(op);
+void PeUnit::advance(Tick ready, int64_t stream_start_cycle, int64_t stream, int64_t complete, int32_t position) {
+  // Between two streams the array is draining the previous fold, then idle waiting for operands (a bubble
+  // with the cause of the wait), then preloading and filling for this fold.
+  const Tick stream_start = cycles_to_ticks(stream_start_cycle);
+  timeline_.advance(std::min(drain_end_, stream_start), Cause::fill_drain, position);
+  timeline_.advance_waits(std::min(ready, stream_start), waits_, position);
+  timeline_.advance(stream_start, Cause::fill_drain, position);
+  timeline_.advance(stream_start + cycles_to_ticks(stream), Cause::busy, position);
+  drain_end_ = std::max(drain_end_, cycles_to_ticks(complete));
+  last_complete_ = std::max(last_complete_, complete);
+  ++counters_.folds;
+}
+
+std::pair<Tick, Tick> PeUnit::schedule(const arch::Operation& operation, Tick ready, int32_t position) {
+  int64_t ready_cycle = ticks_to_cycles_ceil(ready);
+  int64_t first_load = -1, complete = 0;
+  auto note = [&](int64_t load_start, int64_t done) {
+    if (first_load < 0) first_load = load_start;
+    complete = std::max(complete, done);
+  };
+  const auto* conv = std::get_if<arch::PeConv>(&operation);
+  if (conv && conv->dataflow == arch::Dataflow::rs) {
+    if (rs_pipeline_.compute_free < last_complete_) ready_cycle = std::max(ready_cycle, last_complete_);
+    const arch::ConvTileShape shape = arch::tile_shape_of(*conv);
+    rs_timing_.for_each_round(shape, conv->dtype, [&](const arch::RsRound& round) {
+      const arch::RsRoundTiming t = rs_timing_.schedule(round, ready_cycle, rs_pipeline_);
+      note(t.load_start, t.complete);
+      advance(ready, t.compute_start, round.compute, t.complete, position);
+      counters_.active_pes = std::max(counters_.active_pes, round.pes);
+    });
+    return {cycles_to_ticks(first_load), cycles_to_ticks(complete)};
+  }
+  if (pipeline_.array_free < last_complete_) ready_cycle = std::max(ready_cycle, last_complete_);
+  int64_t m = 0, n = 0, k = 0;
+  arch::Dataflow dataflow = arch::Dataflow::ws;
+  if (conv) {
+    const arch::ConvMatmul mm = arch::matmul_of(arch::tile_shape_of(*conv));
+    m = mm.m, n = mm.n, k = mm.k, dataflow = conv->dataflow;
+  } else {
+    const auto& matmul = std::get<arch::PeMatmul>(operation);
+    m = matmul.m, n = matmul.n, k = matmul.k, dataflow = matmul.dataflow;
+  }
+  timing_.for_each_fold(dataflow, m, n, k, [&](const arch::Fold& fold) {
+    const arch::FoldTiming t = timing_.schedule(dataflow, fold, ready_cycle, pipeline_);
+    note(t.load_start, t.complete);
+    advance(ready, t.stream_start, fold.stream, t.complete, position);
+    counters_.active_pes = std::max(counters_.active_pes, fold.rows_used * fold.cols_used);
+  });
+  return {cycles_to_ticks(first_load), cycles_to_ticks(complete)};
+}
+
+void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
+  const arch::Operation& operation = instruction.operation;
+  const auto [first_load, scheduled_complete] = schedule(operation, now(), position);
+  Tick complete = scheduled_complete;
+  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+    count_sram_traffic(*conv);
+    counters_.macs += conv->macs();
+  } else {
+    const auto& matmul = std::get<arch::PeMatmul>(operation);
+    count_sram_traffic(matmul);
+    counters_.macs += matmul.m * matmul.n * matmul.k;
+  }
   machine_.fabric.traffic().sram_read_bytes += read_bytes_;
   machine_.fabric.traffic().sram_write_bytes += write_bytes_;
   const Tick stretch = machine_.fabric.book_pe_traffic(core_, first_load, complete, bank_words_);
@@ -76,62 +136,91 @@ void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
     pipeline_.stationary_free += stretch_cycles;
     pipeline_.drain_free += stretch_cycles;
     pipeline_.array_free += stretch_cycles;
+    rs_pipeline_.bus_free += stretch_cycles;
+    rs_pipeline_.compute_free += stretch_cycles;
+    rs_pipeline_.spad_free += stretch_cycles;
+    last_complete_ += stretch_cycles;
     complete += cycles_to_ticks(stretch_cycles);
     drain_end_ = std::max(drain_end_, complete);
   }
-  counters_.macs += op.m * op.n * op.k;
 
   std::function<void()> commit;
-  if (machine_.functional) {
-    // Operands are read when the array starts on them; the result lands in SRAM when the last fold completes.
-    wait_until(first_load);
-    const DType accumulator = accumulator_of(op.dtype);
-    const int64_t element = size_bytes(op.dtype);
-    const int64_t o_row = op.n * size_bytes(accumulator);
-    std::vector<uint8_t> product(static_cast<size_t>(op.m * o_row));
-    const std::vector<uint8_t>& sram = machine_.cores[core_].sram;
-    ops::gemm_tile(op.dtype, sram.data() + op.a_address, packed_or(op.a_pitch_bytes, op.k * element),
-                   sram.data() + op.w_address, packed_or(op.w_pitch_bytes, op.n * element), product.data(),
-                   o_row, op.m, op.n, op.k, /*accumulate=*/false);
-    const int64_t a_pitch = packed_or(op.a_pitch_bytes, op.k * element);
-    const int64_t w_pitch = packed_or(op.w_pitch_bytes, op.n * element);
-    commit = [this, op, accumulator, o_row, a_pitch, w_pitch, first_load,
-              product = std::move(product)]() mutable {
-      CoreState& core = machine_.cores[core_];
-      // Did a write land in an operand while the array was reading it? Then the array read the new bytes.
-      const uint64_t a_end =
-          op.a_address + static_cast<uint64_t>((op.m - 1) * a_pitch + op.k * size_bytes(op.dtype));
-      const uint64_t w_end =
-          op.w_address + static_cast<uint64_t>((op.k - 1) * w_pitch + op.n * size_bytes(op.dtype));
-      bool raced = false;
-      for (const SramWrite& write : core.write_log) {
-        if (write.at <= first_load) continue;
-        raced = raced || (write.begin < a_end && op.a_address < write.end) ||
-                (write.begin < w_end && op.w_address < write.end);
-      }
-      // Writes before this instruction started cannot matter to it or to any later one.
-      core.write_log.erase(
-          std::remove_if(core.write_log.begin(), core.write_log.end(),
-                         [first_load](const SramWrite& write) { return write.at <= first_load; }),
-          core.write_log.end());
-      if (raced) {
-        ++machine_.hazards;
-        ops::gemm_tile(op.dtype, core.sram.data() + op.a_address, a_pitch, core.sram.data() + op.w_address,
-                       w_pitch, product.data(), o_row, op.m, op.n, op.k, /*accumulate=*/false);
-      }
-      uint8_t* o = core.sram.data() + op.o_address;
-      const int64_t pitch = packed_or(op.o_pitch_bytes, o_row);
-      if (op.accumulate) {
-        ops::add_tile(accumulator, o, pitch, product.data(), o_row, op.m, op.n);
-      } else {
-        for (int64_t row = 0; row < op.m; ++row)
-          std::copy_n(product.data() + row * o_row, o_row, o + row * pitch);
-      }
+  wait_until(first_load);
+  if (machine_.functional) commit = functional_commit(operation, first_load);
+  complete_at(complete, instruction, std::move(commit));
+}
+
+std::function<void()> PeUnit::functional_commit(const arch::Operation& operation, Tick first_load) {
+  // Operands are read when the array starts on them; the result lands in SRAM when the last fold completes.
+  struct Tile {
+    uint64_t address = 0;
+    int64_t rows = 0, row_bytes = 0, pitch = 0;
+    uint64_t end() const { return address + static_cast<uint64_t>((rows - 1) * pitch + row_bytes); }
+  };
+  Tile a, w, o;
+  DType accumulator = DType::fp32;
+  bool accumulate = false;
+  std::function<void(const uint8_t* sram, uint8_t* product)> compute;
+  auto tile = [](uint64_t address, int64_t rows, int64_t row_bytes, int64_t pitch) {
+    return Tile{address, rows, row_bytes, packed_or(pitch, row_bytes)};
+  };
+  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+    const int64_t element = size_bytes(conv->dtype);
+    accumulator = accumulator_of(conv->dtype);
+    accumulate = conv->accumulate;
+    a = tile(conv->a_address, conv->ih * conv->iw, conv->c * element, conv->a_pitch_bytes);
+    w = tile(conv->w_address, conv->r * conv->s * conv->c, conv->m * element, conv->w_pitch_bytes);
+    o = tile(conv->o_address, conv->e * conv->q, conv->m * size_bytes(accumulator), conv->o_pitch_bytes);
+    const ops::ConvTileGeometry geometry{conv->e,      conv->q, conv->m, conv->c,      conv->ih,
+                                         conv->iw,     conv->r, conv->s, conv->stride, conv->dilation,
+                                         conv->pad_top, conv->pad_left};
+    compute = [dtype = conv->dtype, a, w, o, geometry](const uint8_t* sram, uint8_t* product) {
+      ops::conv_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, geometry,
+                     /*accumulate=*/false);
     };
   } else {
-    wait_until(first_load);
+    const auto& matmul = std::get<arch::PeMatmul>(operation);
+    const int64_t element = size_bytes(matmul.dtype);
+    accumulator = accumulator_of(matmul.dtype);
+    accumulate = matmul.accumulate;
+    a = tile(matmul.a_address, matmul.m, matmul.k * element, matmul.a_pitch_bytes);
+    w = tile(matmul.w_address, matmul.k, matmul.n * element, matmul.w_pitch_bytes);
+    o = tile(matmul.o_address, matmul.m, matmul.n * size_bytes(accumulator), matmul.o_pitch_bytes);
+    compute = [dtype = matmul.dtype, a, w, o, m = matmul.m, n = matmul.n, k = matmul.k](const uint8_t* sram,
+                                                                                      uint8_t* product) {
+      ops::gemm_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, m, n, k,
+                     /*accumulate=*/false);
+    };
   }
-  complete_at(complete, instruction, std::move(commit));
+  std::vector<uint8_t> product(static_cast<size_t>(o.rows * o.row_bytes));
+  compute(machine_.cores[core_].sram.data(), product.data());
+  return [this, a, w, o, accumulator, accumulate, first_load, compute = std::move(compute),
+          product = std::move(product)]() mutable {
+    CoreState& core = machine_.cores[core_];
+    // Did a write land in an operand while the array was reading it? Then the array read the new bytes.
+    bool raced = false;
+    for (const SramWrite& write : core.write_log) {
+      if (write.at <= first_load) continue;
+      raced = raced || (write.begin < a.end() && a.address < write.end) ||
+              (write.begin < w.end() && w.address < write.end);
+    }
+    // Writes before this instruction started cannot matter to it or to any later one.
+    core.write_log.erase(
+        std::remove_if(core.write_log.begin(), core.write_log.end(),
+                       [first_load](const SramWrite& write) { return write.at <= first_load; }),
+        core.write_log.end());
+    if (raced) {
+      ++machine_.hazards;
+      compute(core.sram.data(), product.data());
+    }
+    uint8_t* target = core.sram.data() + o.address;
+    if (accumulate) {
+      ops::add_tile(accumulator, target, o.pitch, product.data(), o.row_bytes, o.rows, o.row_bytes / 4);
+    } else {
+      for (int64_t row = 0; row < o.rows; ++row)
+        std::copy_n(product.data() + row * o.row_bytes, o.row_bytes, target + row * o.pitch);
+    }
+  };
 }
 
 void PeUnit::close_timeline() {

@@ -4,6 +4,7 @@
 // kernels.
 #pragma once
 
+#include "arch/conv_timing.hpp"
 #include "arch/pe_timing.hpp"
 #include "sim/unit.hpp"
 
@@ -21,9 +22,23 @@ class PeUnit : public Unit {
  private:
   // Per-bank bank-width words the instruction reads and writes, and the byte totals.
   void count_sram_traffic(const arch::PeMatmul& op);
+  void count_sram_traffic(const arch::PeConv& op);
+  // Times the instruction's folds (RS: rounds) from `ready`, advancing the timeline; returns when the
+  // operands are first read and when the last result is written.
+  std::pair<Tick, Tick> schedule(const arch::Operation& operation, Tick ready, int32_t position);
+  // One fold or round: preload from load_start, stream from stream_start for `stream` cycles, done at
+  // complete.
+  void advance(Tick ready, int64_t stream_start, int64_t stream, int64_t complete, int32_t position);
+
+  // Computes the result from the operands in SRAM now; the returned commit writes it when the instruction
+  // completes (recomputing if a write raced the array's reads).
+  std::function<void()> functional_commit(const arch::Operation& operation, Tick first_load);
 
   arch::PeArrayTiming timing_;
+  arch::RsTiming rs_timing_;
   arch::PePipeline pipeline_;
+  arch::RsPipeline rs_pipeline_;
+  int64_t last_complete_ = 0;  // cycles: when switching between RS and the others, nothing overlaps
   Tick drain_end_ = 0;  // the latest fold completion so far (relative ticks)
   std::vector<int64_t> bank_words_;
   int64_t read_bytes_ = 0;

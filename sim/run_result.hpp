@@ -43,7 +43,8 @@ struct TraceSegment {
 struct UnitCounters {
   int64_t instructions = 0;
   int64_t macs = 0;         // PE array
-  int64_t folds = 0;        // PE array
+  int64_t folds = 0;        // PE array: folds (RS: rounds)
+  int64_t active_pes = 0;   // PE array: the most PEs one fold or round used
   int64_t bytes_moved = 0;  // DMA and NoC engines: payload bytes delivered
   int64_t bursts = 0;       // DMA and NoC engines
 };
@@ -72,6 +73,7 @@ struct RunResult {
   int64_t cycles = 0;  // ticks_to_cycles_ceil(end_ticks)
   int64_t instructions = 0;
   int64_t macs = 0;
+  int64_t active_pes = 0;  // the most PEs of one core's array a fold or round used
   // PE instructions whose operand tiles another unit overwrote while the array was reading them: the program
   // races a write against a read (functional runs only; the result then uses the new bytes, as hardware
   // would).

@@ -225,7 +225,7 @@ TEST(ArchSpec, SramMustHoldAWholeNumberOfBankRows) {
 
 TEST(ArchSpec, UnknownDataflowIsRejectedWithDidYouMean) {
   EXPECT_EQ(std::string(parse_error(machine_with("cols: 32}", "cols: 32, dataflows: [os, wss]}")).what()),
-            "m.yaml:7:50: core.pe_array.dataflows[1]: 'wss' is not one of ws, os or is; did you mean 'ws'?");
+            "m.yaml:7:50: core.pe_array.dataflows[1]: 'wss' is not one of ws, os, is or rs; did you mean 'ws'?");
 }
 
 TEST(ArchSpec, Int32IsNotAnOperandType) {
@@ -331,10 +331,15 @@ TEST(ResolvedArch, FillsInEveryDefault) {
   EXPECT_EQ(resolved["noc"]["multicast"].as<bool>(), true);
   EXPECT_EQ(resolved["dram"]["interleave_bytes"].as<int>(), 256);
   EXPECT_EQ(resolved["dram"]["placement"].as<std::string>(), "perimeter");
-  EXPECT_EQ(resolved["core"]["pe_array"]["dataflows"].size(), 3u);
+  EXPECT_EQ(resolved["core"]["pe_array"]["dataflows"].size(), 4u);
   EXPECT_EQ(resolved["core"]["pe_array"]["dtypes"][3].as<std::string>(), "int8");
   EXPECT_EQ(resolved["core"]["pe_array"]["overlap_folds"].as<bool>(), true);
   EXPECT_EQ(resolved["core"]["pe_register_bytes"].as<int>(), 64);
+  // Row stationary's scratchpads default to half the register file for filters, a quarter each for the
+  // input window and the partial sums.
+  EXPECT_EQ(resolved["core"]["pe_spad_bytes"]["filter"].as<int>(), 32);
+  EXPECT_EQ(resolved["core"]["pe_spad_bytes"]["ifmap"].as<int>(), 16);
+  EXPECT_EQ(resolved["core"]["pe_spad_bytes"]["psum"].as<int>(), 16);
   EXPECT_EQ(resolved["core"]["dma"]["burst_bytes"].as<int>(), 256);
   EXPECT_EQ(resolved["core"]["dma"]["outstanding_bursts"].as<int>(), 64);
   EXPECT_EQ(resolved["energy_pj"]["mac"].as<double>(), 0.5);

@@ -1,0 +1,118 @@
+#include "arch/conv_timing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "arch/program.hpp"
+
+namespace tessera::arch {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+struct SpadWords {
+  int64_t filter = 0, ifmap = 0, psum = 0;
+};
+SpadWords words_of(const PeSpadSpec& spad, DType dtype) {
+  return {spad.filter_bytes / size_bytes(dtype), spad.ifmap_bytes / size_bytes(dtype),
+          spad.psum_bytes / size_bytes(accumulator_of(dtype))};
+}
+}  // namespace
+
+ConvTileShape tile_shape_of(const PeConv& conv) {
+  return ConvTileShape{conv.e, conv.q, conv.m, conv.c, conv.r, conv.s, conv.ih, conv.iw};
+}
+
+PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileShape& shape, bool accumulate,
+                                const ArchSpec& spec) {
+  const int64_t element = size_bytes(dtype);
+  const int64_t accumulator = size_bytes(accumulator_of(dtype));
+  const int64_t input_bytes = shape.ih * shape.iw * shape.c * element;
+  const int64_t filter_bytes = shape.r * shape.s * shape.c * shape.m * element;
+  const int64_t output_bytes = shape.e * shape.q * shape.m * accumulator;
+  PeSramTraffic traffic;
+  if (dataflow != Dataflow::rs) {
+    const ConvMatmul mm = matmul_of(shape);
+    traffic = pe_sram_traffic(dataflow, dtype, mm.m, mm.n, mm.k, accumulate, spec.core.pe_array.rows,
+                              spec.core.pe_array.cols);
+    // The matmul's A passes read mm.m * mm.k elements each, from the input tile's ih*iw*c.
+    traffic.a_passes = ceil_div(traffic.a_passes * mm.m * mm.k, shape.ih * shape.iw * shape.c);
+    return traffic;
+  }
+  const RsPlan plan = RsTiming(spec).plan(shape, dtype);
+  traffic.a_passes = plan.filter_groups;
+  traffic.w_passes = plan.strips;
+  traffic.o_writes = plan.channel_groups * plan.row_chunks;
+  traffic.o_reads = traffic.o_writes - 1 + (accumulate ? 1 : 0);
+  traffic.read_bytes = input_bytes * traffic.a_passes + filter_bytes * traffic.w_passes +
+                       output_bytes * traffic.o_reads;
+  traffic.write_bytes = output_bytes * traffic.o_writes;
+  return traffic;
+}
+
+ConvMatmul matmul_of(const ConvTileShape& shape) {
+  return ConvMatmul{shape.e * shape.q, shape.m, shape.r * shape.s * shape.c};
+}
+
+std::string rs_infeasibility(const ArchSpec& spec, DType dtype, int64_t filter_cols) {
+  const SpadWords words = words_of(spec.core.pe_spad, dtype);
+  if (words.ifmap < filter_cols || words.filter < filter_cols || words.psum < 1) {
+    return fmt::format(
+        "row stationary keeps a filter row ({} weights) and an input window ({} values) of {} per PE, and a "
+        "partial sum in {}: the PE scratchpads hold {} filter, {} input and {} partial-sum words",
+        filter_cols, filter_cols, name_of(dtype), name_of(accumulator_of(dtype)), words.filter, words.ifmap,
+        words.psum);
+  }
+  return "";
+}
+
+RsTiming::RsTiming(const ArchSpec& spec)
+    : rows_(spec.core.pe_array.rows),
+      cols_(spec.core.pe_array.cols),
+      overlap_(spec.core.pe_array.overlap_folds),
+      spad_(spec.core.pe_spad) {}
+
+RsPlan RsTiming::plan(const ConvTileShape& shape, DType dtype) const {
+  const SpadWords words = words_of(spad_, dtype);
+  RsPlan p;
+  p.set_rows = std::min(shape.r, rows_);
+  p.row_chunks = ceil_div(shape.r, p.set_rows);
+  p.strips = ceil_div(shape.e, cols_);
+  p.strip_cols = std::min(shape.e, cols_);
+  p.bands = rows_ / p.set_rows;
+  p.channels_per_pe = std::clamp<int64_t>(words.ifmap / shape.s, 1, shape.c);
+  p.filters_per_pe =
+      std::clamp<int64_t>(std::min(words.psum, words.filter / (p.channels_per_pe * shape.s)), 1, shape.m);
+  p.filter_groups = ceil_div(shape.m, p.filters_per_pe);
+  p.channel_groups = ceil_div(shape.c, p.channels_per_pe);
+  p.units = p.row_chunks * p.filter_groups * p.channel_groups * p.strips;
+  p.rounds = ceil_div(p.units, p.bands);
+  return p;
+}
+
+int64_t RsTiming::active_pes(const ConvTileShape& shape, DType dtype) const {
+  int64_t most = 0;
+  for_each_round(shape, dtype, [&](const RsRound& round) { most = std::max(most, round.pes); });
+  return most;
+}
+
+RsRoundTiming RsTiming::schedule(const RsRound& round, int64_t ready, RsPipeline& state) const {
+  // The filter buses fill every PE's scratchpad (its shadow copy with overlap_folds) while the previous
+  // round computes; the MACs start when the weights are in and the PEs are free; the partial sums then
+  // ripple up the set and leave.
+  RsRoundTiming t;
+  t.load_start = std::max({ready, state.bus_free, state.spad_free});
+  t.compute_start = std::max(t.load_start + round.load, state.compute_free);
+  t.complete = t.compute_start + round.compute + round.drain;
+  state.bus_free = t.load_start + round.load;
+  state.compute_free = t.compute_start + round.compute;
+  // With a shadow scratchpad the next fill may start once this round has switched to its weights;
+  // without one, only when this round is done.
+  state.spad_free = overlap_ ? t.compute_start : t.complete;
+  return t;
+}
+
+}  // namespace tessera::arch
