@@ -47,8 +47,8 @@ PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileSh
   traffic.w_passes = plan.strips;
   traffic.o_writes = plan.channel_groups * plan.row_chunks;
   traffic.o_reads = traffic.o_writes - 1 + (accumulate ? 1 : 0);
-  traffic.read_bytes = input_bytes * traffic.a_passes + filter_bytes * traffic.w_passes +
-                       output_bytes * traffic.o_reads;
+  traffic.read_bytes =
+      input_bytes * traffic.a_passes + filter_bytes * traffic.w_passes + output_bytes * traffic.o_reads;
   traffic.write_bytes = output_bytes * traffic.o_writes;
   return traffic;
 }

@@ -33,7 +33,8 @@ struct ConvMatmul {
 };
 ConvMatmul matmul_of(const ConvTileShape& shape);
 
-// What RS can keep in one PE's scratchpads, in elements ("" when the dtype and filter width fit, else why not).
+// What RS can keep in one PE's scratchpads, in elements ("" when the dtype and filter width fit, else why
+// not).
 std::string rs_infeasibility(const ArchSpec& spec, DType dtype, int64_t filter_cols);
 
 // How RS lays an instruction out on the array.
@@ -46,8 +47,8 @@ struct RsPlan {
   int64_t channels_per_pe = 0;  // channels a PE interleaves (its ifmap scratchpad holds that many windows)
   int64_t filters_per_pe = 0;   // filters a PE interleaves (psum scratchpad; filter scratchpad p*q*s)
   int64_t filter_groups = 0, channel_groups = 0;
-  int64_t units = 0;       // row chunks x filter groups x channel groups x strips
-  int64_t rounds = 0;      // ceil(units / bands): units run `bands` at a time
+  int64_t units = 0;   // row chunks x filter groups x channel groups x strips
+  int64_t rounds = 0;  // ceil(units / bands): units run `bands` at a time
 };
 
 // One round of units on the array.

@@ -113,9 +113,9 @@ struct PeConv {
   DType dtype = DType::bf16;
   uint64_t a_address = 0, w_address = 0, o_address = 0;
   int64_t a_pitch_bytes = 0, w_pitch_bytes = 0, o_pitch_bytes = 0;  // 0 = packed rows
-  int64_t e = 0, q = 0;    // output rows and columns
-  int64_t m = 0, c = 0;    // filters, channels
-  int64_t ih = 0, iw = 0;  // input tile rows and columns in SRAM
+  int64_t e = 0, q = 0;                                             // output rows and columns
+  int64_t m = 0, c = 0;                                             // filters, channels
+  int64_t ih = 0, iw = 0;                                           // input tile rows and columns in SRAM
   int64_t r = 1, s = 1, stride = 1, dilation = 1, pad_top = 0, pad_left = 0;
   bool accumulate = false;
 

@@ -677,15 +677,16 @@ class ProgramReader {
     const std::string_view dataflow = scan_word();
     const std::vector<std::string>& dataflows = dataflow_names();
     if (std::find(dataflows.begin(), dataflows.end(), dataflow) == dataflows.end()) {
-      if (dataflow.empty()) fail_expected(dataflow_column, "the conv's dataflow (ws, os, is or rs)", kConvSyntax);
+      if (dataflow.empty())
+        fail_expected(dataflow_column, "the conv's dataflow (ws, os, is or rs)", kConvSyntax);
       fail(dataflow_column,
            fmt::format("unknown dataflow '{}'{}", dataflow, did_you_mean(std::string(dataflow), dataflows)),
            kConvSyntax);
     }
     conv.dataflow = parse_dataflow(std::string(dataflow));
     static const std::vector<std::string> options = {
-        "a", "w", "o",      "e",        "q",       "m",        "c",     "ih",  "iw",      "r",      "s",
-        "dtype", "acc", "stride", "dilation", "pad_top", "pad_left", "a_pitch", "w_pitch", "o_pitch"};
+        "a", "w",     "o",   "e",      "q",        "m",       "c",        "ih",      "iw",      "r",
+        "s", "dtype", "acc", "stride", "dilation", "pad_top", "pad_left", "a_pitch", "w_pitch", "o_pitch"};
     constexpr uint32_t kRequired = 0x1fff;  // a through acc
     int64_t* sizes[] = {&conv.e, &conv.q, &conv.m, &conv.c, &conv.ih, &conv.iw, &conv.r, &conv.s};
     uint64_t* addresses[] = {&conv.a_address, &conv.w_address, &conv.o_address};

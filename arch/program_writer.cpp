@@ -159,8 +159,8 @@ class ProgramWriter {
   void write_operation(const PeConv& conv) {
     put("conv {} a=0x{:x} w=0x{:x} o=0x{:x} e={} q={} m={} c={} ih={} iw={} r={} s={} stride={} dilation={} "
         "pad_top={} pad_left={} dtype={} acc={}",
-        name_of(conv.dataflow), conv.a_address, conv.w_address, conv.o_address, conv.e, conv.q, conv.m, conv.c,
-        conv.ih, conv.iw, conv.r, conv.s, conv.stride, conv.dilation, conv.pad_top, conv.pad_left,
+        name_of(conv.dataflow), conv.a_address, conv.w_address, conv.o_address, conv.e, conv.q, conv.m,
+        conv.c, conv.ih, conv.iw, conv.r, conv.s, conv.stride, conv.dilation, conv.pad_top, conv.pad_left,
         name_of(conv.dtype), conv.accumulate ? 1 : 0);
     write_pitch("a_pitch", conv.a_pitch_bytes);
     write_pitch("w_pitch", conv.w_pitch_bytes);

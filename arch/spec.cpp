@@ -130,9 +130,9 @@ CoreSpec core_from_yaml(config::MapReader reader) {
     core.pe_spad.psum_bytes = spad.positive_integer("psum");
     if (core.pe_spad.total() > core.pe_register_bytes) {
       reader.fail("pe_spad_bytes",
-                fmt::format("the scratchpads hold {} B, more than pe_register_bytes ({} B)", core.pe_spad.total(),
-                            core.pe_register_bytes),
-                "pe_register_bytes is the whole register file of a PE: raise it to at least the sum");
+                  fmt::format("the scratchpads hold {} B, more than pe_register_bytes ({} B)",
+                              core.pe_spad.total(), core.pe_register_bytes),
+                  "pe_register_bytes is the whole register file of a PE: raise it to at least the sum");
     }
     spad.finish();
   } else {

@@ -146,10 +146,23 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
 
   // Simulate the best few of each dataflow (timing only); the fastest of each dataflow represents it.
   std::vector<Simulated> rows;
+  int64_t best_estimate = 0;
+  for (const mapper::DataflowSearch& dataflow : search.per_dataflow)
+    if (!dataflow.best.empty() && (best_estimate == 0 || dataflow.best.front().cost.cycles < best_estimate))
+      best_estimate = dataflow.best.front().cost.cycles;
   for (const mapper::DataflowSearch& dataflow : search.per_dataflow) {
     if (dataflow.best.empty()) continue;
+    const double behind =
+        static_cast<double>(dataflow.best.front().cost.cycles) / std::max<int64_t>(1, best_estimate);
+    if (settings.prune_ratio > 0 && behind > settings.prune_ratio) {
+      outcome.record.pruned.emplace_back(dataflow.label(), behind);
+      continue;
+    }
     Simulated best;
-    for (const mapper::Candidate& candidate : dataflow.best) {
+    // Far behind (but not pruned): its best candidate alone is simulated.
+    const size_t simulated = behind > settings.narrow_ratio ? 1 : dataflow.best.size();
+    for (size_t c = 0; c < simulated; ++c) {
+      const mapper::Candidate& candidate = dataflow.best[c];
       const std::string name = fmt::format("{}.{}", op.name, dataflow.label());
       arch::Program program = mapper::lower_gemm(op, seed, candidate.mapping, spec, name);
       sim::RunResult timing = machine.run(program, sim::RunOptions{false, false});
@@ -160,8 +173,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
         best.timing = std::move(timing);
       }
     }
-    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, dataflow.label(),
-                    best.simulated, best.timing.cycles));
+    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, dataflow.label(), best.simulated,
+                    best.timing.cycles));
     rows.push_back(std::move(best));
   }
   size_t winner = 0;

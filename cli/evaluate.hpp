@@ -22,6 +22,12 @@ struct RunSettings {
   bool trace = false;  // record the winners' timelines
   int threads = 1;
   int simulate_top = 3;  // candidates simulated per dataflow
+  // A dataflow whose best estimate is more than this many times the op's best estimate is not simulated (the
+  // report lists it with its estimate); 0 simulates every dataflow.
+  double prune_ratio = 4.0;
+  // ... more than this many times: only its best candidate is simulated (the cost model's ranking within a
+  // dataflow matters only near the top).
+  double narrow_ratio = 1.5;
   std::function<SourceLocation(const std::string& field)> locate_machine_field;
   std::function<void(const std::string&)> progress;  // one line of progress, or nothing
   std::string workload_name;                         // where recorded GPU references are filed

@@ -32,6 +32,7 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
   record.time_us = static_cast<double>(result.cycles) / (spec.clock_ghz * 1000.0);
   record.macs = useful_macs >= 0 ? useful_macs : result.macs;
   record.pe_macs = result.macs;
+  record.active_pes = result.active_pes;
   const double pe_cycles =
       static_cast<double>(result.cycles) * spec.mesh.cores() * static_cast<double>(spec.core.pe_array.pes());
   record.pe_utilization = pe_cycles > 0 ? static_cast<double>(record.macs) / pe_cycles : 0;

@@ -116,49 +116,66 @@ arch::ConvTileShape conv_tile_of(const GemmProblem& problem, int64_t tm, int64_t
 
 }  // namespace
 
-InstructionProfile CostModel::conv_profile(const GemmProblem& problem, int64_t tm, int64_t tn, int64_t tk,
-                                           arch::Dataflow dataflow) const {
-  const arch::ConvTileShape shape = conv_tile_of(problem, tm, tn, tk);
-  if (dataflow != arch::Dataflow::rs) {
-    const arch::ConvMatmul mm = arch::matmul_of(shape);
-    return profile(timing_, dataflow, mm.m, mm.n, mm.k);
+struct CostModel::RsCacheEntry {
+  InstructionProfile profile;
+  double edge_waste = 0;
+};
+
+std::shared_ptr<const CostModel::RsCacheEntry> CostModel::rs_entry(const GemmProblem& problem, int64_t tm,
+                                                                   int64_t tn, int64_t tk) const {
+  const DirectConv& d = *problem.direct;
+  const std::array<int64_t, 8> key = {
+      tm, tn, tk, d.q, d.r, d.s, d.input_rows(tm), static_cast<int64_t>(problem.dtype)};
+  {
+    std::lock_guard<std::mutex> lock(rs_cache_mutex_);
+    auto found = rs_cache_.find(key);
+    if (found != rs_cache_.end()) return found->second;
   }
-  // RS: the rounds of one instruction, then of a second identical one, from a fresh pipeline.
-  InstructionProfile result;
+  const arch::ConvTileShape shape = conv_tile_of(problem, tm, tn, tk);
+  auto entry = std::make_shared<RsCacheEntry>();
+  // The rounds of one instruction, then of a second identical one, from a fresh pipeline; and the PE slots
+  // the rounds leave idle (folding of sets onto the array).
+  InstructionProfile& result = entry->profile;
   arch::RsPipeline pipeline;
-  int64_t first_start = -1, second_start = -1, last_start = 0, last_complete = 0, instruction = 0;
-  for (; instruction < 2; ++instruction) {
+  int64_t first_start = -1, second_start = -1, last_start = 0, last_complete = 0;
+  double used = 0, slots = 0;
+  const double pes = static_cast<double>(spec_.core.pe_array.rows) * spec_.core.pe_array.cols;
+  for (int instruction = 0; instruction < 2; ++instruction) {
     rs_timing_.for_each_round(shape, problem.dtype, [&](const arch::RsRound& round) {
       const arch::RsRoundTiming t = rs_timing_.schedule(round, 0, pipeline);
-      if (instruction == 0 && first_start < 0) first_start = t.compute_start, result.lead_in = t.compute_start;
-      if (instruction == 1 && second_start < 0) second_start = t.compute_start;
-      if (instruction == 0) {
-        ++result.folds;
-        result.stream_cycles += round.compute;
-        last_start = t.compute_start, last_complete = t.complete;
+      if (instruction == 1) {
+        if (second_start < 0) second_start = t.compute_start;
+        return;
       }
+      if (first_start < 0) first_start = t.compute_start, result.lead_in = t.compute_start;
+      ++result.folds;
+      result.stream_cycles += round.compute;
+      last_start = t.compute_start, last_complete = t.complete;
+      used += static_cast<double>(round.pes) * round.compute;
+      slots += pes * round.compute;
     });
   }
   result.interval = second_start - first_start;
   result.tail = last_complete - last_start;
   result.cross = 0;
-  return result;
+  entry->edge_waste = slots > 0 ? 1.0 - used / slots : 0.0;
+  std::lock_guard<std::mutex> lock(rs_cache_mutex_);
+  return rs_cache_.emplace(key, std::move(entry)).first->second;
+}
+
+InstructionProfile CostModel::conv_profile(const GemmProblem& problem, int64_t tm, int64_t tn, int64_t tk,
+                                           arch::Dataflow dataflow) const {
+  if (dataflow == arch::Dataflow::rs) return rs_entry(problem, tm, tn, tk)->profile;
+  const arch::ConvMatmul mm = arch::matmul_of(conv_tile_of(problem, tm, tn, tk));
+  return profile(timing_, dataflow, mm.m, mm.n, mm.k);
 }
 
 double CostModel::edge_waste(const GemmProblem& problem, const GemmMapping& mapping) const {
   const int64_t rows = spec_.core.pe_array.rows, cols = spec_.core.pe_array.cols;
-  if (mapping.dataflow == arch::Dataflow::rs) {
-    // The PE slots the rounds of a full tile leave idle (folding of sets onto the array).
-    const arch::ConvTileShape shape = conv_tile_of(problem, std::min(mapping.tile_m, problem.m),
-                                                   std::min(mapping.tile_n, problem.n),
-                                                   std::min(mapping.tile_k, problem.k));
-    double used = 0, slots = 0;
-    rs_timing_.for_each_round(shape, problem.dtype, [&](const arch::RsRound& round) {
-      used += static_cast<double>(round.pes) * round.compute;
-      slots += static_cast<double>(rows * cols) * round.compute;
-    });
-    return slots > 0 ? 1.0 - used / slots : 0.0;
-  }
+  if (mapping.dataflow == arch::Dataflow::rs)
+    return rs_entry(problem, std::min(mapping.tile_m, problem.m), std::min(mapping.tile_n, problem.n),
+                    std::min(mapping.tile_k, problem.k))
+        ->edge_waste;
   // The matmul the array runs: a direct conv's m counts pixels and k taps x channels.
   const int64_t pixels = problem.m_pixels(), taps = problem.taps();
   const int64_t m = problem.m * pixels, n = problem.n, k = problem.k * taps;
@@ -177,8 +194,9 @@ double CostModel::edge_waste(const GemmProblem& problem, const GemmMapping& mapp
     case arch::Dataflow::rs:
       break;
   }
-  return 1.0 - static_cast<double>(m * n * k) / (static_cast<double>(padded_m) * static_cast<double>(padded_n) *
-                                                 static_cast<double>(padded_k));
+  return 1.0 -
+         static_cast<double>(m * n * k) /
+             (static_cast<double>(padded_m) * static_cast<double>(padded_n) * static_cast<double>(padded_k));
 }
 
 const char* name_of(Bound bound) {
@@ -265,8 +283,9 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   // A elements per unit of k for `extent` rows of m: a direct conv's tiles read their input rows with the
   // halo, and no padding rows (a share of the whole image's input rows read, proportional to the extent).
   const double a_rows_read =
-      problem.direct ? static_cast<double>(problem.direct->input_rows_read(mapping.tile_m) * problem.direct->w)
-                     : 0.0;
+      problem.direct
+          ? static_cast<double>(problem.direct->input_rows_read(mapping.tile_m) * problem.direct->w)
+          : 0.0;
   auto a_m_elements = [&](int64_t extent) -> int64_t {
     if (!problem.direct) return extent;
     return static_cast<int64_t>(std::llround(a_rows_read * static_cast<double>(extent) / problem.m));
@@ -363,12 +382,18 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   const auto& dma = spec.core.dma;
   // An im2col row is gathered in runs of at most a_run elements: shorter bursts, lower rate.
   // A direct conv's input tile is one run when it holds every channel of its pixels, else a run per pixel.
-  const int64_t a_run = problem.direct ? (tk == problem.direct->c ? problem.a_tile_elements(tm, tk) : tk)
+  // A tile that spans whole rows of its tensor is one contiguous run (the engines merge its rows).
+  const int64_t a_run = problem.direct      ? (tk == problem.direct->c ? problem.a_tile_elements(tm, tk) : tk)
                         : problem.a_run > 0 ? std::min(tk, problem.a_run)
+                        : tk == problem.k   ? tm * tk
                                             : tk;
-  const int64_t w_run = problem.w_run > 0 ? std::min(tn, problem.w_run) : tn;
+  const int64_t w_run = problem.w_run > 0 ? std::min(tn, problem.w_run)
+                        : tn == problem.n ? tk * taps * tn
+                                          : tn;
+  const bool o_whole_rows =
+      tn == problem.n && (problem.direct ? problem.direct->conv_groups : problem.groups) == 1;
   const double a_rate = dma_bytes_per_cycle(a_run * element), w_rate = dma_bytes_per_cycle(w_run * element),
-               o_rate = dma_bytes_per_cycle(tn * accumulator);
+               o_rate = dma_bytes_per_cycle((o_whole_rows ? tm * pixels * tn : tn) * accumulator);
   const double setup = static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores);
   if (dma.engines >= 2) {
     const double store_time = static_cast<double>(core_o) / o_rate;
@@ -382,10 +407,9 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
   }
   cost.dram_cycles = cycles_for(static_cast<double>(cost.dram_bytes), spec.dram.bytes_per_cycle);
   const double reduction_per_core =
-      mapping.split_k > 1
-          ? static_cast<double>(tiles_m * tm * pixels * tiles_n * tn * accumulator) * (mapping.split_k - 1) *
-                groups
-          : 0.0;
+      mapping.split_k > 1 ? static_cast<double>(tiles_m * tm * pixels * tiles_n * tn * accumulator) *
+                                (mapping.split_k - 1) * groups
+                          : 0.0;
   // A core's port carries what it receives; the hottest mesh link carries its share of every core's loads
   // (a multicast tree shares its trunk, so a shared tensor counts once per sharing group there).
   const int cores_used = mapping.split_m * mapping.split_n * mapping.split_k;
@@ -397,8 +421,8 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
                                          static_cast<double>(core_o), hottest_link}),
                                spec.noc.link_bytes_per_cycle);
   const arch::PeSramTraffic pe_traffic =
-      problem.direct ? arch::conv_sram_traffic(mapping.dataflow, problem.dtype, conv_tile_of(problem, tm, tn, tk),
-                                               false, spec)
+      problem.direct ? arch::conv_sram_traffic(mapping.dataflow, problem.dtype,
+                                               conv_tile_of(problem, tm, tn, tk), false, spec)
                      : arch::pe_sram_traffic(mapping.dataflow, problem.dtype, tm, tn, tk, false,
                                              spec.core.pe_array.rows, spec.core.pe_array.cols);
   const int64_t core_sram =
@@ -420,9 +444,8 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
           {engine_rate, spec.noc.link_bytes_per_cycle, spec.dram.bytes_per_cycle / std::max(1.0, issuers)});
       return route + tile_bytes / rate;
     };
-    const double a_load =
-        load_cycles(static_cast<double>(problem.a_tile_elements(tm, tk) * element), a_rate, multicast_a,
-                    mapping.split_n);
+    const double a_load = load_cycles(static_cast<double>(problem.a_tile_elements(tm, tk) * element), a_rate,
+                                      multicast_a, mapping.split_n);
     const double w_load =
         load_cycles(static_cast<double>(tk * taps * tn * element), w_rate, multicast_w, mapping.split_m);
     const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups;
@@ -435,7 +458,14 @@ GemmCost CostModel::evaluate(const GemmProblem& problem, const GemmMapping& mapp
                                 : 0.0;
     const double a_stall = std::max(0.0, a_load - window_a) * static_cast<double>(a_loads);
     const double w_stall = std::max(0.0, w_load - window_a) * static_cast<double>(w_loads);
-    cost.load_stall_cycles = static_cast<int64_t>(std::max(a_stall, w_stall));
+    // With one DMA engine the two operands' loads queue behind each other.
+    double stall = dma.engines >= 2 ? std::max(a_stall, w_stall) : a_stall + w_stall;
+    if (!mapping.double_buffer_output) {
+      // One O buffer: the next output tile cannot start before this one's store has drained it.
+      const double store = route + static_cast<double>(tm * pixels * tn * accumulator) / o_rate;
+      stall += store * static_cast<double>(stores);
+    }
+    cost.load_stall_cycles = static_cast<int64_t>(stall);
   }
 
   // Not overlapped: the first tiles' loads before any compute, and the last tile's store after it.

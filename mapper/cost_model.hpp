@@ -6,6 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -63,6 +66,13 @@ class CostModel {
   const arch::ArchSpec& spec_;
   arch::PeArrayTiming timing_;
   arch::RsTiming rs_timing_;
+  // RS instructions are timed round by round; a search meets each tile shape many times (splits, orders,
+  // buffering), so their profiles are kept: (problem's direct shape, tile m, n, k) -> profile and waste.
+  struct RsCacheEntry;
+  mutable std::mutex rs_cache_mutex_;
+  mutable std::map<std::array<int64_t, 8>, std::shared_ptr<const RsCacheEntry>> rs_cache_;
+  std::shared_ptr<const RsCacheEntry> rs_entry(const GemmProblem& problem, int64_t tm, int64_t tn,
+                                               int64_t tk) const;
   double average_dram_hops_ = 0;  // mean XY distance from a DRAM channel's router to a core
   // For the first n cores in use (n a divisor of the core count): the largest fraction, over all mesh links,
   // of the DRAM traffic of one core that crosses a single link, summed over the cores — DRAM bytes spread

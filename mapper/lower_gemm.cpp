@@ -99,7 +99,8 @@ class Lowering {
     element_ = size_bytes(op.dtype);
     accumulator_type_ = accumulator_of(op.dtype);
     // A direct conv's W tile with some of the channels is one load per filter tap.
-    w_loads_per_tile_ = problem_.direct && mapping.tile_k < problem_.k ? static_cast<int>(problem_.taps()) : 1;
+    w_loads_per_tile_ =
+        problem_.direct && mapping.tile_k < problem_.k ? static_cast<int>(problem_.taps()) : 1;
   }
 
   arch::Program run(const std::string& name) {
@@ -238,20 +239,22 @@ class Lowering {
     const DimPartition& rows = parts_[tensor == kA ? 0 : 2];
     const DimPartition& cols = parts_[tensor == kA ? 2 : 1];
     if (!problem_.direct) {
-      return {{arch::TensorRegion{tensor_[tensor], row_offset(tensor, load.group) + rows.tile_begin(load.key_a),
-                                  rows.tile_size(load.key_a),
-                                  column_offset(tensor, load.group) + cols.tile_begin(load.key_b),
-                                  cols.tile_size(load.key_b)},
-               0}};
+      return {
+          {arch::TensorRegion{tensor_[tensor], row_offset(tensor, load.group) + rows.tile_begin(load.key_a),
+                              rows.tile_size(load.key_a),
+                              column_offset(tensor, load.group) + cols.tile_begin(load.key_b),
+                              cols.tile_size(load.key_b)},
+           0}};
     }
     const DirectConv& d = *problem_.direct;
     const int64_t image = image_of(load.group), group = conv_group_of(load.group);
     if (tensor == kA) {
       // The input tile: whole rows of the image (every pixel, the halo rows included), the tile's channels.
       const InputRows in = input_rows_of(load.key_a);
-      return {{arch::TensorRegion{tensor_[kA], (image * d.h + in.first) * d.w, (in.end - in.first) * d.w,
-                                  group * problem_.k + cols.tile_begin(load.key_b), cols.tile_size(load.key_b)},
-               0}};
+      return {
+          {arch::TensorRegion{tensor_[kA], (image * d.h + in.first) * d.w, (in.end - in.first) * d.w,
+                              group * problem_.k + cols.tile_begin(load.key_b), cols.tile_size(load.key_b)},
+           0}};
     }
     // The filter tile: for each tap the tile's channels, rows in (tap, channel) order.
     const int64_t channels = rows.tile_size(load.key_a);
@@ -261,9 +264,10 @@ class Lowering {
       return {{arch::TensorRegion{tensor_[kW], group_rows, d.taps() * channels, filters_begin, filters}, 0}};
     std::vector<std::pair<arch::TensorRegion, uint64_t>> loads;
     for (int64_t tap = 0; tap < d.taps(); ++tap)
-      loads.push_back({arch::TensorRegion{tensor_[kW], group_rows + tap * problem_.k + rows.tile_begin(load.key_a),
-                                          channels, filters_begin, filters},
-                       static_cast<uint64_t>(tap * channels * plan_.w_row_bytes)});
+      loads.push_back(
+          {arch::TensorRegion{tensor_[kW], group_rows + tap * problem_.k + rows.tile_begin(load.key_a),
+                              channels, filters_begin, filters},
+           static_cast<uint64_t>(tap * channels * plan_.w_row_bytes)});
     return loads;
   }
 
@@ -331,13 +335,14 @@ class Lowering {
         if (members.size() > 1) operation.destinations = destinations;
         std::vector<arch::SemaphoreWait> waits;
         if (j >= static_cast<size_t>(buffers) && first_piece)
-          waits.push_back(arch::SemaphoreWait{semaphore(free_name, buffer), static_cast<int>(members.size())});
+          waits.push_back(
+              arch::SemaphoreWait{semaphore(free_name, buffer), static_cast<int>(members.size())});
         first_piece = false;
         // A load may run as far ahead as its buffer allows: key it just before the iteration `buffers - 1`
         // earlier.
         const double key = static_cast<double>(load.first) - (buffers - 1) - 0.5;
-        emit(place, key, arch::QueueId{arch::QueueKind::dma, load_engine(tensor)}, operation, std::move(waits),
-             {semaphore(full, buffer)});
+        emit(place, key, arch::QueueId{arch::QueueKind::dma, load_engine(tensor)}, operation,
+             std::move(waits), {semaphore(full, buffer)});
       }
       // Every member's PE waits for this load at its first use and frees the buffer after its last use, when
       // a later load will reuse it.
@@ -438,7 +443,8 @@ class Lowering {
     }
   }
 
-  arch::PeMatmul matmul_of(const Iteration& it, int a_buffer, int w_buffer, int o_buffer, bool accumulate) const {
+  arch::PeMatmul matmul_of(const Iteration& it, int a_buffer, int w_buffer, int o_buffer,
+                           bool accumulate) const {
     arch::PeMatmul matmul;
     matmul.dataflow = mapping_.dataflow;
     matmul.dtype = op_.dtype;
@@ -450,12 +456,14 @@ class Lowering {
     matmul.k = parts_[2].tile_size(it.k_tile);
     matmul.a_pitch_bytes = plan_.a_row_bytes == matmul.k * element_ ? 0 : plan_.a_row_bytes;
     matmul.w_pitch_bytes = plan_.w_row_bytes == matmul.n * element_ ? 0 : plan_.w_row_bytes;
-    matmul.o_pitch_bytes = plan_.o_row_bytes == matmul.n * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
+    matmul.o_pitch_bytes =
+        plan_.o_row_bytes == matmul.n * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
     matmul.accumulate = accumulate;
     return matmul;
   }
 
-  arch::PeConv direct_conv(const Iteration& it, int a_buffer, int w_buffer, int o_buffer, bool accumulate) const {
+  arch::PeConv direct_conv(const Iteration& it, int a_buffer, int w_buffer, int o_buffer,
+                           bool accumulate) const {
     const DirectConv& d = *problem_.direct;
     const InputRows in = input_rows_of(it.m_tile);
     arch::PeConv conv;

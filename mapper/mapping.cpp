@@ -34,8 +34,7 @@ std::string GemmMapping::describe() const {
       double_buffer_inputs ? (double_buffer_output ? "io" : "i") : (double_buffer_output ? "o" : "-");
   return fmt::format("{}{} cores {}x{}x{} tile {}x{}x{} {} db={}{}", arch::name_of(dataflow),
                      direct ? " direct" : "", split_m, split_n, split_k, tile_m, tile_n, tile_k, order_name(),
-                     buffering,
-                     packed_groups > 1 ? fmt::format(" pack={}", packed_groups) : std::string());
+                     buffering, packed_groups > 1 ? fmt::format(" pack={}", packed_groups) : std::string());
 }
 
 bool GemmMapping::operator==(const GemmMapping& other) const {

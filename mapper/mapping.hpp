@@ -38,7 +38,7 @@ struct GemmMapping {
   std::string order_name() const;  // "mnk"
   // The dataflow as reports name it: "ws", or "ws-direct" for a direct conv (RS is always direct: "rs").
   std::string label() const;
-  std::string describe() const;    // "ws 4x4x1 256x256x128 mnk db=io"
+  std::string describe() const;  // "ws 4x4x1 256x256x128 mnk db=io"
   bool operator==(const GemmMapping& other) const;
 };
 

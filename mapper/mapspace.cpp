@@ -43,23 +43,25 @@ Granules granules_of(arch::Dataflow dataflow, const arch::PeArraySpec& pe) {
 
 // A direct conv's granules: output rows, filters, channels. WS/OS/IS fold the matmul of pixels x filters x
 // taps*channels, so the GEMM granules are divided by the pixels of a row and the taps of a channel. RS fills
-// the array's columns with output rows, and its rows' bands with the channels its PEs interleave.
+// the array's columns with output rows, and a PE with the filters and channels its scratchpads interleave.
 Granules direct_granules(const GemmProblem& problem, arch::Dataflow dataflow, const arch::ArchSpec& spec) {
   const DirectConv& direct = *problem.direct;
   if (dataflow == arch::Dataflow::rs) {
     const int64_t rows = std::min<int64_t>(problem.m, spec.core.pe_array.cols);
-    const arch::RsPlan plan = arch::RsTiming(spec).plan(
-        arch::ConvTileShape{rows, direct.q, problem.n, problem.k, direct.r, direct.s, direct.input_rows(rows),
-                            direct.w},
-        problem.dtype);
-    return {rows, plan.filters_per_pe, std::min(problem.k, plan.channels_per_pe * plan.bands)};
+    const arch::RsPlan plan =
+        arch::RsTiming(spec).plan(arch::ConvTileShape{rows, direct.q, problem.n, problem.k, direct.r,
+                                                      direct.s, direct.input_rows(rows), direct.w},
+                                  problem.dtype);
+    return {rows, plan.filters_per_pe, plan.channels_per_pe};
   }
   const Granules matmul = granules_of(dataflow, spec.core.pe_array);
-  return {std::max<int64_t>(1, matmul.m / direct.q), matmul.n, std::max<int64_t>(1, matmul.k / direct.taps())};
+  return {std::max<int64_t>(1, matmul.m / direct.q), matmul.n,
+          std::max<int64_t>(1, matmul.k / direct.taps())};
 }
 
 Granules granules_for(const GemmProblem& problem, arch::Dataflow dataflow, const arch::ArchSpec& spec) {
-  return problem.direct ? direct_granules(problem, dataflow, spec) : granules_of(dataflow, spec.core.pe_array);
+  return problem.direct ? direct_granules(problem, dataflow, spec)
+                        : granules_of(dataflow, spec.core.pe_array);
 }
 
 // Why RS cannot run this problem ("" if it can).
@@ -106,6 +108,17 @@ int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spe
     return 0;
   if (dataflow == arch::Dataflow::rs && !rs_obstacle(problem, spec).empty()) return 0;
   const Granules granules = granules_for(problem, dataflow, spec);
+  // RS also tries a half and a quarter of its output-row and filter granules: a smaller tile that keeps all
+  // its channels' partial sums in SRAM can beat one that fills the array but spills them.
+  auto ladder = [&](int64_t extent, int parts, int64_t granule) {
+    std::vector<int64_t> tiles = tile_ladder(extent, parts, granule);
+    if (dataflow == arch::Dataflow::rs) {
+      for (int64_t fraction : {granule / 4, granule / 2})
+        if (fraction >= 1 && fraction < tiles.front()) tiles.insert(tiles.begin(), fraction);
+      tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
+    }
+    return tiles;
+  };
   const std::vector<Split> splits = splits_of(spec.mesh.cores());
   int64_t legal = 0;
   for (size_t s = 0; s < splits.size(); ++s) {
@@ -117,9 +130,9 @@ int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spe
     mapping.split_m = split.m;
     mapping.split_n = split.n;
     mapping.split_k = split.k;
-    for (int64_t tile_m : tile_ladder(problem.m, split.m, granules.m)) {
+    for (int64_t tile_m : ladder(problem.m, split.m, granules.m)) {
       if (DimPartition(problem.m, tile_m, split.m).tiles() < split.m) continue;
-      for (int64_t tile_n : tile_ladder(problem.n, split.n, granules.n)) {
+      for (int64_t tile_n : ladder(problem.n, split.n, granules.n)) {
         if (DimPartition(problem.n, tile_n, split.n).tiles() < split.n) continue;
         for (int64_t tile_k : tile_ladder(problem.k, split.k, granules.k)) {
           if (DimPartition(problem.k, tile_k, split.k).tiles() < split.k) continue;

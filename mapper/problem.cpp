@@ -54,8 +54,8 @@ GemmProblem direct_problem_of(const ops::Op& op) {
   DirectConv direct;
   int64_t filters = 0, channels = 0;
   if (const auto* conv = std::get_if<ops::ConvShape>(&op.shape)) {
-    direct = DirectConv{conv->n, conv->groups, conv->h,      conv->w,   conv->c,       conv->p(),
-                        conv->q(), conv->r,    conv->s,      conv->stride, conv->pad, conv->dilation};
+    direct = DirectConv{conv->n,   conv->groups, conv->h, conv->w,      conv->c,   conv->p(),
+                        conv->q(), conv->r,      conv->s, conv->stride, conv->pad, conv->dilation};
     filters = conv->group_k(), channels = conv->group_c();
   } else {
     const ops::GemmShape gemm = op.gemm_view();  // fc: one image of 1 x batch pixels, 1x1 filters

@@ -44,14 +44,14 @@ struct GemmProblem {
   int64_t packed = 1;
   int64_t w_run = 0;  // packed: a W row's weights are one run of k/groups elements (0: the tile row)
   std::optional<DirectConv> direct;  // set: a direct convolution (m, n, k as DirectConv says)
-  int64_t m_pixels() const { return direct ? direct->q : 1; }  // O rows per unit of m
+  int64_t m_pixels() const { return direct ? direct->q : 1; }   // O rows per unit of m
   int64_t taps() const { return direct ? direct->taps() : 1; }  // W rows per unit of k
   // Elements of one A tile of tm x tk (direct: the input tile, halo included), at most.
   int64_t a_tile_elements(int64_t tm, int64_t tk) const {
     return direct ? direct->input_rows(tm) * direct->w * tk : tm * tk;
   }
   int64_t macs() const { return m * n * k * groups * m_pixels() * taps(); }  // what the PE arrays perform
-  int64_t useful_macs() const { return macs() / packed; }  // the op's own
+  int64_t useful_macs() const { return macs() / packed; }                    // the op's own
 };
 
 // The GEMM problem of a gemm, fc or conv2d op (a pool has none); for a grouped conv, with `packed` groups per

@@ -122,7 +122,8 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
     std::vector<DataflowSearch>& into_form = form.direct ? direct : implicit;
     if (into_form.empty()) {
       into_form = result.per_dataflow;
-      for (DataflowSearch& search : into_form) search.best.clear(), search.legal = 0, search.direct = form.direct;
+      for (DataflowSearch& search : into_form)
+        search.best.clear(), search.legal = 0, search.direct = form.direct;
     }
     for (size_t d = 0; d < result.per_dataflow.size(); ++d) {
       DataflowSearch& into = into_form[d];
@@ -137,7 +138,8 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
   }
   // Row stationary exists only in the direct form: an op with one lists it there alone.
   for (DataflowSearch& search : implicit)
-    if (!has_direct || search.dataflow != arch::Dataflow::rs) merged.per_dataflow.push_back(std::move(search));
+    if (!has_direct || search.dataflow != arch::Dataflow::rs)
+      merged.per_dataflow.push_back(std::move(search));
   for (DataflowSearch& search : direct) merged.per_dataflow.push_back(std::move(search));
   if (merged.evaluated == 0) {
     const bool only_rs = std::all_of(options.dataflows.begin(), options.dataflows.end(),

@@ -62,7 +62,8 @@ void PeUnit::count_sram_traffic(const arch::PeConv& op) {
   write_bytes_ = traffic.write_bytes;
 }
 
-void PeUnit::advance(Tick ready, int64_t stream_start_cycle, int64_t stream, int64_t complete, int32_t position) {
+void PeUnit::advance(Tick ready, int64_t stream_start_cycle, int64_t stream, int64_t complete,
+                     int32_t position) {
   // Between two streams the array is draining the previous fold, then idle waiting for operands (a bubble
   // with the cause of the wait), then preloading and filling for this fold.
   const Tick stream_start = cycles_to_ticks(stream_start_cycle);
@@ -171,11 +172,12 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
     a = tile(conv->a_address, conv->ih * conv->iw, conv->c * element, conv->a_pitch_bytes);
     w = tile(conv->w_address, conv->r * conv->s * conv->c, conv->m * element, conv->w_pitch_bytes);
     o = tile(conv->o_address, conv->e * conv->q, conv->m * size_bytes(accumulator), conv->o_pitch_bytes);
-    const ops::ConvTileGeometry geometry{conv->e,      conv->q, conv->m, conv->c,      conv->ih,
-                                         conv->iw,     conv->r, conv->s, conv->stride, conv->dilation,
-                                         conv->pad_top, conv->pad_left};
+    const ops::ConvTileGeometry geometry{conv->e,      conv->q,        conv->m,       conv->c,
+                                         conv->ih,     conv->iw,       conv->r,       conv->s,
+                                         conv->stride, conv->dilation, conv->pad_top, conv->pad_left};
     compute = [dtype = conv->dtype, a, w, o, geometry](const uint8_t* sram, uint8_t* product) {
-      ops::conv_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, geometry,
+      ops::conv_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes,
+                     geometry,
                      /*accumulate=*/false);
     };
   } else {
@@ -187,8 +189,9 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
     w = tile(matmul.w_address, matmul.k, matmul.n * element, matmul.w_pitch_bytes);
     o = tile(matmul.o_address, matmul.m, matmul.n * size_bytes(accumulator), matmul.o_pitch_bytes);
     compute = [dtype = matmul.dtype, a, w, o, m = matmul.m, n = matmul.n, k = matmul.k](const uint8_t* sram,
-                                                                                      uint8_t* product) {
-      ops::gemm_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, m, n, k,
+                                                                                        uint8_t* product) {
+      ops::gemm_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, m, n,
+                     k,
                      /*accumulate=*/false);
     };
   }

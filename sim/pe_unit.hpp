@@ -39,7 +39,7 @@ class PeUnit : public Unit {
   arch::PePipeline pipeline_;
   arch::RsPipeline rs_pipeline_;
   int64_t last_complete_ = 0;  // cycles: when switching between RS and the others, nothing overlaps
-  Tick drain_end_ = 0;  // the latest fold completion so far (relative ticks)
+  Tick drain_end_ = 0;         // the latest fold completion so far (relative ticks)
   std::vector<int64_t> bank_words_;
   int64_t read_bytes_ = 0;
   int64_t write_bytes_ = 0;

@@ -90,6 +90,11 @@ template <class Burst>
 void TransferEngine::for_each_dram_burst(const arch::TensorDecl& tensor, const arch::TensorRegion& region,
                                          Burst&& burst) {
   const int64_t element = size_bytes(tensor.dtype);
+  if (region.col == 0 && region.cols == tensor.cols) {  // whole rows: one contiguous run
+    split_into_bursts(tensor.dram_address + static_cast<uint64_t>(region.row * tensor.cols * element),
+                      region.rows * region.cols * element, burst);
+    return;
+  }
   for (int64_t row = 0; row < region.rows; ++row)
     split_into_bursts(tensor.dram_address +
                           static_cast<uint64_t>(((region.row + row) * tensor.cols + region.col) * element),
@@ -98,12 +103,18 @@ void TransferEngine::for_each_dram_burst(const arch::TensorDecl& tensor, const a
 
 namespace {
 // The pieces a load reads, row by row: piece(row, byte offset in the row, source byte offset in the DRAM
-// tensor or -1 for zeros, bytes). A plain tensor gives one piece per row; an im2col view its runs.
+// tensor or -1 for zeros, bytes). A plain tensor gives one piece per row (one for the whole region when it
+// spans whole rows); a view its runs.
 template <class Piece>
 void for_each_load_piece(const arch::Program& program, const arch::TensorRegion& region, Piece&& piece) {
   const arch::TensorDecl& tensor = program.tensors[region.tensor];
   const int64_t element = size_bytes(tensor.dtype);
   if (tensor.role != arch::TensorRole::view) {
+    // Whole rows of the tensor are one contiguous run (a direct conv's input tile with every channel).
+    if (region.col == 0 && region.cols == tensor.cols) {
+      piece(0, 0, region.row * tensor.cols * element, region.rows * region.cols * element);
+      return;
+    }
     for (int64_t row = 0; row < region.rows; ++row)
       piece(row, 0, ((region.row + row) * tensor.cols + region.col) * element, region.cols * element);
     return;

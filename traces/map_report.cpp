@@ -65,10 +65,10 @@ std::string to_table(const MapReport& report) {
     }
     out += fmt::format("\n{}  {} {} {}: {} mappings scored in {:.2f} s\n", op.name, op.kind, op.shape,
                        op.dtype, op.evaluated, op.host_seconds);
-    out += fmt::format("  {:>4} {:<8} {:>14} {:<8} {:>9} {:>6} {:>6}  {}\n", "rank", "dataflow",
+    out += fmt::format("  {:>4} {:<9} {:>14} {:<8} {:>9} {:>6} {:>6}  {}\n", "rank", "dataflow",
                        "cycles (est.)", "bound", "DRAM_MB", "util", "waste", "mapping");
     for (const RankedMapping& ranked : op.ranked) {
-      out += fmt::format("  {:>4} {:<8} {:>14} {:<8} {:>9.2f} {:>5.1f}% {:>5.1f}%  {}\n", ranked.rank,
+      out += fmt::format("  {:>4} {:<9} {:>14} {:<8} {:>9.2f} {:>5.1f}% {:>5.1f}%  {}\n", ranked.rank,
                          ranked.mapping.dataflow, ranked.analytical_cycles, ranked.bound,
                          ranked.dram_bytes / 1e6, 100 * ranked.pe_utilization,
                          100 * ranked.mapping.edge_waste, ranked.mapping.description);
@@ -76,12 +76,12 @@ std::string to_table(const MapReport& report) {
     out += "  best of each dataflow:\n";
     for (const DataflowBest& best : op.per_dataflow) {
       if (!best.has_best) {
-        out += fmt::format("    {:<3} no legal mapping: {}\n", best.dataflow, best.infeasible);
+        out += fmt::format("    {:<9} no legal mapping: {}\n", best.dataflow, best.infeasible);
       } else if (best.loses_because.empty()) {
-        out += fmt::format("    {:<3} wins: {} cycles, {}\n", best.dataflow, best.best.analytical_cycles,
+        out += fmt::format("    {:<9} wins: {} cycles, {}\n", best.dataflow, best.best.analytical_cycles,
                            best.best.mapping.description);
       } else {
-        out += fmt::format("    {:<3} loses: {}\n", best.dataflow, best.loses_because);
+        out += fmt::format("    {:<9} loses: {}\n", best.dataflow, best.loses_because);
       }
     }
   }

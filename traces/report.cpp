@@ -56,6 +56,7 @@ Json run_json(const RunRecord& run) {
   json["time_us"] = run.time_us;
   json["macs"] = run.macs;
   json["pe_macs"] = run.pe_macs;
+  json["active_pes"] = run.active_pes;
   json["pe_utilization"] = run.pe_utilization;
   json["dram_bytes"] = run.dram_bytes;
   json["dram_gbps"] = run.dram_gbps;
@@ -136,15 +137,28 @@ std::string top_pe_bubble(const RunRecord& run) {
 
 // One line per op: the winner, every dataflow's cycles against it, and where the winner's PE time goes.
 std::string layer_table(const Report& report) {
-  size_t name_width = 4, shape_width = 5;
+  size_t name_width = 4, shape_width = 5, others_width = 6;
+  auto others_of = [](const OpRecord& op) {
+    const RunRecord& best = op.best();
+    std::string others;
+    for (const RunRecord& run : op.runs)
+      if (!run.winner)
+        others += fmt::format("{}{} {:.2f}", others.empty() ? "" : " ", run.dataflow,
+                              best.cycles > 0 ? static_cast<double>(run.cycles) / best.cycles : 0.0);
+    return others.empty() ? std::string("-") : others;
+  };
   for (const OpRecord& op : report.ops) {
     name_width = std::max(name_width, op.name.size());
     shape_width = std::max(shape_width, op.shape.size());
+    if (op.winner >= 0) others_width = std::max(others_width, others_of(op).size());
   }
-  std::string out = "\nper layer (the winner of each; others as cycles relative to it):\n";
-  out += fmt::format("  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9} {:>6} {:>9}  {:<22} {:<26} {:>8} {:>8}  {}\n",
-                     "op", name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util",
-                     "DRAM_MB", "others", "top PE bubble", "gpu_us", "fw_us", "numerics");
+  std::string out =
+      "\nper layer (the winner of each; others as cycles relative to it; PEs: the most one core used at "
+      "once):\n";
+  out += fmt::format(
+      "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9} {:>6} {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8}  {}\n", "op",
+      name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util", "PEs", "DRAM_MB",
+      "others", others_width, "top PE bubble", "gpu_us", "fw_us", "numerics");
   // The recorded GPU beside the simulation, over the layers that have a measurement of this very op.
   double gpu_total = 0, framework_total = 0, simulated_total = 0;
   int measured = 0, with_framework = 0;
@@ -156,11 +170,7 @@ std::string layer_table(const Report& report) {
       continue;
     }
     const RunRecord& best = op.best();
-    std::string others;
-    for (const RunRecord& run : op.runs)
-      if (!run.winner)
-        others += fmt::format("{}{} {:.2f}", others.empty() ? "" : " ", run.dataflow,
-                              best.cycles > 0 ? static_cast<double>(run.cycles) / best.cycles : 0.0);
+    const std::string others = others_of(op);
     std::string numerics = "not run";
     if (!best.numerics.empty()) {
       bool pass = true;
@@ -182,10 +192,10 @@ std::string layer_table(const Report& report) {
       }
     }
     out += fmt::format(
-        "  {:<{}} {:<6} {:<{}} {:<4} {:>12} {:>9.2f} {:>5.1f}% {:>9}  {:<22} {:<26} {:>8} {:>8}  {}\n",
+        "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9.2f} {:>5.1f}% {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8}  {}\n",
         op.name, name_width, op.kind, op.shape, shape_width, best.dataflow, grouped(best.cycles),
-        best.time_us, 100 * best.pe_utilization, megabytes(best.dram_bytes), others.empty() ? "-" : others,
-        top_pe_bubble(best), gpu_cell, framework_cell, numerics);
+        best.time_us, 100 * best.pe_utilization, best.active_pes, megabytes(best.dram_bytes), others,
+        others_width, top_pe_bubble(best), gpu_cell, framework_cell, numerics);
   }
   if (measured > 0) {
     out += fmt::format("  {} (recorded) over the {} layers it measured: {:.1f} us by tessera's GPU runner",
@@ -277,6 +287,10 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     if (include_host_seconds) entry["mapper"]["host_seconds"] = op.mapper_seconds;
     entry["winner"] = op.winner >= 0 ? Json(op.best().dataflow) : Json();
     if (!op.not_simulated.empty()) entry["not_simulated"] = op.not_simulated;
+    Json pruned = Json::array();
+    for (const auto& [dataflow, ratio] : op.pruned)
+      pruned.push_back({{"dataflow", dataflow}, {"estimate_vs_best", ratio}});
+    entry["pruned"] = pruned;
     Json runs = Json::array();
     for (const RunRecord& run : op.runs) runs.push_back(run_json(run));
     entry["runs"] = runs;
@@ -331,10 +345,10 @@ std::string to_table(const Report& report) {
       out += fmt::format("  not simulated: {}\n", op.not_simulated);
       continue;
     }
-    out += fmt::format("  {:<3} {:<8} {:>13} {:>10} {:>6} {:>9} {:>7} {:>10}  {:<44} {}\n", "", "dataflow",
+    out += fmt::format("  {:<3} {:<9} {:>13} {:>10} {:>6} {:>9} {:>7} {:>10}  {:<44} {}\n", "", "dataflow",
                        "cycles", "time_us", "util", "DRAM_MB", "GB/s", "energy_uj", "mapping", "numerics");
     for (const RunRecord& run : op.runs) {
-      out += fmt::format("  {:<3} {:<8} {:>13} {:>10.2f} {:>5.1f}% {:>9} {:>7.1f} {:>10.2f}  {:<44} {}\n",
+      out += fmt::format("  {:<3} {:<9} {:>13} {:>10.2f} {:>5.1f}% {:>9} {:>7.1f} {:>10.2f}  {:<44} {}\n",
                          run.winner ? "*" : "", run.dataflow, grouped(run.cycles), run.time_us,
                          100 * run.pe_utilization, megabytes(run.dram_bytes), run.dram_gbps, run.energy_uj,
                          run.mapping.description, numerics_cell(run));
@@ -342,6 +356,12 @@ std::string to_table(const Report& report) {
     for (const RunRecord& run : op.runs)
       if (!run.loses_because.empty())
         out += fmt::format("      {} loses: {}\n", run.dataflow, run.loses_because);
+    if (!op.pruned.empty()) {
+      std::string list;
+      for (const auto& [dataflow, ratio] : op.pruned)
+        list += fmt::format("{}{} {:.1f}x", list.empty() ? "" : ", ", dataflow, ratio);
+      out += fmt::format("      not simulated (estimated far behind the best): {}\n", list);
+    }
     for (const GpuComparison& gpu : op.gpu) {
       if (gpu.time_us <= 0 || !gpu.compared) {
         // A record of another shape is no measurement of this op: say so, show none of its figures.

@@ -44,6 +44,7 @@ struct RunRecord {
   int64_t cycles = 0;
   double time_us = 0;
   int64_t macs = 0;           // the op's
+  int64_t active_pes = 0;     // the most PEs of one core's array a fold (RS: a round) used at once
   int64_t pe_macs = 0;        // performed by the PE arrays: more than macs when packed groups multiply zeros
   double pe_utilization = 0;  // macs over PE-cycles
   int64_t dram_bytes = 0;
@@ -89,6 +90,8 @@ struct OpRecord {
   std::string gpu_note;            // when there is none: where one was looked for
   int winner = -1;                 // index into runs
   std::string not_simulated;       // why an op has no runs (a pool)
+  // Dataflows left unsimulated because the cost model puts them far behind: ("ws-direct", estimate / best).
+  std::vector<std::pair<std::string, double>> pruned;
   const RunRecord& best() const { return runs.at(static_cast<size_t>(winner)); }
 };
 

@@ -38,6 +38,20 @@ mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, 
   return mapper::search_op(op, spec, options).per_dataflow.front().best.front().mapping;
 }
 
+mapper::GemmMapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec,
+                                        arch::Dataflow dataflow) {
+  mapper::SearchOptions options;
+  options.dataflows = {dataflow};
+  options.keep_per_dataflow = 1;
+  options.op_description = "test";
+  mapper::GemmMapping mapping = mapper::search_gemm(mapper::direct_problem_of(op), spec, options)
+                                    .per_dataflow.front()
+                                    .best.front()
+                                    .mapping;
+  mapping.direct = true;
+  return mapping;
+}
+
 bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
                               std::string* detail) {
   const auto inputs = ops::generate_inputs(op, seed);

@@ -17,6 +17,9 @@ ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype);
 ops::Op conv_op(const ops::ConvShape& shape, DType dtype);
 // The cost model's best mapping of `op` for `dataflow`.
 mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow);
+// ... of its direct form (a conv or fc as the 7-D loop nest).
+mapper::GemmMapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec,
+                                        arch::Dataflow dataflow);
 // Numerics of a functional run's output against the CPU reference.
 bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
                               std::string* detail);

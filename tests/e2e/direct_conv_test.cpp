@@ -1,0 +1,113 @@
+// Direct convolutions end to end: the mapper's best direct mapping (the 7-D loop nest: input tiles with their
+// halo rows, filter tiles per tap, conv PE instructions) of every kind of conv the networks use, for WS, OS,
+// IS and RS, lowered, checked, run functionally and compared with the float64 reference; the bytes moved
+// match the cost model's count. A mapping that drops a halo row between input tiles fails numerics. Each
+// parameter is its own process (one elaboration each).
+#include <gtest/gtest.h>
+
+#include "e2e/pipeline_fixture.hpp"
+#include "mapper/cost_model.hpp"
+#include "mapper/lower_gemm.hpp"
+#include "mapper/problem.hpp"
+#include "sim/machine.hpp"
+
+namespace tessera {
+namespace {
+
+struct DirectCase {
+  const char* name;
+  ops::ConvShape shape;
+  DType dtype;
+  arch::Dataflow dataflow;
+  const char* machine;
+};
+
+// n, c, h, w, k, r, s, stride, pad, dilation, groups
+// clang-format off
+const DirectCase kCases[] = {
+    {"Resnet3x3PaddedWs", {2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1}, DType::bf16, arch::Dataflow::ws, "mesh4x4"},
+    {"Resnet3x3PaddedRs", {2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1}, DType::bf16, arch::Dataflow::rs, "mesh4x4"},
+    {"Stem7x7Stride2PrimeOs", {1, 3, 31, 29, 13, 7, 7, 2, 3, 1, 1}, DType::bf16, arch::Dataflow::os, "default"},
+    {"Stem7x7Stride2PrimeRs", {1, 3, 31, 29, 13, 7, 7, 2, 3, 1, 1}, DType::bf16, arch::Dataflow::rs, "default"},
+    {"AlexnetGrouped5x5Is", {2, 16, 13, 13, 32, 5, 5, 1, 2, 1, 2}, DType::fp16, arch::Dataflow::is, "mesh4x4"},
+    {"AlexnetConv1Rs", {1, 3, 51, 51, 16, 11, 11, 4, 0, 1, 1}, DType::bf16, arch::Dataflow::rs, "eyeriss"},
+    {"AlexnetConv2GroupedRs", {1, 16, 27, 27, 32, 5, 5, 1, 2, 1, 2}, DType::bf16, arch::Dataflow::rs, "eyeriss"},
+    {"DepthwiseStride2Ws", {1, 16, 16, 16, 16, 3, 3, 2, 1, 1, 16}, DType::bf16, arch::Dataflow::ws, "mesh4x4"},
+    {"DepthwiseStride2Rs", {1, 16, 16, 16, 16, 3, 3, 2, 1, 1, 16}, DType::bf16, arch::Dataflow::rs, "mesh4x4"},
+    {"Dilated3x3Os", {1, 8, 20, 20, 24, 3, 3, 1, 2, 2, 1}, DType::fp32, arch::Dataflow::os, "default"},
+    {"Dilated3x3Rs", {1, 8, 20, 20, 24, 3, 3, 1, 2, 2, 1}, DType::fp32, arch::Dataflow::rs, "default"},
+    {"Pointwise1x1Stride2Int8Ws", {2, 64, 14, 14, 48, 1, 1, 2, 0, 1, 1}, DType::int8, arch::Dataflow::ws, "tpu-v1"},
+    {"RaggedStride3NoPadRs", {1, 5, 23, 17, 7, 4, 2, 3, 0, 1, 1}, DType::bf16, arch::Dataflow::rs, "default"},
+    {"TallFilterRowChunksRs", {1, 4, 40, 12, 6, 13, 3, 1, 6, 1, 1}, DType::bf16, arch::Dataflow::rs, "eyeriss"},
+};
+// clang-format on
+
+void PrintTo(const DirectCase& test, std::ostream* out) {
+  *out << test.name;
+}
+
+class DirectConv : public testing::TestWithParam<DirectCase> {};
+
+TEST_P(DirectConv, MatchesTheReferenceAndMovesTheBytesTheCostModelCounts) {
+  const DirectCase& test = GetParam();
+  const arch::ArchSpec spec = load_arch(test.machine);
+  ASSERT_TRUE(spec.core.pe_array.supports(test.dataflow) && spec.core.pe_array.supports(test.dtype));
+  const ops::Op op = conv_op(test.shape, test.dtype);
+  const mapper::GemmMapping mapping = best_direct_mapping(op, spec, test.dataflow);
+  const arch::Program program = mapper::lower_gemm(op, 5, mapping, spec, "direct");
+  arch::check_program(program, spec);
+  EXPECT_EQ(arch::read_program(arch::write_program(program), "direct.tprog"), program);
+
+  sim::Machine machine(spec);
+  const sim::RunResult result = machine.run(program, sim::RunOptions{});
+  std::string detail;
+  EXPECT_TRUE(output_matches_reference(op, 5, result, &detail)) << mapping.describe() << " " << detail;
+  EXPECT_EQ(result.macs, op.macs());
+  EXPECT_GT(result.active_pes, 0);
+  EXPECT_LE(result.active_pes, spec.core.pe_array.pes());
+
+  // Input tiles overlap by their halo and skip padding rows; the cost model shares them out by extent, so
+  // allow 3% on the total.
+  const mapper::GemmCost cost = mapper::CostModel(spec).evaluate(mapper::direct_problem_of(op), mapping);
+  const double simulated =
+      static_cast<double>(result.traffic.dram_read_bytes + result.traffic.dram_write_bytes);
+  EXPECT_NEAR(simulated, static_cast<double>(cost.dram_bytes), 0.03 * cost.dram_bytes) << mapping.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DirectConv, testing::ValuesIn(kCases),
+                         [](const testing::TestParamInfo<DirectCase>& info) { return info.param.name; });
+
+// A mapping whose input tiles leave out the halo row they share with the next tile (its last input row) reads
+// zeros there: the output no longer matches the reference.
+TEST(DirectConvHalo, DroppingAHaloRowBetweenInputTilesFailsNumerics) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  const ops::Op op = conv_op({1, 8, 24, 24, 16, 3, 3, 1, 1, 1, 1}, DType::bf16);
+  mapper::GemmMapping mapping = best_direct_mapping(op, spec, arch::Dataflow::ws);
+  mapping.split_m = 1, mapping.split_n = 1, mapping.split_k = 1;
+  mapping.tile_m = 6;  // four tiles of six output rows: each reads eight input rows, two shared with the next
+  mapping.tile_n = 16, mapping.tile_k = 8;
+  arch::Program program = mapper::lower_gemm(op, 3, mapping, spec, "halo");
+  sim::Machine machine(spec);  // one elaboration per process: both runs use it
+  std::string detail;
+  ASSERT_TRUE(output_matches_reference(op, 3, machine.run(program, sim::RunOptions{}), &detail)) << detail;
+  // The first tile: rows 0..6 of the input (one padding row above); drop its last row from the load and the
+  // instruction.
+  int dropped = 0;
+  for (arch::CoreProgram& core : program.cores)
+    for (arch::Instruction& instruction : core.instructions) {
+      if (auto* load = std::get_if<arch::DmaLoad>(&instruction.operation);
+          load && load->source.tensor == 0 && load->source.row == 0 && dropped == 0) {
+        load->source.rows -= 24;  // one input row of 24 pixels
+        ++dropped;
+      } else if (auto* conv = std::get_if<arch::PeConv>(&instruction.operation); conv && dropped == 1) {
+        conv->ih -= 1;
+        ++dropped;
+      }
+    }
+  ASSERT_EQ(dropped, 2);
+  arch::check_program(program, spec);
+  EXPECT_FALSE(output_matches_reference(op, 3, machine.run(program, sim::RunOptions{}), &detail)) << detail;
+}
+
+}  // namespace
+}  // namespace tessera
