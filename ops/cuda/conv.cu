@@ -26,8 +26,13 @@ struct Conv {
   Dtype dtype;
   uint64_t seed;
   uint32_t x_id, w_id;
-  __host__ __device__ int64_t p() const { return (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1; }
-  __host__ __device__ int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }
+  int64_t out_h, out_w;  // set once (set_output_size): kernels read them per tap
+  void set_output_size() {
+    out_h = (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1;
+    out_w = (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1;
+  }
+  __host__ __device__ int64_t p() const { return out_h; }
+  __host__ __device__ int64_t q() const { return out_w; }
   __host__ __device__ int64_t group_c() const { return c / groups; }
   __host__ __device__ int64_t group_k() const { return k / groups; }
   __host__ __device__ int64_t taps() const { return r * s * group_c(); }
@@ -39,27 +44,60 @@ struct Conv {
 };
 
 // Where tap `tap` of output row `row` reads X (element index), or -1 in the padding. Shared by the im2col
-// kernel, the direct kernel and the reference.
-__device__ int64_t source_of(const Conv& v, int64_t row, int64_t group, int64_t tap) {
-  const int64_t pq = v.p() * v.q();
-  const int64_t image = row / pq, op = (row % pq) / v.q(), oq = row % v.q();
-  const int64_t group_c = v.group_c();
-  const int64_t fr = tap / (v.s * group_c), fs = (tap / group_c) % v.s, channel = tap % group_c;
-  const int64_t ih = op * v.stride - v.pad + fr * v.dilation, iw = oq * v.stride - v.pad + fs * v.dilation;
+// kernel, the direct kernel and the reference. `I` is the type of the divisions: 32-bit where every index
+// fits (fits_32_bits), a few times cheaper on the GPU than 64-bit ones.
+template <class I = int64_t>
+__device__ int64_t source_of(const Conv& v, I row, I group, I tap) {
+  const I q = static_cast<I>(v.q()), pq = static_cast<I>(v.p()) * q, s = static_cast<I>(v.s);
+  const I group_c = static_cast<I>(v.group_c());
+  const I image = row / pq, op = (row % pq) / q, oq = row % q;
+  const I fr = tap / (s * group_c), fs = (tap / group_c) % s, channel = tap % group_c;
+  const int64_t ih = int64_t{op} * v.stride - v.pad + int64_t{fr} * v.dilation;
+  const int64_t iw = int64_t{oq} * v.stride - v.pad + int64_t{fs} * v.dilation;
   if (ih < 0 || ih >= v.h || iw < 0 || iw >= v.w) return -1;
-  return ((image * v.h + ih) * v.w + iw) * v.c + group * group_c + channel;
+  return ((int64_t{image} * v.h + ih) * v.w + iw) * v.c + int64_t{group} * int64_t{group_c} + channel;
+}
+
+// Whether every element index of X, W, O and the patch matrices fits in 31 bits.
+bool fits_32_bits(const Conv& v) {
+  const int64_t limit = int64_t{1} << 31;
+  return v.x_elements() < limit && v.w_elements() < limit && v.o_elements() < limit &&
+         v.groups * v.pixels() * v.taps() < limit;
 }
 
 // The patch matrices, group-major: patches[g][row][tap].
-template <class T>
+template <class T, class I>
 __global__ void im2col(Conv v, const T* x, T* patches) {
-  const int64_t taps = v.taps(), rows = v.pixels(), count = v.groups * rows * taps;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t group = i / (rows * taps), row = (i / taps) % rows, tap = i % taps;
-    const int64_t from = source_of(v, row, group, tap);
+  const I taps = static_cast<I>(v.taps()), rows = static_cast<I>(v.pixels());
+  const I count = static_cast<I>(v.groups) * rows * taps;
+  for (I i = blockIdx.x * I{blockDim.x} + threadIdx.x; i < count; i += I{gridDim.x} * blockDim.x) {
+    const I group = i / (rows * taps), row = (i / taps) % rows, tap = i % taps;
+    const int64_t from = source_of<I>(v, row, group, tap);
     patches[i] = from < 0 ? T(0) : x[from];
   }
+}
+
+// The same patch matrices where each group's channels come in whole 16-byte chunks (8 16-bit values, 4 fp32,
+// 16 int8): a thread per chunk, so the index arithmetic is paid once per 16 bytes rather than per element.
+template <class T, class I>
+__global__ void im2col_chunks(Conv v, const T* x, T* patches) {
+  constexpr I kPerChunk = 16 / sizeof(T);
+  const I group_c = static_cast<I>(v.group_c()), chunks = group_c / kPerChunk;
+  const I positions = static_cast<I>(v.r * v.s), rows = static_cast<I>(v.pixels());
+  const I count = static_cast<I>(v.groups) * rows * positions * chunks;
+  for (I i = blockIdx.x * I{blockDim.x} + threadIdx.x; i < count; i += I{gridDim.x} * blockDim.x) {
+    const I chunk = i % chunks, position = (i / chunks) % positions, row = (i / (chunks * positions)) % rows;
+    const I group = i / (chunks * positions * rows), tap = position * group_c + chunk * kPerChunk;
+    const int64_t from = source_of<I>(v, row, group, tap);
+    const uint4 value = from < 0 ? make_uint4(0, 0, 0, 0) : *reinterpret_cast<const uint4*>(x + from);
+    *reinterpret_cast<uint4*>(patches + (int64_t{group} * rows + row) * (positions * group_c) + tap) = value;
+  }
+}
+
+// Whether im2col_chunks applies: every group's channels, and so every pixel's, start on 16 bytes.
+template <class T>
+bool chunked(const Conv& v) {
+  return (v.group_c() * sizeof(T)) % 16 == 0 && (v.c * sizeof(T)) % 16 == 0;
 }
 
 __device__ float element_float(Dtype dtype, const void* data, int64_t index) {
@@ -77,15 +115,16 @@ __device__ float element_float(Dtype dtype, const void* data, int64_t index) {
 }
 
 // One output element per thread: fp32 accumulation (int32 for int8), like the PE array's.
+template <class I>
 __global__ void direct_conv(Conv v, const void* x, const void* weights, void* out) {
-  const int64_t count = v.o_elements(), taps = v.taps(), group_k = v.group_k();
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t row = i / v.k, column = i % v.k, group = column / group_k, filter = column % group_k;
+  const I count = static_cast<I>(v.o_elements()), taps = static_cast<I>(v.taps());
+  const I group_k = static_cast<I>(v.group_k()), k = static_cast<I>(v.k);
+  for (I i = blockIdx.x * I{blockDim.x} + threadIdx.x; i < count; i += I{gridDim.x} * blockDim.x) {
+    const I row = i / k, column = i % k, group = column / group_k, filter = column % group_k;
     if (v.dtype == Dtype::int8) {
       int32_t sum = 0;
-      for (int64_t tap = 0; tap < taps; ++tap) {
-        const int64_t from = source_of(v, row, group, tap);
+      for (I tap = 0; tap < taps; ++tap) {
+        const int64_t from = source_of<I>(v, row, group, tap);
         if (from >= 0)
           sum += static_cast<const int8_t*>(x)[from] *
                  static_cast<const int8_t*>(weights)[(group * taps + tap) * group_k + filter];
@@ -93,8 +132,8 @@ __global__ void direct_conv(Conv v, const void* x, const void* weights, void* ou
       static_cast<int32_t*>(out)[i] = sum;
     } else {
       float sum = 0;
-      for (int64_t tap = 0; tap < taps; ++tap) {
-        const int64_t from = source_of(v, row, group, tap);
+      for (I tap = 0; tap < taps; ++tap) {
+        const int64_t from = source_of<I>(v, row, group, tap);
         if (from >= 0)
           sum += element_float(v.dtype, x, from) *
                  element_float(v.dtype, weights, (group * taps + tap) * group_k + filter);
@@ -128,7 +167,19 @@ struct Path {
   cudaDataType input, output;
   cublasComputeType_t compute;  // im2col_gemm; for cudnn*, CUBLAS_COMPUTE_32F_FAST_TF32 allows TF32
   bool numerics;
+  // cudnn_graph on channels zero-padded to a multiple of 8 (X in each timed launch, W once): cuDNN's kernels
+  // for a first layer's 3 channels are several times slower than its 16-byte-vector ones.
+  bool pad_channels = false;
 };
+
+constexpr int64_t kChannelAlignment = 8;
+int64_t padded_channels(const Conv& v) {
+  return (v.c + kChannelAlignment - 1) / kChannelAlignment * kChannelAlignment;
+}
+// Padding pays for a first layer's few channels; it is written for one group of fewer than 8 16-bit values.
+bool pads(const Conv& v) {
+  return v.groups == 1 && v.c < kChannelAlignment && v.dtype != Dtype::fp32 && v.dtype != Dtype::int8;
+}
 
 std::vector<Path> paths_for(Dtype dtype) {
   constexpr Method gemm = Method::im2col_gemm, direct = Method::direct, dnn = Method::cudnn,
@@ -143,19 +194,25 @@ std::vector<Path> paths_for(Dtype dtype) {
               {"cudnn-tf32", dnn, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, false},
               {"direct-fp32", direct, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::bf16:
-      return {{"im2col+cublaslt-bf16-fp32out", gemm, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-              {"im2col+cublaslt-bf16-bf16out", gemm, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
-              {"cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-              {"cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
-              {"cudnn-bf16-bf16out", dnn, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
-              {"direct-bf16-fp32out", direct, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+      return {
+          {"im2col+cublaslt-bf16-fp32out", gemm, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+          {"im2col+cublaslt-bf16-bf16out", gemm, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+          {"cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+          {"cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+          {"pad8+cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, true},
+          {"pad8+cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false, true},
+          {"cudnn-bf16-bf16out", dnn, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+          {"direct-bf16-fp32out", direct, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::fp16:
-      return {{"im2col+cublaslt-fp16-fp32out", gemm, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-              {"im2col+cublaslt-fp16-fp16out", gemm, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
-              {"cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-              {"cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
-              {"cudnn-fp16-fp16out", dnn, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
-              {"direct-fp16-fp32out", direct, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+      return {
+          {"im2col+cublaslt-fp16-fp32out", gemm, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+          {"im2col+cublaslt-fp16-fp16out", gemm, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+          {"cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+          {"cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+          {"pad8+cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, true},
+          {"pad8+cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false, true},
+          {"cudnn-fp16-fp16out", dnn, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+          {"direct-fp16-fp32out", direct, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::int8:
       // cuBLASLt's int8 kernels want the weights transposed and every dimension a multiple of 4, cuDNN's int8
       // convs vectorised channel formats and int8 or fp32 output; the direct kernel computes any shape
@@ -322,15 +379,39 @@ class CudnnConv {
   bool available_ = false;
 };
 
+// W [r][s][c][k] (one group) -> KRSC with the channels zero-padded to `c8`.
+__global__ void to_krsc_padded(Conv v, int64_t c8, const uint16_t* weights, uint16_t* krsc) {
+  const int64_t count = v.k * v.r * v.s * c8;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t filter = i / (v.r * v.s * c8), position = (i / c8) % (v.r * v.s), channel = i % c8;
+    krsc[i] = channel < v.c ? weights[(position * v.c + channel) * v.k + filter] : uint16_t{0};
+  }
+}
+
+// X [n*h*w][c] -> [n*h*w][8] with zeros after the c channels: one 16-byte store per pixel.
+__global__ void pad_to_8_channels(Conv v, const uint16_t* x, uint4* padded) {
+  const uint32_t pixels = static_cast<uint32_t>(v.n * v.h * v.w), c = static_cast<uint32_t>(v.c);
+  for (uint32_t pixel = blockIdx.x * blockDim.x + threadIdx.x; pixel < pixels;
+       pixel += gridDim.x * blockDim.x) {
+    uint32_t words[4] = {0, 0, 0, 0};
+    for (uint32_t channel = 0; channel < c; ++channel)
+      words[channel / 2] |= uint32_t{x[pixel * c + channel]} << (16 * (channel % 2));
+    padded[pixel] = make_uint4(words[0], words[1], words[2], words[3]);
+  }
+}
+
 // Copies of X, W and O spanning `rotate_bytes` (each timed launch reads inputs the last ones did not touch),
 // and one patch buffer: im2col writes it and the GEMM reads it straight after, as a framework's would.
 struct Operands {
   int copies = 1;
   std::vector<DeviceBuffer> x, w, out;
   DeviceBuffer patches;
+  DeviceBuffer x_padded;  // pad8+: X with 8 channels, written by each timed launch before the conv reads it
 };
 
-Operands make_operands(const Conv& v, size_t output_bytes, Method method, size_t rotate_bytes) {
+Operands make_operands(const Conv& v, size_t output_bytes, Method method, bool pad_channels,
+                       size_t rotate_bytes) {
   const size_t element = element_bytes(v.dtype);
   const size_t set_bytes = (v.x_elements() + v.w_elements()) * element + v.o_elements() * output_bytes;
   Operands operands;
@@ -354,6 +435,19 @@ Operands make_operands(const Conv& v, size_t output_bytes, Method method, size_t
   }
   if (method == Method::im2col_gemm && !patches_are_x(v))
     operands.patches = DeviceBuffer(v.groups * v.pixels() * v.taps() * element);
+  if (pad_channels) {
+    const int64_t c8 = padded_channels(v), padded_elements = v.k * v.r * v.s * c8;
+    DeviceBuffer padded(padded_elements * element);
+    to_krsc_padded<<<grid_for(padded_elements), 256>>>(
+        v, c8, static_cast<const uint16_t*>(operands.w[0].get()), static_cast<uint16_t*>(padded.get()));
+    check_launch("filter to padded KRSC");
+    for (DeviceBuffer& weights : operands.w) {
+      weights = DeviceBuffer(padded.bytes());
+      TESSERA_CUDA(cudaMemcpy(weights.get(), padded.get(), padded.bytes(), cudaMemcpyDeviceToDevice));
+    }
+    operands.x_padded = DeviceBuffer(v.n * v.h * v.w * c8 * element);
+    return operands;
+  }
   if (method == Method::cudnn || method == Method::cudnn_graph) {
     // The weights in cuDNN's layout, in place of tessera's (each copy).
     DeviceBuffer krsc(operands.w[0].bytes());
@@ -372,18 +466,34 @@ Operands make_operands(const Conv& v, size_t output_bytes, Method method, size_t
   return operands;
 }
 
+template <class T>
+void launch_im2col_of(const Conv& v, const void* x, void* patches) {
+  const int64_t elements = v.groups * v.pixels() * v.taps();
+  if (chunked<T>(v)) {
+    const int grid = grid_for(elements / (16 / sizeof(T)));
+    if (fits_32_bits(v)) {
+      im2col_chunks<T, uint32_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+    } else {
+      im2col_chunks<T, int64_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+    }
+    return;
+  }
+  const int grid = grid_for(elements);
+  if (fits_32_bits(v)) {
+    im2col<T, uint32_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+  } else {
+    im2col<T, int64_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+  }
+}
+
 void launch_im2col(const Conv& v, const void* x, void* patches) {
-  const int grid = grid_for(v.groups * v.pixels() * v.taps());
   switch (v.dtype) {
     case Dtype::fp32:
-      im2col<<<grid, 256>>>(v, static_cast<const float*>(x), static_cast<float*>(patches));
-      break;
+      return launch_im2col_of<float>(v, x, patches);
     case Dtype::int8:
-      im2col<<<grid, 256>>>(v, static_cast<const int8_t*>(x), static_cast<int8_t*>(patches));
-      break;
+      return launch_im2col_of<int8_t>(v, x, patches);
     default:
-      im2col<<<grid, 256>>>(v, static_cast<const uint16_t*>(x), static_cast<uint16_t*>(patches));
-      break;
+      return launch_im2col_of<uint16_t>(v, x, patches);
   }
 }
 
@@ -393,7 +503,7 @@ int cudnn_type_of(cudaDataType type) {
 
 cudnn::GraphConvShape graph_shape_of(const Conv& v, const Path& path) {
   cudnn::GraphConvShape shape;
-  shape.n = v.n, shape.c = v.c, shape.h = v.h, shape.w = v.w;
+  shape.n = v.n, shape.c = path.pad_channels ? padded_channels(v) : v.c, shape.h = v.h, shape.w = v.w;
   shape.k = v.k, shape.r = v.r, shape.s = v.s, shape.p = v.p(), shape.q = v.q();
   shape.groups = v.groups, shape.stride = v.stride, shape.pad = v.pad, shape.dilation = v.dilation;
   shape.x_type = cudnn_type_of(path.input);
@@ -402,25 +512,21 @@ cudnn::GraphConvShape graph_shape_of(const Conv& v, const Path& path) {
   return shape;
 }
 
-// Times each of the graph's plans briefly on the rotated operands and selects the fastest (PyTorch's
-// benchmark mode); returns how many ran, 0 when none did.
-int select_fastest_plan(cudnn::GraphConv& conv, const Operands& operands, std::string* note) {
+// Times each of the graph's plans briefly (execute(copy) runs the selected one on the rotated operands) and
+// selects the fastest (PyTorch's benchmark mode); returns how many ran, 0 when none did.
+int select_fastest_plan(cudnn::GraphConv& conv, int copies, const std::function<cudnn::Status(int)>& execute,
+                        std::string* note) {
   double best_us = 0;
   int best = -1, ran = 0;
   for (int plan = 0; plan < conv.plans(); ++plan) {
     conv.select(plan);
-    const cudnn::Status first = conv.run(operands.x[0].get(), operands.w[0].get(), operands.out[0].get());
+    const cudnn::Status first = execute(0);
     check_launch("cuDNN graph plan");
     if (first != 0) {
       *note = cudnn::describe(first, "execute " + conv.description(plan));
       continue;
     }
-    const Timing timing = time_launches(
-        [&](int i) {
-          const int copy = i % operands.copies;
-          conv.run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
-        },
-        2, 3);
+    const Timing timing = time_launches([&](int i) { execute(i % copies); }, 2, 3);
     ++ran;
     if (best < 0 || timing.median_us < best_us) best = plan, best_us = timing.median_us;
   }
@@ -443,7 +549,7 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
     result.note = api->graph_missing;
     return result;
   }
-  Operands operands = make_operands(v, bytes_of(path.output), path.method, rotate_bytes);
+  Operands operands = make_operands(v, bytes_of(path.output), path.method, path.pad_channels, rotate_bytes);
   std::function<void(int)> launch;
   std::unique_ptr<BatchedGemm> gemm;
   std::unique_ptr<CudnnConv> dnn;
@@ -476,8 +582,18 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
       result.note = "cuDNN's graph API has no plan for this shape and type: " + graph->note();
       return result;
     }
+    // Padding X is part of the timed work: the layer receives 3 channels.
+    const std::function<cudnn::Status(int)> execute = [&](int copy) {
+      const void* x = operands.x[copy].get();
+      if (path.pad_channels) {
+        pad_to_8_channels<<<grid_for(v.n * v.h * v.w), 256>>>(v, static_cast<const uint16_t*>(x),
+                                                              static_cast<uint4*>(operands.x_padded.get()));
+        x = operands.x_padded.get();
+      }
+      return graph->run(x, operands.w[copy].get(), operands.out[copy].get());
+    };
     std::string failed;
-    result.algorithms_tried = select_fastest_plan(*graph, operands, &failed);
+    result.algorithms_tried = select_fastest_plan(*graph, operands.copies, execute, &failed);
     if (result.algorithms_tried == 0) {
       result.note = "no plan of cuDNN's graph API ran: " + failed;
       return result;
@@ -486,16 +602,16 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
                     std::to_string(result.algorithms_tried) + " plans from " +
                     std::to_string(graph->configurations_seen()) + " configurations" +
                     (graph->note().empty() ? "" : "; " + graph->note());
-    launch = [&](int i) {
-      const int copy = i % operands.copies;
-      cudnn::check(graph->run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get()),
-                   "cudnnBackendExecute");
+    // `execute` by value: it lives in this block, the launch beyond it.
+    launch = [execute, &operands](int i) {
+      cudnn::check(execute(i % operands.copies), "cudnnBackendExecute");
     };
   } else {
     launch = [&](int i) {
       const int copy = i % operands.copies;
-      direct_conv<<<grid_for(v.o_elements()), 256>>>(v, operands.x[copy].get(), operands.w[copy].get(),
-                                                     operands.out[copy].get());
+      auto kernel = fits_32_bits(v) ? direct_conv<uint32_t> : direct_conv<int64_t>;
+      kernel<<<grid_for(v.o_elements()), 256>>>(v, operands.x[copy].get(), operands.w[copy].get(),
+                                                operands.out[copy].get());
     };
   }
   time_path(result, launch, operands, kept);
@@ -513,8 +629,10 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
   const uint32_t index = static_cast<uint32_t>(args.integer("index"));
   v.x_id = ops::tensor_id(index, 0);
   v.w_id = ops::tensor_id(index, 1);
-  if (v.groups <= 0 || v.c % v.groups != 0 || v.k % v.groups != 0 || v.p() <= 0 || v.q() <= 0)
+  if (v.stride <= 0 || v.dilation <= 0 || v.groups <= 0 || v.c % v.groups != 0 || v.k % v.groups != 0)
     fail("conv2d " + args.text + ": not a valid convolution");
+  v.set_output_size();
+  if (v.p() <= 0 || v.q() <= 0) fail("conv2d " + args.text + ": not a valid convolution");
   const double flops = 2.0 * v.macs();
   const bool integer = v.dtype == Dtype::int8;
   const double element = static_cast<double>(element_bytes(v.dtype));
@@ -524,6 +642,7 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
   PathResult reported;
   bool gemm_ran = false;
   for (const Path& path : paths_for(v.dtype)) {
+    if (path.pad_channels && !pads(v)) continue;  // channels already a multiple of 8
     const double bytes = (v.x_elements() + v.w_elements()) * element +
                          static_cast<double>(v.o_elements() * bytes_of(path.output));
     PathResult result;

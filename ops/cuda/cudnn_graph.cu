@@ -58,7 +58,8 @@ Descriptor GraphConv::tensor(int64_t id, int type, const int64_t (&dims)[4], con
   return good ? std::move(made) : Descriptor();
 }
 
-GraphConv::GraphConv(const Api& api, const GraphConvShape& shape, int max_plans, double setup_seconds)
+GraphConv::GraphConv(const Api& api, const GraphConvShape& shape, int heuristic_plans, int fallback_plans,
+                     double setup_seconds)
     : api_(api), shape_(shape) {
   using namespace graph;
   if (!api.graph) {
@@ -118,8 +119,8 @@ GraphConv::GraphConv(const Api& api, const GraphConvShape& shape, int max_plans,
   api.set_attribute(g, kOperationGraphHandle, kTypeHandle, 1, &handle);  // deprecated in later cuDNN 9s
   if (!ok(api.finalize(g), "finalize the operation graph")) return;
 
-  add_plans(kModeA, max_plans, setup_seconds, started);
-  add_plans(kModeFallback, max_plans, setup_seconds, started);
+  add_plans(kModeA, heuristic_plans, setup_seconds, started);
+  add_plans(kModeFallback, plans() + fallback_plans, setup_seconds, started);
   int64_t workspace = 1;
   for (const Plan& plan : plans_) workspace = std::max(workspace, plan.workspace_bytes);
   workspace_ = DeviceBuffer(static_cast<size_t>(workspace));
@@ -127,7 +128,7 @@ GraphConv::GraphConv(const Api& api, const GraphConvShape& shape, int max_plans,
     note_ = "cuDNN's heuristics proposed " + std::to_string(seen_) +
             " engine configurations and no execution plan finalized" +
             (last_failure_.empty() ? std::string() : " (last: " + last_failure_ + ")");
-  if (seconds_now() - started > setup_seconds && plans_.size() < static_cast<size_t>(max_plans))
+  if (seconds_now() - started > setup_seconds)
     note_ = "setup stopped after " + std::to_string(static_cast<int>(setup_seconds)) + " s with " +
             std::to_string(plans_.size()) + " plans";
 }

@@ -2,7 +2,8 @@
 // CONVOLUTION_FORWARD operation in an operation graph over NHWC tensors (given by their strides), the engine
 // configurations that heuristics mode A and then the fallback list propose, and an execution plan for each
 // configuration that finalizes. The caller times the plans and keeps the fastest, as PyTorch's benchmark mode
-// does over at most 10 configurations. cuDNN is opened at run time (cudnn_loader.hpp).
+// does (over at most 10; here up to 16 of mode A's and 4 more of the fallback list's). cuDNN is opened at run
+// time (cudnn_loader.hpp).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +48,10 @@ class Descriptor {
 
 class GraphConv {
  public:
-  // Builds the graph and up to `max_plans` execution plans, spending at most `setup_seconds` on them.
-  GraphConv(const Api& api, const GraphConvShape& shape, int max_plans = 10, double setup_seconds = 4);
+  // Builds the graph and up to `heuristic_plans` execution plans of mode A's proposals, then up to
+  // `fallback_plans` more of the fallback list's, spending at most `setup_seconds` on them.
+  GraphConv(const Api& api, const GraphConvShape& shape, int heuristic_plans = 16, int fallback_plans = 4,
+            double setup_seconds = 4);
   GraphConv(const GraphConv&) = delete;
   GraphConv& operator=(const GraphConv&) = delete;
 

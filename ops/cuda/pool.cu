@@ -2,9 +2,9 @@
 // ops/reference.cpp's semantics: padded positions take no part in a max, and an average divides the window's
 // sum by r*s whatever the padding (PyTorch's count_include_pad=True). Inputs come from the same counter-based
 // generator as the simulator's. A pool is memory-bound: one kernel, a thread per output pixel and group of
-// channels (16-byte loads where the channels allow), timed like the other operators' paths, with fp32 output
-// as tessera's reference produces it and 16-bit output as frameworks store it. PyTorch's max_pool2d and
-// avg_pool2d are timed next to it by scripts/gpu_torch_reference.py.
+// channels (16-byte loads where the channels allow; a warp for a large window), timed like the other
+// operators' paths, with fp32 output as tessera's reference produces it and 16-bit output as frameworks store
+// it. PyTorch's max_pool2d and avg_pool2d are timed next to it by scripts/gpu_torch_reference.py.
 #include <cmath>
 
 #include "ops/cuda/device.cuh"
@@ -91,6 +91,38 @@ __global__ void pool_kernel(Pool v, const void* x, void* out) {
   }
 }
 
+// Large windows over few outputs (a global average pool: 7x7 over 1280 channels is 160 channel groups, too
+// few threads to hide DRAM latency over 49 loads each): a warp per output pixel and channel group, its lanes
+// taking the window's elements in turn, then a shuffle reduction.
+template <Dtype D, Store S, int V>
+__global__ void pool_window_split(Pool v, const void* x, void* out) {
+  const int64_t groups = v.c / V, p = v.p(), q = v.q(), count = v.n * p * q * groups;
+  const int64_t taps = v.r * v.s, warps = int64_t{gridDim.x} * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (int64_t i = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / 32; i < count; i += warps) {
+    const int64_t channel = (i % groups) * V, pixel = i / groups;  // the same for the whole warp
+    const int64_t oq = pixel % q, op = (pixel / q) % p, image = pixel / (p * q);
+    float result[V];
+    for (int j = 0; j < V; ++j) result[j] = v.average ? 0.0f : -INFINITY;
+    for (int64_t tap = lane; tap < taps; tap += 32) {
+      const int64_t ih = op * v.stride + tap / v.s - v.pad, iw = oq * v.stride + tap % v.s - v.pad;
+      if (ih < 0 || ih >= v.h || iw < 0 || iw >= v.w) continue;
+      float values[V];
+      load<D, V>(x, ((image * v.h + ih) * v.w + iw) * v.c + channel, values);
+      for (int j = 0; j < V; ++j) result[j] = v.average ? result[j] + values[j] : fmaxf(result[j], values[j]);
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+      for (int j = 0; j < V; ++j) {
+        const float other = __shfl_down_sync(0xffffffffu, result[j], offset);
+        result[j] = v.average ? result[j] + other : fmaxf(result[j], other);
+      }
+    if (lane != 0) continue;
+    if (v.average)
+      for (int j = 0; j < V; ++j) result[j] *= 1.0f / static_cast<float>(taps);
+    store<D, S, V>(out, pixel * v.c + channel, result);
+  }
+}
+
 // The exact output at the sampled positions, in float64 from the generator's values.
 __global__ void pool_reference_at(Pool v, const int64_t* indices, int count, double* out) {
   const int sample = blockIdx.x * blockDim.x + threadIdx.x;
@@ -133,14 +165,23 @@ size_t output_bytes(Store store) {
   return store == Store::same16 ? 2 : 4;
 }
 
-// The kernel for this dtype and store, with the widest channel group the channel count allows.
+// The kernel for this dtype and store, with the widest channel group the channel count allows; windows of 16
+// elements or more split over a warp.
 template <Dtype D, Store S>
 void launch_for(const Pool& v, const void* x, void* out) {
   constexpr int kWide = D == Dtype::fp32 ? 4 : (D == Dtype::int8 ? 1 : 8);
+  const bool split = v.r * v.s >= 16;
+  const int64_t threads = (v.c % kWide == 0 ? v.o_elements() / kWide : v.o_elements()) * (split ? 32 : 1);
   if (v.c % kWide == 0) {
-    pool_kernel<D, S, kWide><<<grid_for(v.o_elements() / kWide), 256>>>(v, x, out);
+    if (split) {
+      pool_window_split<D, S, kWide><<<grid_for(threads), 256>>>(v, x, out);
+    } else {
+      pool_kernel<D, S, kWide><<<grid_for(threads), 256>>>(v, x, out);
+    }
+  } else if (split) {
+    pool_window_split<D, S, 1><<<grid_for(threads), 256>>>(v, x, out);
   } else {
-    pool_kernel<D, S, 1><<<grid_for(v.o_elements()), 256>>>(v, x, out);
+    pool_kernel<D, S, 1><<<grid_for(threads), 256>>>(v, x, out);
   }
 }
 
