@@ -1,12 +1,14 @@
 // The recorded GPU references (traces/reference/<gpu>/<workload>/, made on an NVIDIA H200 by
 // scripts/gpu-reference.sh): CI has no GPU, so these records are what is checked — every shipped workload
-// has one for every op, each says how it was made, and the GPU's outputs agree with the CPU reference within
-// the per-dtype tolerance at every recorded position.
+// has one for every op (pools included), each says how it was made, the GPU's outputs agree with the CPU
+// reference within the per-dtype tolerance at every recorded position, and every layer of the networks is
+// timed next to the framework's own operator.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
+#include <variant>
 
 #include "common/config.hpp"
 #include "e2e/cli_helpers.hpp"
@@ -19,6 +21,17 @@ namespace tessera {
 
 namespace {
 const std::string kRoot = std::string(TESSERA_SOURCE_DIR) + "/traces/reference";
+
+// The CPU reference at the recorded positions: element by element for a contraction, from the whole output
+// for a pool (reference_at covers contractions; the networks' pools are a few million elements at most).
+std::vector<double> reference_at_recorded(const ops::Op& op, uint64_t seed,
+                                          const std::vector<int64_t>& indices) {
+  if (!std::holds_alternative<ops::PoolShape>(op.shape)) return ops::reference_at(op, seed, indices);
+  const std::vector<double> whole = ops::reference_output(op, ops::generate_inputs(op, seed), 1);
+  std::vector<double> picked;
+  for (const int64_t index : indices) picked.push_back(whole.at(static_cast<size_t>(index)));
+  return picked;
+}
 
 std::vector<std::filesystem::path> shipped_workloads() {
   std::vector<std::filesystem::path> files;
@@ -37,11 +50,8 @@ TEST(GpuReference, EveryShippedWorkloadHasARecordedRunOfEveryOpThatSaysHowItWasM
       const auto records = traces::find_gpu_records(kRoot, workload.name, op.name);
       ASSERT_FALSE(records.empty()) << workload.name << "/" << op.name << ": no record under " << kRoot;
       for (const traces::GpuRecord& record : records) {
-        // The runner has no pool path: its record says so, and only a pool may lack a measurement.
-        if (!record.no_gpu_path.empty()) {
-          EXPECT_EQ(op.kind(), std::string("pool")) << record.file << ": " << record.no_gpu_path;
-          continue;
-        }
+        // Every op kind of the shipped workloads has a GPU path (gemm, fc, conv2d, pool).
+        ASSERT_TRUE(record.no_gpu_path.empty()) << record.file << ": " << record.no_gpu_path;
         EXPECT_FALSE(record.gpu.empty()) << record.file;
         EXPECT_FALSE(record.driver.empty()) << record.file;
         EXPECT_FALSE(record.cuda_runtime.empty()) << record.file;
@@ -65,10 +75,10 @@ TEST(GpuReference, RecordedGpuOutputsMatchTheCpuReferenceWithinTheDtypeTolerance
     const ops::Workload workload = ops::workload_from_yaml(config::load_file(file.string()));
     for (const ops::Op& op : workload.ops) {
       for (const traces::GpuRecord& record : traces::find_gpu_records(kRoot, workload.name, op.name)) {
-        if (!record.no_gpu_path.empty()) continue;  // a pool: nothing measured (the test above checks that)
+        if (!record.no_gpu_path.empty()) continue;  // the test above fails it
         ASSERT_EQ(record.indices.size(), record.values.size()) << record.file;
         ASSERT_FALSE(record.indices.empty()) << record.file;
-        const std::vector<double> reference = ops::reference_at(op, workload.seed, record.indices);
+        const std::vector<double> reference = reference_at_recorded(op, workload.seed, record.indices);
         // The GPU's values as a tensor of its output type (they were fp32 or int32: exact in double).
         const DType output = accumulator_of(op.dtype);
         ops::HostTensor gpu(output, 1, static_cast<int64_t>(record.values.size()));
@@ -84,6 +94,20 @@ TEST(GpuReference, RecordedGpuOutputsMatchTheCpuReferenceWithinTheDtypeTolerance
         const ops::NumericsResult numerics = ops::compare_output(gpu, reference, op.dtype, "cpu");
         EXPECT_TRUE(numerics.pass) << record.file << ": rel_l2_err " << numerics.rel_l2_err
                                    << ", max_abs_err " << numerics.max_abs_err;
+      }
+    }
+  }
+}
+
+TEST(GpuReference, EveryNetworkLayerIsTimedNextToTheFrameworkAndTheRecordSaysWhichIsFaster) {
+  for (const std::string network : {"alexnet", "vgg16", "resnet50", "mobilenet-v2"}) {
+    const ops::Workload workload = ops::workload_from_yaml(
+        config::load_file(std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/" + network + ".yaml"));
+    for (const ops::Op& op : workload.ops) {
+      for (const traces::GpuRecord& record : traces::find_gpu_records(kRoot, workload.name, op.name)) {
+        ASSERT_TRUE(record.framework_us.has_value()) << record.file << ": no like-for-like PyTorch time";
+        EXPECT_GT(*record.framework_us, 0) << record.file;
+        EXPECT_NE(record.framework_path.find(std::string("torch.")), std::string::npos) << record.file;
       }
     }
   }
