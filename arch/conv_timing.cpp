@@ -83,7 +83,9 @@ RsPlan RsTiming::plan(const ConvTileShape& shape, DType dtype) const {
   p.strips = ceil_div(shape.e, cols_);
   p.strip_cols = std::min(shape.e, cols_);
   p.bands = rows_ / p.set_rows;
-  p.channels_per_pe = std::clamp<int64_t>(words.ifmap / shape.s, 1, shape.c);
+  // A PE's channels must fit its input scratchpad (a window each) and, with one filter, its filter
+  // scratchpad.
+  p.channels_per_pe = std::clamp<int64_t>(std::min(words.ifmap, words.filter) / shape.s, 1, shape.c);
   p.filters_per_pe =
       std::clamp<int64_t>(std::min(words.psum, words.filter / (p.channels_per_pe * shape.s)), 1, shape.m);
   p.filter_groups = ceil_div(shape.m, p.filters_per_pe);
@@ -101,14 +103,15 @@ int64_t RsTiming::active_pes(const ConvTileShape& shape, DType dtype) const {
 
 RsRoundTiming RsTiming::schedule(const RsRound& round, int64_t ready, RsPipeline& state) const {
   // The filter buses fill every PE's scratchpad (its shadow copy with overlap_folds) while the previous
-  // round computes; the MACs start when the weights are in and the PEs are free; the partial sums then
-  // ripple up the set and leave.
+  // round computes; the MACs start when the weights are in and the previous round has drained (the
+  // partial-sum chain and the output tile's port carry one round at a time); the partial sums then ripple up
+  // the set and leave.
   RsRoundTiming t;
   t.load_start = std::max({ready, state.bus_free, state.spad_free});
-  t.compute_start = std::max(t.load_start + round.load, state.compute_free);
+  t.compute_start = std::max(t.load_start + round.load, state.drained);
   t.complete = t.compute_start + round.compute + round.drain;
   state.bus_free = t.load_start + round.load;
-  state.compute_free = t.compute_start + round.compute;
+  state.drained = t.complete;
   // With a shadow scratchpad the next fill may start once this round has switched to its weights;
   // without one, only when this round is done.
   state.spad_free = overlap_ ? t.compute_start : t.complete;

@@ -55,14 +55,16 @@ struct RsPlan {
 struct RsRound {
   int64_t load = 0;     // filter scratchpad fill: p*q*s words over each PE row's multicast bus
   int64_t compute = 0;  // q output columns x s taps x p filters x channels, one MAC per cycle per PE
-  int64_t drain = 0;    // partial sums ripple up the set's h rows, p per output column leave
-  int64_t pes = 0;      // PEs the round's units occupy
+  // From the end of `compute` to the round's last sum written: its units' partial sums ripple up their h
+  // rows and p per output column leave, the latest-finishing unit deciding.
+  int64_t drain = 0;
+  int64_t pes = 0;  // PEs the round's units occupy
 };
 
 struct RsPipeline {
-  int64_t bus_free = 0;      // the filter buses can load the next round's weights
-  int64_t compute_free = 0;  // the PEs finished the previous round's MACs
-  int64_t spad_free = 0;     // with overlap_folds: the shadow filter scratchpad is free; else the round done
+  int64_t bus_free = 0;   // the filter buses can load the next round's weights
+  int64_t drained = 0;    // the previous round's last sum is written
+  int64_t spad_free = 0;  // with overlap_folds: the shadow filter scratchpad is free; else the round done
 };
 
 struct RsRoundTiming {
@@ -105,6 +107,7 @@ void RsTiming::for_each_round(const ConvTileShape& shape, DType dtype, Visit&& v
   // Units in order (row chunk, filter group, channel group, strip), strips innermost: a round's bands take
   // consecutive units, so the strips of one set sit side by side when they fit.
   RsRound round;
+  int64_t finish = 0;  // the round's latest unit compute + drain
   int64_t in_round = 0;
   for (int64_t chunk = 0; chunk < p.row_chunks; ++chunk) {
     const int64_t h = size_of(shape.r, p.set_rows, chunk);
@@ -114,20 +117,26 @@ void RsTiming::for_each_round(const ConvTileShape& shape, DType dtype, Visit&& v
         const int64_t channels = size_of(shape.c, p.channels_per_pe, cg);
         for (int64_t strip = 0; strip < p.strips; ++strip) {
           const int64_t width = size_of(shape.e, p.strip_cols, strip);
+          const int64_t compute = shape.q * shape.s * filters * channels;
           round.load = std::max(round.load, filters * channels * shape.s);
-          round.compute = std::max(round.compute, shape.q * shape.s * filters * channels);
-          round.drain = std::max(round.drain, h - 1 + filters);
+          round.compute = std::max(round.compute, compute);
+          finish = std::max(finish, compute + h - 1 + filters);
           round.pes += h * width;
           if (++in_round == p.bands) {
+            round.drain = finish - round.compute;
             visit(static_cast<const RsRound&>(round));
             round = RsRound{};
+            finish = 0;
             in_round = 0;
           }
         }
       }
     }
   }
-  if (in_round > 0) visit(static_cast<const RsRound&>(round));
+  if (in_round > 0) {
+    round.drain = finish - round.compute;
+    visit(static_cast<const RsRound&>(round));
+  }
 }
 
 }  // namespace tessera::arch

@@ -85,7 +85,7 @@ std::pair<Tick, Tick> PeUnit::schedule(const arch::Operation& operation, Tick re
   };
   const auto* conv = std::get_if<arch::PeConv>(&operation);
   if (conv && conv->dataflow == arch::Dataflow::rs) {
-    if (rs_pipeline_.compute_free < last_complete_) ready_cycle = std::max(ready_cycle, last_complete_);
+    if (rs_pipeline_.drained < last_complete_) ready_cycle = std::max(ready_cycle, last_complete_);
     const arch::ConvTileShape shape = arch::tile_shape_of(*conv);
     rs_timing_.for_each_round(shape, conv->dtype, [&](const arch::RsRound& round) {
       const arch::RsRoundTiming t = rs_timing_.schedule(round, ready_cycle, rs_pipeline_);
@@ -138,7 +138,7 @@ void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
     pipeline_.drain_free += stretch_cycles;
     pipeline_.array_free += stretch_cycles;
     rs_pipeline_.bus_free += stretch_cycles;
-    rs_pipeline_.compute_free += stretch_cycles;
+    rs_pipeline_.drained += stretch_cycles;
     rs_pipeline_.spad_free += stretch_cycles;
     last_complete_ += stretch_cycles;
     complete += cycles_to_ticks(stretch_cycles);

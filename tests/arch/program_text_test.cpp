@@ -959,3 +959,89 @@ TEST(ReadProgramFile, ReadsTheFileAndRecordsItsPath) {
 
 }  // namespace
 }  // namespace tessera::arch
+
+namespace tessera::arch {
+namespace {
+
+const std::string kConvLine =
+    "pe conv rs a=0x0 w=0x100 o=0x200 e=6 q=6 m=3 c=2 ih=7 iw=6 r=3 s=3 stride=1 dilation=2 pad_top=1 "
+    "pad_left=2 dtype=bf16 acc=1 a_pitch=8 w_pitch=16";
+
+TEST(ReadProgram, ReadsConvsWithEveryKey) {
+  const Program program = read(kHeader + kConvLine + "\n");
+  const auto& conv = std::get<PeConv>(program.cores[0].instructions[0].operation);
+  EXPECT_EQ(conv.dataflow, Dataflow::rs);
+  EXPECT_EQ(conv.dtype, DType::bf16);
+  EXPECT_EQ(conv.a_address, 0u);
+  EXPECT_EQ(conv.w_address, 0x100u);
+  EXPECT_EQ(conv.o_address, 0x200u);
+  EXPECT_EQ(conv.e, 6);
+  EXPECT_EQ(conv.q, 6);
+  EXPECT_EQ(conv.m, 3);
+  EXPECT_EQ(conv.c, 2);
+  EXPECT_EQ(conv.ih, 7);
+  EXPECT_EQ(conv.iw, 6);
+  EXPECT_EQ(conv.r, 3);
+  EXPECT_EQ(conv.s, 3);
+  EXPECT_EQ(conv.stride, 1);
+  EXPECT_EQ(conv.dilation, 2);
+  EXPECT_EQ(conv.pad_top, 1);
+  EXPECT_EQ(conv.pad_left, 2);
+  EXPECT_TRUE(conv.accumulate);
+  EXPECT_EQ(conv.a_pitch_bytes, 8);
+  EXPECT_EQ(conv.w_pitch_bytes, 16);
+  EXPECT_EQ(conv.o_pitch_bytes, 0);
+  EXPECT_EQ(conv.macs(), 6 * 6 * 3 * 2 * 3 * 3);
+}
+
+TEST(ReadProgram, ConvStrideDilationAndPaddingDefaultToTheUnpaddedUnitConv) {
+  const Program program =
+      read(kHeader +
+           "pe conv ws a=0x0 w=0x100 o=0x200 e=2 q=2 m=1 c=1 ih=4 iw=4 r=3 s=3 dtype=fp32 "
+           "acc=0\n");
+  const auto& conv = std::get<PeConv>(program.cores[0].instructions[0].operation);
+  EXPECT_EQ(conv.dataflow, Dataflow::ws);
+  EXPECT_EQ(conv.stride, 1);
+  EXPECT_EQ(conv.dilation, 1);
+  EXPECT_EQ(conv.pad_top, 0);
+  EXPECT_EQ(conv.pad_left, 0);
+}
+
+TEST(WriteProgram, AConvReadsBackAsTheSameInstruction) {
+  const Program program = read(kHeader + kConvLine + "\n");
+  const std::string text = write_program(program);
+  EXPECT_NE(
+      text.find("  pe conv rs a=0x0 w=0x100 o=0x200 e=6 q=6 m=3 c=2 ih=7 iw=6 r=3 s=3 stride=1 dilation=2 "
+                "pad_top=1 pad_left=2 dtype=bf16 acc=1 a_pitch=8 w_pitch=16\n"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(read_program(text, "again.tprog"), program);
+}
+
+TEST(ReadProgramErrors, ConvNeedsEveryRequiredKey) {
+  const std::vector<std::string> options = {"a=0x0", "w=0x100", "o=0x200", "e=2", "q=2",        "m=1",  "c=1",
+                                            "ih=4",  "iw=4",    "r=3",     "s=3", "dtype=bf16", "acc=0"};
+  for (size_t missing = 0; missing < options.size(); ++missing) {
+    std::string line = "pe conv rs";
+    for (size_t i = 0; i < options.size(); ++i)
+      if (i != missing) line += " " + options[i];
+    const InputError error = instruction_error(line);
+    const std::string key = options[missing].substr(0, options[missing].find('=') + 1);
+    EXPECT_EQ(error.message(), "conv is missing '" + key + "'");
+    EXPECT_EQ(error.where().column, 4) << key;
+    EXPECT_NE(error.hint().find("a conv is written"), std::string::npos);
+  }
+}
+
+TEST(ReadProgramErrors, ConvNamesItsDataflowFirst) {
+  const std::string line =
+      "pe conv xs a=0x0 w=0x100 o=0x200 e=2 q=2 m=1 c=1 ih=4 iw=4 r=3 s=3 dtype=bf16 acc=0";
+  const InputError error = instruction_error(line);
+  EXPECT_EQ(error.message(), "unknown dataflow 'xs'; did you mean 'ws'?");
+  EXPECT_EQ(error.where().column, column_of(line, "xs"));
+  const InputError missing = instruction_error("pe conv");
+  EXPECT_EQ(missing.where().column, 8);
+}
+
+}  // namespace
+}  // namespace tessera::arch

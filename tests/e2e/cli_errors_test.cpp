@@ -266,3 +266,67 @@ ops:
 }
 
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+// A hand-written direct convolution (docs/tile-program.md, "conv"): 1x6x6x2 input, 3 filters of 3x3, pad 1.
+const char* kHandConv = R"(tessera-program 1
+name hand-conv
+mesh 1x1
+op conv2d c=2 dilation=1 dtype=bf16 groups=1 h=6 index=0 k=3 n=1 name=c pad=1 r=3 s=3 seed=9 stride=1 w=6
+tensor X bf16 36x2 at 0x0 input seed=9 id=0
+tensor W bf16 18x3 at 0x100000 input seed=9 id=1
+tensor O fp32 36x3 at 0x200000 output
+
+core 0,0
+  dma0 load X[0:36, 0:2] -> 0x0 ; signal in
+  dma0 load W[0:18, 0:3] -> 0x100 ; signal in
+  pe conv rs a=0x0 w=0x100 o=0x200 e=6 q=6 m=3 c=2 ih=6 iw=6 r=3 s=3 pad_top=1 pad_left=1 dtype=bf16 acc=0 ; wait in*2 ; signal done
+  dma0 store 0x200 -> O[0:36, 0:3] ; wait done
+)";
+
+CommandResult simulate(const std::string& machine_file, const std::string& program_text,
+                       ScratchDir& scratch) {
+  write_text(scratch.file("conv.tprog"), program_text);
+  return run_tessera({"sim", "--arch", machine_file, "--program", scratch.file("conv.tprog"), "--quiet"});
+}
+}  // namespace
+
+TEST(CliErrors, AHandWrittenRowStationaryConvRunsAndMatchesTheReference) {
+  ScratchDir scratch;
+  const CommandResult result = simulate(shipped("arch/eyeriss.yaml"), kHandConv, scratch);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("numerics: all pass"), std::string::npos) << result.output;
+}
+
+TEST(CliErrors, RowStationaryRunsConvolutionsOnlyAndNeedsRoomForAFilterRow) {
+  ScratchDir scratch;
+  // A matmul cannot be row stationary.
+  const std::string matmul = replaced(kHandConv,
+                                      "pe conv rs a=0x0 w=0x100 o=0x200 e=6 q=6 m=3 c=2 ih=6 iw=6 r=3 s=3 "
+                                      "pad_top=1 pad_left=1 dtype=bf16 acc=0",
+                                      "pe rs a=0x0 w=0x100 o=0x200 m=36 n=3 k=2 dtype=bf16 acc=0");
+  const CommandResult as_matmul = simulate(shipped("arch/eyeriss.yaml"), matmul, scratch);
+  EXPECT_EQ(as_matmul.exit_code, 2) << as_matmul.output;
+  EXPECT_NE(as_matmul.output.find("conv.tprog:12: core 0,0 pe #0: row stationary runs convolutions: a matmul "
+                                  "takes ws, os or is"),
+            std::string::npos)
+      << as_matmul.output;
+  // Scratchpads too small for a 3-wide filter row and input window.
+  write_text(scratch.file("conv.tprog"), kHandConv);
+  const CommandResult small_spad =
+      run_tessera({"sim", "--arch", shipped("arch/eyeriss.yaml"), "--set", "core.pe_spad_bytes.ifmap=4",
+                   "--program", scratch.file("conv.tprog"), "--quiet"});
+  EXPECT_EQ(small_spad.exit_code, 2) << small_spad.output;
+  EXPECT_NE(
+      small_spad.output.find("conv.tprog:12: core 0,0 pe #0: row stationary keeps a filter row (3 weights) "
+                             "and an input window (3 values) of bf16 per PE, and a partial sum in fp32: "
+                             "the PE scratchpads hold 224 filter, 2 input and 24 partial-sum words"),
+      std::string::npos)
+      << small_spad.output;
+  EXPECT_NE(small_spad.output.find("hint: give the PEs larger scratchpads (core.pe_spad_bytes)"),
+            std::string::npos)
+      << small_spad.output;
+}
+
+}  // namespace tessera

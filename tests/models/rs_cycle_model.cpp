@@ -58,7 +58,7 @@ RsModelFolding fold(const RsModelArray& array, const RsModelInstruction& in) {
   f.strip_cols = std::min<int64_t>(in.e, array.cols);
   f.strips = ceil_div(in.e, array.cols);
   f.bands = array.rows / f.set_rows;
-  f.channels_per_pe = std::clamp<int64_t>(array.ifmap_words / in.s, 1, in.c);
+  f.channels_per_pe = std::clamp<int64_t>(std::min(array.ifmap_words, array.filter_words) / in.s, 1, in.c);
   f.filters_per_pe = std::clamp<int64_t>(
       std::min(array.psum_words, array.filter_words / (f.channels_per_pe * in.s)), 1, in.m);
   f.filter_groups = ceil_div(in.m, f.filters_per_pe);
@@ -234,12 +234,15 @@ class RsArrayModel {
 
   void control() {
     const int64_t t = cycle_;
-    // Compute: the round's weights are all in and no PE has MACs of an earlier round left.
+    // Compute: the round's weights are all in, no PE has MACs of an earlier round left, and every earlier
+    // round has written its last sum (the partial-sum chains carry one round at a time).
     if (next_compute_ < next_load_) {
       const int g = next_compute_;
       const bool weights_in = progress_[g].bus_words == rounds_[g].bus_words;
       const bool pes_free = std::none_of(pes_.begin(), pes_.end(), [](const Pe& p) { return p.computing; });
-      if (weights_in && pes_free) start_compute(g, t);
+      bool drained = true;
+      for (int earlier = 0; earlier < g; ++earlier) drained = drained && progress_[earlier].complete >= 0;
+      if (weights_in && pes_free && drained) start_compute(g, t);
     }
     // Load: the instruction is ready, every filter bus is idle and the scratchpads can take new weights.
     // With overlap_folds the shadow of a round that switched to it this cycle is free: the switch reads it
