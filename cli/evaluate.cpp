@@ -70,14 +70,17 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     comparison.framework = record.framework;
     comparison.framework_path = record.framework_path;
     comparison.framework_us = record.framework_us.value_or(0);
+    comparison.framework_runner_us = record.framework_runner_us;
     // Never compare mismatched things: the record must be of this very op, inputs included.
     bool same_shape = true;
     for (const auto& [key, value] : shape) {
       const auto recorded = record.shape.find(key);
       same_shape = same_shape && recorded != record.shape.end() && recorded->second == value;
     }
-    const bool same = record.kind == op.kind() && same_shape && record.dtype == name_of(op.dtype) &&
-                      record.seed == seed && record.index == op.index;
+    const auto* pool = std::get_if<ops::PoolShape>(&op.shape);
+    const std::string mode = pool ? (pool->mode == ops::PoolMode::max ? "max" : "avg") : "";
+    const bool same = record.kind == op.kind() && same_shape && record.mode == mode &&
+                      record.dtype == name_of(op.dtype) && record.seed == seed && record.index == op.index;
     comparison.compared = same;
     if (!same) {
       // The record's fields in this op's order when it is of the same kind, else all of them.
@@ -89,10 +92,11 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
         recorded.assign(record.shape.begin(), record.shape.end());
       }
       comparison.note = fmt::format(
-          "the record was made for {} {} {} (op #{}, seed {}); this op is {} {} {} (op "
+          "the record was made for {}{} {} {} (op #{}, seed {}); this op is {}{} {} {} (op "
           "#{}, seed {})",
-          record.kind, shape_text(recorded), record.dtype, record.index, record.seed, op.kind(),
-          shape_text(shape), name_of(op.dtype), op.index, seed);
+          record.kind, record.mode.empty() ? "" : " " + record.mode, shape_text(recorded), record.dtype,
+          record.index, record.seed, op.kind(), mode.empty() ? "" : " " + mode, shape_text(shape),
+          name_of(op.dtype), op.index, seed);
     } else {
       found.matched.push_back(record);
     }
@@ -128,6 +132,10 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   if (op.gemm_count() == 0) {
     outcome.record.not_simulated =
         "the machine model has no vector unit: a pool is not lowered or timed (its output is not checked)";
+    // The GPU's time for it is still worth showing next to the layers that are simulated.
+    const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
+    outcome.record.gpu = gpu.comparisons;
+    outcome.record.gpu_note = gpu.note;
     return outcome;
   }
   auto say = [&](const std::string& line) {
@@ -159,8 +167,15 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
       continue;
     }
     Simulated best;
-    // Far behind (but not pruned): its best candidate alone is simulated.
-    const size_t simulated = behind > settings.narrow_ratio ? 1 : dataflow.best.size();
+    // Far behind (but not pruned), or behind the other form (implicit GEMM or direct) of the same dataflow:
+    // its best candidate alone is simulated.
+    bool behind_sibling = false;
+    for (const mapper::DataflowSearch& sibling : search.per_dataflow)
+      behind_sibling =
+          behind_sibling ||
+          (sibling.dataflow == dataflow.dataflow && sibling.direct != dataflow.direct &&
+           !sibling.best.empty() && sibling.best.front().cost.cycles < dataflow.best.front().cost.cycles);
+    const size_t simulated = behind > settings.narrow_ratio || behind_sibling ? 1 : dataflow.best.size();
     for (size_t c = 0; c < simulated; ++c) {
       const mapper::Candidate& candidate = dataflow.best[c];
       const std::string name = fmt::format("{}.{}", op.name, dataflow.label());

@@ -25,9 +25,10 @@ struct RunSettings {
   // A dataflow whose best estimate is more than this many times the op's best estimate is not simulated (the
   // report lists it with its estimate); 0 simulates every dataflow.
   double prune_ratio = 4.0;
-  // ... more than this many times: only its best candidate is simulated (the cost model's ranking within a
-  // dataflow matters only near the top).
-  double narrow_ratio = 1.5;
+  // ... more than this many times, or behind the other form of the same dataflow (a conv's implicit GEMM or
+  // direct form): only its best candidate is simulated (the cost model's ranking within a dataflow matters
+  // only near the top).
+  double narrow_ratio = 1.2;
   std::function<SourceLocation(const std::string& field)> locate_machine_field;
   std::function<void(const std::string&)> progress;  // one line of progress, or nothing
   std::string workload_name;                         // where recorded GPU references are filed

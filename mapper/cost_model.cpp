@@ -133,28 +133,28 @@ std::shared_ptr<const CostModel::RsCacheEntry> CostModel::rs_entry(const GemmPro
   }
   const arch::ConvTileShape shape = conv_tile_of(problem, tm, tn, tk);
   auto entry = std::make_shared<RsCacheEntry>();
-  // The rounds of one instruction, then of a second identical one, from a fresh pipeline; and the PE slots
-  // the rounds leave idle (folding of sets onto the array).
+  // The rounds of one instruction from a fresh pipeline, and the PE slots the rounds leave idle (folding of
+  // sets onto the array). The next identical instruction's first round then starts as RsTiming::schedule
+  // would start it: its load once the buses and scratchpads allow, its MACs once that load is in and this
+  // instruction's last round has drained.
   InstructionProfile& result = entry->profile;
   arch::RsPipeline pipeline;
-  int64_t first_start = -1, second_start = -1, last_start = 0, last_complete = 0;
+  int64_t first_start = -1, first_load = 0, last_start = 0, last_complete = 0;
   double used = 0, slots = 0;
   const double pes = static_cast<double>(spec_.core.pe_array.rows) * spec_.core.pe_array.cols;
-  for (int instruction = 0; instruction < 2; ++instruction) {
-    rs_timing_.for_each_round(shape, problem.dtype, [&](const arch::RsRound& round) {
-      const arch::RsRoundTiming t = rs_timing_.schedule(round, 0, pipeline);
-      if (instruction == 1) {
-        if (second_start < 0) second_start = t.compute_start;
-        return;
-      }
-      if (first_start < 0) first_start = t.compute_start, result.lead_in = t.compute_start;
-      ++result.folds;
-      result.stream_cycles += round.compute;
-      last_start = t.compute_start, last_complete = t.complete;
-      used += static_cast<double>(round.pes) * round.compute;
-      slots += pes * round.compute;
-    });
-  }
+  rs_timing_.for_each_round(shape, problem.dtype, [&](const arch::RsRound& round) {
+    const arch::RsRoundTiming t = rs_timing_.schedule(round, 0, pipeline);
+    if (first_start < 0)
+      first_start = t.compute_start, first_load = round.load, result.lead_in = t.compute_start;
+    ++result.folds;
+    result.stream_cycles += round.compute;
+    last_start = t.compute_start, last_complete = t.complete;
+    used += static_cast<double>(round.pes) * round.compute;
+    slots += pes * round.compute;
+  });
+  arch::RsPipeline next = pipeline;
+  const arch::RsRoundTiming second = rs_timing_.schedule(arch::RsRound{first_load, 0, 0, 0}, 0, next);
+  const int64_t second_start = second.compute_start;
   result.interval = second_start - first_start;
   result.tail = last_complete - last_start;
   result.cross = 0;

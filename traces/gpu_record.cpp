@@ -32,6 +32,7 @@ void add_framework(GpuRecord& record, const std::filesystem::path& torch_file) {
     // Prefer the row of the reported path, else the first comparable one.
     if (!record.framework_us || row.value("runner_path", "") == record.path) {
       record.framework_us = row.value("framework_us", 0.0);
+      record.framework_runner_us = row.value("runner_us", 0.0);
       record.framework_path = row.value("framework_path", "") + " (vs " + row.value("runner_path", "") + ")";
     }
   }
@@ -64,6 +65,7 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
         if (value.is_number_integer() && key != "index" && key != "seed")
           record.shape[key] = value.get<int64_t>();
       record.dtype = op_json.value("dtype", "");
+      record.mode = op_json.value("mode", "");
       record.seed = op_json.value("seed", uint64_t{0});
       record.path = json.value("reported_path", "");
       record.time_us = json.value("time_us", 0.0);

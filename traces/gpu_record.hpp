@@ -17,6 +17,7 @@ struct GpuRecord {
   std::string gpu, driver, cuda_runtime, date, command;
   // What was run.
   std::string kind, name, dtype;
+  std::string mode;  // a pool's "max" or "avg" ("" for the others)
   int64_t index = 0, m = 0, n = 0, k = 0;
   std::map<std::string, int64_t> shape;  // every integer field of the op but index and seed (m, n, k; conv's)
   uint64_t seed = 0;
@@ -25,6 +26,7 @@ struct GpuRecord {
   double time_us = 0, tflops = 0, roofline_floor_us = 0;
   std::string roofline_bound;
   std::optional<double> framework_us;  // the framework's like-for-like path, when one ran
+  double framework_runner_us = 0;      // ... and the runner's path it is like for like with
   std::string framework_path, framework;
   // The output: every element (complete) or a seeded sample.
   std::vector<int64_t> indices;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -156,17 +157,40 @@ std::string layer_table(const Report& report) {
       "\nper layer (the winner of each; others as cycles relative to it; PEs: the most one core used at "
       "once):\n";
   out += fmt::format(
-      "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9} {:>6} {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8}  {}\n", "op",
-      name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util", "PEs", "DRAM_MB",
-      "others", others_width, "top PE bubble", "gpu_us", "fw_us", "numerics");
+      "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9} {:>6} {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} {:>8}  {}\n",
+      "op", name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util", "PEs", "DRAM_MB",
+      "others", others_width, "top PE bubble", "gpu_us", "gpu16_us", "fw_us", "numerics");
+  // The GPU's cells of a layer: the runner's path for tessera's output type (whose output is compared), the
+  // runner's path that stores what the framework stores, and the framework.
+  auto gpu_cells = [](const OpRecord& op) {
+    std::array<std::string, 3> cells = {"-", "-", "-"};
+    const auto gpu = std::find_if(op.gpu.begin(), op.gpu.end(), [](const GpuComparison& record) {
+      return record.compared && record.time_us > 0;
+    });
+    if (gpu == op.gpu.end()) return std::make_pair(cells, static_cast<const GpuComparison*>(nullptr));
+    cells[0] = fmt::format("{:.1f}", gpu->time_us);
+    if (gpu->framework_us > 0) {
+      cells[1] = fmt::format("{:.1f}", gpu->framework_runner_us);
+      cells[2] = fmt::format("{:.1f}", gpu->framework_us);
+    }
+    return std::make_pair(cells, &*gpu);
+  };
   // The recorded GPU beside the simulation, over the layers that have a measurement of this very op.
   double gpu_total = 0, framework_total = 0, simulated_total = 0;
   int measured = 0, with_framework = 0;
   std::string gpu_name;
   for (const OpRecord& op : report.ops) {
     if (op.winner < 0) {
-      out += fmt::format("  {:<{}} {:<6} {:<{}} {}\n", op.name, name_width, op.kind, op.shape, shape_width,
-                         "not simulated");
+      const auto [cells, gpu] = gpu_cells(op);
+      if (gpu == nullptr) {
+        out += fmt::format("  {:<{}} {:<6} {:<{}} {}\n", op.name, name_width, op.kind, op.shape, shape_width,
+                           "not simulated");
+      } else {
+        out += fmt::format("  {:<{}} {:<6} {:<{}} {:<{}} {:>8} {:>8} {:>8}\n", op.name, name_width, op.kind,
+                           op.shape, shape_width, "not simulated",
+                           9 + 1 + 12 + 1 + 9 + 1 + 6 + 1 + 5 + 1 + 9 + 2 + others_width + 2 + 26, cells[0],
+                           cells[1], cells[2]);
+      }
       continue;
     }
     const RunRecord& best = op.best();
@@ -178,30 +202,27 @@ std::string layer_table(const Report& report) {
         for (const Numerics& check : run.numerics) pass = pass && check.pass;
       numerics = pass ? "pass" : "FAIL";
     }
-    const auto gpu = std::find_if(op.gpu.begin(), op.gpu.end(), [](const GpuComparison& record) {
-      return record.compared && record.time_us > 0;
-    });
-    std::string gpu_cell = "-", framework_cell = "-";
-    if (gpu != op.gpu.end()) {
-      gpu_cell = fmt::format("{:.1f}", gpu->time_us);
+    const auto [cells, gpu] = gpu_cells(op);
+    if (gpu != nullptr) {
       gpu_total += gpu->time_us, simulated_total += best.time_us, ++measured;
       gpu_name = gpu->gpu;
-      if (gpu->framework_us > 0) {
-        framework_cell = fmt::format("{:.1f}", gpu->framework_us);
-        framework_total += gpu->framework_us, ++with_framework;
-      }
+      if (gpu->framework_us > 0) framework_total += gpu->framework_us, ++with_framework;
     }
     out += fmt::format(
-        "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9.2f} {:>5.1f}% {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8}  {}\n",
+        "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9.2f} {:>5.1f}% {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} {:>8} "
+        " {}\n",
         op.name, name_width, op.kind, op.shape, shape_width, best.dataflow, grouped(best.cycles),
         best.time_us, 100 * best.pe_utilization, best.active_pes, megabytes(best.dram_bytes), others,
-        others_width, top_pe_bubble(best), gpu_cell, framework_cell, numerics);
+        others_width, top_pe_bubble(best), cells[0], cells[1], cells[2], numerics);
   }
   if (measured > 0) {
     out += fmt::format("  {} (recorded) over the {} layers it measured: {:.1f} us by tessera's GPU runner",
                        gpu_name, measured, gpu_total);
     if (with_framework == measured) out += fmt::format(", {:.1f} us by the framework", framework_total);
     out += fmt::format("; simulated {:.1f} us\n", simulated_total);
+    out +=
+        "  gpu_us: the runner's path for tessera's output type (its output is compared); gpu16_us: its path "
+        "storing what the framework stores; fw_us: the framework's\n";
   }
   return out;
 }
@@ -307,8 +328,10 @@ std::string to_json(const Report& report, bool include_host_seconds) {
         item["roofline_bound"] = record.roofline_bound;
       }
       if (record.framework_us > 0)
-        item["framework"] = {
-            {"name", record.framework}, {"path", record.framework_path}, {"time_us", record.framework_us}};
+        item["framework"] = {{"name", record.framework},
+                             {"path", record.framework_path},
+                             {"time_us", record.framework_us},
+                             {"runner_time_us", record.framework_runner_us}};
       gpu.push_back(item);
     }
     entry["gpu_reference"] = gpu;
@@ -372,7 +395,9 @@ std::string to_table(const Report& report) {
           "  GPU {} ({}, recorded {}): {:.1f} us, {:.1f} TFLOP/s, roofline floor {:.1f} us ({}-bound)",
           gpu.gpu, gpu.path, gpu.date.substr(0, 10), gpu.time_us, gpu.tflops, gpu.roofline_floor_us,
           gpu.roofline_bound);
-      if (gpu.framework_us > 0) out += fmt::format("; {} {:.1f} us", gpu.framework, gpu.framework_us);
+      if (gpu.framework_us > 0)
+        out += fmt::format("; {} {:.1f} us (runner's like-for-like path {:.1f} us)", gpu.framework,
+                           gpu.framework_us, gpu.framework_runner_us);
       if (op.winner >= 0) out += fmt::format("; simulated {:.1f} us", op.best().time_us);
       out += "\n";
     }

@@ -72,9 +72,10 @@ struct GpuComparison {
   double time_us = 0, tflops = 0, roofline_floor_us = 0;
   std::string roofline_bound;
   std::string framework, framework_path;
-  double framework_us = 0;  // 0: no like-for-like framework time
-  bool compared = false;    // made for this op's shape, dtype and seed: its output was compared
-  std::string note;         // why it was not compared
+  double framework_us = 0;         // 0: no like-for-like framework time
+  double framework_runner_us = 0;  // the runner's path the framework time is like for like with
+  bool compared = false;           // made for this op's shape, dtype and seed: its output was compared
+  std::string note;                // why it was not compared
 };
 
 struct OpRecord {

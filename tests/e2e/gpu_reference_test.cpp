@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <variant>
 
 #include "common/config.hpp"
@@ -157,6 +158,50 @@ TEST(GpuReference, AMissingRecordIsSaidSo) {
   const auto report = nlohmann::json::parse(result.output);
   EXPECT_EQ(report["ops"][0]["gpu_reference_note"],
             "no recorded reference (/nonexistent/<gpu>/default/up_proj.json)");
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+// A pool is not simulated (no vector unit), but its recorded GPU time is shown; a record of the other pooling
+// mode is no measurement of it.
+TEST(GpuReference, APoolShowsItsGpuTimeAndARecordOfTheOtherModeIsNotCompared) {
+  ScratchDir scratch;
+  // AlexNet's pool1 record, filed as op #0 of a one-op workload.
+  nlohmann::json record;
+  std::ifstream(kRoot + "/nvidia-h200/alexnet/pool1.json") >> record;
+  record["op"]["index"] = 0;
+  std::filesystem::create_directories(scratch.file("ref/nvidia-h200/poolonly"));
+  write_text(scratch.file("ref/nvidia-h200/poolonly/pool1.json"), record.dump());
+  const std::string workload = R"(name: poolonly
+seed: 12
+ops:
+  - {name: pool1, kind: pool, n: 4, c: 96, h: 55, w: 55, r: 3, s: 3, stride: 2, mode: max, dtype: bf16}
+)";
+  auto run = [&](const std::string& text) {
+    write_text(scratch.file("poolonly.yaml"), text);
+    const CommandResult result =
+        run_tessera({"run", "--workload", scratch.file("poolonly.yaml"), "--reference", scratch.file("ref"),
+                     "--format", "json", "--quiet"});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    return nlohmann::json::parse(result.output)["ops"][0];
+  };
+  const auto max_pool = run(workload);
+  EXPECT_TRUE(max_pool.contains("not_simulated"));
+  ASSERT_EQ(max_pool["gpu_reference"].size(), 1u);
+  EXPECT_TRUE(max_pool["gpu_reference"][0]["compared"].get<bool>());
+  EXPECT_GT(max_pool["gpu_reference"][0]["time_us"].get<double>(), 0);
+
+  std::string avg = workload;
+  avg.replace(avg.find("mode: max"), 9, "mode: avg");
+  const auto avg_pool = run(avg);
+  ASSERT_EQ(avg_pool["gpu_reference"].size(), 1u);
+  EXPECT_FALSE(avg_pool["gpu_reference"][0]["compared"].get<bool>());
+  EXPECT_EQ(avg_pool["gpu_reference"][0]["note"],
+            "the record was made for pool max n=4 c=96 h=55 w=55 r=3 s=3 stride=2 pad=0 bf16 (op #0, seed "
+            "12); this "
+            "op is pool avg n=4 c=96 h=55 w=55 r=3 s=3 stride=2 pad=0 bf16 (op #0, seed 12)");
 }
 
 }  // namespace tessera
