@@ -98,9 +98,10 @@ class Lowering {
     multicast_[kW] = cost.multicast_w;
     element_ = size_bytes(op.dtype);
     accumulator_type_ = accumulator_of(op.dtype);
-    // A direct conv's W tile with some of the channels is one load per filter tap.
-    w_loads_per_tile_ =
-        problem_.direct && mapping.tile_k < problem_.k ? static_cast<int>(problem_.taps()) : 1;
+    // A direct conv's W tile with some of the channels is one load per filter tap (its rows are not
+    // contiguous in W), with all of them a single load.
+    w_whole_channels_ = !problem_.direct || mapping.tile_k >= problem_.k;
+    w_loads_per_tile_ = w_whole_channels_ ? 1 : static_cast<int>(problem_.taps());
   }
 
   arch::Program run(const std::string& name) {
@@ -260,7 +261,7 @@ class Lowering {
     const int64_t channels = rows.tile_size(load.key_a);
     const int64_t filters_begin = cols.tile_begin(load.key_b), filters = cols.tile_size(load.key_b);
     const int64_t group_rows = group * d.taps() * problem_.k;
-    if (w_loads_per_tile_ == 1)
+    if (w_whole_channels_)
       return {{arch::TensorRegion{tensor_[kW], group_rows, d.taps() * channels, filters_begin, filters}, 0}};
     std::vector<std::pair<arch::TensorRegion, uint64_t>> loads;
     for (int64_t tap = 0; tap < d.taps(); ++tap)
@@ -529,6 +530,7 @@ class Lowering {
   int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O
   int64_t element_ = 0;
   int w_loads_per_tile_ = 1;
+  bool w_whole_channels_ = true;
   DType accumulator_type_ = DType::fp32;
   arch::Program program_;
   std::vector<CorePlace> places_;

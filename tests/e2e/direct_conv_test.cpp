@@ -109,5 +109,27 @@ TEST(DirectConvHalo, DroppingAHaloRowBetweenInputTilesFailsNumerics) {
   EXPECT_FALSE(output_matches_reference(op, 3, machine.run(program, sim::RunOptions{}), &detail)) << detail;
 }
 
+// Channel tiles: each k tile's filter rows start at its first channel, for every filter size (a 1x1 filter's
+// tile is one load, a 3x3's one per tap), and their partial sums add up in the output tile.
+TEST(DirectConvChannelTiles, EveryChannelTileLoadsItsOwnFilterRows) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  sim::Machine machine(spec);
+  for (const ops::ConvShape shape : {ops::ConvShape{1, 64, 14, 14, 32, 1, 1, 1, 0, 1, 1},
+                                     ops::ConvShape{1, 24, 10, 10, 16, 3, 3, 1, 1, 1, 1}}) {
+    const ops::Op op = conv_op(shape, DType::bf16);
+    for (const arch::Dataflow dataflow : {arch::Dataflow::ws, arch::Dataflow::rs}) {
+      mapper::GemmMapping mapping = best_direct_mapping(op, spec, dataflow);
+      mapping.split_m = 2, mapping.split_n = 1, mapping.split_k = 2;
+      mapping.order = {mapper::Dim::m, mapper::Dim::n, mapper::Dim::k};
+      mapping.tile_m = 4, mapping.tile_n = 16, mapping.tile_k = 4;  // several channel tiles per core
+      const arch::Program program = mapper::lower_gemm(op, 4, mapping, spec, "channels");
+      arch::check_program(program, spec);
+      std::string detail;
+      EXPECT_TRUE(output_matches_reference(op, 4, machine.run(program, sim::RunOptions{}), &detail))
+          << mapping.describe() << " r=" << shape.r << " " << detail;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera
