@@ -106,6 +106,8 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   };
   const auto say = progress_printer(common);
 
+  EvaluationCache cache;
+  settings.cache = &cache;
   sim::Machine machine(spec);
   traces::Report report;
   report.command = "run";
@@ -217,9 +219,9 @@ int map_command(const Common& common, int top) {
       });
       best.best = ranked_of(candidate, static_cast<int>(position - ranked.begin()) + 1);
       if (!(candidate.mapping == winner.mapping)) {
-        best.loses_because = mapper::why_loses(mapper::problem_for(op, candidate.mapping),
-                                               candidate.mapping, candidate.cost, candidate.cost.cycles,
-                                               winner.mapping, winner.cost, winner.cost.cycles);
+        best.loses_because =
+            mapper::why_loses(mapper::problem_for(op, candidate.mapping), candidate.mapping, candidate.cost,
+                              candidate.cost.cycles, winner.mapping, winner.cost, winner.cost.cycles);
       }
       if (!common.out_dir.empty()) {
         const std::string name = fmt::format("{}.{}", op.name, best.dataflow);

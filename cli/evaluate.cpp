@@ -149,8 +149,21 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   options.locate_field = settings.locate_machine_field;
   options.op_description =
       fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
-  const mapper::SearchResult search = mapper::search_op(op, spec, options);
-  say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
+  // The op's fields but its name: what its mapping and timing depend on (with the machine and the settings).
+  std::string op_key;
+  for (const auto& field : ops::to_yaml(op))
+    if (field.first.Scalar() != "name") op_key += field.first.Scalar() + "=" + field.second.Scalar() + " ";
+  mapper::SearchResult search;
+  if (settings.cache && settings.cache->searches.count(op_key)) {
+    search = settings.cache->searches.at(op_key);
+    search.seconds = 0;  // nothing was searched for this layer
+    say(fmt::format("{}: same shape as an earlier layer: its {} mappings' scores reused", op.name,
+                    search.evaluated));
+  } else {
+    search = mapper::search_op(op, spec, options);
+    say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
+    if (settings.cache) settings.cache->searches.emplace(op_key, search);
+  }
 
   // Simulate the best few of each dataflow (timing only); the fastest of each dataflow represents it.
   std::vector<Simulated> rows;
@@ -180,7 +193,14 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
       const mapper::Candidate& candidate = dataflow.best[c];
       const std::string name = fmt::format("{}.{}", op.name, dataflow.label());
       arch::Program program = mapper::lower_gemm(op, seed, candidate.mapping, spec, name);
-      sim::RunResult timing = machine.run(program, sim::RunOptions{false, false});
+      const std::string timing_key = op_key + candidate.mapping.describe();
+      sim::RunResult timing;
+      if (settings.cache && settings.cache->timings.count(timing_key)) {
+        timing = settings.cache->timings.at(timing_key);
+      } else {
+        timing = machine.run(program, sim::RunOptions{false, false});
+        if (settings.cache) settings.cache->timings.emplace(timing_key, timing);
+      }
       ++best.simulated;
       if (best.simulated == 1 || timing.cycles < best.timing.cycles) {
         best.candidate = candidate;

@@ -4,17 +4,28 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "arch/program.hpp"
 #include "arch/spec.hpp"
+#include "mapper/search.hpp"
 #include "ops/workload.hpp"
 #include "sim/machine.hpp"
 #include "traces/gpu_record.hpp"
 #include "traces/report.hpp"
 
 namespace tessera::cli {
+
+// Layers of the same shape (ResNet's repeated blocks, MobileNet's) map and time alike: a run keeps each
+// shape's search and each simulated program's timing-only result, keyed by the op's fields (its name, index
+// and seed aside, which change neither) and the mapping. Timing does not depend on the data, so reuse is
+// exact.
+struct EvaluationCache {
+  std::map<std::string, mapper::SearchResult> searches;
+  std::map<std::string, sim::RunResult> timings;
+};
 
 struct RunSettings {
   std::vector<arch::Dataflow> dataflows;
@@ -33,6 +44,7 @@ struct RunSettings {
   std::function<void(const std::string&)> progress;  // one line of progress, or nothing
   std::string workload_name;                         // where recorded GPU references are filed
   std::string reference_root;                        // traces/reference of this checkout, or --reference
+  EvaluationCache* cache = nullptr;                  // reuse across the ops of one run, or none
 };
 
 struct OpOutcome {

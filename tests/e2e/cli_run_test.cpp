@@ -196,3 +196,33 @@ TEST(CliValidate, ResolvesAWorkloadAndAppliesOverrides) {
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+// A layer of the same shape as an earlier one reuses its search and its candidates' timings (the run keeps
+// them): its report is the earlier layer's, name, program files and numerics aside, and the functional run of
+// every row still takes exactly the reused timing's cycles (evaluate_op checks it).
+TEST(CliRun, ALayerOfARepeatedShapeReportsWhatTheFirstOneMeasured) {
+  ScratchDir scratch;
+  write_text(scratch.file("twice.yaml"), R"(name: twice
+seed: 4
+ops:
+  - {name: first, kind: conv2d, c: 16, h: 12, w: 12, k: 24, r: 3, s: 3, pad: 1, dtype: bf16}
+  - {name: other, kind: gemm, m: 64, n: 64, k: 64, dtype: bf16}
+  - {name: again, kind: conv2d, c: 16, h: 12, w: 12, k: 24, r: 3, s: 3, pad: 1, dtype: bf16}
+)");
+  const auto report =
+      run_json({"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload", scratch.file("twice.yaml")});
+  expect_numerics_pass(report);
+  ASSERT_EQ(report["ops"].size(), 3u);
+  const auto& first = report["ops"][0];
+  const auto& again = report["ops"][2];
+  EXPECT_EQ(first["mapper"]["candidates"], again["mapper"]["candidates"]);
+  ASSERT_EQ(first["runs"].size(), again["runs"].size());
+  for (size_t i = 0; i < first["runs"].size(); ++i) {
+    for (const char* key : {"dataflow", "cycles", "dram_bytes", "bubbles", "mapping", "candidates_simulated"})
+      EXPECT_EQ(first["runs"][i][key], again["runs"][i][key]) << key;
+  }
+}
+
+}  // namespace tessera
