@@ -26,12 +26,21 @@ def main():
     args = parser.parse_args()
     with open(args.report) as f:
         report = json.load(f)
-    ops = report["ops"]
+    # Pools and other ops that were not simulated have no bars.
+    ops = [op for op in report["ops"] if op.get("runs")]
+    if not ops:
+        sys.exit("no simulated op in " + args.report)
     causes = report["bubble_causes"]
-    fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 4.2), squeeze=False)
-    for axis, op in zip(axes[0], ops):
+    bars = max(len(op["runs"]) for op in ops)
+    per_row = min(len(ops), 6)
+    rows = (len(ops) + per_row - 1) // per_row
+    width = max(2.8, 1.2 + 0.55 * bars)  # inches per op: room for its title and each dataflow's label
+    fig, axes = plt.subplots(rows, per_row, figsize=(width * per_row, 3.8 * rows + 0.6), squeeze=False)
+    for axis in axes.flat[len(ops):]:
+        axis.set_visible(False)
+    for axis, op in zip(axes.flat, ops):
         labels, bottoms = [], [0.0] * len(op["runs"])
-        for i, run in enumerate(op["runs"]):
+        for run in op["runs"]:
             labels.append(("* " if run["winner"] else "") + run["dataflow"])
         for cause in causes:
             shares = []
@@ -41,12 +50,15 @@ def main():
                 shares.append(run["cycles"] * pe.get(cause, 0) / total)
             axis.bar(labels, shares, bottom=bottoms, color=COLOURS.get(cause), label=cause)
             bottoms = [b + s for b, s in zip(bottoms, shares)]
-        axis.set_title(f'{op["name"]} ({op["kind"]} {op["shape"]} {op["dtype"]})', fontsize=9)
-        axis.set_ylabel("cycles (PE arrays: busy and bubbles)")
+        axis.set_title(f'{op["name"]}\n{op["kind"]} {op["shape"]} {op["dtype"]}', fontsize=7)
+        axis.tick_params(axis="x", labelrotation=45, labelsize=7)
+        axis.tick_params(axis="y", labelsize=7)
+    for row in axes:
+        row[0].set_ylabel("cycles (PE arrays)", fontsize=8)
     handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=7, loc="lower center", ncol=len(causes))
+    fig.legend(handles, names, fontsize=7, loc="lower center", ncol=min(len(causes), 4))
     fig.suptitle(f'{report["machine"]} / {report["workload"]}', fontsize=10)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.tight_layout(rect=(0, 0.1 / rows + 0.03, 1, 1))
     output = args.output or args.report.rsplit(".", 1)[0] + ".png"
     fig.savefig(output, dpi=120)
     print(output)
