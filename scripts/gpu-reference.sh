@@ -6,6 +6,11 @@
 #
 # builds ops/cuda's tessera_gpu_ref (build-gpu/), runs every op of each workload, and writes
 # OUT_ROOT/<gpu>/<workload>/{<op>.json, run.json, torch.json}; `tessera run` reads traces/reference/.
+#
+# A/B rounds for ops near the line: TESSERA_AB_OPS="conv1 ..." (op names) times each of those ops again,
+# alone, TESSERA_AB_ROUNDS times (default 5), the runner (without ceilings) and PyTorch taking turns and
+# taking turns at going first; ab.json in the workload's folder keeps every round's like-for-like rows and,
+# per runner output class, the median, lowest and highest runner/PyTorch ratio over the rounds.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out_root=$1
@@ -41,5 +46,27 @@ PY
   "$root/build-gpu/tessera_gpu_ref" --out "$dir" "${args[@]}"
   if "$python" -c 'import torch' 2>/dev/null; then
     "$python" "$root/scripts/gpu_torch_reference.py" --out "$dir" "${args[@]}"
+    ab_done=()
+    for op in "${ops[@]}"; do
+      op_name=$(tr ',' '\n' <<<"$op" | sed -n 's/^name=//p')
+      [[ " ${TESSERA_AB_OPS:-} " == *" $op_name "* ]] || continue
+      for ((round = 1; round <= ${TESSERA_AB_ROUNDS:-5}; ++round)); do
+        round_dir="$dir/ab/$op_name/$round"
+        mkdir -p "$round_dir"
+        runner=("$root/build-gpu/tessera_gpu_ref" --skip-ceilings --out "$round_dir" --op "$op")
+        framework=("$python" "$root/scripts/gpu_torch_reference.py" --out "$round_dir" --op "$op")
+        if ((round % 2)); then
+          "${runner[@]}" && "${framework[@]}"
+        else
+          "${framework[@]}" && "${runner[@]}" &&
+            "$python" "$root/scripts/gpu_torch_reference.py" --compare-only "$round_dir"
+        fi
+      done
+      ab_done+=("$op_name")
+    done
+    if ((${#ab_done[@]})); then
+      "$python" "$root/scripts/gpu_torch_reference.py" --ab-summary "$dir" "${ab_done[@]}"
+      rm -rf "$dir/ab"
+    fi
   fi
 done

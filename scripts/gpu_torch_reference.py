@@ -6,6 +6,9 @@ copies spanning 3x the L2. Writes torch.json in --out.
 usage: gpu_torch_reference.py --out DIR --op kind=gemm,name=...,m=..,n=..,k=..,dtype=..[,...] [--op ...]
        gpu_torch_reference.py --compare-only DIR    (recomputes torch.json's like-for-like table from the
                                                      records in DIR; no GPU needed)
+       gpu_torch_reference.py --ab-summary DIR OP [OP ...]  (DIR/ab/OP/<round>/ -> DIR/ab.json: the A/B rounds
+                                                     of scripts/gpu-reference.sh, per runner output class the
+                                                     median, lowest and highest ratio; no GPU needed)
 Runs where PyTorch is (the GPU machine); inputs are random (timing only: the numerics record is the runner's).
 """
 import argparse
@@ -145,7 +148,10 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--op", action="append", default=[])
     parser.add_argument("--compare-only")
+    parser.add_argument("--ab-summary", nargs="+", metavar=("DIR", "OP"))
     args = parser.parse_args()
+    if args.ab_summary:
+        return ab_summary(args.ab_summary[0], args.ab_summary[1:])
     if args.compare_only:
         path = f"{args.compare_only}/torch.json"
         with open(path) as f:
@@ -222,6 +228,63 @@ def compare(out, records):
                           "framework_path": other["path"], "framework_us": other["time_us"],
                           "runner_over_framework": ratio, "faster": "runner" if ratio < 1 else "framework"})
     return table
+
+
+def ab_summary(directory, names):
+    """The A/B rounds of each op (runner and PyTorch timed alone, by turns): every round's like-for-like rows
+    and, per runner output class, the ratios' median, lowest and highest over the rounds."""
+    import glob
+    import os
+    import statistics
+    summary = {"protocol": "each op timed alone in rounds; in odd rounds the runner (tessera_gpu_ref "
+                           "--skip-ceilings) goes first, in even rounds PyTorch; each side's time per round is "
+                           "its usual median of 21 batches; the ratio per round is runner/PyTorch of that round",
+               "ops": {}}
+    for name in names:
+        rounds = []
+        for round_dir in sorted(glob.glob(os.path.join(directory, "ab", name, "*")), key=lambda d: int(os.path.basename(d))):
+            number = int(os.path.basename(round_dir))
+            torch_file = os.path.join(round_dir, "torch.json")
+            if not os.path.exists(torch_file):
+                rounds.append({"round": number, "failed": True})
+                continue
+            rows = [row for row in json.load(open(torch_file))["comparison"] if row["op"] == name]
+            framework = {p["path"]: p["time_us"] for op in json.load(open(torch_file))["ops"]
+                         if op["op"]["name"] == name for p in op.get("paths", []) if p.get("ran")}
+            runner = {p["path"]: p["time_us"] for p in json.load(open(os.path.join(round_dir, name + ".json")))["paths"]
+                      if p.get("ran")}
+            rounds.append({"round": number, "first": "runner" if number % 2 else "torch", "rows": rows,
+                           "runner_paths_us": runner, "framework_paths_us": framework})
+        classes = {}
+        for entry in rounds:
+            for row in entry.get("rows", []):
+                kind = row["runner_path"].split(" (", 1)[0].split("-", 1)[1]
+                classes.setdefault(kind, []).append(row)
+        by_class = {}
+        for kind, rows in sorted(classes.items()):
+            ratios = [row["runner_over_framework"] for row in rows]
+            by_class[kind] = {"rounds": len(rows), "ratios": ratios, "median_ratio": statistics.median(ratios),
+                              "min_ratio": min(ratios), "max_ratio": max(ratios),
+                              "runner_paths": sorted({row["runner_path"] for row in rows}),
+                              "median_runner_us": statistics.median(row["runner_us"] for row in rows),
+                              "runner_us": [row["runner_us"] for row in rows],
+                              "median_framework_us": statistics.median(row["framework_us"] for row in rows),
+                              "framework_us": [row["framework_us"] for row in rows],
+                              "framework_path": rows[0]["framework_path"]}
+        # Every runner path of a like-for-like class against the framework's path of that class, round by round.
+        by_path = {}
+        for entry in rounds:
+            for path, runner_us in entry.get("runner_paths_us", {}).items():
+                kind = path.split(" (", 1)[0].split("-", 1)[1]
+                other = entry["framework_paths_us"].get(LIKE_CONV.get(kind, ""))
+                if other:
+                    by_path.setdefault(path, []).append(runner_us / other)
+        by_path = {path: {"ratios": ratios, "median_ratio": statistics.median(ratios), "min_ratio": min(ratios),
+                          "max_ratio": max(ratios)} for path, ratios in sorted(by_path.items())}
+        summary["ops"][name] = {"rounds": rounds, "by_output_class": by_class, "by_path": by_path}
+    with open(os.path.join(directory, "ab.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return 0
 
 
 if __name__ == "__main__":

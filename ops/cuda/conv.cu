@@ -8,8 +8,13 @@
 //     finalized plan timed, the fastest kept (cudnn_graph.hpp); fp32 output where cuDNN has an engine for it;
 //   cudnn-*: cuDNN's legacy cudnnConvolutionForward with the algorithm cudnnFind measures fastest;
 //   direct-*: one thread per output element summing its window (fp32 or int32 accumulation), for grouped and
-//     depthwise convs (where per-group GEMMs are tiny), int8, and shapes cuBLASLt takes no algorithm for.
+//     depthwise convs (where per-group GEMMs are tiny), int8, and shapes cuBLASLt takes no algorithm for;
+//   direct_tiled-*: a kernel written for ResNet's first layer (3 channels, 7x7 stride 2, bf16): a block's
+//     input rows and 64 filters' weights in shared memory as fp32, each thread a row of output pixels times
+//     4 or 8 filters in registers (fp32 products and sums, on the CUDA cores), bf16 or fp32 output.
 // PyTorch's conv2d (cuDNN) is timed next to these by scripts/gpu_torch_reference.py.
+#include <cuda_bf16.h>
+
 #include <cmath>
 #include <memory>
 
@@ -143,6 +148,146 @@ __global__ void direct_conv(Conv v, const void* x, const void* weights, void* ou
   }
 }
 
+// ResNet's first layer (3 channels, 7x7, stride 2): each block stages ROWS output rows' input rows (fp32,
+// zeros in the padding, [channel][row][column]) and 64 filters' weights (fp32 [tap][filter]) in shared
+// memory; thread (row, segment, group of FPT filters) keeps PX consecutive output pixels x FPT filters in
+// registers. Per filter row and channel it reads the (PX-1)*2+7 input values its pixels' windows span once
+// and the 7 taps' FPT weights (16-byte loads), then does 7*PX*FPT fused multiply-adds. bf16 in, fp32 products
+// and sums, fp32 or (round to nearest even) bf16 out.
+namespace tiled {
+constexpr int kC = 3, kR = 7, kS = 7, kStride = 2;
+constexpr int kFilters = 64, kQuads = kFilters / 4;  // filters per block; their float4s in a tap's weights
+constexpr int kTaps = kR * kS * kC;
+
+// Whether the kernel computes this conv.
+bool applies(const Conv& v) {
+  return v.dtype == Dtype::bf16 && v.groups == 1 && v.c == kC && v.r == kR && v.s == kS &&
+         v.stride == kStride && v.dilation == 1 && v.k % kFilters == 0 && fits_32_bits(v);
+}
+
+__device__ inline void store4(float* out, const float (&value)[4]) {
+  *reinterpret_cast<float4*>(out) = make_float4(value[0], value[1], value[2], value[3]);
+}
+__device__ inline void store4(uint16_t* out, const float (&value)[4]) {
+  const __nv_bfloat162 low = __floats2bfloat162_rn(value[0], value[1]);
+  const __nv_bfloat162 high = __floats2bfloat162_rn(value[2], value[3]);
+  *reinterpret_cast<uint2*>(out) =
+      make_uint2(*reinterpret_cast<const uint32_t*>(&low), *reinterpret_cast<const uint32_t*>(&high));
+}
+
+template <int PX, int SEGS, int ROWS, int FPT, class Out>
+__global__ void __launch_bounds__(ROWS* SEGS*(kFilters / FPT))
+    conv(Conv v, const uint16_t* x, const uint16_t* weights, Out* out) {
+  constexpr int kWidth = (SEGS * PX - 1) * kStride + kS, kHeight = (ROWS - 1) * kStride + kR;
+  constexpr int kGroups = kFilters / FPT, kThreads = ROWS * SEGS * kGroups, kSpan = (PX - 1) * kStride + kS;
+  __shared__ float4 w_s[kTaps * kQuads];
+  __shared__ float x_s[kC][kHeight][kWidth];
+  const int t = threadIdx.x;
+  const int blocks_of_filters = static_cast<int>(v.k) / kFilters;
+  const int image = blockIdx.z / blocks_of_filters, filter0 = (blockIdx.z % blocks_of_filters) * kFilters;
+  const int oh0 = blockIdx.y * ROWS, ow0 = blockIdx.x * (SEGS * PX);
+  const int h = static_cast<int>(v.h), w = static_cast<int>(v.w), k = static_cast<int>(v.k);
+  const int p = static_cast<int>(v.p()), q = static_cast<int>(v.q()), pad = static_cast<int>(v.pad);
+
+  // Weights: 8 filters (16 bytes) a load.
+  float* w_f = reinterpret_cast<float*>(w_s);
+  for (int i = t; i < kTaps * (kFilters / 8); i += kThreads) {
+    const int tap = i / (kFilters / 8), part = i % (kFilters / 8);
+    const uint4 packed = *reinterpret_cast<const uint4*>(weights + tap * k + filter0 + part * 8);
+    const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      w_f[tap * kFilters + part * 8 + 2 * j] = __uint_as_float(words[j] << 16);
+      w_f[tap * kFilters + part * 8 + 2 * j + 1] = __uint_as_float(words[j] & 0xffff0000u);
+    }
+  }
+  // Input rows: consecutive threads read consecutive elements of a row.
+  const int ih0 = oh0 * kStride - pad, iw0 = ow0 * kStride - pad;
+  for (int i = t; i < kHeight * kWidth * kC; i += kThreads) {
+    const int row = i / (kWidth * kC), column = (i / kC) % kWidth, channel = i % kC;
+    const int ih = ih0 + row, iw = iw0 + column;
+    float value = 0;
+    if (ih >= 0 && ih < h && iw >= 0 && iw < w)
+      value = __uint_as_float(uint32_t{x[((image * h + ih) * w + iw) * kC + channel]} << 16);
+    x_s[channel][row][column] = value;
+  }
+  __syncthreads();
+
+  const int group = t % kGroups, segment = (t / kGroups) % SEGS, row = t / (kGroups * SEGS);
+  float sum[PX][FPT];
+#pragma unroll
+  for (int i = 0; i < PX; ++i)
+#pragma unroll
+    for (int j = 0; j < FPT; ++j) sum[i][j] = 0;
+#pragma unroll 1
+  for (int r = 0; r < kR; ++r) {
+#pragma unroll
+    for (int c = 0; c < kC; ++c) {
+      const float* source = &x_s[c][row * kStride + r][segment * PX * kStride];
+      float in[kSpan];
+#pragma unroll
+      for (int j = 0; j < kSpan; ++j) in[j] = source[j];
+#pragma unroll
+      for (int s = 0; s < kS; ++s) {
+#pragma unroll
+        for (int quad = 0; quad < FPT / 4; ++quad) {
+          const float4 f = w_s[((r * kS + s) * kC + c) * kQuads + group * (FPT / 4) + quad];
+#pragma unroll
+          for (int i = 0; i < PX; ++i) {
+            const float a = in[i * kStride + s];
+            sum[i][4 * quad] = fmaf(a, f.x, sum[i][4 * quad]);
+            sum[i][4 * quad + 1] = fmaf(a, f.y, sum[i][4 * quad + 1]);
+            sum[i][4 * quad + 2] = fmaf(a, f.z, sum[i][4 * quad + 2]);
+            sum[i][4 * quad + 3] = fmaf(a, f.w, sum[i][4 * quad + 3]);
+          }
+        }
+      }
+    }
+  }
+  const int oh = oh0 + row;
+  if (oh >= p) return;
+#pragma unroll
+  for (int i = 0; i < PX; ++i) {
+    const int ow = ow0 + segment * PX + i;
+    if (ow >= q) continue;
+#pragma unroll
+    for (int quad = 0; quad < FPT / 4; ++quad) {
+      const float value[4] = {sum[i][4 * quad], sum[i][4 * quad + 1], sum[i][4 * quad + 2],
+                              sum[i][4 * quad + 3]};
+      store4(out + (static_cast<int64_t>(image * p + oh) * q + ow) * k + filter0 + group * FPT + 4 * quad,
+             value);
+    }
+  }
+}
+
+// The kernel's shapes the path times (each briefly), keeping the fastest.
+struct Variant {
+  const char* name;
+  void (*launch)(const Conv&, const void*, const void*, void*);
+};
+
+template <int PX, int SEGS, int ROWS, int FPT, class Out>
+void launch(const Conv& v, const void* x, const void* weights, void* out) {
+  const dim3 grid(static_cast<unsigned>((v.q() + SEGS * PX - 1) / (SEGS * PX)),
+                  static_cast<unsigned>((v.p() + ROWS - 1) / ROWS),
+                  static_cast<unsigned>(v.n * (v.k / kFilters)));
+  conv<PX, SEGS, ROWS, FPT, Out><<<grid, ROWS * SEGS*(kFilters / FPT)>>>(
+      v, static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(weights), static_cast<Out*>(out));
+}
+
+template <class Out>
+std::vector<Variant> variants() {
+  return {{"8 pixels x 4 filters a thread, blocks of 1x56 pixels", launch<8, 7, 1, 4, Out>},
+          {"4 pixels x 4 filters a thread, blocks of 1x28 pixels", launch<4, 7, 1, 4, Out>},
+          {"4 pixels x 4 filters a thread, blocks of 2x28 pixels", launch<4, 7, 2, 4, Out>},
+          {"8 pixels x 4 filters a thread, blocks of 1x32 pixels", launch<8, 4, 1, 4, Out>},
+          {"2 pixels x 4 filters a thread, blocks of 1x28 pixels", launch<2, 14, 1, 4, Out>},
+          {"4 pixels x 8 filters a thread, blocks of 2x28 pixels", launch<4, 7, 2, 8, Out>},
+          {"4 pixels x 8 filters a thread, blocks of 1x28 pixels", launch<4, 7, 1, 8, Out>},
+          {"2 pixels x 8 filters a thread, blocks of 2x28 pixels", launch<2, 14, 2, 8, Out>}};
+}
+}  // namespace tiled
+
 // The exact output at the sampled positions, in float64 from the generator's values.
 __global__ void conv_reference_at(Conv v, const int64_t* indices, int count, double* out) {
   const int sample = blockIdx.x * blockDim.x + threadIdx.x;
@@ -159,7 +304,7 @@ __global__ void conv_reference_at(Conv v, const int64_t* indices, int count, dou
   out[sample] = sum;
 }
 
-enum class Method { im2col_gemm, direct, cudnn, cudnn_graph };
+enum class Method { im2col_gemm, direct, direct_tiled, cudnn, cudnn_graph };
 
 struct Path {
   std::string name;
@@ -167,23 +312,25 @@ struct Path {
   cudaDataType input, output;
   cublasComputeType_t compute;  // im2col_gemm; for cudnn*, CUBLAS_COMPUTE_32F_FAST_TF32 allows TF32
   bool numerics;
-  // cudnn_graph on channels zero-padded to a multiple of 8 (X in each timed launch, W once): cuDNN's kernels
-  // for a first layer's 3 channels are several times slower than its 16-byte-vector ones.
-  bool pad_channels = false;
+  // cudnn_graph on channels zero-padded to 8 or 4 (X in each timed launch, W once; 0: not padded): cuDNN's
+  // kernels for a first layer's 3 channels are several times slower than its 16-byte-vector ones.
+  int pad_channels = 0;
 };
 
-constexpr int64_t kChannelAlignment = 8;
-int64_t padded_channels(const Conv& v) {
-  return (v.c + kChannelAlignment - 1) / kChannelAlignment * kChannelAlignment;
+// Padding pays for a first layer's few channels; it is written for one group of fewer than `to` 16-bit
+// values.
+bool pads(const Conv& v, int to) {
+  return v.groups == 1 && v.c < to && v.dtype != Dtype::fp32 && v.dtype != Dtype::int8;
 }
-// Padding pays for a first layer's few channels; it is written for one group of fewer than 8 16-bit values.
-bool pads(const Conv& v) {
-  return v.groups == 1 && v.c < kChannelAlignment && v.dtype != Dtype::fp32 && v.dtype != Dtype::int8;
+
+// A first layer's few channels: cuDNN's graph search takes every configuration of every heuristics mode.
+bool first_layer(const Conv& v) {
+  return v.groups == 1 && v.c < 8;
 }
 
 std::vector<Path> paths_for(Dtype dtype) {
   constexpr Method gemm = Method::im2col_gemm, direct = Method::direct, dnn = Method::cudnn,
-                   graph = Method::cudnn_graph;
+                   graph = Method::cudnn_graph, tiled = Method::direct_tiled;
   switch (dtype) {
     case Dtype::fp32:
       return {{"im2col+cublaslt-fp32", gemm, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
@@ -199,20 +346,25 @@ std::vector<Path> paths_for(Dtype dtype) {
           {"im2col+cublaslt-bf16-bf16out", gemm, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
           {"cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
           {"cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
-          {"pad8+cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, true},
-          {"pad8+cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false, true},
+          {"pad8+cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, 8},
+          {"pad8+cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false, 8},
+          {"pad4+cudnn_graph-bf16-fp32out", graph, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, 4},
+          {"pad4+cudnn_graph-bf16-bf16out", graph, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false, 4},
           {"cudnn-bf16-bf16out", dnn, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
+          {"direct_tiled-bf16-fp32out", tiled, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+          {"direct_tiled-bf16-bf16out", tiled, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, false},
           {"direct-bf16-fp32out", direct, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::fp16:
-      return {
-          {"im2col+cublaslt-fp16-fp32out", gemm, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-          {"im2col+cublaslt-fp16-fp16out", gemm, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
-          {"cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
-          {"cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
-          {"pad8+cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, true},
-          {"pad8+cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false, true},
-          {"cudnn-fp16-fp16out", dnn, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
-          {"direct-fp16-fp32out", direct, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
+      return {{"im2col+cublaslt-fp16-fp32out", gemm, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"im2col+cublaslt-fp16-fp16out", gemm, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+              {"cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true},
+              {"cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+              {"pad8+cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, 8},
+              {"pad8+cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false, 8},
+              {"pad4+cudnn_graph-fp16-fp32out", graph, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true, 4},
+              {"pad4+cudnn_graph-fp16-fp16out", graph, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false, 4},
+              {"cudnn-fp16-fp16out", dnn, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false},
+              {"direct-fp16-fp32out", direct, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, true}};
     case Dtype::int8:
       // cuBLASLt's int8 kernels want the weights transposed and every dimension a multiple of 4, cuDNN's int8
       // convs vectorised channel formats and int8 or fp32 output; the direct kernel computes any shape
@@ -389,15 +541,20 @@ __global__ void to_krsc_padded(Conv v, int64_t c8, const uint16_t* weights, uint
   }
 }
 
-// X [n*h*w][c] -> [n*h*w][8] with zeros after the c channels: one 16-byte store per pixel.
-__global__ void pad_to_8_channels(Conv v, const uint16_t* x, uint4* padded) {
+// X [n*h*w][c] -> [n*h*w][8] (or [4]) with zeros after the c channels: one 16-byte (8-byte) store per pixel.
+template <int C8>
+__global__ void pad_channels_of(Conv v, const uint16_t* x, void* padded) {
   const uint32_t pixels = static_cast<uint32_t>(v.n * v.h * v.w), c = static_cast<uint32_t>(v.c);
   for (uint32_t pixel = blockIdx.x * blockDim.x + threadIdx.x; pixel < pixels;
        pixel += gridDim.x * blockDim.x) {
     uint32_t words[4] = {0, 0, 0, 0};
     for (uint32_t channel = 0; channel < c; ++channel)
       words[channel / 2] |= uint32_t{x[pixel * c + channel]} << (16 * (channel % 2));
-    padded[pixel] = make_uint4(words[0], words[1], words[2], words[3]);
+    if constexpr (C8 == 8) {
+      static_cast<uint4*>(padded)[pixel] = make_uint4(words[0], words[1], words[2], words[3]);
+    } else {
+      static_cast<uint2*>(padded)[pixel] = make_uint2(words[0], words[1]);
+    }
   }
 }
 
@@ -407,10 +564,10 @@ struct Operands {
   int copies = 1;
   std::vector<DeviceBuffer> x, w, out;
   DeviceBuffer patches;
-  DeviceBuffer x_padded;  // pad8+: X with 8 channels, written by each timed launch before the conv reads it
+  DeviceBuffer x_padded;  // pad8+, pad4+: X with 8 (4) channels, written by each timed launch before the conv
 };
 
-Operands make_operands(const Conv& v, size_t output_bytes, Method method, bool pad_channels,
+Operands make_operands(const Conv& v, size_t output_bytes, Method method, int pad_channels,
                        size_t rotate_bytes) {
   const size_t element = element_bytes(v.dtype);
   const size_t set_bytes = (v.x_elements() + v.w_elements()) * element + v.o_elements() * output_bytes;
@@ -436,7 +593,7 @@ Operands make_operands(const Conv& v, size_t output_bytes, Method method, bool p
   if (method == Method::im2col_gemm && !patches_are_x(v))
     operands.patches = DeviceBuffer(v.groups * v.pixels() * v.taps() * element);
   if (pad_channels) {
-    const int64_t c8 = padded_channels(v), padded_elements = v.k * v.r * v.s * c8;
+    const int64_t c8 = pad_channels, padded_elements = v.k * v.r * v.s * c8;
     DeviceBuffer padded(padded_elements * element);
     to_krsc_padded<<<grid_for(padded_elements), 256>>>(
         v, c8, static_cast<const uint16_t*>(operands.w[0].get()), static_cast<uint16_t*>(padded.get()));
@@ -503,7 +660,7 @@ int cudnn_type_of(cudaDataType type) {
 
 cudnn::GraphConvShape graph_shape_of(const Conv& v, const Path& path) {
   cudnn::GraphConvShape shape;
-  shape.n = v.n, shape.c = path.pad_channels ? padded_channels(v) : v.c, shape.h = v.h, shape.w = v.w;
+  shape.n = v.n, shape.c = path.pad_channels ? path.pad_channels : v.c, shape.h = v.h, shape.w = v.w;
   shape.k = v.k, shape.r = v.r, shape.s = v.s, shape.p = v.p(), shape.q = v.q();
   shape.groups = v.groups, shape.stride = v.stride, shape.pad = v.pad, shape.dilation = v.dilation;
   shape.x_type = cudnn_type_of(path.input);
@@ -577,7 +734,7 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
       dnn->run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
     };
   } else if (path.method == Method::cudnn_graph) {
-    graph = std::make_unique<cudnn::GraphConv>(*api, graph_shape_of(v, path));
+    graph = std::make_unique<cudnn::GraphConv>(*api, graph_shape_of(v, path), 16, 4, 4, first_layer(v));
     if (graph->plans() == 0) {
       result.note = "cuDNN's graph API has no plan for this shape and type: " + graph->note();
       return result;
@@ -586,8 +743,8 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
     const std::function<cudnn::Status(int)> execute = [&](int copy) {
       const void* x = operands.x[copy].get();
       if (path.pad_channels) {
-        pad_to_8_channels<<<grid_for(v.n * v.h * v.w), 256>>>(v, static_cast<const uint16_t*>(x),
-                                                              static_cast<uint4*>(operands.x_padded.get()));
+        auto pad = path.pad_channels == 8 ? pad_channels_of<8> : pad_channels_of<4>;
+        pad<<<grid_for(v.n * v.h * v.w), 256>>>(v, static_cast<const uint16_t*>(x), operands.x_padded.get());
         x = operands.x_padded.get();
       }
       return graph->run(x, operands.w[copy].get(), operands.out[copy].get());
@@ -601,10 +758,40 @@ PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operan
     result.chosen = graph->description(graph->selected()) + ", fastest of " +
                     std::to_string(result.algorithms_tried) + " plans from " +
                     std::to_string(graph->configurations_seen()) + " configurations" +
-                    (graph->note().empty() ? "" : "; " + graph->note());
+                    (graph->note().empty() ? "" : "; " + graph->note()) +
+                    (graph->search().empty() ? "" : "; " + graph->search());
     // `execute` by value: it lives in this block, the launch beyond it.
     launch = [execute, &operands](int i) {
       cudnn::check(execute(i % operands.copies), "cudnnBackendExecute");
+    };
+  } else if (path.method == Method::direct_tiled) {
+    const std::vector<tiled::Variant> variants =
+        path.output == CUDA_R_32F ? tiled::variants<float>() : tiled::variants<uint16_t>();
+    double best_us = 0;
+    int best = 0;
+    std::string times;
+    for (int i = 0; i < static_cast<int>(variants.size()); ++i) {
+      const tiled::Variant variant = variants[i];
+      variant.launch(v, operands.x[0].get(), operands.w[0].get(), operands.out[0].get());
+      check_launch(variant.name);
+      const Timing timing = time_launches(
+          [&](int j) {
+            const int copy = j % operands.copies;
+            variant.launch(v, operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
+          },
+          2, 3);
+      char text[32];
+      std::snprintf(text, sizeof text, "%s%.1f", i ? ", " : "", timing.median_us);
+      times += text;
+      if (i == 0 || timing.median_us < best_us) best = i, best_us = timing.median_us;
+    }
+    result.algorithms_tried = static_cast<int>(variants.size());
+    result.chosen = std::string(variants[best].name) + ", fastest of " + std::to_string(variants.size()) +
+                    " (us, in order: " + times + ")";
+    const tiled::Variant chosen = variants[best];
+    launch = [chosen, &v, &operands](int i) {
+      const int copy = i % operands.copies;
+      chosen.launch(v, operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
     };
   } else {
     launch = [&](int i) {
@@ -642,7 +829,8 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
   PathResult reported;
   bool gemm_ran = false;
   for (const Path& path : paths_for(v.dtype)) {
-    if (path.pad_channels && !pads(v)) continue;  // channels already a multiple of 8
+    if (path.pad_channels && !pads(v, path.pad_channels)) continue;  // channels already a multiple of it
+    if (path.method == Method::direct_tiled && !tiled::applies(v)) continue;  // written for one shape
     const double bytes = (v.x_elements() + v.w_elements()) * element +
                          static_cast<double>(v.o_elements() * bytes_of(path.output));
     PathResult result;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace tessera::gpu::cudnn {
 
@@ -59,7 +60,7 @@ Descriptor GraphConv::tensor(int64_t id, int type, const int64_t (&dims)[4], con
 }
 
 GraphConv::GraphConv(const Api& api, const GraphConvShape& shape, int heuristic_plans, int fallback_plans,
-                     double setup_seconds)
+                     double setup_seconds, bool wide)
     : api_(api), shape_(shape) {
   using namespace graph;
   if (!api.graph) {
@@ -119,8 +120,20 @@ GraphConv::GraphConv(const Api& api, const GraphConvShape& shape, int heuristic_
   api.set_attribute(g, kOperationGraphHandle, kTypeHandle, 1, &handle);  // deprecated in later cuDNN 9s
   if (!ok(api.finalize(g), "finalize the operation graph")) return;
 
-  add_plans(kModeA, heuristic_plans, setup_seconds, started);
-  add_plans(kModeFallback, plans() + fallback_plans, setup_seconds, started);
+  if (wide) {
+    setup_seconds = std::max(setup_seconds, 6.0);
+    const std::pair<int, const char*> modes[4] = {
+        {kModeA, "A"}, {kModeInstant, "instant"}, {kModeB, "B"}, {kModeFallback, "fallback"}};
+    for (const auto& [mode, name] : modes) {
+      const int before = plans();
+      add_plans(mode, before + static_cast<int>(kMaxConfigurations), setup_seconds, started);
+      search_ += (search_.empty() ? "new plans per heuristics mode: " : ", ") + std::string(name) + " " +
+                 std::to_string(plans() - before);
+    }
+  } else {
+    add_plans(kModeA, heuristic_plans, setup_seconds, started);
+    add_plans(kModeFallback, plans() + fallback_plans, setup_seconds, started);
+  }
   int64_t workspace = 1;
   for (const Plan& plan : plans_) workspace = std::max(workspace, plan.workspace_bytes);
   workspace_ = DeviceBuffer(static_cast<size_t>(workspace));
@@ -250,7 +263,10 @@ void GraphConv::add_plans(int mode, int max_plans, double setup_seconds, double 
       continue;
     compiled_plans_ += compiled ? 1 : 0;
     plan.configuration = std::move(configurations[i]);
-    plan.description = description + (mode == kModeA ? " (heuristics A)" : " (fallback list)");
+    plan.description = description + (mode == kModeA         ? " (heuristics A)"
+                                      : mode == kModeInstant ? " (heuristics instant)"
+                                      : mode == kModeB       ? " (heuristics B)"
+                                                             : " (fallback list)");
     plans_.push_back(std::move(plan));
   }
 }

@@ -2,7 +2,8 @@
 // CONVOLUTION_FORWARD operation in an operation graph over NHWC tensors (given by their strides), the engine
 // configurations that heuristics mode A and then the fallback list propose, and an execution plan for each
 // configuration that finalizes. The caller times the plans and keeps the fastest, as PyTorch's benchmark mode
-// does (over at most 10; here up to 16 of mode A's and 4 more of the fallback list's). cuDNN is opened at run
+// does (over at most 10; here up to 16 of mode A's and 4 more of the fallback list's; a wide search takes
+// every configuration of modes A, instant, B and the fallback list, up to 64 each). cuDNN is opened at run
 // time (cudnn_loader.hpp).
 #pragma once
 
@@ -49,14 +50,17 @@ class Descriptor {
 class GraphConv {
  public:
   // Builds the graph and up to `heuristic_plans` execution plans of mode A's proposals, then up to
-  // `fallback_plans` more of the fallback list's, spending at most `setup_seconds` on them.
+  // `fallback_plans` more of the fallback list's, spending at most `setup_seconds` on them. `wide`: every
+  // configuration that modes A, instant, B and the fallback list propose (up to 64 each, repeats left out),
+  // for up to 6 s.
   GraphConv(const Api& api, const GraphConvShape& shape, int heuristic_plans = 16, int fallback_plans = 4,
-            double setup_seconds = 4);
+            double setup_seconds = 4, bool wide = false);
   GraphConv(const GraphConv&) = delete;
   GraphConv& operator=(const GraphConv&) = delete;
 
   int plans() const { return static_cast<int>(plans_.size()); }
-  const std::string& note() const { return note_; }  // why there is no plan, or what was left out
+  const std::string& note() const { return note_; }      // why there is no plan, or what was left out
+  const std::string& search() const { return search_; }  // a wide search: the new plans of each mode
   int configurations_seen() const { return seen_; }
   const std::string& description(int plan) const { return plans_.at(plan).description; }
   void select(int plan) { selected_ = plan; }
@@ -86,6 +90,7 @@ class GraphConv {
   DeviceBuffer workspace_;
   std::map<std::tuple<const void*, const void*, void*>, Descriptor> variant_packs_;
   std::string note_;
+  std::string search_;
   std::string last_failure_;  // the last plan that did not finalize, and why
 };
 

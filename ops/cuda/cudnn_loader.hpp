@@ -101,7 +101,7 @@ enum AttributeType : int {
   kTypeBackendDescriptor = 15,
   kTypeBehaviorNote = 19,
 };
-enum HeuristicsMode : int { kModeFallback = 2, kModeA = 3 };
+enum HeuristicsMode : int { kModeInstant = 0, kModeB = 1, kModeFallback = 2, kModeA = 3 };
 enum NumericalNote : int {
   kNoteTensorCore = 0,
   kNoteDownConvertInputs = 1,

@@ -3,8 +3,10 @@
 // measured ceilings, how the record was made).
 //
 //   tessera_gpu_ref --out DIR --op kind=gemm,name=ffn1,index=0,m=512,n=3072,k=768,dtype=bf16,seed=7 [--op
-//   ...]
+//   ...] [--skip-ceilings]
 //
+// --skip-ceilings leaves out the copy and matrix ceilings (and so the roofline floors): for repeated timings
+// of one op (scripts/gpu-reference.sh's A/B rounds), where a second of full-load GEMMs would heat the chip.
 // `tessera ref` and scripts/gpu-reference.sh build the --op arguments from a workload YAML.
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -90,10 +92,13 @@ int run(int argc, char** argv) {
   std::string out_dir;
   std::vector<OpArgs> ops;
   std::string command = "tessera_gpu_ref";
+  bool skip_ceilings = false;
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     command += " " + argument;
-    if (argument == "--out" && i + 1 < argc) {
+    if (argument == "--skip-ceilings") {
+      skip_ceilings = true;
+    } else if (argument == "--out" && i + 1 < argc) {
       out_dir = argv[++i];
       command += std::string(" ") + argv[i];
     } else if (argument == "--op" && i + 1 < argc) {
@@ -102,7 +107,8 @@ int run(int argc, char** argv) {
     } else {
       std::fprintf(
           stderr,
-          "usage: tessera_gpu_ref --out DIR --op kind=gemm,name=N,index=I,m=M,n=N,k=K,dtype=T,seed=S ...\n");
+          "usage: tessera_gpu_ref --out DIR --op kind=gemm,name=N,index=I,m=M,n=N,k=K,dtype=T,seed=S ... "
+          "[--skip-ceilings]\n");
       return 2;
     }
   }
@@ -142,9 +148,11 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "tessera_gpu_ref: %s measured in %.2f s\n", op.get("name").c_str(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  std::fprintf(stderr, "tessera_gpu_ref: %s, measuring ceilings\n", context.properties.name);
-  context.ceilings.copy_gbps = measure_copy_gbps();
-  measure_matmul_ceilings(context);
+  if (!skip_ceilings) {
+    std::fprintf(stderr, "tessera_gpu_ref: %s, measuring ceilings\n", context.properties.name);
+    context.ceilings.copy_gbps = measure_copy_gbps();
+    measure_matmul_ceilings(context);
+  }
   const Clocks loaded = nvml.clocks();
   // The 8192^3 ceilings run on a chip that has been busy: a sustained rate, which an op timed earlier in the
   // run can beat. A ceiling is what this GPU was seen to reach, so the floors use the larger of the two.
@@ -160,7 +168,7 @@ int run(int argc, char** argv) {
   }
   for (size_t i = 0; i < ops.size(); ++i) {
     OpMeasurement& measurement = measurements[i];
-    if (measurement.roofline) {
+    if (measurement.roofline && !skip_ceilings) {
       const RooflineInput& roofline = *measurement.roofline;
       const double compute_us = roofline.flops / (used.at(roofline.rate_kind) * 1e6);
       const double memory_us = roofline.bytes / (context.ceilings.copy_gbps * 1e3);
