@@ -58,7 +58,7 @@ GemmProblem direct_problem_of(const ops::Op& op) {
                         conv->q(), conv->r,      conv->s, conv->stride, conv->pad, conv->dilation};
     filters = conv->group_k(), channels = conv->group_c();
   } else {
-    const ops::GemmShape gemm = op.gemm_view();  // fc: one image of 1 x batch pixels, 1x1 filters
+    const ops::GemmShape gemm = op.gemm_view();  // gemm or fc: one image of 1 x m pixels, 1x1 filters
     direct = DirectConv{1, 1, 1, gemm.m, gemm.k, 1, gemm.m, 1, 1, 1, 0, 1};
     filters = gemm.n, channels = gemm.k;
   }

@@ -99,9 +99,16 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
   std::vector<Form> forms;
   for (int64_t packed : packings_of(op, std::max(spec.core.pe_array.rows, spec.core.pe_array.cols)))
     forms.push_back({problem_of(op, packed), packed, false});
-  const bool has_direct =
-      std::holds_alternative<ops::ConvShape>(op.shape) || std::holds_alternative<ops::FcShape>(op.shape);
+  // A conv's direct form is searched for every dataflow. A gemm or fc is a 1x1 convolution over one row of
+  // pixels: its direct WS/OS/IS would only repeat the implicit GEMM less freely (one output row), so it is
+  // searched for RS alone, which has no other form (an RS machine runs them that way).
+  const bool conv = std::holds_alternative<ops::ConvShape>(op.shape);
+  const bool rs_requested = std::find(options.dataflows.begin(), options.dataflows.end(),
+                                      arch::Dataflow::rs) != options.dataflows.end();
+  const bool has_direct = conv || (op.gemm_count() > 0 && rs_requested);
   if (has_direct) forms.push_back({direct_problem_of(op), 1, true});
+  SearchOptions direct_options = options;
+  if (!conv) direct_options.dataflows = {arch::Dataflow::rs};
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   SearchResult merged;
   std::vector<DataflowSearch> implicit, direct;
@@ -110,7 +117,7 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
     const Form& form = forms[f];
     SearchResult result;
     try {
-      result = search_gemm(form.problem, spec, options);
+      result = search_gemm(form.problem, spec, form.direct ? direct_options : options);
     } catch (const InputError& error) {
       // A wider packing may not fit where a narrower one does; say why for the unpacked and direct forms.
       if (form.direct) direct_error = error;
@@ -144,6 +151,7 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
   if (merged.evaluated == 0) {
     const bool only_rs = std::all_of(options.dataflows.begin(), options.dataflows.end(),
                                      [](arch::Dataflow dataflow) { return dataflow == arch::Dataflow::rs; });
+    // The implicit GEMM's reasons cover every dataflow a gemm or fc was searched for, RS included.
     if (direct_error && (only_rs || !implicit_error)) throw *direct_error;
     throw *implicit_error;
   }

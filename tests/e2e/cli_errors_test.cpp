@@ -113,9 +113,10 @@ TEST(CliErrors, AMachineWithoutPesIsRejected) {
 TEST(CliErrors, SramTooSmallForAnyTileSaysWhatTheSmallestNeeds) {
   // One core with a 64x64 array in bf16: the smallest tile of this GEMM is 64x48x40 (all of m, n, k: each is
   // under one fold), A 5120 B + W 3840 B + O 12288 B = 21248 B = 20.8 KiB single-buffered; the core has 16
-  // KiB.
+  // KiB. (The systolic dataflows: RS would map the GEMM as a 1x1 convolution in much smaller tiles.)
   const std::string machine =
-      replaced(replaced(replaced(kMachine, "rows: 8, cols: 8", "rows: 64, cols: 64"), "kib: 64", "kib: 16"),
+      replaced(replaced(replaced(kMachine, "rows: 8, cols: 8", "rows: 64, cols: 64, dataflows: [ws, os, is]"),
+                        "kib: 64", "kib: 16"),
                "mesh: {rows: 1, cols: 2}", "mesh: {rows: 1, cols: 1}");
   expect_error(
       run_broken(machine, kWorkload),

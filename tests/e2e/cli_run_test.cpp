@@ -142,10 +142,12 @@ TEST(CliRun, BubblesAddUpToTheCyclesForEveryUnit) {
 }
 
 // DRAM at 1/100 of mesh4x4's 1024 GB/s: the run can be no faster than its DRAM bytes at that bandwidth, and
-// the PE arrays spend most of their time starved of inputs.
+// the systolic dataflows' PE arrays spend most of their time starved of inputs (RS, mapping the GEMM as a 1x1
+// convolution over one row of pixels, is busy on a few PEs instead).
 TEST(CliRun, BandwidthBoundRunIsBoundByDramAndStarvesThePeArrays) {
   std::vector<std::string> arguments = on_mesh("gemm-256");
-  for (const char* extra : {"--timing-only", "--set", "dram.bandwidth_gbps=10.24"})
+  for (const char* extra :
+       {"--timing-only", "--set", "dram.bandwidth_gbps=10.24", "--set", "core.pe_array.dataflows=[ws,os,is]"})
     arguments.push_back(extra);
   const auto report = run_json(arguments);
   const double bytes_per_cycle = 10.24 / 1.0;  // GB/s over GHz
@@ -262,5 +264,30 @@ INSTANTIATE_TEST_SUITE_P(Shipped, NetworkNumerics,
                            name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
                            return name;
                          });
+
+}  // namespace tessera
+
+namespace tessera {
+
+// A machine that only runs row stationary still runs GEMMs and fcs: as 1x1 convolutions over one row of
+// pixels, with the (low) utilisation that gives.
+TEST(CliRun, ARowStationaryMachineRunsAGemmAsAOneByOneConvolution) {
+  ScratchDir scratch;
+  write_text(scratch.file("small.yaml"), R"(name: small
+seed: 2
+ops:
+  - {name: g, kind: gemm, m: 40, n: 24, k: 56, dtype: bf16}
+  - {name: f, kind: fc, batch: 4, inputs: 96, outputs: 32, dtype: bf16}
+)");
+  const auto report =
+      run_json({"run", "--arch", shipped("arch/eyeriss.yaml"), "--workload", scratch.file("small.yaml")});
+  expect_numerics_pass(report);
+  for (const auto& op : report["ops"]) {
+    ASSERT_EQ(op["runs"].size(), 1u) << op["name"];
+    EXPECT_EQ(op["runs"][0]["dataflow"], "rs");
+    EXPECT_NE(op["runs"][0]["mapping"]["description"].get<std::string>().find("rs direct"),
+              std::string::npos);
+  }
+}
 
 }  // namespace tessera
