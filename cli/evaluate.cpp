@@ -171,6 +171,16 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   for (const mapper::DataflowSearch& dataflow : search.per_dataflow)
     if (!dataflow.best.empty() && (best_estimate == 0 || dataflow.best.front().cost.cycles < best_estimate))
       best_estimate = dataflow.best.front().cost.cycles;
+  // Which candidates of which dataflow to simulate, lowered; then the ones not simulated before, all at once
+  // (in parallel processes with --threads); then the fastest of each dataflow.
+  struct Pending {
+    size_t row = 0;
+    mapper::Candidate candidate;
+    arch::Program program;
+    std::string timing_key;
+  };
+  std::vector<Pending> pending;
+  std::vector<std::string> labels;
   for (const mapper::DataflowSearch& dataflow : search.per_dataflow) {
     if (dataflow.best.empty()) continue;
     const double behind =
@@ -179,7 +189,6 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
       outcome.record.pruned.emplace_back(dataflow.label(), behind);
       continue;
     }
-    Simulated best;
     // Far behind (but not pruned), or behind the other form (implicit GEMM or direct) of the same dataflow:
     // its best candidate alone is simulated.
     bool behind_sibling = false;
@@ -189,29 +198,44 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
           (sibling.dataflow == dataflow.dataflow && sibling.direct != dataflow.direct &&
            !sibling.best.empty() && sibling.best.front().cost.cycles < dataflow.best.front().cost.cycles);
     const size_t simulated = behind > settings.narrow_ratio || behind_sibling ? 1 : dataflow.best.size();
+    const std::string name = fmt::format("{}.{}", op.name, dataflow.label());
     for (size_t c = 0; c < simulated; ++c) {
       const mapper::Candidate& candidate = dataflow.best[c];
-      const std::string name = fmt::format("{}.{}", op.name, dataflow.label());
-      arch::Program program = mapper::lower_gemm(op, seed, candidate.mapping, spec, name);
-      const std::string timing_key = op_key + candidate.mapping.describe();
-      sim::RunResult timing;
-      if (settings.cache && settings.cache->timings.count(timing_key)) {
-        timing = settings.cache->timings.at(timing_key);
-      } else {
-        timing = machine.run(program, sim::RunOptions{false, false});
-        if (settings.cache) settings.cache->timings.emplace(timing_key, timing);
-      }
-      ++best.simulated;
-      if (best.simulated == 1 || timing.cycles < best.timing.cycles) {
-        best.candidate = candidate;
-        best.program = std::move(program);
-        best.timing = std::move(timing);
-      }
+      pending.push_back(Pending{rows.size(), candidate,
+                                mapper::lower_gemm(op, seed, candidate.mapping, spec, name),
+                                op_key + candidate.mapping.describe()});
     }
-    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, dataflow.label(), best.simulated,
-                    best.timing.cycles));
-    rows.push_back(std::move(best));
+    labels.push_back(dataflow.label());
+    rows.emplace_back();
   }
+  std::vector<const arch::Program*> to_run;
+  std::vector<size_t> run_index(pending.size(), SIZE_MAX);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (settings.cache && settings.cache->timings.count(pending[i].timing_key)) continue;
+    run_index[i] = to_run.size();
+    to_run.push_back(&pending[i].program);
+  }
+  std::vector<sim::RunResult> timings = machine.run_timing(to_run, settings.threads);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Pending& candidate = pending[i];
+    sim::RunResult timing;
+    if (run_index[i] == SIZE_MAX) {
+      timing = settings.cache->timings.at(candidate.timing_key);
+    } else {
+      timing = std::move(timings[run_index[i]]);
+      if (settings.cache) settings.cache->timings.emplace(candidate.timing_key, timing);
+    }
+    Simulated& best = rows[candidate.row];
+    ++best.simulated;
+    if (best.simulated == 1 || timing.cycles < best.timing.cycles) {
+      best.candidate = candidate.candidate;
+      best.program = std::move(candidate.program);
+      best.timing = std::move(timing);
+    }
+  }
+  for (size_t r = 0; r < rows.size(); ++r)
+    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, labels[r], rows[r].simulated,
+                    rows[r].timing.cycles));
   size_t winner = 0;
   for (size_t i = 1; i < rows.size(); ++i)
     if (rows[i].timing.cycles < rows[winner].timing.cycles) winner = i;

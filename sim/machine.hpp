@@ -29,6 +29,13 @@ class Machine {
   // unit that still waits and what for.
   RunResult run(const arch::Program& program, const RunOptions& options);
 
+  // Timing-only runs of several programs, up to `workers` at once: each in a child process forked from this
+  // one (the elaborated model is copied with it; SystemC elaborates once per process, so a process cannot
+  // run two models side by side), its result sent back over a pipe. Results are exactly those of run(), in
+  // the programs' order, whatever `workers` is. A program whose child fails is run here, so that its error is
+  // thrown as run() would throw it.
+  std::vector<RunResult> run_timing(const std::vector<const arch::Program*>& programs, int workers);
+
   const arch::ArchSpec& spec() const { return spec_; }
 
  private:
