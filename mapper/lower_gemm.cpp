@@ -17,6 +17,11 @@ namespace {
 
 constexpr int kA = 0, kW = 1, kO = 2;  // the GEMM operands
 
+// The text form's pitch: 0 when the rows are packed.
+int64_t pitch_unless_packed(int64_t pitch, int64_t row_bytes) {
+  return pitch == row_bytes ? 0 : pitch;
+}
+
 struct Iteration {
   int64_t m_tile, n_tile, k_tile;  // global tile indices
   int64_t group;                   // of a grouped convolution; 0 otherwise
@@ -332,7 +337,7 @@ class Lowering {
         operation.source = region;
         operation.sram_address = (tensor == kA ? plan_.a_address(buffer) : plan_.w_address(buffer)) + offset;
         const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
-        operation.sram_pitch_bytes = pitch == operation.source.cols * element_ ? 0 : pitch;
+        operation.sram_pitch_bytes = pitch_unless_packed(pitch, operation.source.cols * element_);
         if (members.size() > 1) operation.destinations = destinations;
         std::vector<arch::SemaphoreWait> waits;
         if (j >= static_cast<size_t>(buffers) && first_piece)
@@ -410,7 +415,7 @@ class Lowering {
       const int64_t rows = parts_[0].tile_size(last.m_tile) * problem_.m_pixels(),
                     cols = parts_[1].tile_size(last.n_tile);
       const int64_t row_bytes = cols * size_bytes(accumulator_type_);
-      const int64_t pitch = plan_.o_row_bytes == row_bytes ? 0 : plan_.o_row_bytes;
+      const int64_t pitch = pitch_unless_packed(plan_.o_row_bytes, row_bytes);
       const double key = static_cast<double>(output.last) + 0.5;
       if (k_split && !root) {
         arch::NocSend send;
@@ -444,22 +449,30 @@ class Lowering {
     }
   }
 
+  // What a matmul and a conv instruction share: dataflow, dtype, the buffers, their pitches (A rows of
+  // `a_elements`, W and O rows of `w_elements`) and accumulation.
+  template <class PeInstruction>
+  void place_operands(PeInstruction& instruction, int a_buffer, int w_buffer, int o_buffer,
+                      int64_t a_elements, int64_t w_elements, bool accumulate) const {
+    instruction.dataflow = mapping_.dataflow;
+    instruction.dtype = op_.dtype;
+    instruction.a_address = plan_.a_address(a_buffer);
+    instruction.w_address = plan_.w_address(w_buffer);
+    instruction.o_address = plan_.o_address(o_buffer);
+    instruction.a_pitch_bytes = pitch_unless_packed(plan_.a_row_bytes, a_elements * element_);
+    instruction.w_pitch_bytes = pitch_unless_packed(plan_.w_row_bytes, w_elements * element_);
+    instruction.o_pitch_bytes =
+        pitch_unless_packed(plan_.o_row_bytes, w_elements * size_bytes(accumulator_type_));
+    instruction.accumulate = accumulate;
+  }
+
   arch::PeMatmul matmul_of(const Iteration& it, int a_buffer, int w_buffer, int o_buffer,
                            bool accumulate) const {
     arch::PeMatmul matmul;
-    matmul.dataflow = mapping_.dataflow;
-    matmul.dtype = op_.dtype;
-    matmul.a_address = plan_.a_address(a_buffer);
-    matmul.w_address = plan_.w_address(w_buffer);
-    matmul.o_address = plan_.o_address(o_buffer);
     matmul.m = parts_[0].tile_size(it.m_tile);
     matmul.n = parts_[1].tile_size(it.n_tile);
     matmul.k = parts_[2].tile_size(it.k_tile);
-    matmul.a_pitch_bytes = plan_.a_row_bytes == matmul.k * element_ ? 0 : plan_.a_row_bytes;
-    matmul.w_pitch_bytes = plan_.w_row_bytes == matmul.n * element_ ? 0 : plan_.w_row_bytes;
-    matmul.o_pitch_bytes =
-        plan_.o_row_bytes == matmul.n * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
-    matmul.accumulate = accumulate;
+    place_operands(matmul, a_buffer, w_buffer, o_buffer, matmul.k, matmul.n, accumulate);
     return matmul;
   }
 
@@ -468,11 +481,6 @@ class Lowering {
     const DirectConv& d = *problem_.direct;
     const InputRows in = input_rows_of(it.m_tile);
     arch::PeConv conv;
-    conv.dataflow = mapping_.dataflow;
-    conv.dtype = op_.dtype;
-    conv.a_address = plan_.a_address(a_buffer);
-    conv.w_address = plan_.w_address(w_buffer);
-    conv.o_address = plan_.o_address(o_buffer);
     conv.e = parts_[0].tile_size(it.m_tile);
     conv.q = d.q;
     conv.m = parts_[1].tile_size(it.n_tile);
@@ -482,10 +490,7 @@ class Lowering {
     conv.r = d.r, conv.s = d.s, conv.stride = d.stride, conv.dilation = d.dilation;
     conv.pad_top = in.pad_top;
     conv.pad_left = d.pad;
-    conv.a_pitch_bytes = plan_.a_row_bytes == conv.c * element_ ? 0 : plan_.a_row_bytes;
-    conv.w_pitch_bytes = plan_.w_row_bytes == conv.m * element_ ? 0 : plan_.w_row_bytes;
-    conv.o_pitch_bytes = plan_.o_row_bytes == conv.m * size_bytes(accumulator_type_) ? 0 : plan_.o_row_bytes;
-    conv.accumulate = accumulate;
+    place_operands(conv, a_buffer, w_buffer, o_buffer, conv.c, conv.m, accumulate);
     return conv;
   }
 

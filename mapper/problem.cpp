@@ -20,7 +20,8 @@ int64_t valid_taps(int64_t input, int64_t outputs, int64_t taps, int64_t stride,
 
 GemmProblem problem_of(const ops::Op& op, int64_t packed) {
   const ops::GemmShape gemm = op.gemm_view();
-  GemmProblem problem{gemm.m, gemm.n * packed, gemm.k * packed, op.dtype};
+  GemmProblem problem;
+  problem.m = gemm.m, problem.n = gemm.n * packed, problem.k = gemm.k * packed, problem.dtype = op.dtype;
   problem.packed = packed;
   if (packed > 1) problem.w_run = gemm.n;
   if (const auto* conv = std::get_if<ops::ConvShape>(&op.shape)) {
@@ -62,7 +63,8 @@ GemmProblem direct_problem_of(const ops::Op& op) {
     direct = DirectConv{1, 1, 1, gemm.m, gemm.k, 1, gemm.m, 1, 1, 1, 0, 1};
     filters = gemm.n, channels = gemm.k;
   }
-  GemmProblem problem{direct.p, filters, channels, op.dtype};
+  GemmProblem problem;
+  problem.m = direct.p, problem.n = filters, problem.k = channels, problem.dtype = op.dtype;
   problem.groups = direct.images * direct.conv_groups;
   problem.direct = direct;
   return problem;

@@ -62,7 +62,8 @@ GemmProblem problem_of(const ops::Op& op, int64_t packed = 1);
 // two, or groups itself, whose packed GEMM is at most twice as wide as the PE array's larger side.
 struct GemmMapping;
 
-// The direct problem of a conv2d, fc or gemm op (an fc or gemm is a 1x1 convolution over one row of m pixels).
+// The direct problem of a conv2d, fc or gemm op (an fc or gemm is a 1x1 convolution over one row of m
+// pixels).
 GemmProblem direct_problem_of(const ops::Op& op);
 // The problem a mapping of `op` maps: direct, or implicit GEMM with its packed groups.
 GemmProblem problem_for(const ops::Op& op, const GemmMapping& mapping);

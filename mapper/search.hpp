@@ -60,8 +60,8 @@ SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
 // An op's search: its GEMM problem, and for a grouped conv every packing of groups into block-diagonal GEMMs
 // (packings_of), merged per dataflow; each candidate's mapping says its packing. A conv or fc is also
 // searched in its direct form: per_dataflow then lists the implicit GEMM's dataflows (WS, OS, IS) followed by
-// the direct form's (WS, OS, IS and RS, direct = true), side by side. Throws like search_gemm when no form has
-// a legal mapping.
+// the direct form's (WS, OS, IS and RS, direct = true), side by side. Throws like search_gemm when no form
+// has a legal mapping.
 SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options);
 
 }  // namespace tessera::mapper

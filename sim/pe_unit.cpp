@@ -11,6 +11,34 @@ namespace {
 int64_t packed_or(int64_t pitch, int64_t row_bytes) {
   return pitch != 0 ? pitch : row_bytes;
 }
+
+// An operand or result tile of a PE instruction in SRAM.
+struct Tile {
+  uint64_t address = 0;
+  int64_t rows = 0, row_bytes = 0, pitch = 0;
+  uint64_t end() const { return address + static_cast<uint64_t>((rows - 1) * pitch + row_bytes); }
+};
+Tile tile(uint64_t address, int64_t rows, int64_t row_bytes, int64_t pitch) {
+  return Tile{address, rows, row_bytes, packed_or(pitch, row_bytes)};
+}
+
+// A matmul's A, W and O; a conv's input, filter and output tiles.
+struct OperandTiles {
+  Tile a, w, o;
+};
+OperandTiles tiles_of(const arch::Operation& operation) {
+  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+    const int64_t element = size_bytes(conv->dtype), accumulator = size_bytes(accumulator_of(conv->dtype));
+    return {tile(conv->a_address, conv->ih * conv->iw, conv->c * element, conv->a_pitch_bytes),
+            tile(conv->w_address, conv->r * conv->s * conv->c, conv->m * element, conv->w_pitch_bytes),
+            tile(conv->o_address, conv->e * conv->q, conv->m * accumulator, conv->o_pitch_bytes)};
+  }
+  const auto& matmul = std::get<arch::PeMatmul>(operation);
+  const int64_t element = size_bytes(matmul.dtype), accumulator = size_bytes(accumulator_of(matmul.dtype));
+  return {tile(matmul.a_address, matmul.m, matmul.k * element, matmul.a_pitch_bytes),
+          tile(matmul.w_address, matmul.k, matmul.n * element, matmul.w_pitch_bytes),
+          tile(matmul.o_address, matmul.m, matmul.n * accumulator, matmul.o_pitch_bytes)};
+}
 }  // namespace
 
 PeUnit::PeUnit(sc_core::sc_module_name name, MachineState& machine, int core)
@@ -26,37 +54,24 @@ void PeUnit::reset_run_state() {
   last_complete_ = 0;
 }
 
-void PeUnit::count_sram_traffic(const arch::PeMatmul& op) {
+void PeUnit::count_sram_traffic(const arch::Operation& operation) {
   std::fill(bank_words_.begin(), bank_words_.end(), 0);
-  const arch::PeSramTraffic traffic = arch::pe_sram_traffic(op.dataflow, op.dtype, op.m, op.n, op.k,
-                                                            op.accumulate, timing_.rows(), timing_.cols());
-  const int64_t a_row = op.k * size_bytes(op.dtype);
-  const int64_t w_row = op.n * size_bytes(op.dtype);
-  const int64_t o_row = op.n * size_bytes(accumulator_of(op.dtype));
+  arch::PeSramTraffic traffic;
+  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+    traffic = arch::conv_sram_traffic(conv->dataflow, conv->dtype, arch::tile_shape_of(*conv),
+                                      conv->accumulate, machine_.spec);
+  } else {
+    const auto& op = std::get<arch::PeMatmul>(operation);
+    traffic = arch::pe_sram_traffic(op.dataflow, op.dtype, op.m, op.n, op.k, op.accumulate, timing_.rows(),
+                                    timing_.cols());
+  }
+  const OperandTiles tiles = tiles_of(operation);
   Fabric& fabric = machine_.fabric;
-  fabric.count_bank_words(op.a_address, op.m, a_row, packed_or(op.a_pitch_bytes, a_row), traffic.a_passes,
+  fabric.count_bank_words(tiles.a.address, tiles.a.rows, tiles.a.row_bytes, tiles.a.pitch, traffic.a_passes,
                           bank_words_);
-  fabric.count_bank_words(op.w_address, op.k, w_row, packed_or(op.w_pitch_bytes, w_row), traffic.w_passes,
+  fabric.count_bank_words(tiles.w.address, tiles.w.rows, tiles.w.row_bytes, tiles.w.pitch, traffic.w_passes,
                           bank_words_);
-  fabric.count_bank_words(op.o_address, op.m, o_row, packed_or(op.o_pitch_bytes, o_row),
-                          traffic.o_writes + traffic.o_reads, bank_words_);
-  read_bytes_ = traffic.read_bytes;
-  write_bytes_ = traffic.write_bytes;
-}
-
-void PeUnit::count_sram_traffic(const arch::PeConv& op) {
-  std::fill(bank_words_.begin(), bank_words_.end(), 0);
-  const arch::PeSramTraffic traffic =
-      arch::conv_sram_traffic(op.dataflow, op.dtype, arch::tile_shape_of(op), op.accumulate, machine_.spec);
-  const int64_t a_row = op.c * size_bytes(op.dtype);
-  const int64_t w_row = op.m * size_bytes(op.dtype);
-  const int64_t o_row = op.m * size_bytes(accumulator_of(op.dtype));
-  Fabric& fabric = machine_.fabric;
-  fabric.count_bank_words(op.a_address, op.ih * op.iw, a_row, packed_or(op.a_pitch_bytes, a_row),
-                          traffic.a_passes, bank_words_);
-  fabric.count_bank_words(op.w_address, op.r * op.s * op.c, w_row, packed_or(op.w_pitch_bytes, w_row),
-                          traffic.w_passes, bank_words_);
-  fabric.count_bank_words(op.o_address, op.e * op.q, o_row, packed_or(op.o_pitch_bytes, o_row),
+  fabric.count_bank_words(tiles.o.address, tiles.o.rows, tiles.o.row_bytes, tiles.o.pitch,
                           traffic.o_writes + traffic.o_reads, bank_words_);
   read_bytes_ = traffic.read_bytes;
   write_bytes_ = traffic.write_bytes;
@@ -118,12 +133,11 @@ void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
   const arch::Operation& operation = instruction.operation;
   const auto [first_load, scheduled_complete] = schedule(operation, now(), position);
   Tick complete = scheduled_complete;
+  count_sram_traffic(operation);
   if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
-    count_sram_traffic(*conv);
     counters_.macs += conv->macs();
   } else {
     const auto& matmul = std::get<arch::PeMatmul>(operation);
-    count_sram_traffic(matmul);
     counters_.macs += matmul.m * matmul.n * matmul.k;
   }
   machine_.fabric.traffic().sram_read_bytes += read_bytes_;
@@ -153,25 +167,14 @@ void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
 
 std::function<void()> PeUnit::functional_commit(const arch::Operation& operation, Tick first_load) {
   // Operands are read when the array starts on them; the result lands in SRAM when the last fold completes.
-  struct Tile {
-    uint64_t address = 0;
-    int64_t rows = 0, row_bytes = 0, pitch = 0;
-    uint64_t end() const { return address + static_cast<uint64_t>((rows - 1) * pitch + row_bytes); }
-  };
-  Tile a, w, o;
+  const OperandTiles tiles = tiles_of(operation);
+  const Tile a = tiles.a, w = tiles.w, o = tiles.o;
   DType accumulator = DType::fp32;
   bool accumulate = false;
   std::function<void(const uint8_t* sram, uint8_t* product)> compute;
-  auto tile = [](uint64_t address, int64_t rows, int64_t row_bytes, int64_t pitch) {
-    return Tile{address, rows, row_bytes, packed_or(pitch, row_bytes)};
-  };
   if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
-    const int64_t element = size_bytes(conv->dtype);
     accumulator = accumulator_of(conv->dtype);
     accumulate = conv->accumulate;
-    a = tile(conv->a_address, conv->ih * conv->iw, conv->c * element, conv->a_pitch_bytes);
-    w = tile(conv->w_address, conv->r * conv->s * conv->c, conv->m * element, conv->w_pitch_bytes);
-    o = tile(conv->o_address, conv->e * conv->q, conv->m * size_bytes(accumulator), conv->o_pitch_bytes);
     const ops::ConvTileGeometry geometry{conv->e,      conv->q,        conv->m,       conv->c,
                                          conv->ih,     conv->iw,       conv->r,       conv->s,
                                          conv->stride, conv->dilation, conv->pad_top, conv->pad_left};
@@ -182,12 +185,8 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
     };
   } else {
     const auto& matmul = std::get<arch::PeMatmul>(operation);
-    const int64_t element = size_bytes(matmul.dtype);
     accumulator = accumulator_of(matmul.dtype);
     accumulate = matmul.accumulate;
-    a = tile(matmul.a_address, matmul.m, matmul.k * element, matmul.a_pitch_bytes);
-    w = tile(matmul.w_address, matmul.k, matmul.n * element, matmul.w_pitch_bytes);
-    o = tile(matmul.o_address, matmul.m, matmul.n * size_bytes(accumulator), matmul.o_pitch_bytes);
     compute = [dtype = matmul.dtype, a, w, o, m = matmul.m, n = matmul.n, k = matmul.k](const uint8_t* sram,
                                                                                         uint8_t* product) {
       ops::gemm_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, m, n,

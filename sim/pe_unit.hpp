@@ -21,8 +21,7 @@ class PeUnit : public Unit {
 
  private:
   // Per-bank bank-width words the instruction reads and writes, and the byte totals.
-  void count_sram_traffic(const arch::PeMatmul& op);
-  void count_sram_traffic(const arch::PeConv& op);
+  void count_sram_traffic(const arch::Operation& operation);
   // Times the instruction's folds (RS: rounds) from `ready`, advancing the timeline; returns when the
   // operands are first read and when the last result is written.
   std::pair<Tick, Tick> schedule(const arch::Operation& operation, Tick ready, int32_t position);

@@ -224,8 +224,9 @@ TEST(ArchSpec, SramMustHoldAWholeNumberOfBankRows) {
 }
 
 TEST(ArchSpec, UnknownDataflowIsRejectedWithDidYouMean) {
-  EXPECT_EQ(std::string(parse_error(machine_with("cols: 32}", "cols: 32, dataflows: [os, wss]}")).what()),
-            "m.yaml:7:50: core.pe_array.dataflows[1]: 'wss' is not one of ws, os, is or rs; did you mean 'ws'?");
+  EXPECT_EQ(
+      std::string(parse_error(machine_with("cols: 32}", "cols: 32, dataflows: [os, wss]}")).what()),
+      "m.yaml:7:50: core.pe_array.dataflows[1]: 'wss' is not one of ws, os, is or rs; did you mean 'ws'?");
 }
 
 TEST(ArchSpec, Int32IsNotAnOperandType) {
