@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Makes GPU reference records (issue: "The GPU reference run") on a machine with an NVIDIA GPU, the CUDA
-# toolkit, python3 with PyYAML and (for the framework comparison) PyTorch — nothing else of tessera's.
+# Makes GPU reference records (issues "The GPU reference run", "The GPU reference measures kernels, not
+# launches") on a machine with an NVIDIA GPU, the CUDA toolkit, python3 with PyYAML and (for the framework
+# comparison) PyTorch — nothing else of tessera's.
 #
 #   scripts/gpu-reference.sh OUT_ROOT configs/workloads/bert-ffn.yaml [more workloads...]
 #
-# builds ops/cuda's tessera_gpu_ref (build-gpu/), runs every op of each workload, and writes
+# builds ops/cuda's tessera_gpu_ref and libtessera_gpu_ref.so (build-gpu/), and per workload writes
 # OUT_ROOT/<gpu>/<workload>/{<op>.json, run.json, torch.json}; `tessera run` reads traces/reference/.
-#
-# A/B rounds for ops near the line: TESSERA_AB_OPS="conv1 ..." (op names) times each of those ops again,
-# alone, TESSERA_AB_ROUNDS times (default 5), the runner (without ceilings) and PyTorch taking turns and
-# taking turns at going first; ab.json in the workload's folder keeps every round's like-for-like rows and,
-# per runner output class, the median, lowest and highest runner/PyTorch ratio over the rounds.
+# With PyTorch, scripts/gpu_torch_reference.py measures both sides in one process (the runner loaded as a
+# library; same inputs; every variant checked; A/B rounds for every op, TESSERA_AB_ROUNDS, default 7); without
+# it, the runner alone. Where Nsight Compute (ncu) is on the PATH, scripts/gpu_profile.py then adds the
+# profile of every reported and compared path (TESSERA_PROFILE=0 leaves it out).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out_root=$1
 shift
-if [[ ! -x "$root/build-gpu/tessera_gpu_ref" ]]; then
+if [[ ! -x "$root/build-gpu/tessera_gpu_ref" || ! -f "$root/build-gpu/libtessera_gpu_ref.so" ]]; then
   cmake -S "$root/ops/cuda" -B "$root/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$root/build-gpu" >/dev/null
 fi
@@ -28,45 +28,20 @@ cudnn_dir=$("$python" -c 'import os, nvidia.cudnn as c; print(os.path.join(list(
 if [[ -n "$cudnn_dir" && -d "$cudnn_dir" ]]; then export LD_LIBRARY_PATH="$cudnn_dir:${LD_LIBRARY_PATH:-}"; fi
 for workload in "$@"; do
   # The runner's --op arguments: each op of the workload with its index (which fixes its input tensor ids).
-  mapfile -t ops < <("$python" - "$workload" <<'PY'
-import sys, yaml
-w = yaml.safe_load(open(sys.argv[1]))
-for i, op in enumerate(w["ops"]):
-    fields = {"kind": op["kind"], "name": op["name"], "index": i, "seed": w["seed"]}
-    fields.update({k: v for k, v in op.items() if k not in ("kind", "name")})
-    print(",".join(f"{k}={v}" for k, v in fields.items()))
-PY
-)
+  mapfile -t ops < <("$python" "$root/scripts/workload_ops.py" "$workload")
   name=$("$python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["name"])' "$workload")
   dir="$out_root/$gpu/$name"
   mkdir -p "$dir"
   args=()
   for op in "${ops[@]}"; do args+=(--op "$op"); done
   echo "gpu-reference: $name on $gpu" >&2
-  "$root/build-gpu/tessera_gpu_ref" --out "$dir" "${args[@]}"
   if "$python" -c 'import torch' 2>/dev/null; then
-    "$python" "$root/scripts/gpu_torch_reference.py" --out "$dir" "${args[@]}"
-    ab_done=()
-    for op in "${ops[@]}"; do
-      op_name=$(tr ',' '\n' <<<"$op" | sed -n 's/^name=//p')
-      [[ " ${TESSERA_AB_OPS:-} " == *" $op_name "* ]] || continue
-      for ((round = 1; round <= ${TESSERA_AB_ROUNDS:-5}; ++round)); do
-        round_dir="$dir/ab/$op_name/$round"
-        mkdir -p "$round_dir"
-        runner=("$root/build-gpu/tessera_gpu_ref" --skip-ceilings --out "$round_dir" --op "$op")
-        framework=("$python" "$root/scripts/gpu_torch_reference.py" --out "$round_dir" --op "$op")
-        if ((round % 2)); then
-          "${runner[@]}" && "${framework[@]}"
-        else
-          "${framework[@]}" && "${runner[@]}" &&
-            "$python" "$root/scripts/gpu_torch_reference.py" --compare-only "$round_dir"
-        fi
-      done
-      ab_done+=("$op_name")
-    done
-    if ((${#ab_done[@]})); then
-      "$python" "$root/scripts/gpu_torch_reference.py" --ab-summary "$dir" "${ab_done[@]}"
-      rm -rf "$dir/ab"
-    fi
+    "$python" "$root/scripts/gpu_torch_reference.py" --lib "$root/build-gpu/libtessera_gpu_ref.so" --out "$dir" \
+      --rounds "${TESSERA_AB_ROUNDS:-7}" "${args[@]}"
+  else
+    "$root/build-gpu/tessera_gpu_ref" --out "$dir" "${args[@]}"
+  fi
+  if [[ "${TESSERA_PROFILE:-1}" != 0 ]] && command -v ncu >/dev/null; then
+    "$python" "$root/scripts/gpu_profile.py" --runner "$root/build-gpu/tessera_gpu_ref" --records "$dir" "${args[@]}"
   fi
 done

@@ -1,290 +1,440 @@
 #!/usr/bin/env python3
-"""Times the same GEMMs, fc layers, convs and pools through the GPU machine's own framework (PyTorch), for
-the record next to tessera_gpu_ref's: same shapes and dtypes, CUDA events, warm-up, batches of ~2 ms, median, inputs rotated over
-copies spanning 3x the L2. Writes torch.json in --out.
+"""Measures every op of a workload with tessera's GPU runner and with PyTorch in one process, interleaved
+(issue "The GPU reference measures kernels, not launches").
 
-usage: gpu_torch_reference.py --out DIR --op kind=gemm,name=...,m=..,n=..,k=..,dtype=..[,...] [--op ...]
-       gpu_torch_reference.py --compare-only DIR    (recomputes torch.json's like-for-like table from the
-                                                     records in DIR; no GPU needed)
-       gpu_torch_reference.py --ab-summary DIR OP [OP ...]  (DIR/ab/OP/<round>/ -> DIR/ab.json: the A/B rounds
-                                                     of scripts/gpu-reference.sh, per runner output class the
-                                                     median, lowest and highest ratio; no GPU needed)
-Runs where PyTorch is (the GPU machine); inputs are random (timing only: the numerics record is the runner's).
+The runner is loaded as a library (build-gpu/libtessera_gpu_ref.so, ops/cuda/capi.cu): for each op it measures
+every path (device time by CUDA-graph replay, eager time, output checked) and keeps each output class's fastest
+checked path alive. PyTorch then runs the same op on the *same inputs* (the runner's generator fills PyTorch's
+tensors), every variant timed the same two ways (device: a CUDA graph of many launches over input copies
+spanning 3x the L2, replayed; eager: launches issued back to back) and its output checked by the runner's
+checker (sampled positions against the float64 reference, the whole output against the runner's anchor path).
+Finally, for every output class both sides have, the runner's fastest path and PyTorch's fastest variant are
+replayed in alternating A/B rounds (who goes first alternates), and the rounds' ratios are recorded.
+
+usage: gpu_torch_reference.py --lib build-gpu/libtessera_gpu_ref.so --out DIR --op kind=...,name=...[,...]
+           [--op ...] [--rounds 7] [--compile-all] [--skip-ceilings]
+
+Writes DIR/<op>.json (the runner's records), DIR/run.json and DIR/torch.json (PyTorch's paths per op and the
+comparison rows). Runs where PyTorch and a GPU are (the lent H200).
 """
 import argparse
+import ctypes
 import json
 import math
+import statistics
 import sys
+import time
+
+TIMING = {"graph_target_us": 1000.0, "replays": 15, "batch_target_us": 1000.0, "batches": 11}
+AB_REPLAYS = 3  # timed replays per side per round; the round's time is their median
+
+
+class Runner:
+    """The runner's C interface (ops/cuda/capi.cu)."""
+
+    def __init__(self, path):
+        lib = ctypes.CDLL(path)
+        sig = {
+            "tgr_error": ([], ctypes.c_char_p),
+            "tgr_measure": ([ctypes.c_char_p], ctypes.c_int),
+            "tgr_record": ([ctypes.c_int], ctypes.c_char_p),
+            "tgr_launches_per_graph": ([ctypes.c_int, ctypes.c_char_p], ctypes.c_int),
+            "tgr_replay_us": ([ctypes.c_int, ctypes.c_char_p, ctypes.c_int], ctypes.c_double),
+            "tgr_check": ([ctypes.c_int, ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_double], ctypes.c_char_p),
+            "tgr_tolerance": ([ctypes.c_char_p, ctypes.c_int, ctypes.c_int], ctypes.c_double),
+            "tgr_tensor_id": ([ctypes.c_int, ctypes.c_int], ctypes.c_longlong),
+            "tgr_generate": ([ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_longlong, ctypes.c_longlong,
+                              ctypes.c_ulonglong], ctypes.c_int),
+            "tgr_release": ([ctypes.c_int], ctypes.c_int),
+            "tgr_finish": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
+        }
+        for name, (args, result) in sig.items():
+            function = getattr(lib, name)
+            function.argtypes, function.restype = args, result
+        self.lib = lib
+
+    def _ok(self, value, bad):
+        if value == bad or (isinstance(value, float) and value < 0):
+            raise RuntimeError("tessera_gpu_ref: " + self.lib.tgr_error().decode())
+        return value
+
+    def measure(self, op_text):
+        return self._ok(self.lib.tgr_measure(op_text.encode()), -1)
+
+    def record(self, handle):
+        return json.loads(self._ok(self.lib.tgr_record(handle), None))
+
+    def launches_per_graph(self, handle, path):
+        return self._ok(self.lib.tgr_launches_per_graph(handle, path.encode()), -1)
+
+    def replay_us(self, handle, path, launches):
+        return self._ok(self.lib.tgr_replay_us(handle, path.encode(), launches), -1.0)
+
+    def check(self, handle, tensor, output_type, tolerance):
+        return json.loads(self._ok(self.lib.tgr_check(handle, tensor.data_ptr(), output_type.encode(), tolerance),
+                                   None))
+
+    def tolerance(self, output_type, reduced_precision_inputs, tf32):
+        return self._ok(self.lib.tgr_tolerance(output_type.encode(), int(reduced_precision_inputs), int(tf32)),
+                        -1.0)
+
+    def generate(self, tensor, dtype, seed, tensor_id):
+        self._ok(self.lib.tgr_generate(dtype.encode(), seed, tensor_id, tensor.numel(), tensor.data_ptr()), -1)
+
+    def tensor_id(self, index, slot):
+        return self.lib.tgr_tensor_id(index, slot)
+
+    def release(self, handle):
+        self._ok(self.lib.tgr_release(handle), -1)
+
+    def finish(self, out, command, skip_ceilings):
+        self._ok(self.lib.tgr_finish(out.encode(), command.encode(), int(skip_ceilings)), -1)
+
+
+def output_class(path_name):
+    """What follows the library in a path's name: the output it stores (ops/cuda/measure.hpp)."""
+    base = path_name.split(" (", 1)[0]
+    return base.split("-", 1)[1] if "-" in base else base
+
 
 def torch_dtype(name):
     import torch
     return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.int8}[name]
 
 
-def time_us(launch, copies):
-    import torch
+def launches_for(estimate_us, copies):
+    """timing.cu's launches_per_graph."""
+    return max(1, min(1000, max(math.ceil(TIMING["graph_target_us"] / max(estimate_us, 0.5)), copies)))
 
+
+def time_eager(torch, launch):
+    """Launches issued back to back, batches of ~1 ms timed with events; median per launch (timing.cu's)."""
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for i in range(5):
-        launch(i % copies)
+    for i in range(3):
+        launch(i)
     start.record()
     launch(0)
     stop.record()
     torch.cuda.synchronize()
-    per_batch = max(1, min(2000, math.ceil(2.0 / max(start.elapsed_time(stop), 1e-4))))
+    per_batch = max(1, min(2000, math.ceil(TIMING["batch_target_us"] / max(1000.0 * start.elapsed_time(stop), 0.1))))
     samples, rotation = [], 0
-    for _ in range(21):
+    for _ in range(TIMING["batches"]):
         start.record()
         for _ in range(per_batch):
-            launch(rotation % copies)
+            launch(rotation)
             rotation += 1
         stop.record()
         torch.cuda.synchronize()
         samples.append(1000.0 * start.elapsed_time(stop) / per_batch)
-    samples.sort()
-    return samples[len(samples) // 2], samples[0], per_batch
+    return {"median_us": statistics.median(samples), "min_us": min(samples), "batches": len(samples),
+            "launches_per_batch": per_batch}
 
 
-def gemm_paths(op, l2_bytes):
-    import torch
+class TorchGraph:
+    """`launches` launches of `launch(i)` captured in one CUDA graph; each replay timed with events."""
 
-    m, n, k, dtype = int(op["m"]), int(op["n"]), int(op["k"]), op["dtype"]
-    element = torch.tensor([], dtype=torch_dtype(dtype)).element_size()
-    set_bytes = (m * k + k * n) * element + m * n * 4
-    copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
-    if dtype == "int8":
-        a = [torch.randint(-128, 128, (m, k), dtype=torch.int8, device="cuda") for _ in range(copies)]
-        w = [torch.randint(-128, 128, (k, n), dtype=torch.int8, device="cuda") for _ in range(copies)]
-        candidates = [("torch._int_mm", lambda i: torch._int_mm(a[i], w[i]))]
+    def __init__(self, torch, launch, launches):
+        self.torch, self.launches = torch, launches
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for i in range(3):
+                launch(i)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            for i in range(launches):
+                launch(i)
+        self.graph.replay()
+        torch.cuda.synchronize()
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.stop = torch.cuda.Event(enable_timing=True)
+
+    def timed_replay_us(self):
+        self.start.record()
+        self.graph.replay()
+        self.stop.record()
+        self.stop.synchronize()
+        return 1000.0 * self.start.elapsed_time(self.stop) / self.launches
+
+
+def time_device(graph):
+    samples = [graph.timed_replay_us() for _ in range(TIMING["replays"])]
+    return {"median_us": statistics.median(samples), "min_us": min(samples), "max_us": max(samples),
+            "replays": len(samples), "launches_per_graph": graph.launches}
+
+
+def copies_for(l2_bytes, set_bytes):
+    return max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
+
+
+class Inputs:
+    """The op's inputs as the runner generates them, copied `copies` times (each launch reads the next)."""
+
+    def __init__(self, torch, runner, op, l2_bytes):
+        self.torch, self.runner, self.op = torch, runner, op
+        self.seed, self.index, self.dtype = int(op["seed"]), int(op["index"]), op["dtype"]
+        self.l2_bytes = l2_bytes
+
+    def tensor(self, slot, shape):
+        tensor = self.torch.empty(shape, dtype=torch_dtype(self.dtype), device="cuda")
+        self.runner.generate(tensor, self.dtype, self.seed, self.runner.tensor_id(self.index, slot))
+        return tensor
+
+
+def gemm_variants(torch, runner, op, inputs):
+    """torch.matmul (int8: torch._int_mm) on A [m, k] and W [k, n], row-major like tessera's."""
+    if op["kind"] == "fc":  # the GEMM m = batch, n = outputs, k = inputs
+        m, n, k = int(op.get("batch", 1)), int(op["outputs"]), int(op["inputs"])
     else:
-        # Uniform in [-1, 1) like tessera's generator: matrix throughput on this chip depends on the data (power).
-        a = [(torch.rand(m, k, device="cuda") * 2 - 1).to(torch_dtype(dtype)) for _ in range(copies)]
-        w = [(torch.rand(k, n, device="cuda") * 2 - 1).to(torch_dtype(dtype)) for _ in range(copies)]
-        candidates = [(f"torch.matmul-{dtype}", lambda i: torch.matmul(a[i], w[i]))]
-    paths = []
-    for name, launch in candidates:
-        for tf32 in ([False, True] if dtype == "fp32" else [None]):
-            label = name if tf32 is None else name + ("-tf32" if tf32 else "-fp32")
-            if tf32 is not None:
-                torch.backends.cuda.matmul.allow_tf32 = tf32
-            try:
-                median, minimum, per_batch = time_us(launch, copies)
-            except RuntimeError as error:  # e.g. _int_mm's shape rules
-                paths.append({"path": label, "ran": False, "note": str(error).splitlines()[0]})
-                continue
-            flops = 2.0 * m * n * k
-            paths.append({"path": label, "ran": True, "time_us": median, "time_us_min": minimum,
-                          "launches_per_batch": per_batch, "tflops": flops / (median * 1e6)})
-    torch.backends.cuda.matmul.allow_tf32 = False
-    return paths
+        m, n, k = int(op["m"]), int(op["n"]), int(op["k"])
+    dtype = op["dtype"]
+    a, w = inputs.tensor(0, (m, k)), inputs.tensor(1, (k, n))
+    element = a.element_size()
+    copies = copies_for(inputs.l2_bytes, (m * k + k * n) * element + m * n * 4)
+    a_copies, w_copies = [a] + [a.clone() for _ in range(copies - 1)], [w] + [w.clone() for _ in range(copies - 1)]
+    args = lambda i: (a_copies[i % copies], w_copies[i % copies])
+    if dtype == "int8":
+        return copies, [dict(path="torch._int_mm", cls="int8-int32", output="int32", tf32=False, fn=torch._int_mm,
+                             args=args)]
+    if dtype == "fp32":
+        return copies, [dict(path="torch.matmul-fp32-fp32", cls="fp32", output="fp32", tf32=False, fn=torch.matmul,
+                             args=args),
+                        dict(path="torch.matmul-fp32-tf32", cls="tf32", output="fp32", tf32=True, fn=torch.matmul,
+                             args=args)]
+    return copies, [dict(path=f"torch.matmul-{dtype}", cls=f"{dtype}-{dtype}out", output=dtype, tf32=False,
+                         fn=torch.matmul, args=args)]
 
 
-def conv_paths(op, l2_bytes):
-    """torch.nn.functional.conv2d (cuDNN, benchmark mode: the framework picks its fastest algorithm) on
-    channels-last tensors, tessera's NHWC layout."""
-    import torch
+def conv_variants(torch, runner, op, inputs):
+    """torch.nn.functional.conv2d on channels-last tensors (tessera's NHWC), cuDNN in benchmark mode."""
     get = lambda key, default=None: int(op.get(key, default))
     n, c, h, w, k, r, s = (get(key) for key in ("n", "c", "h", "w", "k", "r", "s"))
     stride, pad, dilation, groups = get("stride", 1), get("pad", 0), get("dilation", 1), get("groups", 1)
     dtype = op["dtype"]
     if dtype == "int8":
-        return [{"path": "torch.conv2d-int8", "ran": False, "note": "PyTorch has no int8 conv2d on CUDA"}]
-    element = torch.tensor([], dtype=torch_dtype(dtype)).element_size()
+        return 0, []
+    cg, kg = c // groups, k // groups
+    x = inputs.tensor(0, (n, h, w, c)).permute(0, 3, 1, 2)  # NCHW view of NHWC storage: channels-last
+    # tessera's W is [groups][r][s][c/groups][k/groups]; PyTorch's [k][c/groups][r][s], k = group * kg + kk.
+    wt = inputs.tensor(1, (groups, r, s, cg, kg)).permute(0, 4, 3, 1, 2).reshape(k, cg, r, s)
+    wt = wt.contiguous(memory_format=torch.channels_last)
     p = (h + 2 * pad - dilation * (r - 1) - 1) // stride + 1
     q = (w + 2 * pad - dilation * (s - 1) - 1) // stride + 1
-    set_bytes = (n * c * h * w + k * (c // groups) * r * s + n * k * p * q) * element
-    copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
-    cl = torch.channels_last
-    x = [(torch.rand(n, c, h, w, device="cuda") * 2 - 1).to(torch_dtype(dtype)).to(memory_format=cl)
-         for _ in range(copies)]
-    wt = [(torch.rand(k, c // groups, r, s, device="cuda") * 2 - 1).to(torch_dtype(dtype)).to(memory_format=cl)
-          for _ in range(copies)]
+    copies = copies_for(inputs.l2_bytes, (x.numel() + wt.numel() + n * k * p * q) * x.element_size())
+    xs, ws = [x] + [x.clone() for _ in range(copies - 1)], [wt] + [wt.clone() for _ in range(copies - 1)]
     torch.backends.cudnn.benchmark = True
-    conv = torch.nn.functional.conv2d
-    launch = lambda i: conv(x[i], wt[i], stride=stride, padding=pad, dilation=dilation, groups=groups)
-    paths = []
-    for tf32 in ([False, True] if dtype == "fp32" else [None]):
-        label = f"torch.conv2d-{dtype}" + ("" if tf32 is None else ("-tf32" if tf32 else "-fp32"))
-        if tf32 is not None:
-            torch.backends.cudnn.allow_tf32 = tf32
-        median, minimum, per_batch = time_us(launch, copies)
-        flops = 2.0 * n * p * q * k * (c // groups) * r * s
-        paths.append({"path": label, "ran": True, "time_us": median, "time_us_min": minimum,
-                      "launches_per_batch": per_batch, "tflops": flops / (median * 1e6)})
-    torch.backends.cudnn.allow_tf32 = True
-    return paths
+    conv = lambda x, w: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad, dilation=dilation,
+                                                   groups=groups)
+    args = lambda i: (xs[i % copies], ws[i % copies])
+    if dtype == "fp32":
+        return copies, [dict(path="torch.conv2d-fp32-fp32", cls="fp32", output="fp32", tf32=False, fn=conv, args=args),
+                        dict(path="torch.conv2d-fp32-tf32", cls="tf32", output="fp32", tf32=True, fn=conv, args=args)]
+    return copies, [dict(path=f"torch.conv2d-{dtype}", cls=f"{dtype}-{dtype}out", output=dtype, tf32=False,
+                         fn=conv, args=args)]
 
 
-def pool_paths(op, l2_bytes):
-    """torch.nn.functional.max_pool2d / avg_pool2d on channels-last tensors (tessera's NHWC), with tessera's
-    semantics: padding takes no part in a max, and an average divides by the whole window
-    (count_include_pad=True)."""
-    import torch
+def pool_variants(torch, runner, op, inputs):
+    """max_pool2d / avg_pool2d on channels-last tensors with tessera's semantics (padding takes no part in a
+    max; an average divides by the whole window: count_include_pad=True), eager and under torch.compile."""
     get = lambda key, default=None: int(op.get(key, default))
     n, c, h, w, r, s = (get(key) for key in ("n", "c", "h", "w", "r", "s"))
     stride, pad, mode, dtype = get("stride", 1), get("pad", 0), op["mode"], op["dtype"]
-    label = f"torch.{mode}_pool2d-{dtype}"
     if dtype == "int8":
-        return [{"path": label, "ran": False, "note": "PyTorch has no int8 pooling on CUDA"}]
-    element = torch.tensor([], dtype=torch_dtype(dtype)).element_size()
+        return 0, []
+    x = inputs.tensor(0, (n, h, w, c)).permute(0, 3, 1, 2)
     p, q = (h + 2 * pad - r) // stride + 1, (w + 2 * pad - s) // stride + 1
-    set_bytes = (n * c * h * w + n * c * p * q) * element
-    copies = max(1, min(64, math.ceil(3 * l2_bytes / set_bytes)))
-    x = [(torch.rand(n, c, h, w, device="cuda") * 2 - 1).to(torch_dtype(dtype)).to(memory_format=torch.channels_last)
-         for _ in range(copies)]
+    copies = copies_for(inputs.l2_bytes, (x.numel() + n * c * p * q) * x.element_size())
+    xs = [x] + [x.clone() for _ in range(copies - 1)]
     F = torch.nn.functional
     if mode == "max":
-        launch = lambda i: F.max_pool2d(x[i], (r, s), stride=stride, padding=pad)
+        pool = lambda t: F.max_pool2d(t, (r, s), stride=stride, padding=pad)
     else:
-        launch = lambda i: F.avg_pool2d(x[i], (r, s), stride=stride, padding=pad, count_include_pad=True)
-    median, minimum, per_batch = time_us(launch, copies)
-    reads = n * p * q * c * r * s  # window elements read, as the runner counts a pool's rate
-    return [{"path": label, "ran": True, "time_us": median, "time_us_min": minimum, "launches_per_batch": per_batch,
-             "tflops": reads / (median * 1e6)}]
+        pool = lambda t: F.avg_pool2d(t, (r, s), stride=stride, padding=pad, count_include_pad=True)
+    cls = "fp32" if dtype == "fp32" else f"{dtype}-{dtype}out"
+    args = lambda i: (xs[i % copies],)
+    return copies, [
+        dict(path=f"torch.{mode}_pool2d-{dtype}", cls=cls, output=dtype, tf32=False, fn=pool, args=args),
+        dict(path=f"torch.compile({mode}_pool2d)-{dtype}", cls=cls, output=dtype, tf32=False, variant="torch.compile",
+             fn=torch.compile(pool, dynamic=False), args=args)]
+
+
+VARIANTS = {"gemm": gemm_variants, "fc": gemm_variants, "conv2d": conv_variants, "pool": pool_variants}
+# Where torch.compile is not applied, and why: Inductor lowers a lone matmul or conv2d to the same extern call
+# (cuBLAS / cuDNN) that eager PyTorch makes (checked on the H200 with --compile-all: same kernels, same time),
+# so a compiled variant measures nothing new; pools are lowered to Inductor's own Triton kernel.
+NOT_COMPILED = {"gemm": "Inductor lowers a lone matmul to the eager extern cuBLAS call",
+                "fc": "Inductor lowers a lone matmul to the eager extern cuBLAS call",
+                "conv2d": "Inductor lowers a lone conv2d to the eager extern cuDNN call"}
+
+
+def as_tessera_layout(torch, out):
+    """The output as tessera stores it: [rows, cols] row-major; NHWC for a 4-d (NCHW-shaped) tensor."""
+    if out.dim() == 4:
+        return out.permute(0, 2, 3, 1).contiguous()
+    return out.contiguous()
+
+
+def measure_framework(torch, runner, handle, op, record, l2_bytes, compile_all):
+    """PyTorch's variants of the op: each timed (device and eager) and checked."""
+    inputs = Inputs(torch, runner, op, l2_bytes)
+    copies, variants = VARIANTS[op["kind"]](torch, runner, op, inputs)
+    if compile_all and op["kind"] in NOT_COMPILED:
+        for variant in list(variants):
+            name, _, dtype_part = variant["path"].partition("-")
+            variants.append({**variant, "path": f"torch.compile({name[len('torch.'):]})-{dtype_part}",
+                             "variant": "torch.compile", "fn": torch.compile(variant["fn"], dynamic=False)})
+    runner_fastest = fastest_by_class(record)
+    results = []
+    for variant in variants:
+        entry = {"path": variant["path"], "variant": variant.get("variant", "eager aten call"),
+                 "like_class": variant["cls"]}
+        try:
+            if variant["tf32"] or op["dtype"] == "fp32":
+                torch.backends.cuda.matmul.allow_tf32 = variant["tf32"]
+                torch.backends.cudnn.allow_tf32 = variant["tf32"]
+            fn, args = variant["fn"], variant["args"]
+            launch = lambda i: fn(*args(i))
+            out = launch(0)
+            torch.cuda.synchronize()
+            tolerance = runner.tolerance(variant["output"], op["dtype"] in ("bf16", "fp16"), variant["tf32"])
+            entry["check"] = runner.check(handle, as_tessera_layout(torch, out), variant["output"], tolerance)
+            entry["eager"] = time_eager(torch, launch)
+            paired = runner_fastest.get(variant["cls"])
+            launches = (runner.launches_per_graph(handle, paired["path"]) if paired
+                        else launches_for(entry["eager"]["median_us"], copies))
+            variant["graph"] = TorchGraph(torch, launch, launches)
+            entry["device"] = time_device(variant["graph"])
+            entry["time_us"] = entry["device"]["median_us"]
+            entry["ran"] = True
+        except (RuntimeError, torch.cuda.OutOfMemoryError) as error:  # e.g. _int_mm's shape rules
+            entry["ran"] = False
+            entry["note"] = str(error).splitlines()[0]
+            variant["graph"] = None
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = True
+        results.append(entry)
+        print(f"torch: {op['name']}: {entry['path']}: " +
+              (f"{entry['time_us']:.2f} us device, {entry['eager']['median_us']:.2f} us eager, check "
+               f"{'pass' if entry['check']['pass'] else 'FAIL'}" if entry["ran"] else entry["note"]),
+              file=sys.stderr)
+    return variants, results
+
+
+def fastest_by_class(record):
+    """The runner's fastest path of each output class among those that passed their check."""
+    fastest = {}
+    for path in record.get("paths", []):
+        if not path.get("ran") or not path.get("check", {}).get("pass"):
+            continue
+        kind = output_class(path["path"])
+        if kind not in fastest or path["time_us"] < fastest[kind]["time_us"]:
+            fastest[kind] = path
+    return fastest
+
+
+def ab_rounds(torch, runner, handle, op, record, variants, results, rounds):
+    """For every output class both sides computed (and passed): the runner's fastest path against PyTorch's
+    fastest variant, replayed in alternating rounds."""
+    rows = []
+    runner_fastest = fastest_by_class(record)
+    for kind, runner_path in sorted(runner_fastest.items()):
+        candidates = [(entry, variant) for entry, variant in zip(results, variants)
+                      if entry["like_class"] == kind and entry.get("ran") and entry["check"]["pass"]]
+        if not candidates:
+            continue
+        framework, variant = min(candidates, key=lambda pair: pair[0]["time_us"])
+        launches = runner.launches_per_graph(handle, runner_path["path"])
+        runner_rounds, framework_rounds, ratios, first = [], [], [], []
+        for number in range(rounds):
+            def runner_time():
+                return statistics.median(runner.replay_us(handle, runner_path["path"], launches)
+                                         for _ in range(AB_REPLAYS))
+
+            def framework_time():
+                return statistics.median(variant["graph"].timed_replay_us() for _ in range(AB_REPLAYS))
+
+            if number % 2 == 0:
+                r, f = runner_time(), framework_time()
+            else:
+                f, r = framework_time(), runner_time()
+            runner_rounds.append(r)
+            framework_rounds.append(f)
+            ratios.append(r / f)
+            first.append("runner" if number % 2 == 0 else "torch")
+        ratio = statistics.median(ratios)
+        eager_ratio = runner_path["eager"]["median_us"] / framework["eager"]["median_us"]
+        rows.append({"op": op["name"], "class": kind, "runner_path": runner_path["path"],
+                     "framework_path": framework["path"], "framework_variant": framework["variant"],
+                     "rounds": rounds, "launches_per_graph": launches,
+                     "runner_us": statistics.median(runner_rounds), "framework_us": statistics.median(framework_rounds),
+                     "runner_over_framework": ratio, "ratio_min": min(ratios), "ratio_max": max(ratios),
+                     "runner_us_rounds": runner_rounds, "framework_us_rounds": framework_rounds, "ratios": ratios,
+                     "first": first, "runner_eager_us": runner_path["eager"]["median_us"],
+                     "framework_eager_us": framework["eager"]["median_us"], "eager_runner_over_framework": eager_ratio,
+                     "faster": "runner" if ratio < 1 else "framework"})
+    return rows
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out")
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--out", required=True)
     parser.add_argument("--op", action="append", default=[])
-    parser.add_argument("--compare-only")
-    parser.add_argument("--ab-summary", nargs="+", metavar=("DIR", "OP"))
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--compile-all", action="store_true",
+                        help="also time torch.compile variants of matmul and conv2d (see NOT_COMPILED)")
+    parser.add_argument("--skip-ceilings", action="store_true")
     args = parser.parse_args()
-    if args.ab_summary:
-        return ab_summary(args.ab_summary[0], args.ab_summary[1:])
-    if args.compare_only:
-        path = f"{args.compare_only}/torch.json"
-        with open(path) as f:
-            recorded = json.load(f)
-        recorded["comparison"] = compare(args.compare_only, recorded["ops"])
-        with open(path, "w") as f:
-            json.dump(recorded, f, indent=1)
-        return 0
-    if not args.out:
-        parser.error("--out is required")
     import torch
+
+    runner = Runner(args.lib)
     l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
-    records = []
+    ops, comparison = [], []
+    started = time.time()
     for text in args.op:
         op = dict(pair.split("=", 1) for pair in text.split(","))
-        record = {"op": op}
-        if op["kind"] == "gemm":
-            record["paths"] = gemm_paths(op, l2_bytes)
-        elif op["kind"] == "fc":
-            record["paths"] = gemm_paths({**op, "m": op["batch"], "n": op["outputs"], "k": op["inputs"]}, l2_bytes)
-        elif op["kind"] == "conv2d":
-            record["paths"] = conv_paths(op, l2_bytes)
-        elif op["kind"] == "pool":
-            record["paths"] = pool_paths(op, l2_bytes)
+        handle = runner.measure(text)
+        record = runner.record(handle)
+        entry = {"op": op}
+        if "no_gpu_path" in record or op["kind"] not in VARIANTS:
+            entry["no_framework_path"] = record.get("no_gpu_path", f"no PyTorch comparison for kind {op['kind']} yet")
         else:
-            record["no_framework_path"] = f"no PyTorch comparison for kind {op['kind']} yet"
-        records.append(record)
-        print(f"torch: {op['name']}: {record.get('paths')}", file=sys.stderr)
+            try:
+                variants, results = measure_framework(torch, runner, handle, op, record, l2_bytes,
+                                                      args.compile_all)
+            except Exception as error:  # recorded, and the other ops still measured
+                variants, results = [], []
+                entry["framework_error"] = f"{type(error).__name__}: {error}"
+                print(f"torch: {op['name']}: {entry['framework_error']}", file=sys.stderr)
+            entry["paths"] = results
+            if not results:
+                entry["no_framework_path"] = f"PyTorch has no {op['dtype']} {op['kind']} on CUDA"
+            if op["kind"] in NOT_COMPILED and not args.compile_all:
+                entry["not_compiled"] = NOT_COMPILED[op["kind"]]
+            rows = ab_rounds(torch, runner, handle, op, record, variants, results, args.rounds)
+            comparison.extend(rows)
+            for row in rows:
+                print(f"ab: {op['name']} {row['class']}: runner {row['runner_us']:.2f} us, torch "
+                      f"{row['framework_us']:.2f} us, ratio {row['runner_over_framework']:.3f} "
+                      f"({row['ratio_min']:.3f}-{row['ratio_max']:.3f})", file=sys.stderr)
+            del variants
+        runner.release(handle)
+        torch.cuda.empty_cache()
+        ops.append(entry)
+    command = " ".join(sys.argv)
+    runner.finish(args.out, command, args.skip_ceilings)
     with open(f"{args.out}/torch.json", "w") as f:
         json.dump({"framework": f"torch {torch.__version__}", "gpu": torch.cuda.get_device_name(0),
-                   "ops": records, "comparison": compare(args.out, records)}, f, indent=1)
-
-
-# Like for like: runner paths by the output they store (the name after the library), and the framework's path
-# that stores the same.
-LIKE_CONV = {"fp32": "torch.conv2d-fp32-fp32", "tf32": "torch.conv2d-fp32-tf32", "bf16-bf16out": "torch.conv2d-bf16",
-             "fp16-fp16out": "torch.conv2d-fp16"}
-LIKE = {"fp32": "torch.matmul-fp32-fp32", "tf32": "torch.matmul-fp32-tf32", "bf16-bf16out": "torch.matmul-bf16",
-        "fp16-fp16out": "torch.matmul-fp16", "int8-int32": "torch._int_mm", "int8-tiled": "torch._int_mm"}
-
-
-def like_pool(mode):
-    return {"fp32": f"torch.{mode}_pool2d-fp32", "bf16-bf16out": f"torch.{mode}_pool2d-bf16",
-            "fp16-fp16out": f"torch.{mode}_pool2d-fp16"}
-
-
-def compare(out, records):
-    """Per op and output class: the runner's fastest path, the framework's, the ratio, and which is faster."""
-    table = []
-    for record in records:
-        name = record["op"]["name"]
-        try:
-            with open(f"{out}/{name}.json") as f:
-                runner = json.load(f)
-        except FileNotFoundError:
-            continue
-        framework = {p["path"]: p for p in record.get("paths", []) if p.get("ran")}
-        fastest = {}
-        for path in runner.get("paths", []):
-            if not path.get("ran"):
-                continue
-            # The output class: the name after the library, without a parenthesised remark.
-            kind = path["path"].split(" (", 1)[0].split("-", 1)[1]
-            if kind not in fastest or path["time_us"] < fastest[kind]["time_us"]:
-                fastest[kind] = path
-        kind_of_op = record["op"]["kind"]
-        like = LIKE_CONV if kind_of_op == "conv2d" else like_pool(record["op"]["mode"]) if kind_of_op == "pool" else LIKE
-        for kind, path in sorted(fastest.items()):
-            other = framework.get(like.get(kind, ""))
-            if other is None:
-                continue
-            ratio = path["time_us"] / other["time_us"]
-            table.append({"op": name, "runner_path": path["path"], "runner_us": path["time_us"],
-                          "framework_path": other["path"], "framework_us": other["time_us"],
-                          "runner_over_framework": ratio, "faster": "runner" if ratio < 1 else "framework"})
-    return table
-
-
-def ab_summary(directory, names):
-    """The A/B rounds of each op (runner and PyTorch timed alone, by turns): every round's like-for-like rows
-    and, per runner output class, the ratios' median, lowest and highest over the rounds."""
-    import glob
-    import os
-    import statistics
-    summary = {"protocol": "each op timed alone in rounds; in odd rounds the runner (tessera_gpu_ref "
-                           "--skip-ceilings) goes first, in even rounds PyTorch; each side's time per round is "
-                           "its usual median of 21 batches; the ratio per round is runner/PyTorch of that round",
-               "ops": {}}
-    for name in names:
-        rounds = []
-        for round_dir in sorted(glob.glob(os.path.join(directory, "ab", name, "*")), key=lambda d: int(os.path.basename(d))):
-            number = int(os.path.basename(round_dir))
-            torch_file = os.path.join(round_dir, "torch.json")
-            if not os.path.exists(torch_file):
-                rounds.append({"round": number, "failed": True})
-                continue
-            rows = [row for row in json.load(open(torch_file))["comparison"] if row["op"] == name]
-            framework = {p["path"]: p["time_us"] for op in json.load(open(torch_file))["ops"]
-                         if op["op"]["name"] == name for p in op.get("paths", []) if p.get("ran")}
-            runner = {p["path"]: p["time_us"] for p in json.load(open(os.path.join(round_dir, name + ".json")))["paths"]
-                      if p.get("ran")}
-            rounds.append({"round": number, "first": "runner" if number % 2 else "torch", "rows": rows,
-                           "runner_paths_us": runner, "framework_paths_us": framework})
-        classes = {}
-        for entry in rounds:
-            for row in entry.get("rows", []):
-                kind = row["runner_path"].split(" (", 1)[0].split("-", 1)[1]
-                classes.setdefault(kind, []).append(row)
-        by_class = {}
-        for kind, rows in sorted(classes.items()):
-            ratios = [row["runner_over_framework"] for row in rows]
-            by_class[kind] = {"rounds": len(rows), "ratios": ratios, "median_ratio": statistics.median(ratios),
-                              "min_ratio": min(ratios), "max_ratio": max(ratios),
-                              "runner_paths": sorted({row["runner_path"] for row in rows}),
-                              "median_runner_us": statistics.median(row["runner_us"] for row in rows),
-                              "runner_us": [row["runner_us"] for row in rows],
-                              "median_framework_us": statistics.median(row["framework_us"] for row in rows),
-                              "framework_us": [row["framework_us"] for row in rows],
-                              "framework_path": rows[0]["framework_path"]}
-        # Every runner path of a like-for-like class against the framework's path of that class, round by round.
-        by_path = {}
-        for entry in rounds:
-            for path, runner_us in entry.get("runner_paths_us", {}).items():
-                kind = path.split(" (", 1)[0].split("-", 1)[1]
-                other = entry["framework_paths_us"].get(LIKE_CONV.get(kind, ""))
-                if other:
-                    by_path.setdefault(path, []).append(runner_us / other)
-        by_path = {path: {"ratios": ratios, "median_ratio": statistics.median(ratios), "min_ratio": min(ratios),
-                          "max_ratio": max(ratios)} for path, ratios in sorted(by_path.items())}
-        summary["ops"][name] = {"rounds": rounds, "by_output_class": by_class, "by_path": by_path}
-    with open(os.path.join(directory, "ab.json"), "w") as f:
-        json.dump(summary, f, indent=1)
-    return 0
+                   "cudnn": torch.backends.cudnn.version(),
+                   "protocol": "same process and inputs as the runner; per variant: device time = median of "
+                               f"{TIMING['replays']} CUDA-graph replays (launches per graph as the runner's path "
+                               "of the class), eager = median of batches of back-to-back calls; A/B: per output "
+                               f"class, {args.rounds} rounds alternating who goes first, each side's round the "
+                               f"median of {AB_REPLAYS} replays, ratio = runner/PyTorch per round",
+                   "seconds": time.time() - started, "ops": ops, "comparison": comparison}, f, indent=1)
 
 
 if __name__ == "__main__":

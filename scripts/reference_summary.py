@@ -1,15 +1,23 @@
 #!/usr/bin/python3
-"""Summarises recorded GPU references as Markdown tables: per op, the reported path and its time, the
-framework's like-for-like time, which is faster, the roofline floor, and the self-check; with --networks, per
-workload that has convs, the sums of per-layer times and how many layers are within 10% of the framework.
+"""Summarises recorded GPU references (scripts/gpu-reference.sh) as Markdown tables.
 
-usage: scripts/reference_summary.py traces/reference/nvidia-h200 [WORKLOAD ...]
-       scripts/reference_summary.py --networks traces/reference/nvidia-h200
+usage: scripts/reference_summary.py ROOT [WORKLOAD ...]   per op: device time, eager time, PyTorch's best
+                                                          variant, the A/B ratio and its spread, checks, profile
+       scripts/reference_summary.py --networks ROOT       per network: sums and layers within 10% (device and
+                                                          eager), then every layer more than 10% slower
+       scripts/reference_summary.py --gemms ROOT          every gemm/fc op: device ratio per output class
+
+ROOT is e.g. traces/reference/nvidia-h200. Device time is the median of CUDA-graph replays (both sides); the
+ratio runner/PyTorch is the median of the A/B rounds' ratios, with their lowest and highest; eager time is
+launches issued back to back (what a caller of one op at a time sees).
 """
 import glob
 import json
 import os
 import sys
+
+WITHIN = 1.10  # "within 10%": runner/PyTorch at most this
+PARITY = 1.03  # "at parity": within the A/B rounds' typical spread
 
 
 def shape(op):
@@ -22,106 +30,136 @@ def shape(op):
 
 
 def load(directory):
-    """The op records of one workload folder and its like-for-like comparison rows."""
+    """The op records of one workload folder (in workload order) and PyTorch's file."""
     torch_file = os.path.join(directory, "torch.json")
-    comparison = json.load(open(torch_file))["comparison"] if os.path.exists(torch_file) else []
+    framework = json.load(open(torch_file)) if os.path.exists(torch_file) else {"ops": [], "comparison": []}
     records = []
-    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
-        if os.path.basename(path) not in ("run.json", "torch.json", "ab.json"):
+    for path in glob.glob(os.path.join(directory, "*.json")):
+        if os.path.basename(path) not in ("run.json", "torch.json"):
             records.append(json.load(open(path)))
-    return records, comparison
+    records.sort(key=lambda r: r["op"].get("index", 0))
+    return records, framework
 
 
-def load_ab(directory):
-    """The A/B rounds of the workload's ops near the line (scripts/gpu-reference.sh, TESSERA_AB_OPS), by op."""
-    ab_file = os.path.join(directory, "ab.json")
-    return json.load(open(ab_file))["ops"] if os.path.exists(ab_file) else {}
+def best_row(framework, name):
+    """The op's comparison row with the lowest A/B ratio (the output class where the runner does best)."""
+    rows = [row for row in framework["comparison"] if row["op"] == name]
+    return min(rows, key=lambda row: row["runner_over_framework"]) if rows else None
+
+
+def checks(record):
+    ran = [p for p in record.get("paths", []) if p.get("ran")]
+    passed = [p for p in ran if p.get("check", {}).get("pass")]
+    return f"{len(passed)}/{len(ran)}"
+
+
+def profile_text(record):
+    reported = next((p for p in record["paths"] if p["path"] == record["reported_path"]), {})
+    totals = reported.get("profile", {}).get("totals")
+    if not totals:
+        return "-"
+    megabytes = (totals["dram_bytes_read"] + totals["dram_bytes_written"]) / 1e6
+    return f'{megabytes:.2f} MB, tensor {totals["tensor_pipe_pct"]:.0f}%'
+
+
+def ops_table(root, only):
+    print("| workload | op | shape | dtype | reported path | device µs | eager µs | floor µs | runner path vs PyTorch's "
+          "best | runner µs | PyTorch µs | runner/PyTorch device, median (range) | eager ratio | paths checked | "
+          "reported path's profile |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for directory in sorted(glob.glob(os.path.join(root, "*"))):
+        name = os.path.basename(directory)
+        if only and name not in only:
+            continue
+        records, framework = load(directory)
+        for record in records:
+            op = record["op"]
+            if "no_gpu_path" in record:
+                print(f'| {name} | {op["name"]} | {op["kind"]} | - | {record["no_gpu_path"]} |' + " - |" * 10)
+                continue
+            row = best_row(framework, op["name"])
+            versus = (f'{row["runner_path"]} vs {row["framework_path"]} ({row["framework_variant"]})' if row else "none")
+            numbers = (f'{row["runner_us"]:.2f} | {row["framework_us"]:.2f} | {row["runner_over_framework"]:.2f} '
+                       f'({row["ratio_min"]:.2f}–{row["ratio_max"]:.2f}) | {row["eager_runner_over_framework"]:.2f}'
+                       if row else "- | - | - | -")
+            floor = record.get("roofline_floor_us")
+            floor_text = f"{floor:.2f}" if floor is not None else "-"
+            print(f'| {name} | {op["name"]} | {shape(op)} | {op["dtype"]} | {record["reported_path"]} | '
+                  f'{record["time_us"]:.2f} | {record["eager_us"]:.2f} | {floor_text} | ', end="")
+            print(f'{versus} | {numbers} | {checks(record)} | {profile_text(record)} |')
 
 
 def networks(root):
-    """Per network: sums of per-layer medians (reported path, fastest path, framework) and the layers within
-    10% of the framework or faster, by kind; then every layer more than 10% slower than the framework. A
-    layer with A/B rounds (ab.json) is judged by its rounds' median ratio, not the single timing of the run."""
-    print("| network | layers | runner, reported path (µs) | runner, fastest path (µs) | PyTorch (µs) | "
-          "runner/PyTorch (sums, fastest) | convs within 10% or faster | pools within 10% or faster |")
-    print("|---|---|---|---|---|---|---|---|")
-    slower, repeated = [], []
+    print("| network | layers | runner device µs (reported) | runner device µs (like-for-like) | PyTorch device µs "
+          "(best variant) | runner/PyTorch device | convs within 10% | pools within 10% | runner eager µs | "
+          "PyTorch eager µs | runner/PyTorch eager |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    slower = []
     for directory in sorted(glob.glob(os.path.join(root, "*"))):
-        records, comparison = load(directory)
-        ab = load_ab(directory)
+        records, framework = load(directory)
         if not any(r["op"]["kind"] == "conv2d" for r in records):
             continue
         name = os.path.basename(directory)
         measured = [r for r in records if "no_gpu_path" not in r]
         reported = sum(r["time_us"] for r in measured)
-        fastest = sum(min(p["time_us"] for p in r["paths"] if p.get("ran")) for r in measured)
-        framework, within = 0.0, {"conv2d": [0, 0], "pool": [0, 0]}
+        runner = torch_sum = runner_eager = torch_eager = 0.0
+        within = {"conv2d": [0, 0], "pool": [0, 0]}
         for r in measured:
-            rows = [c for c in comparison if c["op"] == r["op"]["name"]]
-            if not rows:
+            row = best_row(framework, r["op"]["name"])
+            if not row:
                 continue
-            best = min(rows, key=lambda c: c["runner_over_framework"])
-            framework += best["framework_us"]
-            ratio = best["runner_over_framework"]
-            rounds = ab.get(r["op"]["name"], {}).get("by_output_class", {})
-            if rounds:
-                kind_ab, best_ab = min(rounds.items(), key=lambda item: item[1]["median_ratio"])
-                ratio = best_ab["median_ratio"]
-                repeated.append((name, r["op"]["name"], shape(r["op"]), kind_ab, best_ab))
+            runner += row["runner_us"]
+            torch_sum += row["framework_us"]
+            runner_eager += row["runner_eager_us"]
+            torch_eager += row["framework_eager_us"]
             kind = r["op"]["kind"]
             if kind in within:
                 within[kind][1] += 1
-                within[kind][0] += ratio <= 1.10
-            if ratio > 1.10:
-                slower.append((name, r["op"]["name"], shape(r["op"]), best))
+                within[kind][0] += row["runner_over_framework"] <= WITHIN
+            if row["runner_over_framework"] > WITHIN:
+                slower.append((name, r, row))
         counts = {k: f"{v[0]} of {v[1]}" if v[1] else "-" for k, v in within.items()}
-        print(f"| {name} | {len(measured)} | {reported:.0f} | {fastest:.0f} | {framework:.0f} | "
-              f"{fastest / framework:.2f} | {counts['conv2d']} | {counts['pool']} |")
+        print(f"| {name} | {len(measured)} | {reported:.0f} | {runner:.0f} | {torch_sum:.0f} | {runner / torch_sum:.2f} | "
+              f"{counts['conv2d']} | {counts['pool']} | {runner_eager:.0f} | {torch_eager:.0f} | "
+              f"{runner_eager / torch_eager:.2f} |")
     print()
-    print("| network | layer | shape | runner's fastest like-for-like path | runner_us | framework_us | runner/framework |")
-    print("|---|---|---|---|---|---|---|")
-    for name, op, text, best in slower:
-        print(f'| {name} | {op} | {text} | {best["runner_path"]} | {best["runner_us"]:.1f} | '
-              f'{best["framework_us"]:.1f} | {best["runner_over_framework"]:.2f} |')
-    if repeated:
-        print()
-        print("| network | layer | shape | runner output class (paths) | rounds | runner_us median (range) | "
-              "framework_us median (range) | runner/framework median (range) |")
-        print("|---|---|---|---|---|---|---|---|")
-        for name, op, text, kind, best in repeated:
-            print(f'| {name} | {op} | {text} | {kind} ({", ".join(best["runner_paths"])}) | {best["rounds"]} | '
-                  f'{best["median_runner_us"]:.1f} ({min(best["runner_us"]):.1f}–{max(best["runner_us"]):.1f}) | '
-                  f'{best["median_framework_us"]:.1f} ({min(best["framework_us"]):.1f}–{max(best["framework_us"]):.1f}) | '
-                  f'{best["median_ratio"]:.2f} ({best["min_ratio"]:.2f}–{best["max_ratio"]:.2f}) |')
+    print("| network | layer | shape | runner path | PyTorch path | runner µs | PyTorch µs | runner/PyTorch (range) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, record, row in slower:
+        print(f'| {name} | {record["op"]["name"]} | {shape(record["op"])} | {row["runner_path"]} | '
+              f'{row["framework_path"]} | {row["runner_us"]:.2f} | {row["framework_us"]:.2f} | '
+              f'{row["runner_over_framework"]:.2f} ({row["ratio_min"]:.2f}–{row["ratio_max"]:.2f}) |')
+
+
+def gemms(root):
+    print("| workload | op | shape | dtype | class | runner path | PyTorch path | runner µs | PyTorch µs | "
+          "runner/PyTorch device (range) | at parity (≤ 1.03) or better | eager ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for directory in sorted(glob.glob(os.path.join(root, "*"))):
+        records, framework = load(directory)
+        for record in records:
+            op = record["op"]
+            if op["kind"] not in ("gemm", "fc"):
+                continue
+            for row in framework["comparison"]:
+                if row["op"] != op["name"]:
+                    continue
+                print(f'| {os.path.basename(directory)} | {op["name"]} | {shape(op)} | {op["dtype"]} | {row["class"]} | '
+                      f'{row["runner_path"]} | {row["framework_path"]} | {row["runner_us"]:.2f} | '
+                      f'{row["framework_us"]:.2f} | {row["runner_over_framework"]:.2f} ({row["ratio_min"]:.2f}–'
+                      f'{row["ratio_max"]:.2f}) | {"yes" if row["runner_over_framework"] <= PARITY else "NO"} | '
+                      f'{row["eager_runner_over_framework"]:.2f} |')
 
 
 def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
     if sys.argv[1] == "--networks":
         networks(sys.argv[2])
-        return
-    root, only = sys.argv[1], set(sys.argv[2:])
-    print("| workload | op | shape | dtype | reported path | time_us | TFLOP/s | floor_us | like-for-like | runner/framework | faster | self-check |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for directory in sorted(glob.glob(os.path.join(root, "*"))):
-        if only and os.path.basename(directory) not in only:
-            continue
-        records, comparison = load(directory)
-        for record in records:
-            op = record["op"]
-            if "no_gpu_path" in record:
-                print(f'| {os.path.basename(directory)} | {op["name"]} | {op["kind"]} | - | {record["no_gpu_path"]} '
-                      f'| - | - | - | - | - | - | - |')
-                continue
-            rows = [c for c in comparison if c["op"] == op["name"]]
-            like = "; ".join(f'{c["runner_path"]} {c["runner_us"]:.1f} vs {c["framework_path"]} {c["framework_us"]:.1f}'
-                             for c in rows) or "none"
-            ratio = "; ".join(f'{c["runner_over_framework"]:.2f}' for c in rows) or "-"
-            faster = "; ".join(c["faster"] for c in rows) or "-"
-            check = record["self_check"]
-            print(f'| {os.path.basename(directory)} | {op["name"]} | {shape(op)} | {op["dtype"]} | '
-                  f'{record["reported_path"]} | {record["time_us"]:.1f} | {record["tflops"]:.1f} | '
-                  f'{record["roofline_floor_us"]:.1f} | {like} | {ratio} | {faster} | '
-                  f'{"pass" if check["pass"] else "FAIL"} {check["rel_l2_err"]:.1e} |')
+    elif sys.argv[1] == "--gemms":
+        gemms(sys.argv[2])
+    else:
+        ops_table(sys.argv[1], set(sys.argv[2:]))
 
 
 if __name__ == "__main__":

@@ -22,19 +22,56 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   }
 }
 
-// The framework's time for the path that stores the runner's 16-bit or integer output like for like.
+// The framework's comparison row where the runner does best (the lowest A/B ratio over the output classes).
 void add_framework(GpuRecord& record, const std::filesystem::path& torch_file) {
   if (!std::filesystem::exists(torch_file)) return;
   const nlohmann::json torch = read_json(torch_file);
   record.framework = torch.value("framework", "");
   for (const auto& row : torch.value("comparison", nlohmann::json::array())) {
     if (row.value("op", "") != record.name) continue;
-    // Prefer the row of the reported path, else the first comparable one.
-    if (!record.framework_us || row.value("runner_path", "") == record.path) {
-      record.framework_us = row.value("framework_us", 0.0);
-      record.framework_runner_us = row.value("runner_us", 0.0);
-      record.framework_path = row.value("framework_path", "") + " (vs " + row.value("runner_path", "") + ")";
+    const double ratio = row.value("runner_over_framework", 0.0);
+    if (record.framework_us && ratio >= record.ratio) continue;
+    record.framework_us = row.value("framework_us", 0.0);
+    record.framework_runner_us = row.value("runner_us", 0.0);
+    record.framework_path = row.value("framework_path", "") + " (vs " + row.value("runner_path", "") + ")";
+    record.framework_variant = row.value("framework_variant", "");
+    record.framework_eager_us = row.value("framework_eager_us", 0.0);
+    record.runner_eager_us = row.value("runner_eager_us", 0.0);
+    record.ratio = ratio;
+    record.ratio_min = row.value("ratio_min", 0.0);
+    record.ratio_max = row.value("ratio_max", 0.0);
+    record.rounds = row.value("rounds", 0);
+  }
+}
+
+void add_paths(GpuRecord& record, const nlohmann::json& json) {
+  for (const auto& path : json.value("paths", nlohmann::json::array())) {
+    if (!path.value("ran", false)) continue;
+    ++record.paths_ran;
+    const bool passed = path.contains("check") && path.at("check").value("pass", false);
+    record.paths_checked += passed ? 1 : 0;
+    if (path.value("path", "") != record.path) continue;
+    record.reported_path_checked = passed;
+    if (!path.contains("profile")) continue;
+    const auto& profile = path.at("profile");
+    const auto& totals = profile.at("totals");
+    GpuRecord::Profile read;
+    read.duration_us = totals.value("duration_us", 0.0);
+    read.dram_bytes_read = totals.value("dram_bytes_read", 0.0);
+    read.dram_bytes_written = totals.value("dram_bytes_written", 0.0);
+    read.tensor_pipe_pct = totals.value("tensor_pipe_pct", 0.0);
+    read.sm_throughput_pct = totals.value("sm_throughput_pct", 0.0);
+    read.achieved_occupancy_pct = totals.value("achieved_occupancy_pct", 0.0);
+    double longest = -1;
+    for (const auto& kernel : profile.value("kernels", nlohmann::json::array())) {
+      read.kernels.push_back(kernel.value("name", ""));
+      if (kernel.value("duration_us", 0.0) <= longest) continue;
+      longest = kernel.value("duration_us", 0.0);
+      read.top_stalls.clear();
+      for (const auto& stall : kernel.value("top_stalls", nlohmann::json::array()))
+        read.top_stalls.emplace_back(stall.at(0).get<std::string>(), stall.at(1).get<double>());
     }
+    record.profile = read;
   }
 }
 
@@ -69,6 +106,7 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
       record.seed = op_json.value("seed", uint64_t{0});
       record.path = json.value("reported_path", "");
       record.time_us = json.value("time_us", 0.0);
+      record.eager_us = json.value("eager_us", 0.0);
       record.tflops = json.value("tflops", 0.0);
       record.roofline_floor_us = json.value("roofline_floor_us", 0.0);
       record.roofline_bound = json.value("roofline_bound", "");
@@ -77,6 +115,7 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
       record.indices = output.at("indices").get<std::vector<int64_t>>();
       record.values = output.at("values").get<std::vector<double>>();
       record.self_check_pass = json.at("self_check").value("pass", false);
+      add_paths(record, json);
     }
     const std::filesystem::path run_file = gpu_dir.path() / workload / "run.json";
     if (std::filesystem::exists(run_file)) {

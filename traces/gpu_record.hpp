@@ -22,12 +22,29 @@ struct GpuRecord {
   std::map<std::string, int64_t> shape;  // every integer field of the op but index and seed (m, n, k; conv's)
   uint64_t seed = 0;
   // What it measured.
-  std::string path;  // the path that computes tessera's output type (its numerics are recorded)
-  double time_us = 0, tflops = 0, roofline_floor_us = 0;
+  std::string path;     // the path that computes tessera's output type (its numerics are recorded)
+  double time_us = 0;   // device time per launch (CUDA-graph replay)
+  double eager_us = 0;  // launches issued back to back: what a caller of one op at a time sees
+  double tflops = 0, roofline_floor_us = 0;
   std::string roofline_bound;
-  std::optional<double> framework_us;  // the framework's like-for-like path, when one ran
-  double framework_runner_us = 0;      // ... and the runner's path it is like for like with
-  std::string framework_path, framework;
+  int paths_ran = 0, paths_checked = 0;  // every path that ran has its output checked; these passed
+  bool reported_path_checked = false;
+  // The framework's best variant of the output class where the runner does best (torch.json's comparison),
+  // by device time, from A/B rounds of the two interleaved.
+  std::optional<double> framework_us;
+  double framework_runner_us = 0;  // ... and the runner's path it is like for like with
+  std::string framework_path, framework, framework_variant;
+  double framework_eager_us = 0, runner_eager_us = 0;
+  double ratio = 0, ratio_min = 0, ratio_max = 0;  // runner/framework over the rounds: median, range
+  int rounds = 0;
+  // Nsight Compute's counters of the reported path (scripts/gpu_profile.py), where ncu was present.
+  struct Profile {
+    std::vector<std::string> kernels;
+    double duration_us = 0, dram_bytes_read = 0, dram_bytes_written = 0;
+    double tensor_pipe_pct = 0, sm_throughput_pct = 0, achieved_occupancy_pct = 0;
+    std::vector<std::pair<std::string, double>> top_stalls;  // of its longest kernel
+  };
+  std::optional<Profile> profile;
   // The output: every element (complete) or a seeded sample.
   std::vector<int64_t> indices;
   std::vector<double> values;

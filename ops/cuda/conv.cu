@@ -21,6 +21,7 @@
 #include "ops/cuda/cudnn_graph.hpp"
 #include "ops/cuda/cudnn_loader.hpp"
 #include "ops/cuda/device.cuh"
+#include "ops/cuda/lt_matmul.hpp"
 
 namespace tessera::gpu {
 
@@ -271,7 +272,7 @@ void launch(const Conv& v, const void* x, const void* weights, void* out) {
   const dim3 grid(static_cast<unsigned>((v.q() + SEGS * PX - 1) / (SEGS * PX)),
                   static_cast<unsigned>((v.p() + ROWS - 1) / ROWS),
                   static_cast<unsigned>(v.n * (v.k / kFilters)));
-  conv<PX, SEGS, ROWS, FPT, Out><<<grid, ROWS * SEGS*(kFilters / FPT)>>>(
+  conv<PX, SEGS, ROWS, FPT, Out><<<grid, ROWS * SEGS*(kFilters / FPT), 0, work_stream()>>>(
       v, static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(weights), static_cast<Out*>(out));
 }
 
@@ -374,84 +375,25 @@ std::vector<Path> paths_for(Dtype dtype) {
   return {};
 }
 
-size_t bytes_of(cudaDataType type) {
-  return type == CUDA_R_32F || type == CUDA_R_32I ? 4 : type == CUDA_R_8I ? 1 : 2;
-}
-
 // One strided-batched cuBLASLt GEMM over the groups: O_g^T (kg x m, ld k) = W_g^T (kg x taps) * P_g^T
-// (taps x m), column-major views of tessera's row-major tensors.
-class BatchedGemm {
- public:
-  BatchedGemm(const Conv& v, const Path& path) {
-    const int64_t m = v.pixels(), kg = v.group_k(), taps = v.taps();
-    const int32_t batch = static_cast<int32_t>(v.groups);
-    const cudaDataType scale = CUDA_R_32F;
-    TESSERA_CUBLAS(cublasLtMatmulDescCreate(&operation_, path.compute, scale));
-    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&w_layout_, path.input, kg, taps, kg));
-    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&p_layout_, path.input, taps, m, taps));
-    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&o_layout_, path.output, kg, m, v.k));
-    const int64_t offsets[3] = {kg * taps, m * taps, kg};
-    cublasLtMatrixLayout_t layouts[3] = {w_layout_, p_layout_, o_layout_};
-    for (int i = 0; i < 3; ++i) {
-      TESSERA_CUBLAS(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
-                                                      sizeof batch));
-      TESSERA_CUBLAS(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                      &offsets[i], sizeof offsets[i]));
-    }
-    cublasLtMatmulPreference_t preference;
-    TESSERA_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
-    workspace_ = DeviceBuffer(kWorkspaceBytes);
-    const size_t workspace = kWorkspaceBytes;
-    TESSERA_CUBLAS(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                        &workspace, sizeof workspace));
-    // Each group's operands start at base + g * offset: tell the heuristic how aligned those starts are
-    // (a depthwise conv's output columns are one element apart), so it picks kernels that may read them.
-    auto alignment = [](int64_t offset_bytes) {
-      uint32_t bytes = 256;
-      while (bytes > 1 && offset_bytes % bytes != 0) bytes /= 2;
-      return bytes;
-    };
-    const uint32_t aligned[4] = {alignment(offsets[0] * static_cast<int64_t>(bytes_of(path.input))),
-                                 alignment(offsets[1] * static_cast<int64_t>(bytes_of(path.input))),
-                                 alignment(offsets[2] * static_cast<int64_t>(bytes_of(path.output))),
-                                 alignment(offsets[2] * static_cast<int64_t>(bytes_of(path.output)))};
-    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    for (int i = 0; i < 4; ++i)
-      TESSERA_CUBLAS(
-          cublasLtMatmulPreferenceSetAttribute(preference, keys[i], &aligned[i], sizeof aligned[i]));
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-        lt_handle(), operation_, w_layout_, p_layout_, o_layout_, o_layout_, preference, 1, &result, &found);
-    cublasLtMatmulPreferenceDestroy(preference);
-    available_ = status == CUBLAS_STATUS_SUCCESS && found > 0;
-    algorithm_ = result.algo;
-  }
-  ~BatchedGemm() {
-    if (operation_) cublasLtMatmulDescDestroy(operation_);
-    for (auto layout : {w_layout_, p_layout_, o_layout_})
-      if (layout) cublasLtMatrixLayoutDestroy(layout);
-  }
-  BatchedGemm(const BatchedGemm&) = delete;
-  BatchedGemm& operator=(const BatchedGemm&) = delete;
-  bool available() const { return available_; }
-  void run(const void* weights, const void* patches, void* out) const {
-    const float alpha = 1, beta = 0;
-    TESSERA_CUBLAS(cublasLtMatmul(lt_handle(), operation_, &alpha, weights, w_layout_, patches, p_layout_,
-                                  &beta, out, o_layout_, out, o_layout_, &algorithm_, workspace_.get(),
-                                  workspace_.bytes(), nullptr));
-  }
-
- private:
-  static constexpr size_t kWorkspaceBytes = 64u << 20;
-  cublasLtMatmulDesc_t operation_ = nullptr;
-  cublasLtMatrixLayout_t w_layout_ = nullptr, p_layout_ = nullptr, o_layout_ = nullptr;
-  cublasLtMatmulAlgo_t algorithm_{};
-  DeviceBuffer workspace_;
-  bool available_ = false;
-};
+// (taps x m), column-major views of tessera's row-major tensors. Each group's operands start at base + g *
+// offset: the heuristic is told how aligned those starts are (a depthwise conv's output columns are one
+// element apart), so that it picks kernels that may read them.
+bool describe_batched_gemm(LtMatmul& matmul, const Conv& v, const Path& path) {
+  const int64_t m = v.pixels(), kg = v.group_k(), taps = v.taps();
+  const int64_t offsets[3] = {kg * taps, m * taps, kg};
+  auto alignment = [](int64_t offset_bytes) {
+    uint32_t bytes = 256;
+    while (bytes > 1 && offset_bytes % bytes != 0) bytes /= 2;
+    return bytes;
+  };
+  const uint32_t aligned[4] = {alignment(offsets[0] * static_cast<int64_t>(bytes_of(path.input))),
+                               alignment(offsets[1] * static_cast<int64_t>(bytes_of(path.input))),
+                               alignment(offsets[2] * static_cast<int64_t>(bytes_of(path.output))),
+                               alignment(offsets[2] * static_cast<int64_t>(bytes_of(path.output)))};
+  return matmul.describe_problem(path.compute, CUBLAS_OP_N, path.input, path.output, kg, taps, kg, taps, m,
+                                 taps, kg, m, v.k, static_cast<int32_t>(v.groups), offsets, aligned);
+}
 
 // A 1x1 conv with stride 1 and no padding in one group: the patch matrix is X itself.
 bool patches_are_x(const Conv& v) {
@@ -470,8 +412,8 @@ __global__ void to_krsc(Conv v, const T* weights, T* krsc) {
   }
 }
 
-// cudnnConvolutionForward with the fastest algorithm cudnnFindConvolutionForwardAlgorithm measures (what
-// PyTorch's benchmark mode does).
+// cudnnConvolutionForward over the algorithms cudnnFindConvolutionForwardAlgorithm returns (what PyTorch's
+// benchmark mode asks for), the one run chosen by device time like every other library candidate.
 class CudnnConv {
  public:
   CudnnConv(const Conv& v, const Path& path, const cudnn::Api& api) : api_(api) {
@@ -504,20 +446,23 @@ class CudnnConv {
     cudnn::AlgorithmPerf found[8];
     int returned = 0;
     if (api.find_forward(api.handle, x_, w_, conv_, y_, 8, &returned, found) != 0) return;
-    for (int i = 0; i < returned && !available_; ++i) {
+    size_t workspace = 1;
+    for (int i = 0; i < returned; ++i) {
       // FMA math must not fall back to TF32 tensor cores (the path claims fp32 precision).
       if (found[i].status != 0 || (math == cudnn::kFmaMath && found[i].math_type != cudnn::kFmaMath))
         continue;
-      algorithm_ = found[i].algorithm;
-      workspace_ = DeviceBuffer(std::max<size_t>(found[i].memory, 1));
-      available_ = true;
+      algorithms_.push_back(found[i].algorithm);
+      workspace = std::max(workspace, found[i].memory);
     }
+    workspace_ = DeviceBuffer(workspace);
   }
-  bool available() const { return available_; }
+  int candidates() const { return static_cast<int>(algorithms_.size()); }
+  int algorithm(int candidate) const { return algorithms_.at(candidate); }
+  void select(int candidate) { selected_ = candidate; }
   void run(const void* x, const void* krsc, void* y) const {
     const float alpha = 1, beta = 0;
-    cudnn::check(api_.forward(api_.handle, &alpha, x_, x, w_, krsc, conv_, algorithm_, workspace_.get(),
-                              workspace_.bytes(), &beta, y_, y),
+    cudnn::check(api_.forward(api_.handle, &alpha, x_, x, w_, krsc, conv_, algorithms_.at(selected_),
+                              workspace_.get(), workspace_.bytes(), &beta, y_, y),
                  "cudnnConvolutionForward");
   }
 
@@ -526,9 +471,9 @@ class CudnnConv {
   cudnn::TensorDescriptor x_ = nullptr, y_ = nullptr;
   cudnn::FilterDescriptor w_ = nullptr;
   cudnn::ConvolutionDescriptor conv_ = nullptr;
-  int algorithm_ = 0;
+  std::vector<int> algorithms_;
+  int selected_ = 0;
   DeviceBuffer workspace_;
-  bool available_ = false;
 };
 
 // W [r][s][c][k] (one group) -> KRSC with the channels zero-padded to `c8`.
@@ -629,17 +574,21 @@ void launch_im2col_of(const Conv& v, const void* x, void* patches) {
   if (chunked<T>(v)) {
     const int grid = grid_for(elements / (16 / sizeof(T)));
     if (fits_32_bits(v)) {
-      im2col_chunks<T, uint32_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+      im2col_chunks<T, uint32_t>
+          <<<grid, 256, 0, work_stream()>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
     } else {
-      im2col_chunks<T, int64_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+      im2col_chunks<T, int64_t>
+          <<<grid, 256, 0, work_stream()>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
     }
     return;
   }
   const int grid = grid_for(elements);
   if (fits_32_bits(v)) {
-    im2col<T, uint32_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+    im2col<T, uint32_t>
+        <<<grid, 256, 0, work_stream()>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
   } else {
-    im2col<T, int64_t><<<grid, 256>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
+    im2col<T, int64_t>
+        <<<grid, 256, 0, work_stream()>>>(v, static_cast<const T*>(x), static_cast<T*>(patches));
   }
 }
 
@@ -669,140 +618,188 @@ cudnn::GraphConvShape graph_shape_of(const Conv& v, const Path& path) {
   return shape;
 }
 
-// Times each of the graph's plans briefly (execute(copy) runs the selected one on the rotated operands) and
-// selects the fastest (PyTorch's benchmark mode); returns how many ran, 0 when none did.
-int select_fastest_plan(cudnn::GraphConv& conv, int copies, const std::function<cudnn::Status(int)>& execute,
-                        std::string* note) {
-  double best_us = 0;
-  int best = -1, ran = 0;
-  for (int plan = 0; plan < conv.plans(); ++plan) {
-    conv.select(plan);
-    const cudnn::Status first = execute(0);
-    check_launch("cuDNN graph plan");
-    if (first != 0) {
-      *note = cudnn::describe(first, "execute " + conv.description(plan));
-      continue;
-    }
-    const Timing timing = time_launches([&](int i) { execute(i % copies); }, 2, 3);
-    ++ran;
-    if (best < 0 || timing.median_us < best_us) best = plan, best_us = timing.median_us;
-  }
-  if (best >= 0) conv.select(best);
-  return ran;
-}
-
-PathResult run_path(const Conv& v, const Path& path, size_t rotate_bytes, Operands* kept) {
-  PathResult result;
-  result.name = path.name;
-  result.numerics = path.numerics;
-  std::string why;
-  const bool uses_cudnn = path.method == Method::cudnn || path.method == Method::cudnn_graph;
-  const cudnn::Api* api = uses_cudnn ? cudnn::api(&why) : nullptr;
-  if (uses_cudnn && !api) {
-    result.note = why;
-    return result;
-  }
-  if (path.method == Method::cudnn_graph && !api->graph) {
-    result.note = api->graph_missing;
-    return result;
-  }
-  Operands operands = make_operands(v, bytes_of(path.output), path.method, path.pad_channels, rotate_bytes);
-  std::function<void(int)> launch;
-  std::unique_ptr<BatchedGemm> gemm;
+// Everything a conv path's launch uses, owned by the live path.
+struct ConvState {
+  Operands operands;
+  LtMatmul matmul;
   std::unique_ptr<CudnnConv> dnn;
   std::unique_ptr<cudnn::GraphConv> graph;
-  if (path.method == Method::im2col_gemm) {
-    gemm = std::make_unique<BatchedGemm>(v, path);
-    if (!gemm->available()) return result;  // the record says cuBLASLt had no algorithm
-    launch = [&](int i) {
-      const int copy = i % operands.copies;
-      if (patches_are_x(v)) {
-        gemm->run(operands.w[copy].get(), operands.x[copy].get(), operands.out[copy].get());
-        return;
-      }
-      launch_im2col(v, operands.x[copy].get(), operands.patches.get());
-      gemm->run(operands.w[copy].get(), operands.patches.get(), operands.out[copy].get());
-    };
-  } else if (path.method == Method::cudnn) {
-    dnn = std::make_unique<CudnnConv>(v, path, *api);
-    if (!dnn->available()) {
-      result.note = "cuDNN found no algorithm for this shape and type";
-      return result;
-    }
-    launch = [&](int i) {
-      const int copy = i % operands.copies;
-      dnn->run(operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
-    };
-  } else if (path.method == Method::cudnn_graph) {
-    graph = std::make_unique<cudnn::GraphConv>(*api, graph_shape_of(v, path), 16, 4, 4, first_layer(v));
-    if (graph->plans() == 0) {
-      result.note = "cuDNN's graph API has no plan for this shape and type: " + graph->note();
-      return result;
-    }
-    // Padding X is part of the timed work: the layer receives 3 channels.
-    const std::function<cudnn::Status(int)> execute = [&](int copy) {
-      const void* x = operands.x[copy].get();
-      if (path.pad_channels) {
-        auto pad = path.pad_channels == 8 ? pad_channels_of<8> : pad_channels_of<4>;
-        pad<<<grid_for(v.n * v.h * v.w), 256>>>(v, static_cast<const uint16_t*>(x), operands.x_padded.get());
-        x = operands.x_padded.get();
-      }
-      return graph->run(x, operands.w[copy].get(), operands.out[copy].get());
-    };
-    std::string failed;
-    result.algorithms_tried = select_fastest_plan(*graph, operands.copies, execute, &failed);
-    if (result.algorithms_tried == 0) {
-      result.note = "no plan of cuDNN's graph API ran: " + failed;
-      return result;
-    }
-    result.chosen = graph->description(graph->selected()) + ", fastest of " +
-                    std::to_string(result.algorithms_tried) + " plans from " +
-                    std::to_string(graph->configurations_seen()) + " configurations" +
-                    (graph->note().empty() ? "" : "; " + graph->note()) +
-                    (graph->search().empty() ? "" : "; " + graph->search());
-    // `execute` by value: it lives in this block, the launch beyond it.
-    launch = [execute, &operands](int i) {
-      cudnn::check(execute(i % operands.copies), "cudnnBackendExecute");
-    };
-  } else if (path.method == Method::direct_tiled) {
-    const std::vector<tiled::Variant> variants =
-        path.output == CUDA_R_32F ? tiled::variants<float>() : tiled::variants<uint16_t>();
-    double best_us = 0;
-    int best = 0;
-    std::string times;
-    for (int i = 0; i < static_cast<int>(variants.size()); ++i) {
-      const tiled::Variant variant = variants[i];
-      variant.launch(v, operands.x[0].get(), operands.w[0].get(), operands.out[0].get());
-      check_launch(variant.name);
-      const Timing timing = time_launches(
-          [&](int j) {
-            const int copy = j % operands.copies;
-            variant.launch(v, operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
-          },
-          2, 3);
-      char text[32];
-      std::snprintf(text, sizeof text, "%s%.1f", i ? ", " : "", timing.median_us);
-      times += text;
-      if (i == 0 || timing.median_us < best_us) best = i, best_us = timing.median_us;
-    }
-    result.algorithms_tried = static_cast<int>(variants.size());
-    result.chosen = std::string(variants[best].name) + ", fastest of " + std::to_string(variants.size()) +
-                    " (us, in order: " + times + ")";
-    const tiled::Variant chosen = variants[best];
-    launch = [chosen, &v, &operands](int i) {
-      const int copy = i % operands.copies;
-      chosen.launch(v, operands.x[copy].get(), operands.w[copy].get(), operands.out[copy].get());
-    };
-  } else {
-    launch = [&](int i) {
-      const int copy = i % operands.copies;
-      auto kernel = fits_32_bits(v) ? direct_conv<uint32_t> : direct_conv<int64_t>;
-      kernel<<<grid_for(v.o_elements()), 256>>>(v, operands.x[copy].get(), operands.w[copy].get(),
-                                                operands.out[copy].get());
-    };
+};
+
+// Builds one path: its operands and the library call or kernel, its candidate chosen by device time (or the
+// pinned one).
+std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunContext& context,
+                                   const std::string* pinned, std::string* note) {
+  const bool uses_cudnn = path.method == Method::cudnn || path.method == Method::cudnn_graph;
+  const cudnn::Api* api = uses_cudnn ? cudnn::api(note) : nullptr;
+  if (uses_cudnn && !api) return std::nullopt;
+  if (path.method == Method::cudnn_graph && !api->graph) {
+    *note = api->graph_missing;
+    return std::nullopt;
   }
-  time_path(result, launch, operands, kept);
-  return result;
+  auto state = std::make_shared<ConvState>();
+  state->operands =
+      make_operands(v, bytes_of(path.output), path.method, path.pad_channels, context.rotate_bytes);
+  ConvState* s = state.get();
+  Operands* operands = &state->operands;
+  LivePath live;
+  live.state = state;
+  live.copies = operands->copies;
+  live.output = operands->out[0].get();
+  switch (path.method) {
+    case Method::im2col_gemm: {
+      if (!describe_batched_gemm(s->matmul, v, path)) return std::nullopt;
+      live.launch = [s, operands, v](int i) {
+        const int copy = i % operands->copies;
+        if (patches_are_x(v)) {
+          s->matmul.run(operands->w[copy].get(), operands->x[copy].get(), operands->out[copy].get());
+          return;
+        }
+        launch_im2col(v, operands->x[copy].get(), operands->patches.get());
+        s->matmul.run(operands->w[copy].get(), operands->patches.get(), operands->out[copy].get());
+      };
+      if (choose_algorithm(s->matmul, live.launch, live.copies, pinned, live)) return live;
+      *note = "no cuBLASLt algorithm the heuristic proposed ran";
+      return std::nullopt;
+    }
+    case Method::cudnn: {
+      s->dnn = std::make_unique<CudnnConv>(v, path, *api);
+      if (s->dnn->candidates() == 0) {
+        *note = "cuDNN found no algorithm for this shape and type";
+        return std::nullopt;
+      }
+      live.launch = [s, operands](int i) {
+        const int copy = i % operands->copies;
+        s->dnn->run(operands->x[copy].get(), operands->w[copy].get(), operands->out[copy].get());
+      };
+      int best = -1;
+      if (pinned) {
+        for (int i = 0; i < s->dnn->candidates(); ++i)
+          if ("algorithm " + std::to_string(s->dnn->algorithm(i)) == *pinned) best = i;
+        if (best >= 0) s->dnn->select(best);
+        live.chosen = *pinned + ", as pinned";
+      } else {
+        std::vector<double> times;
+        best = fastest_candidate(
+            s->dnn->candidates(),
+            [&](int i) {
+              s->dnn->select(i);
+              return true;
+            },
+            live.launch, live.copies, &times);
+        live.algorithms_tried = s->dnn->candidates();
+        if (best >= 0)
+          live.chosen = "algorithm " + std::to_string(s->dnn->algorithm(best)) +
+                        ", fastest by device time of " + std::to_string(s->dnn->candidates()) +
+                        " cudnnFind returned (us, in order: " + times_text(times) + ")";
+      }
+      if (best < 0) {
+        *note = "no algorithm cudnnFind returned ran";
+        return std::nullopt;
+      }
+      live.choice = "algorithm " + std::to_string(s->dnn->algorithm(best));
+      return live;
+    }
+    case Method::cudnn_graph: {
+      s->graph = std::make_unique<cudnn::GraphConv>(*api, graph_shape_of(v, path), 16, 4, 4, first_layer(v));
+      cudnn::GraphConv& graph = *s->graph;
+      if (graph.plans() == 0) {
+        *note = "cuDNN's graph API has no plan for this shape and type: " + graph.note();
+        return std::nullopt;
+      }
+      // Padding X is part of the timed work: the layer receives 3 channels.
+      const int pad_channels = path.pad_channels;
+      live.launch = [s, operands, v, pad_channels](int i) {
+        const int copy = i % operands->copies;
+        const void* x = operands->x[copy].get();
+        if (pad_channels) {
+          auto pad = pad_channels == 8 ? pad_channels_of<8> : pad_channels_of<4>;
+          pad<<<grid_for(v.n * v.h * v.w), 256, 0, work_stream()>>>(v, static_cast<const uint16_t*>(x),
+                                                                    operands->x_padded.get());
+          x = operands->x_padded.get();
+        }
+        cudnn::check(s->graph->run(x, operands->w[copy].get(), operands->out[copy].get()),
+                     "cudnnBackendExecute");
+      };
+      int best = -1;
+      if (pinned) {
+        for (int plan = 0; plan < graph.plans(); ++plan)
+          if (graph.description(plan) == *pinned) best = plan;
+        if (best >= 0) graph.select(best);
+        live.chosen = *pinned + ", as pinned";
+      } else {
+        std::vector<double> times;
+        best = fastest_candidate(
+            graph.plans(),
+            [&](int plan) {
+              graph.select(plan);
+              return true;
+            },
+            live.launch, live.copies, &times);
+        int ran = 0;
+        for (double time : times) ran += time >= 0;
+        live.algorithms_tried = ran;
+        if (best >= 0)
+          live.chosen = graph.description(best) + ", fastest by device time of " + std::to_string(ran) +
+                        " plans from " + std::to_string(graph.configurations_seen()) + " configurations" +
+                        (graph.note().empty() ? "" : "; " + graph.note()) +
+                        (graph.search().empty() ? "" : "; " + graph.search()) +
+                        " (us, in order: " + times_text(times) + ")";
+      }
+      if (best < 0) {
+        *note = "no plan of cuDNN's graph API ran";
+        return std::nullopt;
+      }
+      live.choice = graph.description(best);
+      return live;
+    }
+    case Method::direct_tiled: {
+      const std::vector<tiled::Variant> variants =
+          path.output == CUDA_R_32F ? tiled::variants<float>() : tiled::variants<uint16_t>();
+      auto selected = std::make_shared<int>(0);
+      live.launch = [variants, selected, operands, v](int i) {
+        const int copy = i % operands->copies;
+        variants[*selected].launch(v, operands->x[copy].get(), operands->w[copy].get(),
+                                   operands->out[copy].get());
+      };
+      int best = -1;
+      if (pinned) {
+        for (int i = 0; i < static_cast<int>(variants.size()); ++i)
+          if (variants[i].name == *pinned) best = i;
+        live.chosen = *pinned + ", as pinned";
+      } else {
+        std::vector<double> times;
+        best = fastest_candidate(
+            static_cast<int>(variants.size()),
+            [&](int i) {
+              *selected = i;
+              return true;
+            },
+            live.launch, live.copies, &times);
+        live.algorithms_tried = static_cast<int>(variants.size());
+        if (best >= 0)
+          live.chosen = std::string(variants[best].name) + ", fastest by device time of " +
+                        std::to_string(variants.size()) + " tilings (us, in order: " + times_text(times) +
+                        ")";
+      }
+      if (best < 0) {
+        *note = "no tiling of the kernel ran";
+        return std::nullopt;
+      }
+      *selected = best;
+      live.choice = variants[best].name;
+      return live;
+    }
+    case Method::direct:
+      live.launch = [operands, v](int i) {
+        const int copy = i % operands->copies;
+        auto kernel = fits_32_bits(v) ? direct_conv<uint32_t> : direct_conv<int64_t>;
+        kernel<<<grid_for(v.o_elements()), 256, 0, work_stream()>>>(
+            v, operands->x[copy].get(), operands->w[copy].get(), operands->out[copy].get());
+      };
+      return live;
+  }
+  return std::nullopt;
 }
 
 OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
@@ -820,64 +817,45 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
     fail("conv2d " + args.text + ": not a valid convolution");
   v.set_output_size();
   if (v.p() <= 0 || v.q() <= 0) fail("conv2d " + args.text + ": not a valid convolution");
-  const double flops = 2.0 * v.macs();
-  const bool integer = v.dtype == Dtype::int8;
   const double element = static_cast<double>(element_bytes(v.dtype));
+  const double input_bytes = (v.x_elements() + v.w_elements()) * element;
 
-  Json paths = Json::array();
-  Operands numerics_operands;
-  PathResult reported;
-  bool gemm_ran = false;
+  OpSpec spec;
+  spec.kind = "conv2d";
+  spec.name = args.get("name");
+  spec.op.set("kind", "conv2d").set("name", spec.name).set("index", static_cast<int64_t>(index));
+  spec.op.set("n", v.n).set("c", v.c).set("h", v.h).set("w", v.w).set("k", v.k).set("r", v.r).set("s", v.s);
+  spec.op.set("stride", v.stride).set("pad", v.pad).set("dilation", v.dilation).set("groups", v.groups);
+  spec.op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(v.seed));
+  spec.seed = v.seed;
+  spec.out_elements = v.o_elements();
+  spec.work = 2.0 * v.macs();
+  spec.rate_kind = rate_kind_of(v.dtype);
+  spec.bytes = input_bytes + v.o_elements() * 4.0;
+  spec.reference = [v](const int64_t* positions, int count, double* out) {
+    conv_reference_at<<<(count + 255) / 256, 256>>>(v, positions, count, out);
+  };
+  spec.notes.emplace_back("cudnn", cudnn::library_text());
   for (const Path& path : paths_for(v.dtype)) {
     if (path.pad_channels && !pads(v, path.pad_channels)) continue;  // channels already a multiple of it
     if (path.method == Method::direct_tiled && !tiled::applies(v)) continue;  // written for one shape
-    const double bytes = (v.x_elements() + v.w_elements()) * element +
-                         static_cast<double>(v.o_elements() * bytes_of(path.output));
-    PathResult result;
-    Operands operands;
-    // The direct kernel reads its window straight from X: worth timing where per-group GEMMs are tiny, where
-    // no GEMM ran, or for int8. A large dense conv would spend seconds in it and teach nothing.
-    if (path.method == Method::direct && v.groups == 1 && gemm_ran && v.macs() > 2e8) {
-      result.name = path.name;
-      result.numerics = path.numerics;
-      result.note = "not timed: a dense conv of this size is a GEMM's job (the im2col path ran)";
-    } else {
-      result = run_path(v, path, context.rotate_bytes, path.numerics ? &operands : nullptr);
-    }
-    gemm_ran = gemm_ran || (path.method == Method::im2col_gemm && result.ran);
-    paths.push(path_json(result, flops, bytes));
-    if (path.numerics && result.ran &&
-        (!reported.ran || result.timing.median_us < reported.timing.median_us)) {
-      reported = result;
-      numerics_operands = std::move(operands);
-    }
+    PathSpec path_spec;
+    path_spec.name = path.name;
+    path_spec.numerics = path.numerics;
+    path_spec.output = output_type_of(path.output);
+    path_spec.tolerance = tolerance_for(path_spec.output, v.dtype != Dtype::fp32 && v.dtype != Dtype::int8,
+                                        path.compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+    path_spec.bytes = input_bytes + static_cast<double>(v.o_elements() * bytes_of(path.output));
+    // The direct kernel reads its window straight from X: worth timing where per-group GEMMs are tiny or for
+    // int8. A large dense conv would spend seconds in it and teach nothing.
+    if (path.method == Method::direct && v.groups == 1 && v.dtype != Dtype::int8 && v.macs() > 2e8)
+      path_spec.skip = "not timed: a dense conv of this size is a GEMM's job";
+    path_spec.build = [v, path, name = spec.name](const RunContext& run, std::string* note) {
+      return build_path(v, path, run, run.pinned_choice(name, path.name), note);
+    };
+    spec.paths.push_back(path_spec);
   }
-  if (!reported.ran) fail("conv2d " + args.text + ": no path computed the output");
-
-  const SampledOutput sampled =
-      sample_output(numerics_operands.out[0].get(), integer, v.o_elements(), v.seed, v.dtype,
-                    [&](const int64_t* positions, int count, double* out) {
-                      conv_reference_at<<<(count + 255) / 256, 256>>>(v, positions, count, out);
-                    });
-
-  const double bytes = (v.x_elements() + v.w_elements()) * element + v.o_elements() * 4.0;
-  Json op = Json::object();
-  op.set("kind", "conv2d").set("name", args.get("name")).set("index", static_cast<int64_t>(index));
-  op.set("n", v.n).set("c", v.c).set("h", v.h).set("w", v.w).set("k", v.k).set("r", v.r).set("s", v.s);
-  op.set("stride", v.stride).set("pad", v.pad).set("dilation", v.dilation).set("groups", v.groups);
-  op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(v.seed));
-  Json record = Json::object();
-  record.set("op", op)
-      .set("paths", paths)
-      .set("reported_path", reported.name)
-      .set("time_us", reported.timing.median_us)
-      .set("tflops", flops / (reported.timing.median_us * 1e6))
-      .set("gbps", bytes / (reported.timing.median_us * 1e3))
-      .set("output", sampled.output)
-      .set("self_check", sampled.self_check);
-  record.set("cudnn", cudnn::library_text());
-  return OpMeasurement{
-      record, RooflineInput{flops, bytes, rate_kind_of(v.dtype), flops / (reported.timing.median_us * 1e6)}};
+  return measure_op(spec, context);
 }
 
 }  // namespace

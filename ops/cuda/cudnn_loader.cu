@@ -21,6 +21,7 @@ Api* open_api(std::string* why) {
   static Api loaded;
   const bool complete = bind(library, "cudnnCreate", loaded.create) &&
                         bind(library, "cudnnGetErrorString", loaded.error_string) &&
+                        bind(library, "cudnnSetStream", loaded.set_stream) &&
                         bind(library, "cudnnCreateTensorDescriptor", loaded.create_tensor) &&
                         bind(library, "cudnnSetTensor4dDescriptor", loaded.set_tensor_4d) &&
                         bind(library, "cudnnCreateFilterDescriptor", loaded.create_filter) &&
@@ -47,6 +48,11 @@ Api* open_api(std::string* why) {
   const Status status = loaded.create(&loaded.handle);
   if (status != 0) {
     *why = std::string("cudnnCreate failed: ") + loaded.error_string(status);
+    return nullptr;
+  }
+  // Every call runs on the runner's stream, where graphs are captured.
+  if (loaded.set_stream(loaded.handle, work_stream()) != 0) {
+    *why = "cudnnSetStream failed";
     return nullptr;
   }
   Dl_info info{};

@@ -126,6 +126,7 @@ struct Api {
   Status (*create_convolution)(ConvolutionDescriptor*);
   Status (*set_convolution_2d)(ConvolutionDescriptor, int pad_h, int pad_w, int stride_h, int stride_w,
                                int dilation_h, int dilation_w, int mode, int compute_type);
+  Status (*set_stream)(Handle, cudaStream_t);
   Status (*set_group_count)(ConvolutionDescriptor, int);
   Status (*set_math_type)(ConvolutionDescriptor, int);
   Status (*find_forward)(Handle, TensorDescriptor, FilterDescriptor, ConvolutionDescriptor, TensorDescriptor,

@@ -1,6 +1,6 @@
-// Device-side pieces the operator paths share: the operand types, the generator's values on the GPU,
-// cuBLASLt's handle, timing records of a path, and the sampled output with its float64 self-check. Kernels
-// here have internal linkage: each operator file compiles its own copy (no relocatable device code needed).
+// Device-side pieces the operator paths share: the operand types, the generator's values on the GPU and
+// cuBLASLt's handle. Kernels here have internal linkage: each operator file compiles its own copy (no
+// relocatable device code needed).
 #pragma once
 
 #include <cublasLt.h>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/cuda/measure.hpp"
 #include "ops/cuda/runner.hpp"
 #include "ops/input_generator.hpp"
 
@@ -88,43 +89,21 @@ static __global__ void fill_input(Dtype dtype, uint64_t seed, uint32_t tensor, i
 
 cublasLtHandle_t lt_handle();
 
-// One timed path of an op.
-struct PathResult {
-  std::string name;
-  bool numerics = false;  // computes tessera's output type at tessera's precision
-  Timing timing;
-  bool ran = false;
-  int algorithms_tried = 0;  // library candidates (cuBLASLt algorithms, cuDNN plans) timed first
-  std::string chosen;        // which candidate was kept, where the library says
-  std::string note;          // why it did not run
-};
-Json path_json(const PathResult& path, double flops, double bytes);
-
-// Times `launch` into `result`; with `kept`, runs it once more on copy 0 (the path's output) and hands the
-// operands over for sampling.
-template <class Operands>
-void time_path(PathResult& result, const std::function<void(int)>& launch, Operands& operands,
-               Operands* kept) {
-  result.timing = time_launches(launch);
-  result.ran = true;
-  if (!kept) return;
-  launch(0);
-  check_launch(result.name.c_str());
-  *kept = std::move(operands);
+inline OutputType output_type_of(cudaDataType type) {
+  switch (type) {
+    case CUDA_R_32F:
+      return OutputType::fp32;
+    case CUDA_R_32I:
+      return OutputType::int32;
+    case CUDA_R_16BF:
+      return OutputType::bf16;
+    default:
+      return OutputType::fp16;
+  }
 }
 
-// Positions of the output kept in the record: all of it for a small output, else a seeded sample.
-std::vector<int64_t> sample_positions(int64_t elements, uint64_t seed);
-
-// The output at the sampled positions and the float64 reference there, as the record keeps them.
-struct SampledOutput {
-  Json output = Json::object();
-  Json self_check = Json::object();
-  bool pass = false;
-};
-// `out` holds the op's output on the device (fp32, or int32 when `integer`); reference(positions, count, out)
-// launches a kernel writing the exact value of each sampled position.
-SampledOutput sample_output(const void* out, bool integer, int64_t elements, uint64_t seed, Dtype dtype,
-                            const std::function<void(const int64_t*, int, double*)>& reference);
+inline size_t bytes_of(cudaDataType type) {
+  return type == CUDA_R_32F || type == CUDA_R_32I ? 4 : type == CUDA_R_8I ? 1 : 2;
+}
 
 }  // namespace tessera::gpu

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ops/cuda/device.cuh"
+#include "ops/cuda/lt_matmul.hpp"
 
 namespace tessera::gpu {
 
@@ -64,76 +65,9 @@ __global__ void int8_gemm_tiled(const int8_t* a, const int8_t* w, int32_t* o, in
   if (row < m && col < n) o[row * n + col] = sum;
 }
 
-// ---- cuBLASLt
-
-struct LtGemm {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t operation = nullptr;
-  cublasLtMatrixLayout_t a_layout = nullptr, b_layout = nullptr, c_layout = nullptr;
-  cublasLtMatmulAlgo_t algorithm{};
-  std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's best few; autotuning picks `algorithm`
-  DeviceBuffer workspace;
-  bool available = false;
-  bool int_scale = false;
-
-  ~LtGemm() {
-    if (operation) cublasLtMatmulDescDestroy(operation);
-    for (auto layout : {a_layout, b_layout, c_layout})
-      if (layout) cublasLtMatrixLayoutDestroy(layout);
-  }
-
-  // first = the column-major m' x k' operand (W, or its stored transpose), second = k' x n' (A).
-  void run(const void* first, const void* second, void* out, cudaStream_t stream) const {
-    const float alpha_f = 1, beta_f = 0;
-    const int32_t alpha_i = 1, beta_i = 0;
-    const void* alpha = int_scale ? static_cast<const void*>(&alpha_i) : &alpha_f;
-    const void* beta = int_scale ? static_cast<const void*>(&beta_i) : &beta_f;
-    TESSERA_CUBLAS(cublasLtMatmul(handle, operation, alpha, first, a_layout, second, b_layout, beta, out,
-                                  c_layout, out, c_layout, &algorithm, workspace.get(), workspace.bytes(),
-                                  stream));
-  }
-};
+// ---- cuBLASLt (lt_matmul.hpp) and cuBLAS
 
 constexpr size_t kWorkspaceBytes = 64u << 20;
-
-// Sets up out[m x n] (row-major) = A[m x k] * W[k x n]; returns false when cuBLASLt has no algorithm for it.
-bool make_gemm(LtGemm& gemm, cublasLtHandle_t handle, int64_t m, int64_t n, int64_t k, cudaDataType input,
-               cudaDataType output, cublasComputeType_t compute, bool transposed_first) {
-  gemm.handle = handle;
-  gemm.int_scale = compute == CUBLAS_COMPUTE_32I;
-  const cudaDataType scale = gemm.int_scale ? CUDA_R_32I : CUDA_R_32F;
-  TESSERA_CUBLAS(cublasLtMatmulDescCreate(&gemm.operation, compute, scale));
-  const cublasOperation_t transpose = transposed_first ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t keep = CUBLAS_OP_N;
-  TESSERA_CUBLAS(cublasLtMatmulDescSetAttribute(gemm.operation, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
-                                                sizeof transpose));
-  TESSERA_CUBLAS(
-      cublasLtMatmulDescSetAttribute(gemm.operation, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep));
-  // Column-major: first is n x k (stored k x n when transposed), second k x m, out n x m.
-  if (transposed_first) {
-    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.a_layout, input, k, n, k));
-  } else {
-    TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.a_layout, input, n, k, n));
-  }
-  TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.b_layout, input, k, m, k));
-  TESSERA_CUBLAS(cublasLtMatrixLayoutCreate(&gemm.c_layout, output, n, m, n));
-  cublasLtMatmulPreference_t preference;
-  TESSERA_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
-  const size_t workspace = kWorkspaceBytes;
-  TESSERA_CUBLAS(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                      &workspace, sizeof workspace));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle, gemm.operation, gemm.a_layout, gemm.b_layout, gemm.c_layout,
-                                     gemm.c_layout, preference, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(preference);
-  if (status != CUBLAS_STATUS_SUCCESS || found == 0) return false;
-  gemm.algorithm = result.algo;
-  gemm.workspace = DeviceBuffer(kWorkspaceBytes);
-  gemm.available = true;
-  return true;
-}
 
 // How a path stores what.
 struct Path {
@@ -176,25 +110,16 @@ std::vector<Path> paths_for(Dtype dtype) {
 }
 
 cublasHandle_t legacy_handle() {
+  static DeviceBuffer workspace(kWorkspaceBytes);
   static cublasHandle_t handle = [] {
     cublasHandle_t created;
     TESSERA_CUBLAS(cublasCreate(&created));
+    TESSERA_CUBLAS(cublasSetStream(created, work_stream()));
+    // A workspace of its own, so that a graph capture never needs cuBLAS to allocate one.
+    TESSERA_CUBLAS(cublasSetWorkspace(created, workspace.get(), workspace.bytes()));
     return created;
   }();
   return handle;
-}
-
-size_t bytes_of(cudaDataType type) {
-  switch (type) {
-    case CUDA_R_32F:
-    case CUDA_R_32I:
-      return 4;
-    case CUDA_R_16BF:
-    case CUDA_R_16F:
-      return 2;
-    default:
-      return 1;
-  }
 }
 
 struct Problem {
@@ -240,55 +165,73 @@ Operands make_operands(const Problem& p, size_t output_bytes, size_t rotate_byte
   return operands;
 }
 
-// Runs one path; returns its timing and leaves its result in out[0].
+struct GemmState {
+  Operands operands;
+  LtMatmul matmul;
+};
 
-PathResult run_path(const Problem& p, const Path& path, size_t rotate_bytes, Operands* kept) {
-  PathResult result;
-  result.name = path.name;
-  result.numerics = path.numerics;
-  Operands operands = make_operands(p, bytes_of(path.output), rotate_bytes);
-  LtGemm gemm;
-  std::function<void(int)> launch;
+// Builds one path: its operands, and the library call with its algorithm chosen by device time.
+std::optional<LivePath> build_path(const Problem& p, const Path& path, const RunContext& context,
+                                   const std::string* pinned, std::string* note) {
+  auto state = std::make_shared<GemmState>();
+  state->operands = make_operands(p, bytes_of(path.output), context.rotate_bytes);
+  Operands* operands = &state->operands;
+  LivePath live;
+  live.state = state;
+  live.copies = operands->copies;
+  live.output = operands->out[0].get();
   if (path.legacy) {
     // Column-major: out (n x m) = first (n x k, or stored k x n and transposed) * A (k x m).
-    const float alpha_f = 1, beta_f = 0;
-    const int32_t alpha_i = 1, beta_i = 0;
     const bool integer = path.compute == CUBLAS_COMPUTE_32I;
-    auto call = [&, integer](int copy) {
+    auto call = [p, path, operands, integer](int copy) {
+      const float alpha_f = 1, beta_f = 0;
+      const int32_t alpha_i = 1, beta_i = 0;
       return cublasGemmEx(legacy_handle(), path.transposed_w ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
                           static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k),
                           integer ? static_cast<const void*>(&alpha_i) : &alpha_f,
-                          path.transposed_w ? operands.w_transposed[copy].get() : operands.w[copy].get(),
-                          path.input, static_cast<int>(path.transposed_w ? p.k : p.n), operands.a[copy].get(),
-                          path.input, static_cast<int>(p.k),
-                          integer ? static_cast<const void*>(&beta_i) : &beta_f, operands.out[copy].get(),
+                          path.transposed_w ? operands->w_transposed[copy].get() : operands->w[copy].get(),
+                          path.input, static_cast<int>(path.transposed_w ? p.k : p.n),
+                          operands->a[copy].get(), path.input, static_cast<int>(p.k),
+                          integer ? static_cast<const void*>(&beta_i) : &beta_f, operands->out[copy].get(),
                           path.output, static_cast<int>(p.n), path.compute, CUBLAS_GEMM_DEFAULT);
     };
-    if (call(0) != CUBLAS_STATUS_SUCCESS) return result;  // cuBLAS does not take this shape and type
-    launch = [&, call](int i) { TESSERA_CUBLAS(call(i % operands.copies)); };
-  } else if (make_gemm(gemm, lt_handle(), p.m, p.n, p.k, path.input, path.output, path.compute,
-                       path.transposed_w)) {
-    launch = [&](int i) {
-      const int copy = i % operands.copies;
-      gemm.run(path.transposed_w ? operands.w_transposed[copy].get() : operands.w[copy].get(),
-               operands.a[copy].get(), operands.out[copy].get(), nullptr);
-    };
-  } else if (p.dtype == Dtype::int8) {
-    result.name = "cuda-int8-tiled";  // cuBLASLt has no int8 algorithm for this shape
-    launch = [&](int i) {
-      const int copy = i % operands.copies;
-      const dim3 grid(static_cast<unsigned>((p.n + kTile - 1) / kTile),
-                      static_cast<unsigned>((p.m + kTile - 1) / kTile));
-      int8_gemm_tiled<<<grid, dim3(kTile, kTile)>>>(static_cast<const int8_t*>(operands.a[copy].get()),
-                                                    static_cast<const int8_t*>(operands.w[copy].get()),
-                                                    static_cast<int32_t*>(operands.out[copy].get()), p.m, p.n,
-                                                    p.k);
-    };
-  } else {
-    return result;  // no algorithm: the record says so
+    if (call(0) != CUBLAS_STATUS_SUCCESS) {
+      *note = "cuBLAS's cublasGemmEx does not take this shape and type";
+      return std::nullopt;
+    }
+    live.launch = [call, operands](int i) { TESSERA_CUBLAS(call(i % operands->copies)); };
+    return live;
   }
-  time_path(result, launch, operands, kept);
-  return result;
+  // Column-major: first is n x k (stored k x n when transposed), second k x m, out n x m.
+  LtMatmul& matmul = state->matmul;
+  const bool described = path.transposed_w
+                             ? matmul.describe_problem(path.compute, CUBLAS_OP_T, path.input, path.output,
+                                                       p.k, p.n, p.k, p.k, p.m, p.k, p.n, p.m, p.n)
+                             : matmul.describe_problem(path.compute, CUBLAS_OP_N, path.input, path.output,
+                                                       p.n, p.k, p.n, p.k, p.m, p.k, p.n, p.m, p.n);
+  if (described) {
+    live.launch = [&matmul, operands, transposed = path.transposed_w](int i) {
+      const int copy = i % operands->copies;
+      matmul.run(transposed ? operands->w_transposed[copy].get() : operands->w[copy].get(),
+                 operands->a[copy].get(), operands->out[copy].get());
+    };
+    if (choose_algorithm(matmul, live.launch, live.copies, pinned, live)) return live;
+    *note = "no cuBLASLt algorithm the heuristic proposed ran";
+    return std::nullopt;
+  }
+  if (p.dtype != Dtype::int8) return std::nullopt;  // no algorithm: the record says so
+  // cuBLASLt has no int8 algorithm for this shape (dimensions not multiples of 4): the tiled kernel.
+  live.launch = [p, operands](int i) {
+    const int copy = i % operands->copies;
+    const dim3 grid(static_cast<unsigned>((p.n + kTile - 1) / kTile),
+                    static_cast<unsigned>((p.m + kTile - 1) / kTile));
+    int8_gemm_tiled<<<grid, dim3(kTile, kTile), 0, work_stream()>>>(
+        static_cast<const int8_t*>(operands->a[copy].get()),
+        static_cast<const int8_t*>(operands->w[copy].get()), static_cast<int32_t*>(operands->out[copy].get()),
+        p.m, p.n, p.k);
+  };
+  live.chosen = "cuBLASLt has no int8 algorithm for this shape: the runner's shared-memory tiled kernel";
+  return live;
 }
 
 // A gemm (m, n, k) or an fc layer (batch, inputs, outputs: the GEMM m = batch, n = outputs, k = inputs).
@@ -303,56 +246,41 @@ OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
   const uint32_t index = static_cast<uint32_t>(args.integer("index"));
   p.a_id = ops::tensor_id(index, 0);
   p.w_id = ops::tensor_id(index, 1);
-  const double flops = 2.0 * p.m * p.n * p.k;
-  const bool integer = p.dtype == Dtype::int8;
+  const double input_bytes = static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype));
 
-  Json paths = Json::array();
-  Operands numerics_operands;
-  PathResult reported;
-  for (const Path& path : paths_for(p.dtype)) {
-    const double bytes = static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype) +
-                                             p.m * p.n * bytes_of(path.output));
-    Operands operands;
-    PathResult result = run_path(p, path, context.rotate_bytes, path.numerics ? &operands : nullptr);
-    paths.push(path_json(result, flops, bytes));
-    // Reported: the fastest path that computes tessera's output type at tessera's precision; its output is
-    // the one recorded.
-    if (path.numerics && result.ran &&
-        (!reported.ran || result.timing.median_us < reported.timing.median_us)) {
-      reported = result;
-      numerics_operands = std::move(operands);
-    }
-  }
-  if (!reported.ran) fail("gemm " + args.text + ": no path computed the output");
-
-  // The output at the recorded positions, and the exact reference there.
-  const SampledOutput sampled =
-      sample_output(numerics_operands.out[0].get(), integer, p.m * p.n, p.seed, p.dtype,
-                    [&](const int64_t* positions, int count, double* out) {
-                      reference_at<<<(count + 255) / 256, 256>>>(p.dtype, p.seed, p.a_id, p.w_id, p.n, p.k,
-                                                                 positions, count, out);
-                    });
-
-  const double bytes = static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype) + p.m * p.n * 4);
-  Json op = Json::object();
-  op.set("kind", args.get("kind")).set("name", args.get("name")).set("index", static_cast<int64_t>(index));
-  if (fc) op.set("batch", p.m).set("inputs", p.k).set("outputs", p.n);
-  op.set("m", p.m)
+  OpSpec spec;
+  spec.kind = args.get("kind");
+  spec.name = args.get("name");
+  spec.op.set("kind", spec.kind).set("name", spec.name).set("index", static_cast<int64_t>(index));
+  if (fc) spec.op.set("batch", p.m).set("inputs", p.k).set("outputs", p.n);
+  spec.op.set("m", p.m)
       .set("n", p.n)
       .set("k", p.k)
       .set("dtype", args.get("dtype"))
       .set("seed", static_cast<int64_t>(p.seed));
-  Json record = Json::object();
-  record.set("op", op)
-      .set("paths", paths)
-      .set("reported_path", reported.name)
-      .set("time_us", reported.timing.median_us)
-      .set("tflops", flops / (reported.timing.median_us * 1e6))
-      .set("gbps", bytes / (reported.timing.median_us * 1e3))
-      .set("output", sampled.output)
-      .set("self_check", sampled.self_check);
-  return OpMeasurement{
-      record, RooflineInput{flops, bytes, rate_kind_of(p.dtype), flops / (reported.timing.median_us * 1e6)}};
+  spec.seed = p.seed;
+  spec.out_elements = p.m * p.n;
+  spec.work = 2.0 * p.m * p.n * p.k;
+  spec.rate_kind = rate_kind_of(p.dtype);
+  spec.bytes = input_bytes + static_cast<double>(p.m * p.n * 4);
+  spec.reference = [p](const int64_t* positions, int count, double* out) {
+    reference_at<<<(count + 255) / 256, 256>>>(p.dtype, p.seed, p.a_id, p.w_id, p.n, p.k, positions, count,
+                                               out);
+  };
+  for (const Path& path : paths_for(p.dtype)) {
+    PathSpec path_spec;
+    path_spec.name = path.name;
+    path_spec.numerics = path.numerics;
+    path_spec.output = output_type_of(path.output);
+    path_spec.tolerance =
+        tolerance_for(path_spec.output, p.dtype != Dtype::fp32, path.compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+    path_spec.bytes = input_bytes + static_cast<double>(p.m * p.n * bytes_of(path.output));
+    path_spec.build = [p, path, name = spec.name](const RunContext& run, std::string* note) {
+      return build_path(p, path, run, run.pinned_choice(name, path.name), note);
+    };
+    spec.paths.push_back(path_spec);
+  }
+  return measure_op(spec, context);
 }
 
 }  // namespace
@@ -363,7 +291,8 @@ void register_gemm() {
 }
 
 void measure_matmul_ceilings(RunContext& context) {
-  // 8192^3 on random inputs: large enough to fill the chip; each kind through its own cuBLASLt path.
+  // 8192^3 on the generator's inputs: large enough to fill the chip; each kind the better of cuBLASLt and
+  // cuBLAS, by device time.
   constexpr int64_t kSize = 8192;
   struct Kind {
     const char* name;
@@ -375,15 +304,21 @@ void measure_matmul_ceilings(RunContext& context) {
                                    {"tf32", Dtype::fp32, paths_for(Dtype::fp32)[1]},
                                    {"fp32", Dtype::fp32, paths_for(Dtype::fp32)[0]},
                                    {"int8", Dtype::int8, paths_for(Dtype::int8)[0]}};
+  RunContext ceiling_context = context;
+  ceiling_context.rotate_bytes = 0;
+  ceiling_context.pinned.clear();
   for (const Kind& kind : kinds) {
-    // The better of cuBLASLt and cuBLAS for this kind.
     Path legacy = kind.path;
     legacy.legacy = true;
     double best = 0;
     for (const Path& path : {kind.path, legacy}) {
       const Problem p{kSize, kSize, kSize, kind.dtype, 1, 0, 1};
-      const PathResult result = run_path(p, path, 0, nullptr);
-      if (result.ran) best = std::max(best, 2.0 * kSize * kSize * kSize / (result.timing.median_us * 1e6));
+      std::string note;
+      const std::optional<LivePath> live = build_path(p, path, ceiling_context, nullptr, &note);
+      if (!live) continue;
+      const EagerTiming eager = time_eager(live->launch);
+      const DeviceTiming device = time_device(live->launch, live->copies, eager.median_us);
+      best = std::max(best, 2.0 * kSize * kSize * kSize / (device.median_us * 1e6));
     }
     context.ceilings.matmul_tflops[kind.name] = best;
   }

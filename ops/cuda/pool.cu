@@ -63,6 +63,31 @@ __device__ void store(void* out, int64_t index, const float (&values)[V]) {
   }
 }
 
+// store(), 16 bytes at a time where the values fill whole 16-byte words (8 16-bit or 4 fp32 outputs).
+template <Dtype D, Store S, int V>
+__device__ void store_wide(void* out, int64_t index, const float (&values)[V]) {
+  if constexpr (S == Store::same16 && V == 8) {
+    uint32_t words[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint16_t low =
+          D == Dtype::bf16 ? ops::float_to_bf16(values[2 * i]) : ops::float_to_fp16(values[2 * i]);
+      const uint16_t high =
+          D == Dtype::bf16 ? ops::float_to_bf16(values[2 * i + 1]) : ops::float_to_fp16(values[2 * i + 1]);
+      words[i] = uint32_t{low} | (uint32_t{high} << 16);
+    }
+    *reinterpret_cast<uint4*>(static_cast<uint16_t*>(out) + index) =
+        make_uint4(words[0], words[1], words[2], words[3]);
+  } else if constexpr (S == Store::fp32 && V % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < V; i += 4)
+      *reinterpret_cast<float4*>(static_cast<float*>(out) + index + i) =
+          make_float4(values[i], values[i + 1], values[i + 2], values[i + 3]);
+  } else {
+    store<D, S, V>(out, index, values);
+  }
+}
+
 template <Dtype D, Store S, int V>
 __global__ void pool_kernel(Pool v, const void* x, void* out) {
   const int64_t groups = v.c / V, p = v.p(), q = v.q(), count = v.n * p * q * groups;
@@ -88,6 +113,44 @@ __global__ void pool_kernel(Pool v, const void* x, void* out) {
     if (v.average)
       for (int j = 0; j < V; ++j) result[j] *= scale;
     store<D, S, V>(out, pixel * v.c + channel, result);
+  }
+}
+
+// A small window known at compile time (2x2, 3x3: every pool of the shipped networks but the global ones):
+// the R*W loads of a thread are all issued before the first is used (unrolled, out-of-window taps predicated
+// away), so a thread waits for DRAM once rather than once per tap; 32-bit index arithmetic; the outputs
+// stored 16 bytes at a time.
+template <Dtype D, Store S, int V, int R, int W>
+__global__ void pool_fixed(Pool v, const void* x, void* out) {
+  const uint32_t groups = static_cast<uint32_t>(v.c / V), p = static_cast<uint32_t>(v.p()),
+                 q = static_cast<uint32_t>(v.q()), count = static_cast<uint32_t>(v.n) * p * q * groups;
+  const int h = static_cast<int>(v.h), w = static_cast<int>(v.w), c = static_cast<int>(v.c);
+  const int stride = static_cast<int>(v.stride), pad = static_cast<int>(v.pad);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+    const uint32_t channel = (i % groups) * V, pixel = i / groups;
+    const uint32_t oq = pixel % q, op = (pixel / q) % p, image = pixel / (p * q);
+    const int ih0 = static_cast<int>(op) * stride - pad, iw0 = static_cast<int>(oq) * stride - pad;
+    float values[R * W][V];
+#pragma unroll
+    for (int tap = 0; tap < R * W; ++tap) {
+      const int ih = ih0 + tap / W, iw = iw0 + tap % W;
+      if (ih >= 0 && ih < h && iw >= 0 && iw < w) {
+        load<D, V>(x, ((static_cast<int64_t>(image) * h + ih) * w + iw) * c + channel, values[tap]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) values[tap][j] = v.average ? 0.0f : -INFINITY;
+      }
+    }
+    float result[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      result[j] = values[0][j];
+#pragma unroll
+      for (int tap = 1; tap < R * W; ++tap)
+        result[j] = v.average ? result[j] + values[tap][j] : fmaxf(result[j], values[tap][j]);
+      if (v.average) result[j] *= 1.0f / static_cast<float>(R * W);
+    }
+    store_wide<D, S, V>(out, static_cast<int64_t>(pixel) * c + channel, result);
   }
 }
 
@@ -172,16 +235,26 @@ void launch_for(const Pool& v, const void* x, void* out) {
   constexpr int kWide = D == Dtype::fp32 ? 4 : (D == Dtype::int8 ? 1 : 8);
   const bool split = v.r * v.s >= 16;
   const int64_t threads = (v.c % kWide == 0 ? v.o_elements() / kWide : v.o_elements()) * (split ? 32 : 1);
+  const bool small_indices = v.x_elements() < (int64_t{1} << 31) && v.o_elements() < (int64_t{1} << 31);
+  if (v.c % kWide == 0 && small_indices && v.r == v.s && (v.r == 2 || v.r == 3)) {
+    const int blocks = grid_for(v.o_elements() / kWide);
+    if (v.r == 2) {
+      pool_fixed<D, S, kWide, 2, 2><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+    } else {
+      pool_fixed<D, S, kWide, 3, 3><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+    }
+    return;
+  }
   if (v.c % kWide == 0) {
     if (split) {
-      pool_window_split<D, S, kWide><<<grid_for(threads), 256>>>(v, x, out);
+      pool_window_split<D, S, kWide><<<grid_for(threads), 256, 0, work_stream()>>>(v, x, out);
     } else {
-      pool_kernel<D, S, kWide><<<grid_for(threads), 256>>>(v, x, out);
+      pool_kernel<D, S, kWide><<<grid_for(threads), 256, 0, work_stream()>>>(v, x, out);
     }
   } else if (split) {
-    pool_window_split<D, S, 1><<<grid_for(threads), 256>>>(v, x, out);
+    pool_window_split<D, S, 1><<<grid_for(threads), 256, 0, work_stream()>>>(v, x, out);
   } else {
-    pool_kernel<D, S, 1><<<grid_for(threads), 256>>>(v, x, out);
+    pool_kernel<D, S, 1><<<grid_for(threads), 256, 0, work_stream()>>>(v, x, out);
   }
 }
 
@@ -252,53 +325,50 @@ OpMeasurement run_pool(const OpArgs& args, const RunContext& context) {
     return missing;
   }
 
-  // One compare or add per window element read: the rate is in those, not in multiply-accumulates.
-  const double operations = v.window_reads();
-  const double element = static_cast<double>(element_bytes(v.dtype));
-  Json paths = Json::array();
-  Operands numerics_operands;
-  PathResult reported;
+  OpSpec spec;
+  spec.kind = "pool";
+  spec.name = args.get("name");
+  spec.op = op;
+  spec.seed = v.seed;
+  spec.out_elements = v.o_elements();
+  // One compare or add per window element read: the rate is in those, not in multiply-accumulates. The floor
+  // is the memory term (the matrix rate makes the compute term negligible): X read once, O written.
+  spec.work = v.window_reads();
+  spec.work_note = "window elements read (one compare or add each), not multiply-accumulates";
+  spec.rate_kind = rate_kind_of(v.dtype);
+  const double input_bytes = v.x_elements() * static_cast<double>(element_bytes(v.dtype));
+  spec.bytes = input_bytes + v.o_elements() * 4.0;
+  spec.reference = [v](const int64_t* positions, int count, double* out) {
+    pool_reference_at<<<(count + 255) / 256, 256>>>(v, positions, count, out);
+  };
   for (const Path& path : paths_for(v.dtype)) {
-    PathResult result;
-    result.name = path.name;
-    result.numerics = path.numerics;
-    Operands operands = make_operands(v, output_bytes(path.store), context.rotate_bytes);
-    const std::function<void(int)> launch = [&](int i) {
-      const int copy = i % operands.copies;
-      launch_pool(v, path.store, operands.x[copy].get(), operands.out[copy].get());
+    PathSpec path_spec;
+    path_spec.name = path.name;
+    path_spec.numerics = path.numerics;
+    path_spec.output = path.store == Store::int32  ? OutputType::int32
+                       : path.store == Store::fp32 ? OutputType::fp32
+                       : v.dtype == Dtype::bf16    ? OutputType::bf16
+                                                   : OutputType::fp16;
+    path_spec.tolerance =
+        tolerance_for(path_spec.output, v.dtype == Dtype::bf16 || v.dtype == Dtype::fp16, false);
+    path_spec.bytes = input_bytes + static_cast<double>(v.o_elements() * output_bytes(path.store));
+    path_spec.build = [v, path](const RunContext& run, std::string*) -> std::optional<LivePath> {
+      auto operands =
+          std::make_shared<Operands>(make_operands(v, output_bytes(path.store), run.rotate_bytes));
+      LivePath live;
+      live.state = operands;
+      live.copies = operands->copies;
+      live.output = operands->out[0].get();
+      Operands* data = operands.get();
+      live.launch = [v, store = path.store, data](int i) {
+        const int copy = i % data->copies;
+        launch_pool(v, store, data->x[copy].get(), data->out[copy].get());
+      };
+      return live;
     };
-    Operands kept;
-    time_path(result, launch, operands, path.numerics ? &kept : nullptr);
-    const double bytes =
-        v.x_elements() * element + static_cast<double>(v.o_elements() * output_bytes(path.store));
-    paths.push(path_json(result, operations, bytes));
-    if (path.numerics && (!reported.ran || result.timing.median_us < reported.timing.median_us)) {
-      reported = result;
-      numerics_operands = std::move(kept);
-    }
+    spec.paths.push_back(path_spec);
   }
-  if (!reported.ran) fail("pool " + args.text + ": no path computed the output");
-
-  const bool integer = v.dtype == Dtype::int8;
-  const SampledOutput sampled =
-      sample_output(numerics_operands.out[0].get(), integer, v.o_elements(), v.seed, v.dtype,
-                    [&](const int64_t* positions, int count, double* out) {
-                      pool_reference_at<<<(count + 255) / 256, 256>>>(v, positions, count, out);
-                    });
-  const double bytes = v.x_elements() * element + v.o_elements() * 4.0;
-  Json record = Json::object();
-  record.set("op", op)
-      .set("paths", paths)
-      .set("reported_path", reported.name)
-      .set("time_us", reported.timing.median_us)
-      .set("tflops", operations / (reported.timing.median_us * 1e6))
-      .set("tflops_counts", "window elements read (one compare or add each), not multiply-accumulates")
-      .set("gbps", bytes / (reported.timing.median_us * 1e3))
-      .set("output", sampled.output)
-      .set("self_check", sampled.self_check);
-  // The floor is the memory term (the matrix rate makes the compute term negligible): X read once, O written.
-  return OpMeasurement{record, RooflineInput{operations, bytes, rate_kind_of(v.dtype),
-                                             operations / (reported.timing.median_us * 1e6)}};
+  return measure_op(spec, context);
 }
 
 }  // namespace

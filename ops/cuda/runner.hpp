@@ -1,6 +1,7 @@
-// The GPU reference runner's shared pieces (issue: "The GPU reference run"): error checks, device buffers,
-// event timing with medians over rotated inputs, a small JSON writer, and the registry that GPU paths of each
-// operator kind register in. Depends on the CUDA toolkit alone (it must build on a bare GPU machine).
+// The GPU reference runner's shared pieces (issues "The GPU reference run" and "The GPU reference measures
+// kernels, not launches"): errors, device buffers, the one stream every timed launch goes to, device time by
+// CUDA-graph replay and eager (launch-inclusive) time, a small JSON writer, and the registry that each
+// operator kind's paths register in. Depends on the CUDA toolkit alone (it must build on a bare GPU machine).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,13 +11,20 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace tessera::gpu {
 
+// Every failure of the runner: a path that cannot run is recorded with the message; anything else ends the
+// program (exit 3) or the C API call (an error status).
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 [[noreturn]] void fail(const std::string& message);
 
 #define TESSERA_CUDA(call)                                                                               \
@@ -29,6 +37,11 @@ namespace tessera::gpu {
 
 // Checks the launch just made and waits for it (reference fills and checks, never timed code).
 void check_launch(const char* what);
+
+// The stream every timed launch, library call and check goes to. A graph cannot be captured on the legacy
+// default stream; this one is a blocking stream, so the fills and reference kernels on the legacy stream stay
+// ordered with it.
+cudaStream_t work_stream();
 
 class DeviceBuffer {
  public:
@@ -69,6 +82,7 @@ class Json {
   Json& set(const std::string& key, int64_t value);
   Json& set(const std::string& key, bool value);
   Json& push(const Json& value);
+  Json& push(const std::string& value);
   Json& push(double value);
   Json& push(int64_t value);
   std::string dump() const { return text_ + (object_ ? "}" : "]"); }
@@ -82,15 +96,72 @@ class Json {
 };
 std::string number_text(double value);
 
-// Times `launch(i)` (i selects the rotated input copy) with CUDA events: batches long enough to dwarf the
-// event overhead, many batches, median per launch.
-struct Timing {
-  double median_us = 0;
-  double min_us = 0;
+// ---- timing (timing.cu)
+
+// Device time: `launches_per_graph` launches (rotating over the input copies) captured once into a CUDA
+// graph; each replay is timed with events and divided by the launches it holds. No host work separates the
+// kernels, so this is what the kernels take on the device, as a framework's CUDA-graph mode or a fused
+// program sees it.
+struct DeviceTiming {
+  double median_us = 0, min_us = 0, max_us = 0;  // per launch, over the replays
+  int replays = 0;
+  int launches_per_graph = 0;
+};
+
+// Eager time: launches issued back to back from the host, batches timed with events, median per launch. For
+// a kernel shorter than its launch cost this is the host's issue rate: what a caller launching one op at a
+// time sees.
+struct EagerTiming {
+  double median_us = 0, min_us = 0;
   int batches = 0;
   int launches_per_batch = 0;
 };
-Timing time_launches(const std::function<void(int)>& launch, int warmup = 5, int batches = 21);
+
+// How long timing takes: `quick` for choosing among a library's candidates (a few short replays).
+struct TimingEffort {
+  double graph_target_us = 1000;  // a replay lasts about this long
+  int replays = 15;
+  double batch_target_us = 1000;
+  int batches = 11;
+  static TimingEffort quick() { return TimingEffort{300, 3, 300, 3}; }
+};
+
+// `launch(i)` issues one launch on work_stream() reading input copy i % copies.
+using Launch = std::function<void(int)>;
+
+EagerTiming time_eager(const Launch& launch, const TimingEffort& effort = {});
+
+// A graph of `launches` consecutive launches, launch(first) .. launch(first + launches - 1).
+class CapturedGraph {
+ public:
+  CapturedGraph(const Launch& launch, int launches, int first = 0);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  int launches() const { return launches_; }
+  // One replay timed with events, per launch.
+  double timed_replay_us();
+  // The kernels in the graph, by name (demangled, without arguments), in capture order.
+  std::vector<std::string> kernel_names() const;
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  int launches_ = 0;
+};
+
+// How many launches a graph holds for a launch of about `estimate_us`: enough for a replay of the target
+// length, at least every input copy once.
+int launches_per_graph(double estimate_us, int copies, const TimingEffort& effort);
+
+DeviceTiming time_device(const Launch& launch, int copies, double estimate_us,
+                         const TimingEffort& effort = {});
+
+// The kernels one launch runs, by name (from a graph of it).
+std::vector<std::string> kernels_of(const Launch& launch);
+
+// ---- the run
 
 // What the machine measured once per run: copy bandwidth and matrix rates (the roofline's ceilings).
 struct Ceilings {
@@ -102,6 +173,15 @@ struct RunContext {
   cudaDeviceProp properties{};
   Ceilings ceilings;
   size_t rotate_bytes = 0;  // inputs are copied until a set of copies spans this (several times the L2)
+  bool keep_live = false;   // keep each output class's fastest checked path alive (A/B rounds, profiles)
+  // A library candidate chosen earlier, by "<op name>/<path name>": the path builds that one instead of
+  // searching (a profile of what a record measured).
+  std::map<std::string, std::string> pinned;
+  const std::string* pinned_choice(const std::string& op, const std::string& path) const;
+  // Only these "<op name>/<path name>" are built (empty: every path); a profile needs no others.
+  std::vector<std::string> only;
+  bool builds(const std::string& op, const std::string& path) const;
+  TimingEffort effort;
 };
 
 // What an op's roofline floor needs, filled in once the ceilings are measured (after the ops: the ceilings'
@@ -113,17 +193,24 @@ struct RooflineInput {
   double achieved_tflops = 0;  // the reported path's rate: the ceiling of its kind is at least this
 };
 
+struct LivePath;   // measure.hpp
+struct OpChecker;  // measure.hpp
+
 struct OpMeasurement {
   Json record = Json::object();
   std::optional<RooflineInput> roofline;  // absent for ops with no GPU path
+  // With RunContext::keep_live: the fastest checked path of each output class, by path name, and what checks
+  // any other output of the op (the framework's) the same way.
+  std::map<std::string, std::shared_ptr<LivePath>> live;
+  std::shared_ptr<OpChecker> checker;
 };
 
 // A GPU path of one operator kind: given the op, it measures and returns the op's record.
 using OpRunner = std::function<OpMeasurement(const OpArgs&, const RunContext&)>;
 std::map<std::string, OpRunner>& op_registry();
 
-// Each operator kind's file registers its path here; main() calls register_builtins() once. Adding an
-// operator is one file with its register function, listed in register_builtins (runner_main.cu).
+// Each operator kind's file registers its path here; register_builtins() calls each once. Adding an operator
+// is one file with its register function, listed in register_builtins (runner_common.cu).
 void register_gemm();
 void register_conv();
 void register_pool();

@@ -7,8 +7,28 @@
 namespace tessera::gpu {
 
 void fail(const std::string& message) {
-  std::fprintf(stderr, "tessera_gpu_ref: %s\n", message.c_str());
-  std::exit(3);
+  throw Error(message);
+}
+
+cudaStream_t work_stream() {
+  static cudaStream_t stream = [] {
+    cudaStream_t created = nullptr;
+    TESSERA_CUDA(cudaStreamCreate(&created));
+    return created;
+  }();
+  return stream;
+}
+
+bool RunContext::builds(const std::string& op, const std::string& path) const {
+  if (only.empty()) return true;
+  for (const std::string& wanted : only)
+    if (wanted == op + "/" + path) return true;
+  return false;
+}
+
+const std::string* RunContext::pinned_choice(const std::string& op, const std::string& path) const {
+  const auto found = pinned.find(op + "/" + path);
+  return found == pinned.end() ? nullptr : &found->second;
 }
 
 void check_launch(const char* what) {
@@ -139,6 +159,11 @@ Json& Json::push(const Json& value) {
   text_ += value.dump();
   return *this;
 }
+Json& Json::push(const std::string& value) {
+  separate();
+  text_ += quote(value);
+  return *this;
+}
 Json& Json::push(double value) {
   separate();
   text_ += number_text(value);
@@ -148,43 +173,6 @@ Json& Json::push(int64_t value) {
   separate();
   text_ += std::to_string(value);
   return *this;
-}
-
-Timing time_launches(const std::function<void(int)>& launch, int warmup, int batches) {
-  cudaEvent_t start, stop;
-  TESSERA_CUDA(cudaEventCreate(&start));
-  TESSERA_CUDA(cudaEventCreate(&stop));
-  // Warm up (module load, heuristics, clocks), and estimate one launch.
-  for (int i = 0; i < warmup; ++i) launch(i);
-  TESSERA_CUDA(cudaEventRecord(start));
-  launch(0);
-  TESSERA_CUDA(cudaEventRecord(stop));
-  TESSERA_CUDA(cudaEventSynchronize(stop));
-  float one_ms = 0;
-  TESSERA_CUDA(cudaEventElapsedTime(&one_ms, start, stop));
-  // Batches of about 2 ms: event resolution and launch gaps are then small against the work.
-  Timing timing;
-  timing.launches_per_batch =
-      std::max(1, std::min(2000, static_cast<int>(std::ceil(2.0 / std::max(one_ms, 1e-4f)))));
-  timing.batches = batches;
-  std::vector<double> per_launch_us;
-  int rotation = 0;
-  for (int batch = 0; batch < batches; ++batch) {
-    TESSERA_CUDA(cudaEventRecord(start));
-    for (int i = 0; i < timing.launches_per_batch; ++i) launch(rotation++);
-    TESSERA_CUDA(cudaEventRecord(stop));
-    TESSERA_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    TESSERA_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    per_launch_us.push_back(1000.0 * ms / timing.launches_per_batch);
-  }
-  check_launch("timed launches");
-  std::sort(per_launch_us.begin(), per_launch_us.end());
-  timing.median_us = per_launch_us[per_launch_us.size() / 2];
-  timing.min_us = per_launch_us.front();
-  TESSERA_CUDA(cudaEventDestroy(start));
-  TESSERA_CUDA(cudaEventDestroy(stop));
-  return timing;
 }
 
 std::map<std::string, OpRunner>& op_registry() {

@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""Prints the GPU runner's --op argument of each op of a workload YAML, one per line (its fields, its index,
+which fixes its input tensor ids, and the workload's seed); with op names after the file, only those.
+
+usage: workload_ops.py configs/workloads/resnet50.yaml [OP ...]
+"""
+import sys
+
+import yaml
+
+
+def main():
+    workload = yaml.safe_load(open(sys.argv[1]))
+    wanted = set(sys.argv[2:])
+    for index, op in enumerate(workload["ops"]):
+        if wanted and op["name"] not in wanted:
+            continue
+        fields = {"kind": op["kind"], "name": op["name"], "index": index, "seed": workload["seed"]}
+        fields.update({key: value for key, value in op.items() if key not in ("kind", "name")})
+        print(",".join(f"{key}={value}" for key, value in fields.items()))
+
+
+if __name__ == "__main__":
+    main()
