@@ -42,6 +42,8 @@ for workload in "$@"; do
     "$root/build-gpu/tessera_gpu_ref" --out "$dir" "${args[@]}"
   fi
   if [[ "${TESSERA_PROFILE:-1}" != 0 ]] && command -v ncu >/dev/null; then
-    "$python" "$root/scripts/gpu_profile.py" --runner "$root/build-gpu/tessera_gpu_ref" --records "$dir" "${args[@]}"
+    # A profile that fails leaves the records as they are, and says so.
+    "$python" "$root/scripts/gpu_profile.py" --runner "$root/build-gpu/tessera_gpu_ref" --records "$dir" \
+      "${args[@]}" || echo "gpu-reference: $name: no profile (gpu_profile.py failed)" >&2
   fi
 done

@@ -59,13 +59,23 @@ def number(text):
         return None
 
 
-def kernel_profile(row, metrics):
+# ncu prints a metric's values in the unit of its column (the CSV's second row); --print-units base asks for
+# bytes and nanoseconds, and the scale below converts whatever unit a column has anyway.
+SCALE = {"": 1, "%": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1, "usecond": 1e3,
+         "msecond": 1e6, "second": 1e9, "register/thread": 1, "thread": 1, "block": 1}
+
+
+def kernel_profile(row, units, metrics):
     kernel = {"name": row.get("Kernel Name", "")}
     tensor, stalls = {}, {}
     for metric, key in metrics.items():
         value = number(row.get(metric, ""))
         if value is None:
             continue
+        unit = units.get(metric, "")
+        if unit not in SCALE:
+            sys.exit(f"gpu_profile: {metric} is in '{unit}', a unit this script does not convert")
+        value *= SCALE[unit]
         if key.startswith("tensor:"):
             tensor[key[7:]] = value
         elif key.startswith("stall:"):
@@ -116,17 +126,18 @@ def main():
     for text in args.op:
         command += ["--op", text]
     subprocess.run(command + pins, check=True)
-    raw = subprocess.run([args.ncu, "-i", report + ".ncu-rep", "--csv", "--page", "raw", "--metrics",
-                          ",".join(metrics)], check=True, capture_output=True, text=True).stdout
+    raw = subprocess.run([args.ncu, "-i", report + ".ncu-rep", "--csv", "--page", "raw", "--print-units", "base",
+                          "--metrics", ",".join(metrics)], check=True, capture_output=True, text=True).stdout
     rows = list(csv.DictReader(io.StringIO(raw)))
-    rows = [row for row in rows if row.get("ID", "").strip().isdigit()]  # the units row has no ID
+    units = next((row for row in rows if not row.get("ID", "").strip().isdigit()), {})  # the units row
+    rows = [row for row in rows if row.get("ID", "").strip().isdigit()]
     manifest = json.load(open(os.path.join(work, "profile_manifest.json")))
     expected = sum(len(entry["kernels"]) for entry in manifest)
     if expected != len(rows):
         sys.exit(f"gpu_profile: ncu profiled {len(rows)} kernels, the runner launched {expected}")
     cursor = 0
     for entry in manifest:
-        kernels = [kernel_profile(row, metrics) for row in rows[cursor:cursor + len(entry["kernels"])]]
+        kernels = [kernel_profile(row, units, metrics) for row in rows[cursor:cursor + len(entry["kernels"])]]
         cursor += len(entry["kernels"])
         path, record = records[entry["op"]]
         for path_record in record["paths"]:

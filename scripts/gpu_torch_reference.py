@@ -104,7 +104,10 @@ def torch_dtype(name):
 
 def launches_for(estimate_us, copies):
     """timing.cu's launches_per_graph."""
-    return max(1, min(1000, max(math.ceil(TIMING["graph_target_us"] / max(estimate_us, 0.5)), copies)))
+    estimate = max(estimate_us, 0.5)
+    for_length = math.ceil(TIMING["graph_target_us"] / estimate)
+    longest = max(for_length, math.ceil(10 * TIMING["graph_target_us"] / estimate))
+    return max(1, min(1000, min(max(for_length, copies), longest)))
 
 
 def time_eager(torch, launch):
@@ -396,9 +399,15 @@ def main():
     started = time.time()
     for text in args.op:
         op = dict(pair.split("=", 1) for pair in text.split(","))
-        handle = runner.measure(text)
-        record = runner.record(handle)
         entry = {"op": op}
+        try:
+            handle = runner.measure(text)
+        except RuntimeError as error:  # the runner could not measure it: no record; the others still run
+            entry["runner_error"] = str(error)
+            print(f"runner: {op['name']}: {error}", file=sys.stderr)
+            ops.append(entry)
+            continue
+        record = runner.record(handle)
         if "no_gpu_path" in record or op["kind"] not in VARIANTS:
             entry["no_framework_path"] = record.get("no_gpu_path", f"no PyTorch comparison for kind {op['kind']} yet")
         else:

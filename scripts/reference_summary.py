@@ -41,6 +41,19 @@ def load(directory):
     return records, framework
 
 
+def workload_dirs(root, only=()):
+    """The workload folders recorded with device time; the others (made before it) are named on stderr."""
+    for directory in sorted(glob.glob(os.path.join(root, "*"))):
+        if only and os.path.basename(directory) not in only:
+            continue
+        torch_file = os.path.join(directory, "torch.json")
+        if os.path.exists(torch_file) and "protocol" not in json.load(open(torch_file)):
+            print(f"reference_summary: {os.path.basename(directory)} predates device-time records; left out",
+                  file=sys.stderr)
+            continue
+        yield directory
+
+
 def best_row(framework, name):
     """The op's comparison row with the lowest A/B ratio (the output class where the runner does best)."""
     rows = [row for row in framework["comparison"] if row["op"] == name]
@@ -67,10 +80,8 @@ def ops_table(root, only):
           "best | runner µs | PyTorch µs | runner/PyTorch device, median (range) | eager ratio | paths checked | "
           "reported path's profile |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for directory in sorted(glob.glob(os.path.join(root, "*"))):
+    for directory in workload_dirs(root, only):
         name = os.path.basename(directory)
-        if only and name not in only:
-            continue
         records, framework = load(directory)
         for record in records:
             op = record["op"]
@@ -95,7 +106,7 @@ def networks(root):
           "PyTorch eager µs | runner/PyTorch eager |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     slower = []
-    for directory in sorted(glob.glob(os.path.join(root, "*"))):
+    for directory in workload_dirs(root):
         records, framework = load(directory)
         if not any(r["op"]["kind"] == "conv2d" for r in records):
             continue
@@ -135,7 +146,7 @@ def gemms(root):
     print("| workload | op | shape | dtype | class | runner path | PyTorch path | runner µs | PyTorch µs | "
           "runner/PyTorch device (range) | at parity (≤ 1.03) or better | eager ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for directory in sorted(glob.glob(os.path.join(root, "*"))):
+    for directory in workload_dirs(root):
         records, framework = load(directory)
         for record in records:
             op = record["op"]

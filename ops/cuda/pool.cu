@@ -6,6 +6,7 @@
 // operators' paths, with fp32 output as tessera's reference produces it and 16-bit output as frameworks store
 // it. PyTorch's max_pool2d and avg_pool2d are timed next to it by scripts/gpu_torch_reference.py.
 #include <cmath>
+#include <type_traits>
 
 #include "ops/cuda/device.cuh"
 
@@ -26,27 +27,37 @@ struct Pool {
   __host__ __device__ double window_reads() const { return static_cast<double>(o_elements()) * r * s; }
 };
 
-// `V` consecutive channels of element `index` as floats (one 16-byte load for 8 16-bit or 4 fp32 values).
+// The unsigned type of `B` bytes: one load or store of V elements at once.
+template <int B>
+using Word = std::conditional_t<
+    B == 16, uint4,
+    std::conditional_t<B == 8, uint2,
+                       std::conditional_t<B == 4, uint32_t, std::conditional_t<B == 2, uint16_t, uint8_t>>>>;
+
+template <Dtype D>
+using Element =
+    std::conditional_t<D == Dtype::fp32, float, std::conditional_t<D == Dtype::int8, int8_t, uint16_t>>;
+
+template <Dtype D>
+__device__ inline float to_float(Element<D> value) {
+  if constexpr (D == Dtype::bf16) return ops::bf16_to_float(value);
+  if constexpr (D == Dtype::fp16) return ops::fp16_to_float(value);
+  return static_cast<float>(value);
+}
+
+// `V` consecutive channels of element `index` as floats, in one load of V elements' bytes (the channel group
+// starts on that many bytes: V divides the channels, and cudaMalloc aligns the tensor).
 template <Dtype D, int V>
 __device__ void load(const void* x, int64_t index, float (&out)[V]) {
-  if constexpr (D == Dtype::fp32 && V == 4) {
-    const float4 packed = *reinterpret_cast<const float4*>(static_cast<const float*>(x) + index);
-    out[0] = packed.x, out[1] = packed.y, out[2] = packed.z, out[3] = packed.w;
-  } else if constexpr ((D == Dtype::bf16 || D == Dtype::fp16) && V == 8) {
-    const uint4 packed = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(x) + index);
-    const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
-    for (int i = 0; i < 8; ++i) {
-      const auto bits = static_cast<uint16_t>(words[i / 2] >> (16 * (i % 2)));
-      out[i] = D == Dtype::bf16 ? ops::bf16_to_float(bits) : ops::fp16_to_float(bits);
-    }
-  } else {
-    for (int i = 0; i < V; ++i) {
-      if constexpr (D == Dtype::fp32) out[i] = static_cast<const float*>(x)[index + i];
-      if constexpr (D == Dtype::bf16) out[i] = ops::bf16_to_float(static_cast<const uint16_t*>(x)[index + i]);
-      if constexpr (D == Dtype::fp16) out[i] = ops::fp16_to_float(static_cast<const uint16_t*>(x)[index + i]);
-      if constexpr (D == Dtype::int8) out[i] = static_cast<const int8_t*>(x)[index + i];
-    }
-  }
+  using T = Element<D>;
+  using W = Word<V * sizeof(T)>;
+  union {
+    W word;
+    T elements[V];
+  } packed;
+  packed.word = *reinterpret_cast<const W*>(static_cast<const T*>(x) + index);
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = to_float<D>(packed.elements[i]);
 }
 
 // Output storage: fp32 (tessera's), int32 (int8 max), or the input's 16-bit type (round to nearest even).
@@ -63,26 +74,24 @@ __device__ void store(void* out, int64_t index, const float (&values)[V]) {
   }
 }
 
-// store(), 16 bytes at a time where the values fill whole 16-byte words (8 16-bit or 4 fp32 outputs).
+// store() in one store of V outputs' bytes where that is 16 bytes or less.
 template <Dtype D, Store S, int V>
 __device__ void store_wide(void* out, int64_t index, const float (&values)[V]) {
-  if constexpr (S == Store::same16 && V == 8) {
-    uint32_t words[4];
+  using T =
+      std::conditional_t<S == Store::fp32, float, std::conditional_t<S == Store::int32, int32_t, uint16_t>>;
+  if constexpr (V * sizeof(T) <= 16 && ((V * sizeof(T)) & (V * sizeof(T) - 1)) == 0) {
+    union {
+      Word<V * sizeof(T)> word;
+      T elements[V];
+    } packed;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint16_t low =
-          D == Dtype::bf16 ? ops::float_to_bf16(values[2 * i]) : ops::float_to_fp16(values[2 * i]);
-      const uint16_t high =
-          D == Dtype::bf16 ? ops::float_to_bf16(values[2 * i + 1]) : ops::float_to_fp16(values[2 * i + 1]);
-      words[i] = uint32_t{low} | (uint32_t{high} << 16);
+    for (int i = 0; i < V; ++i) {
+      if constexpr (S == Store::fp32) packed.elements[i] = values[i];
+      if constexpr (S == Store::int32) packed.elements[i] = static_cast<int32_t>(values[i]);
+      if constexpr (S == Store::same16)
+        packed.elements[i] = D == Dtype::bf16 ? ops::float_to_bf16(values[i]) : ops::float_to_fp16(values[i]);
     }
-    *reinterpret_cast<uint4*>(static_cast<uint16_t*>(out) + index) =
-        make_uint4(words[0], words[1], words[2], words[3]);
-  } else if constexpr (S == Store::fp32 && V % 4 == 0) {
-#pragma unroll
-    for (int i = 0; i < V; i += 4)
-      *reinterpret_cast<float4*>(static_cast<float*>(out) + index + i) =
-          make_float4(values[i], values[i + 1], values[i + 2], values[i + 3]);
+    *reinterpret_cast<Word<V * sizeof(T)>*>(static_cast<T*>(out) + index) = packed.word;
   } else {
     store<D, S, V>(out, index, values);
   }
@@ -228,6 +237,21 @@ size_t output_bytes(Store store) {
   return store == Store::same16 ? 2 : 4;
 }
 
+// pool_fixed with `width` channels a thread (kWide, a half or a quarter of it, or 1).
+template <Dtype D, Store S, int kWide, int R>
+void launch_fixed(int width, int blocks, const Pool& v, const void* x, void* out) {
+  constexpr int kHalf = kWide > 1 ? kWide / 2 : 1, kQuarter = kWide > 3 ? kWide / 4 : 1;
+  if (width == kWide) {
+    pool_fixed<D, S, kWide, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+  } else if (width == kHalf) {
+    pool_fixed<D, S, kHalf, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+  } else if (width == kQuarter) {
+    pool_fixed<D, S, kQuarter, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+  } else {
+    pool_fixed<D, S, 1, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+  }
+}
+
 // The kernel for this dtype and store, with the widest channel group the channel count allows; windows of 16
 // elements or more split over a warp.
 template <Dtype D, Store S>
@@ -236,12 +260,19 @@ void launch_for(const Pool& v, const void* x, void* out) {
   const bool split = v.r * v.s >= 16;
   const int64_t threads = (v.c % kWide == 0 ? v.o_elements() / kWide : v.o_elements()) * (split ? 32 : 1);
   const bool small_indices = v.x_elements() < (int64_t{1} << 31) && v.o_elements() < (int64_t{1} << 31);
-  if (v.c % kWide == 0 && small_indices && v.r == v.s && (v.r == 2 || v.r == 3)) {
-    const int blocks = grid_for(v.o_elements() / kWide);
+  if (small_indices && v.r == v.s && (v.r == 2 || v.r == 3)) {
+    // The widest channel group that still gives every SM several blocks: a pool's few outputs in 16-byte
+    // groups left a third of the H200's SMs idle (ResNet-50's pool1: 98 blocks for 132 SMs).
+    constexpr int64_t kEnoughThreads = 132 * 4 * 256;
+    auto fits = [&](int width) {
+      return v.c % width == 0 && (v.o_elements() / width >= kEnoughThreads || width == 1);
+    };
+    const int width = fits(kWide) ? kWide : fits(kWide / 2) ? kWide / 2 : fits(kWide / 4) ? kWide / 4 : 1;
+    const int blocks = grid_for(v.o_elements() / width);
     if (v.r == 2) {
-      pool_fixed<D, S, kWide, 2, 2><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+      launch_fixed<D, S, kWide, 2>(width, blocks, v, x, out);
     } else {
-      pool_fixed<D, S, kWide, 3, 3><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+      launch_fixed<D, S, kWide, 3>(width, blocks, v, x, out);
     }
     return;
   }

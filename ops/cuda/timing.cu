@@ -20,6 +20,8 @@ std::string readable(const char* mangled) {
   std::string name = status == 0 && demangled ? demangled : mangled;
   std::free(demangled);
   if (name.rfind("void ", 0) == 0) name = name.substr(5);
+  for (size_t at; (at = name.find("(anonymous namespace)::")) != std::string::npos;)
+    name.erase(at, std::string("(anonymous namespace)::").size());
   // Cut the argument list: the last top-level parenthesis.
   int depth = 0;
   for (size_t i = 0; i < name.size(); ++i) {
@@ -141,8 +143,14 @@ std::vector<std::string> CapturedGraph::kernel_names() const {
 }
 
 int launches_per_graph(double estimate_us, int copies, const TimingEffort& effort) {
-  const int for_length = static_cast<int>(std::ceil(effort.graph_target_us / std::max(estimate_us, 0.5)));
-  return std::clamp(std::max(for_length, copies), 1, 1000);
+  const double estimate = std::max(estimate_us, 0.5);
+  const int for_length = static_cast<int>(std::ceil(effort.graph_target_us / estimate));
+  // Every input copy once, so that a replay reads none of them from the L2 — but a replay no longer than 10x
+  // the target: a launch that long reads its inputs from DRAM anyway (MobileNet-V2's depthwise convs through
+  // a slow path spent minutes on replays of 64 launches of milliseconds).
+  const int longest =
+      std::max(for_length, static_cast<int>(std::ceil(10 * effort.graph_target_us / estimate)));
+  return std::clamp(std::min(std::max(for_length, copies), longest), 1, 1000);
 }
 
 DeviceTiming time_device(const Launch& launch, int copies, double estimate_us, const TimingEffort& effort) {

@@ -6,9 +6,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <variant>
 
 #include "common/config.hpp"
@@ -33,6 +37,11 @@ std::vector<double> reference_at_recorded(const ops::Op& op, uint64_t seed,
   for (const int64_t index : indices) picked.push_back(whole.at(static_cast<size_t>(index)));
   return picked;
 }
+
+// Workloads whose records predate device-time recording: MobileNet-V2's re-recording ran past its time on the
+// lent H200 (depthwise convs on slow paths replayed 64 launches of milliseconds, since capped), and is next.
+// A test below fails once it is re-recorded, so that it leaves this list.
+const std::set<std::string> kNotYetRerecorded = {"mobilenet-v2"};
 
 std::vector<std::filesystem::path> shipped_workloads() {
   std::vector<std::filesystem::path> files;
@@ -66,6 +75,12 @@ TEST(GpuReference, EveryShippedWorkloadHasARecordedRunOfEveryOpThatSaysHowItWasM
         EXPECT_LE(record.roofline_floor_us, record.time_us * 1.02)
             << record.file << ": faster than its roofline?";
         EXPECT_TRUE(record.self_check_pass) << record.file;
+        if (kNotYetRerecorded.count(workload.name)) continue;
+        // Device time (graph replay) and eager time; every path that ran was checked, the reported one
+        // passed.
+        EXPECT_GT(record.eager_us, 0) << record.file;
+        EXPECT_GT(record.paths_ran, 0) << record.file;
+        EXPECT_TRUE(record.reported_path_checked) << record.file << ": reported path " << record.path;
       }
     }
   }
@@ -97,6 +112,108 @@ TEST(GpuReference, RecordedGpuOutputsMatchTheCpuReferenceWithinTheDtypeTolerance
                                    << ", max_abs_err " << numerics.max_abs_err;
       }
     }
+  }
+}
+
+// The record's schema, path by path (issue "The GPU reference measures kernels, not launches"): device time
+// from graph replays with its spread, eager time, the check of the path's output, the kernels it ran, and —
+// where Nsight Compute was present — their counters; PyTorch's side with its variant, checked, and the A/B
+// rounds of every compared class.
+TEST(GpuReference, EveryRecordedPathHasDeviceAndEagerTimeAndACheckedOutputAndEveryComparisonItsRounds) {
+  int profiled = 0, compared = 0;
+  for (const auto& file : shipped_workloads()) {
+    const ops::Workload workload = ops::workload_from_yaml(config::load_file(file.string()));
+    const std::string folder = kRoot + "/nvidia-h200/" + workload.name;
+    if (kNotYetRerecorded.count(workload.name)) continue;
+    // Where ncu was present, every compared path has its profile; a set without says why in run.json.
+    nlohmann::json run;
+    std::ifstream(folder + "/run.json") >> run;
+    const bool profiles_expected = !run.contains("profile");
+    for (const ops::Op& op : workload.ops) {
+      nlohmann::json record;
+      std::ifstream(folder + "/" + op.name + ".json") >> record;
+      for (const auto& path : record.at("paths")) {
+        if (!path.at("ran").get<bool>()) {
+          EXPECT_FALSE(path.value("note", "").empty()) << folder << "/" << op.name << ": " << path.dump();
+          continue;
+        }
+        const std::string where = folder + "/" + op.name + " " + path.at("path").get<std::string>();
+        const auto& device = path.at("device");
+        EXPECT_GT(device.at("median_us").get<double>(), 0) << where;
+        EXPECT_LE(device.at("min_us").get<double>(), device.at("median_us").get<double>()) << where;
+        EXPECT_GE(device.at("max_us").get<double>(), device.at("median_us").get<double>()) << where;
+        EXPECT_GE(device.at("replays").get<int>(), 15) << where;
+        EXPECT_GE(device.at("launches_per_graph").get<int>(), 1) << where;
+        EXPECT_EQ(path.at("time_us").get<double>(), device.at("median_us").get<double>()) << where;
+        EXPECT_GT(path.at("eager").at("median_us").get<double>(), 0) << where;
+        EXPECT_FALSE(path.at("kernels").empty()) << where;
+        const auto& check = path.at("check");
+        EXPECT_EQ(check.at("unwritten").get<int64_t>(), 0) << where;
+        EXPECT_GT(check.at("samples").get<int64_t>(), 0) << where;
+        if (check.at("pass").get<bool>())
+          EXPECT_LE(check.at("sampled_rel_l2_err").get<double>(), check.at("tolerance_rel_l2").get<double>())
+              << where;
+        if (path.contains("profile")) {
+          ++profiled;
+          const auto& totals = path.at("profile").at("totals");
+          EXPECT_GT(totals.at("duration_us").get<double>(), 0) << where;
+          EXPECT_GT(
+              totals.at("dram_bytes_read").get<double>() + totals.at("dram_bytes_written").get<double>(), 0)
+              << where;
+          for (const auto& kernel : path.at("profile").at("kernels")) {
+            EXPECT_TRUE(kernel.contains("achieved_occupancy_pct")) << where;
+            EXPECT_TRUE(kernel.contains("sm_throughput_pct")) << where;
+            EXPECT_TRUE(kernel.contains("top_stalls")) << where;
+          }
+        }
+      }
+      if (profiles_expected)
+        for (const auto& name : record.at("profiled_paths"))
+          for (const auto& path : record.at("paths"))
+            if (path.at("path") == name)
+              EXPECT_TRUE(path.contains("profile")) << folder << "/" << op.name << " " << name;
+      // The reported path and every path a comparison row names passed its check.
+      const auto reported =
+          std::find_if(record.at("paths").begin(), record.at("paths").end(),
+                       [&](const auto& p) { return p.at("path") == record.at("reported_path"); });
+      ASSERT_NE(reported, record.at("paths").end()) << folder << "/" << op.name;
+      EXPECT_TRUE(reported->at("check").at("pass").get<bool>()) << folder << "/" << op.name;
+    }
+    nlohmann::json torch;
+    std::ifstream(folder + "/torch.json") >> torch;
+    for (const auto& row : torch.at("comparison")) {
+      ++compared;
+      const std::string where =
+          folder + " " + row.at("op").get<std::string>() + " " + row.at("class").get<std::string>();
+      const int rounds = row.at("rounds").get<int>();
+      EXPECT_GE(rounds, 5) << where;
+      EXPECT_EQ(row.at("ratios").size(), static_cast<size_t>(rounds)) << where;
+      EXPECT_LE(row.at("ratio_min").get<double>(), row.at("runner_over_framework").get<double>()) << where;
+      EXPECT_GE(row.at("ratio_max").get<double>(), row.at("runner_over_framework").get<double>()) << where;
+      EXPECT_FALSE(row.at("framework_variant").get<std::string>().empty()) << where;
+      EXPECT_GT(row.at("framework_eager_us").get<double>(), 0) << where;
+      for (const auto& op : torch.at("ops")) {
+        if (op.at("op").at("name") != row.at("op")) continue;
+        for (const auto& path : op.at("paths"))
+          if (path.at("path") == row.at("framework_path"))
+            EXPECT_TRUE(path.at("check").at("pass").get<bool>()) << where << ": PyTorch's output";
+      }
+      nlohmann::json record;
+      std::ifstream(folder + "/" + row.at("op").get<std::string>() + ".json") >> record;
+      for (const auto& path : record.at("paths"))
+        if (path.at("path") == row.at("runner_path"))
+          EXPECT_TRUE(path.at("check").at("pass").get<bool>()) << where << ": the runner's output";
+    }
+  }
+  EXPECT_GT(compared, 100);  // every op of the re-recorded workloads that PyTorch computes
+  (void)profiled;
+}
+
+TEST(GpuReference, AWorkloadListedAsNotYetRerecordedStillHasItsOldRecords) {
+  for (const std::string& name : kNotYetRerecorded) {
+    nlohmann::json torch;
+    std::ifstream(kRoot + "/nvidia-h200/" + name + "/torch.json") >> torch;
+    EXPECT_FALSE(torch.contains("protocol")) << name << " is re-recorded: take it off kNotYetRerecorded";
   }
 }
 
