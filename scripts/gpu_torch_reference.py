@@ -272,6 +272,15 @@ NOT_COMPILED = {"gemm": "Inductor lowers a lone matmul to the eager extern cuBLA
                 "conv2d": "Inductor lowers a lone conv2d to the eager extern cuDNN call"}
 
 
+def kernels_of(torch, launch):
+    """The kernels one launch runs, by name (PyTorch's profiler), to set beside the runner's."""
+    activities = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as profile:
+        launch(0)
+        torch.cuda.synchronize()
+    return [event.name for event in profile.events() if event.device_type == torch.autograd.DeviceType.CUDA]
+
+
 def as_tessera_layout(torch, out):
     """The output as tessera stores it: [rows, cols] row-major; NHWC for a 4-d (NCHW-shaped) tensor."""
     if out.dim() == 4:
@@ -303,6 +312,7 @@ def measure_framework(torch, runner, handle, op, record, l2_bytes, compile_all):
             torch.cuda.synchronize()
             tolerance = runner.tolerance(variant["output"], op["dtype"] in ("bf16", "fp16"), variant["tf32"])
             entry["check"] = runner.check(handle, as_tessera_layout(torch, out), variant["output"], tolerance)
+            entry["kernels"] = kernels_of(torch, launch)
             entry["eager"] = time_eager(torch, launch)
             paired = runner_fastest.get(variant["cls"])
             launches = (runner.launches_per_graph(handle, paired["path"]) if paired
