@@ -1,5 +1,6 @@
 // Turns what the stages produced (sim::RunResult, mapper costs) into the report's plain records and the
-// Chrome trace's intervals. Pure conversion, no policy.
+// Chrome trace's intervals: the figures derived from a run's counters (time, utilisation, bandwidth, energy)
+// are computed here, once, for every command.
 #pragma once
 
 #include <string>
@@ -12,9 +13,13 @@
 #include "traces/chrome_trace.hpp"
 #include "traces/report.hpp"
 
-namespace tessera::cli {
+namespace tessera::flow {
 
 std::vector<std::string> cause_names();
+
+// An empty report of `command` ("run", "sim") of `workload` on the machine: its header filled.
+traces::Report empty_report(const std::string& command, const arch::ArchSpec& spec,
+                            const std::string& workload, bool timing_only);
 
 // Cycles, time, traffic, utilisation, energy and bubbles of one simulated run.
 // `useful_macs`: the op's own multiply-accumulates, when the PE arrays also multiply zeros (packed groups'
@@ -29,4 +34,4 @@ void append_trace(const sim::RunResult& result, const arch::Program& program, co
                   const std::string& op_name, double offset_us, std::vector<traces::TraceTrack>& tracks,
                   std::vector<traces::TraceInterval>& intervals);
 
-}  // namespace tessera::cli
+}  // namespace tessera::flow

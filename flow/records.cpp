@@ -1,15 +1,27 @@
-#include "cli/report_builder.hpp"
+#include "flow/records.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace tessera::cli {
+namespace tessera::flow {
 
 std::vector<std::string> cause_names() {
   std::vector<std::string> names;
   for (sim::Cause cause : sim::all_causes()) names.push_back(sim::name_of(cause));
   return names;
+}
+
+traces::Report empty_report(const std::string& command, const arch::ArchSpec& spec,
+                            const std::string& workload, bool timing_only) {
+  traces::Report report;
+  report.command = command;
+  report.machine = spec.name;
+  report.workload = workload;
+  report.clock_ghz = spec.clock_ghz;
+  report.timing_only = timing_only;
+  report.cause_names = cause_names();
+  return report;
 }
 
 namespace {
@@ -126,4 +138,4 @@ void append_trace(const sim::RunResult& result, const arch::Program& program, co
   }
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::flow
