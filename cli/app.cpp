@@ -184,10 +184,9 @@ int ref_command(const Common& common, const std::string& runner, const std::stri
   std::string command = "'" + runner + "' --out '" + staging + "'";
   for (const ops::Op& op : workload.ops) {
     // The op's workload entry as key=value pairs (the runner records "no GPU path" for kinds it lacks).
-    command += fmt::format(" --op kind={},index={},seed={}", op.kind(), op.index, workload.seed);
-    for (const auto& field : ops::to_yaml(op))
-      if (field.first.Scalar() != "kind")
-        command += fmt::format(",{}={}", field.first.Scalar(), field.second.Scalar());
+    command += fmt::format(" --op kind={},index={},seed={}", op.kind_name(), op.index, workload.seed);
+    for (const auto& [key, value] : ops::entry_of(op))
+      if (key != "kind") command += fmt::format(",{}={}", key, value);
   }
   if (!common.quiet) std::fprintf(stderr, "tessera: %s\n", command.c_str());
   const int status = std::system(command.c_str());

@@ -22,7 +22,7 @@ struct Simulated {
 };
 
 mapper::SearchResult search_or_reuse(const ops::Op& op, const arch::ArchSpec& spec,
-                                     const RunSettings& settings, const std::string& key,
+                                     const RunSettings& settings, const ops::OpIdentity& key,
                                      const std::function<void(const std::string&)>& say) {
   if (settings.cache && settings.cache->searches.count(key)) {
     mapper::SearchResult search = settings.cache->searches.at(key);
@@ -37,7 +37,7 @@ mapper::SearchResult search_or_reuse(const ops::Op& op, const arch::ArchSpec& sp
   options.threads = settings.threads;
   options.locate_field = settings.locate_machine_field;
   options.op_description =
-      fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
+      fmt::format("{} ({} {} {})", op.name, op.kind_name(), op.shape_text(), name_of(op.dtype));
   mapper::SearchResult search = mapper::search_op(op, spec, options);
   say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
   if (settings.cache) settings.cache->searches.emplace(key, search);
@@ -50,11 +50,11 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
                       const RunSettings& settings) {
   OpOutcome outcome;
   outcome.record.name = op.name;
-  outcome.record.kind = op.kind();
+  outcome.record.kind = op.kind_name();
   outcome.record.shape = op.shape_text();
   outcome.record.dtype = name_of(op.dtype);
   outcome.record.macs = op.macs();
-  if (op.gemm_count() == 0) {
+  if (!mapper::gemm_of(op)) {
     outcome.record.not_simulated =
         "the machine model has no vector unit: a pool is not lowered or timed (its output is not checked)";
     // The GPU's time for it is still worth showing next to the layers that are simulated.
@@ -67,7 +67,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     if (settings.progress) settings.progress(line);
   };
 
-  const std::string key = layer_key(op);
+  const ops::OpIdentity key = ops::identity_of(op);
   const mapper::SearchResult search = search_or_reuse(op, spec, settings, key, say);
   const CandidatePick pick = pick_candidates(search, settings.candidates);
   outcome.record.pruned = pick.pruned;
@@ -78,14 +78,14 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     size_t row = 0;
     mapper::Candidate candidate;
     arch::Program program;
-    std::string timing_key;
+    std::pair<ops::OpIdentity, std::string> timing_key;
   };
   std::vector<Pending> pending;
   for (size_t r = 0; r < pick.rows.size(); ++r) {
     const std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
     for (const mapper::Candidate& candidate : pick.rows[r].candidates)
       pending.push_back(Pending{r, candidate, mapper::lower_gemm(op, seed, candidate.mapping, spec, name),
-                                key + candidate.mapping.describe()});
+                                std::make_pair(key, candidate.mapping.describe())});
   }
   std::vector<Simulated> rows(pick.rows.size());
   std::vector<const arch::Program*> to_run;

@@ -13,7 +13,7 @@
 #include "arch/spec.hpp"
 #include "flow/candidates.hpp"
 #include "flow/layer_cache.hpp"
-#include "ops/workload.hpp"
+#include "ops/op.hpp"
 #include "sim/machine.hpp"
 #include "traces/report.hpp"
 

@@ -9,12 +9,16 @@ namespace tessera::flow {
 GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
                                   const std::string& root) {
   GpuReferences found;
-  // The op's shape fields (m, n, k; batch, inputs, outputs; a conv's n, c, h, ...), as its workload entry.
+  // The op's integer fields (m, n, k; batch, inputs, outputs; a conv's n, c, h, ...) and its mode (a pool's),
+  // as a record names them.
+  const ops::OpIdentity identity = ops::identity_of(op);
   std::vector<std::pair<std::string, int64_t>> shape;
-  for (const auto& field : ops::to_yaml(op)) {
-    const std::string key = field.first.Scalar();
-    if (key != "name" && key != "kind" && key != "dtype" && key != "mode")
-      shape.emplace_back(key, field.second.as<int64_t>());
+  std::string mode;
+  for (const ops::FieldValue& field : identity.fields) {
+    if (!field.is_choice())
+      shape.emplace_back(field.name, field.number);
+    else if (field.name == "mode")
+      mode = field.choice;
   }
   auto shape_text = [](const std::vector<std::pair<std::string, int64_t>>& fields) {
     std::string text;
@@ -47,15 +51,13 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
       const auto recorded = record.shape.find(key);
       same_shape = same_shape && recorded != record.shape.end() && recorded->second == value;
     }
-    const auto* pool = std::get_if<ops::PoolShape>(&op.shape);
-    const std::string mode = pool ? (pool->mode == ops::PoolMode::max ? "max" : "avg") : "";
-    const bool same = record.kind == op.kind() && same_shape && record.mode == mode &&
+    const bool same = record.kind == op.kind_name() && same_shape && record.mode == mode &&
                       record.dtype == name_of(op.dtype) && record.seed == seed && record.index == op.index;
     comparison.compared = same;
     if (!same) {
       // The record's fields in this op's order when it is of the same kind, else all of them.
       std::vector<std::pair<std::string, int64_t>> recorded;
-      if (record.kind == op.kind()) {
+      if (record.kind == op.kind_name()) {
         for (const auto& [key, value] : shape)
           if (record.shape.count(key)) recorded.emplace_back(key, record.shape.at(key));
       } else {
@@ -65,7 +67,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
           "the record was made for {}{} {} {} (op #{}, seed {}); this op is {}{} {} {} (op "
           "#{}, seed {})",
           record.kind, record.mode.empty() ? "" : " " + record.mode, shape_text(recorded), record.dtype,
-          record.index, record.seed, op.kind(), mode.empty() ? "" : " " + mode, shape_text(shape),
+          record.index, record.seed, op.kind_name(), mode.empty() ? "" : " " + mode, shape_text(shape),
           name_of(op.dtype), op.index, seed);
     } else {
       found.matched.push_back(record);

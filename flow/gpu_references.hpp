@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/workload.hpp"
+#include "ops/op.hpp"
 #include "sim/run_result.hpp"
 #include "traces/gpu_record.hpp"
 #include "traces/report.hpp"

@@ -38,10 +38,10 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
   for (const ops::Op& op : workload.ops) {
     traces::MapOp entry;
     entry.name = op.name;
-    entry.kind = op.kind();
+    entry.kind = op.kind_name();
     entry.shape = op.shape_text();
     entry.dtype = name_of(op.dtype);
-    if (op.gemm_count() == 0) {
+    if (!mapper::gemm_of(op)) {
       entry.not_mapped = "the machine model has no vector unit: a pool is not mapped";
       report.ops.push_back(std::move(entry));
       continue;
@@ -52,7 +52,7 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
     options.threads = settings.threads;
     options.locate_field = settings.locate_machine_field;
     options.op_description =
-        fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
+        fmt::format("{} ({} {} {})", op.name, op.kind_name(), op.shape_text(), name_of(op.dtype));
     const mapper::SearchResult search = mapper::search_op(op, spec, options);
     if (settings.progress)
       settings.progress(

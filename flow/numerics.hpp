@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ops/numerics.hpp"
-#include "ops/workload.hpp"
+#include "ops/op.hpp"
 #include "sim/run_result.hpp"
 #include "traces/report.hpp"
 

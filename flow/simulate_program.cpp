@@ -5,6 +5,7 @@
 #include "flow/numerics.hpp"
 #include "flow/records.hpp"
 #include "ops/reference.hpp"
+#include "ops/workload.hpp"
 #include "sim/machine.hpp"
 #include "traces/chrome_trace.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "arch/program.hpp"
 #include "arch/spec.hpp"
-#include "ops/workload.hpp"
+#include "ops/op.hpp"
 #include "traces/report.hpp"
 
 namespace tessera::flow {

@@ -8,7 +8,7 @@
 
 #include "arch/program.hpp"
 #include "mapper/mapping.hpp"
-#include "ops/workload.hpp"
+#include "ops/op.hpp"
 
 namespace tessera::mapper {
 

@@ -10,6 +10,7 @@
 #include "common/config.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "flow/evaluate_op.hpp"
+#include "ops/workload.hpp"
 
 namespace tessera {
 namespace {

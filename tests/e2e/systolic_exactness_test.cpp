@@ -51,7 +51,7 @@ void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
   sim::Machine machine(spec);
   for (const auto& [op, gather_bound] : exactness_ops()) {
     SCOPED_TRACE(::testing::Message()
-                 << arch::name_of(dataflow) << " " << op.kind() << " " << op.shape_text());
+                 << arch::name_of(dataflow) << " " << op.kind_name() << " " << op.shape_text());
     const mapper::GemmMapping mapping = best_mapping(op, spec, dataflow);
     const mapper::GemmProblem shape = mapper::problem_of(op, mapping.packed_groups);
     const arch::Program program = mapper::lower_gemm(op, 3, mapping, spec, "exact");
