@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "arch/isa/program_text.hpp"
 #include "cli/inputs.hpp"
 #include "cli/output_folder.hpp"
 #include "flow/map_workload.hpp"

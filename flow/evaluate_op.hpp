@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
 #include "flow/candidates.hpp"
 #include "flow/layer_cache.hpp"

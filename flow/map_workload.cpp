@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "arch/isa/program_text.hpp"
 #include "flow/records.hpp"
 #include "mapper/explain.hpp"
 #include "mapper/lower_gemm.hpp"

@@ -1,4 +1,5 @@
 #include "flow/records.hpp"
+#include "arch/isa/program_text.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +9,7 @@ namespace tessera::flow {
 
 std::vector<std::string> cause_names() {
   std::vector<std::string> names;
-  for (sim::Cause cause : sim::all_causes()) names.push_back(sim::name_of(cause));
+  for (arch::Cause cause : arch::all_causes()) names.push_back(arch::name_of(cause));
   return names;
 }
 
@@ -23,20 +24,6 @@ traces::Report empty_report(const std::string& command, const arch::ArchSpec& sp
   report.cause_names = cause_names();
   return report;
 }
-
-namespace {
-const char* kind_of(const arch::QueueId& queue) {
-  switch (queue.kind) {
-    case arch::QueueKind::dma:
-      return "dma";
-    case arch::QueueKind::pe:
-      return "pe";
-    case arch::QueueKind::noc:
-      return "noc";
-  }
-  return "?";
-}
-}  // namespace
 
 traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec, int64_t useful_macs) {
   traces::RunRecord record;
@@ -69,9 +56,9 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
   for (const sim::UnitResult& unit : result.units) {
     traces::UnitBubbles bubbles;
     bubbles.unit = unit.name;
-    bubbles.kind = kind_of(unit.queue);
-    for (sim::Cause cause : sim::all_causes())
-      bubbles.cycles.emplace_back(sim::name_of(cause), unit.cycles[static_cast<int>(cause)]);
+    bubbles.kind = arch::name_of(unit.queue.kind);
+    for (arch::Cause cause : arch::all_causes())
+      bubbles.cycles.emplace_back(arch::name_of(cause), unit.cycles[static_cast<int>(cause)]);
     record.bubbles.push_back(std::move(bubbles));
   }
   return record;
@@ -126,8 +113,8 @@ void append_trace(const sim::RunResult& result, const arch::Program& program, co
       interval.track = track_index;
       interval.start_us = offset_us + static_cast<double>(segment.start) * us_per_tick;
       interval.duration_us = static_cast<double>(segment.end - segment.start) * us_per_tick;
-      interval.category = sim::name_of(segment.cause);
-      const bool labelled = segment.cause == sim::Cause::busy && segment.instruction >= 0 &&
+      interval.category = arch::name_of(segment.cause);
+      const bool labelled = segment.cause == arch::Cause::busy && segment.instruction >= 0 &&
                             static_cast<size_t>(segment.instruction) < queue.size();
       interval.name =
           labelled ? arch::format_instruction(program, *queue[static_cast<size_t>(segment.instruction)])

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/mapping.hpp"
 #include "sim/run_result.hpp"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/isa/program_text.hpp"
 #include "flow/records.hpp"
 #include "sim/machine.hpp"
 #include "traces/chrome_trace.hpp"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/isa/program_check.hpp"
 #include "flow/numerics.hpp"
 #include "flow/records.hpp"
 #include "ops/reference.hpp"

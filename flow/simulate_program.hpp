@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
 #include "ops/op.hpp"
 #include "traces/report.hpp"

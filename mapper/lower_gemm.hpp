@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "mapper/mapping.hpp"
 #include "ops/op.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
 #include "mapper/mapping.hpp"
 #include "ops/kinds/conv2d.hpp"

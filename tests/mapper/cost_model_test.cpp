@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include "arch/isa/program_check.hpp"
+#include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
 #include "mapper/lower_gemm.hpp"
 #include "mapper/mapspace.hpp"

@@ -1,10 +1,6 @@
-#include "arch/conv_timing.hpp"
+#include "arch/timing/rs_timing.hpp"
 
 #include <fmt/format.h>
-
-#include <algorithm>
-
-#include "arch/program.hpp"
 
 namespace tessera::arch {
 
@@ -21,41 +17,6 @@ SpadWords words_of(const PeSpadSpec& spad, DType dtype) {
           spad.psum_bytes / size_bytes(accumulator_of(dtype))};
 }
 }  // namespace
-
-ConvTileShape tile_shape_of(const PeConv& conv) {
-  return ConvTileShape{conv.e, conv.q, conv.m, conv.c, conv.r, conv.s, conv.ih, conv.iw};
-}
-
-PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileShape& shape, bool accumulate,
-                                const ArchSpec& spec) {
-  const int64_t element = size_bytes(dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(dtype));
-  const int64_t input_bytes = shape.ih * shape.iw * shape.c * element;
-  const int64_t filter_bytes = shape.r * shape.s * shape.c * shape.m * element;
-  const int64_t output_bytes = shape.e * shape.q * shape.m * accumulator;
-  PeSramTraffic traffic;
-  if (dataflow != Dataflow::rs) {
-    const ConvMatmul mm = matmul_of(shape);
-    traffic = pe_sram_traffic(dataflow, dtype, mm.m, mm.n, mm.k, accumulate, spec.core.pe_array.rows,
-                              spec.core.pe_array.cols);
-    // The matmul's A passes read mm.m * mm.k elements each, from the input tile's ih*iw*c.
-    traffic.a_passes = ceil_div(traffic.a_passes * mm.m * mm.k, shape.ih * shape.iw * shape.c);
-    return traffic;
-  }
-  const RsPlan plan = RsTiming(spec).plan(shape, dtype);
-  traffic.a_passes = plan.filter_groups;
-  traffic.w_passes = plan.strips;
-  traffic.o_writes = plan.channel_groups * plan.row_chunks;
-  traffic.o_reads = traffic.o_writes - 1 + (accumulate ? 1 : 0);
-  traffic.read_bytes =
-      input_bytes * traffic.a_passes + filter_bytes * traffic.w_passes + output_bytes * traffic.o_reads;
-  traffic.write_bytes = output_bytes * traffic.o_writes;
-  return traffic;
-}
-
-ConvMatmul matmul_of(const ConvTileShape& shape) {
-  return ConvMatmul{shape.e * shape.q, shape.m, shape.r * shape.s * shape.c};
-}
 
 std::string rs_infeasibility(const ArchSpec& spec, DType dtype, int64_t filter_cols) {
   const SpadWords words = words_of(spec.core.pe_spad, dtype);

@@ -1,4 +1,4 @@
-#include "arch/pe_timing.hpp"
+#include "arch/timing/pe_timing.hpp"
 
 #include <algorithm>
 

@@ -1,20 +1,8 @@
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 
 #include <fmt/format.h>
 
 namespace tessera::arch {
-
-std::string name_of(const QueueId& queue) {
-  switch (queue.kind) {
-    case QueueKind::dma:
-      return fmt::format("dma{}", queue.index);
-    case QueueKind::pe:
-      return "pe";
-    case QueueKind::noc:
-      return "noc";
-  }
-  return "?";
-}
 
 int Program::semaphore_id(const std::string& semaphore_name) {
   for (size_t i = 0; i < semaphores.size(); ++i)

@@ -1,38 +1,18 @@
-// Closed-form timing of a convolution instruction (arch::PeConv) on the PE array (docs/pe-array-timing.md,
-// "Convolution instructions" and "RS"). WS, OS and IS run it as the matrix product of its output pixels by
-// its r*s*c taps, through the same folds as a matmul (PeArrayTiming): the array's operand address generator
-// reads each pixel's taps from the input tile, so nothing is duplicated in SRAM. RS maps it as Eyeriss does:
-// PE sets of filter rows x output rows, folded onto the physical array, each PE running 1-D row
-// convolutions from its scratchpads.
-// The simulator and the cost model both use these, so they agree by construction.
+// Closed-form timing of a row-stationary convolution instruction (docs/pe-array-timing.md, "RS"): Eyeriss's
+// mapping, PE sets of filter rows x output rows folded onto the physical array, each PE running 1-D row
+// convolutions from its scratchpads, round by round. The simulator and the cost model both use it; the
+// per-cycle model in tests/models/rs_cycle_model checks it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
-#include "arch/pe_timing.hpp"
-#include "arch/pe_traffic.hpp"
 #include "arch/spec.hpp"
+#include "arch/timing/conv_timing.hpp"
 #include "common/dtype.hpp"
 
 namespace tessera::arch {
-
-struct PeConv;
-
-// The shape of a convolution instruction that timing depends on.
-struct ConvTileShape {
-  int64_t e = 0, q = 0, m = 0, c = 0, r = 1, s = 1;
-  int64_t ih = 0, iw = 0;  // the input tile
-  int64_t macs() const { return e * q * m * c * r * s; }
-};
-ConvTileShape tile_shape_of(const PeConv& conv);
-
-// WS/OS/IS: the matmul the array runs (m = output pixels, n = filters, k = taps x channels).
-struct ConvMatmul {
-  int64_t m = 0, n = 0, k = 0;
-};
-ConvMatmul matmul_of(const ConvTileShape& shape);
-
 // What RS can keep in one PE's scratchpads, in elements ("" when the dtype and filter width fit, else why
 // not).
 std::string rs_infeasibility(const ArchSpec& spec, DType dtype, int64_t filter_cols);
@@ -70,15 +50,6 @@ struct RsPipeline {
 struct RsRoundTiming {
   int64_t load_start = 0, compute_start = 0, complete = 0;
 };
-
-// The SRAM traffic of a convolution instruction, its passes counted over the input tile [ih*iw, c], the
-// filter tile [r*s*c, m] and the output tile [e*q, m]. WS/OS/IS: the matmul's (pe_sram_traffic), its A
-// passes served from the input tile's pixels. RS: each unit's filter rows are read once and multicast along
-// its PE rows (the filters once per strip), its input rows once and multicast diagonally (the input tile once
-// per filter group), and each channel group's partial sums are added into the output tile.
-struct RsPlan;
-PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileShape& shape, bool accumulate,
-                                const ArchSpec& spec);
 
 class RsTiming {
  public:

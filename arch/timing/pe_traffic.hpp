@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "arch/spec.hpp"
+#include "arch/timing/conv_timing.hpp"
 #include "common/dtype.hpp"
 
 namespace tessera::arch {
@@ -24,5 +25,13 @@ struct PeSramTraffic {
 // for every write but the first (and the first too when the instruction accumulates).
 PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t n, int64_t k,
                               bool accumulate, int array_rows, int array_cols);
+
+// The SRAM traffic of a convolution instruction, its passes counted over the input tile [ih*iw, c], the
+// filter tile [r*s*c, m] and the output tile [e*q, m]. WS/OS/IS: the matmul's (pe_sram_traffic), its A
+// passes served from the input tile's pixels. RS: each unit's filter rows are read once and multicast along
+// its PE rows (the filters once per strip), its input rows once and multicast diagonally (the input tile once
+// per filter group), and each channel group's partial sums are added into the output tile.
+PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileShape& shape, bool accumulate,
+                                const ArchSpec& spec);
 
 }  // namespace tessera::arch

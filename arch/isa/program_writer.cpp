@@ -1,32 +1,22 @@
-// Writing the canonical text form of a tile program (docs/tile-program.md).
+// Writing the canonical text form of a tile program (docs/tile-program.md): the header, core lines and
+// synchronisation here; each operation by its instruction kind (instruction_table.hpp).
 #include <fmt/format.h>
 
 #include <iterator>
 #include <string_view>
 
-#include "arch/program.hpp"
-#include "arch/program_syntax.hpp"
+#include "arch/isa/program_text.hpp"
+#include "arch/isa/syntax.hpp"
+#include "arch/isa/text_writer.hpp"
 
 namespace tessera::arch {
 namespace {
 
 using namespace syntax;
 
-bool runs_on(QueueKind kind, const Operation& operation) {
-  switch (kind) {
-    case QueueKind::dma:
-      return std::holds_alternative<DmaLoad>(operation) || std::holds_alternative<DmaStore>(operation);
-    case QueueKind::pe:
-      return std::holds_alternative<PeMatmul>(operation) || std::holds_alternative<PeConv>(operation);
-    case QueueKind::noc:
-      return std::holds_alternative<NocSend>(operation);
-  }
-  return false;
-}
-
-class ProgramWriter {
+class ProgramWriter : public LineWriter {
  public:
-  explicit ProgramWriter(const Program& program) : program_(program) {}
+  explicit ProgramWriter(const Program& program) : LineWriter(program) {}
 
   std::string write() {
     check_names();
@@ -104,10 +94,10 @@ class ProgramWriter {
   }
 
   void write_instruction_body(const Instruction& instruction) {
-    TESSERA_ASSERT(runs_on(instruction.queue.kind, instruction.operation),
+    TESSERA_ASSERT(queue_of(instruction.operation) == instruction.queue.kind,
                    "an operation is on a queue that runs it");
     put("{} ", name_of(instruction.queue));
-    std::visit([this](const auto& operation) { write_operation(operation); }, instruction.operation);
+    write_operation(*this, instruction.operation);
     if (!instruction.waits.empty()) {
       put(" ; wait");
       for (const SemaphoreWait& wait : instruction.waits) {
@@ -125,76 +115,6 @@ class ProgramWriter {
     }
   }
 
-  void write_operation(const DmaLoad& load) {
-    put("load ");
-    write_region(load.source);
-    put(" -> 0x{:x}", load.sram_address);
-    write_pitch("pitch", load.sram_pitch_bytes);
-    if (!load.destinations.empty()) {
-      put(" to");
-      for (int core : load.destinations) {
-        put(" ");
-        write_core(core);
-      }
-    }
-  }
-
-  void write_operation(const DmaStore& store) {
-    put("store 0x{:x}", store.sram_address);
-    write_pitch("pitch", store.sram_pitch_bytes);
-    put(" -> ");
-    write_region(store.destination);
-    if (store.accumulate) put(" add");
-  }
-
-  void write_operation(const PeMatmul& matmul) {
-    put("{} a=0x{:x} w=0x{:x} o=0x{:x} m={} n={} k={} dtype={} acc={}", name_of(matmul.dataflow),
-        matmul.a_address, matmul.w_address, matmul.o_address, matmul.m, matmul.n, matmul.k,
-        name_of(matmul.dtype), matmul.accumulate ? 1 : 0);
-    write_pitch("a_pitch", matmul.a_pitch_bytes);
-    write_pitch("w_pitch", matmul.w_pitch_bytes);
-    write_pitch("o_pitch", matmul.o_pitch_bytes);
-  }
-
-  void write_operation(const PeConv& conv) {
-    put("conv {} a=0x{:x} w=0x{:x} o=0x{:x} e={} q={} m={} c={} ih={} iw={} r={} s={} stride={} dilation={} "
-        "pad_top={} pad_left={} dtype={} acc={}",
-        name_of(conv.dataflow), conv.a_address, conv.w_address, conv.o_address, conv.e, conv.q, conv.m,
-        conv.c, conv.ih, conv.iw, conv.r, conv.s, conv.stride, conv.dilation, conv.pad_top, conv.pad_left,
-        name_of(conv.dtype), conv.accumulate ? 1 : 0);
-    write_pitch("a_pitch", conv.a_pitch_bytes);
-    write_pitch("w_pitch", conv.w_pitch_bytes);
-    write_pitch("o_pitch", conv.o_pitch_bytes);
-  }
-
-  void write_operation(const NocSend& send) {
-    put("send 0x{:x} rows={} bytes={}", send.source_address, send.rows, send.row_bytes);
-    write_pitch("pitch", send.source_pitch_bytes);
-    put(" -> ");
-    write_core(send.destination_core);
-    put(" 0x{:x}", send.destination_address);
-    write_pitch("pitch", send.destination_pitch_bytes);
-    if (send.accumulate) put(" add={}", name_of(send.accumulate_dtype));
-  }
-
-  // A pitch of 0 means packed rows, which the text leaves out.
-  void write_pitch(std::string_view key, int64_t pitch_bytes) {
-    if (pitch_bytes != 0) put(" {}={}", key, pitch_bytes);
-  }
-
-  void write_region(const TensorRegion& region) {
-    TESSERA_ASSERT(region.tensor >= 0 && static_cast<size_t>(region.tensor) < program_.tensors.size(),
-                   "a region names a declared tensor");
-    put("{}[{}:{}, {}:{}]", program_.tensors[static_cast<size_t>(region.tensor)].name, region.row,
-        region.row + region.rows, region.col, region.col + region.cols);
-  }
-
-  void write_core(int core) {
-    TESSERA_ASSERT(core >= 0 && core < program_.mesh.cores(), "a core index lies inside the mesh");
-    const Coord coord = core_coord(core, program_.mesh);
-    put("{},{}", coord.row, coord.col);
-  }
-
   void write_semaphore(const SemaphoreRef& semaphore) {
     TESSERA_ASSERT(semaphore.id >= 0 && static_cast<size_t>(semaphore.id) < program_.semaphores.size(),
                    "a semaphore reference indexes Program::semaphores");
@@ -204,14 +124,6 @@ class ProgramWriter {
       write_core(semaphore.core);
     }
   }
-
-  template <typename... Args>
-  void put(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
-  }
-
-  const Program& program_;
-  fmt::memory_buffer out_;
 };
 
 }  // namespace
