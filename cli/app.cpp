@@ -11,17 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "cli/evaluate.hpp"
+#include "arch/isa/program_text.hpp"
 #include "cli/inputs.hpp"
 #include "cli/output_folder.hpp"
-#include "cli/report_builder.hpp"
-#include "mapper/explain.hpp"
-#include "mapper/lower_gemm.hpp"
-#include "mapper/search.hpp"
-#include "ops/reference.hpp"
+#include "flow/map_workload.hpp"
+#include "flow/run_workload.hpp"
+#include "flow/simulate_program.hpp"
 #include "traces/atomic_file.hpp"
-#include "traces/chrome_trace.hpp"
-#include "traces/gpu_record.hpp"
 #include "traces/map_report.hpp"
 #include "traces/report.hpp"
 
@@ -93,7 +89,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
   const arch::ArchSpec& spec = machine_input.spec;
 
-  RunSettings settings;
+  flow::RunSettings settings;
   settings.dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
   settings.timing_only = timing_only;
   settings.trace = !common.out_dir.empty();
@@ -104,42 +100,17 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   settings.locate_machine_field = [&](const std::string& field) {
     return locate_field(machine_input.document, field);
   };
-  const auto say = progress_printer(common);
-
-  EvaluationCache cache;
-  settings.cache = &cache;
-  sim::Machine machine(spec);
-  traces::Report report;
-  report.command = "run";
-  report.machine = spec.name;
-  report.workload = workload_input.workload.name;
-  report.clock_ghz = spec.clock_ghz;
-  report.timing_only = timing_only;
-  report.cause_names = cause_names();
-  OutputFolder out(common.out_dir);
-  std::vector<traces::TraceTrack> tracks;
-  std::vector<traces::TraceInterval> intervals;
-  double offset_us = 0;
-  const auto& ops = workload_input.workload.ops;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    settings.progress =
-        say ? [&, i](const std::string& line) { say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line)); }
-            : std::function<void(const std::string&)>();
-    OpOutcome outcome = evaluate_op(ops[i], workload_input.workload.seed, spec, machine, settings);
-    if (settings.trace && outcome.record.winner >= 0) {
-      append_trace(outcome.winner_result, outcome.winner_program(), spec, ops[i].name, offset_us, tracks,
-                   intervals);
-      for (const auto& [file, program] : outcome.programs) out.add(file, arch::write_program(program));
-    }
-    if (outcome.record.winner >= 0) offset_us += outcome.record.best().time_us;
-    report.ops.push_back(std::move(outcome.record));
-  }
+  settings.progress = progress_printer(common);
+  flow::WorkloadRun run = flow::run_workload(workload_input.workload, spec, settings);
+  traces::Report& report = run.report;
   report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (!common.out_dir.empty()) {
+    OutputFolder out(common.out_dir);
+    for (auto& [file, text] : run.program_files) out.add(file, std::move(text));
     out.add("report.json", traces::to_json(report));
     out.add("report.csv", traces::to_csv(report));
-    out.add("trace.json", traces::to_chrome_trace(tracks, intervals));
+    out.add("trace.json", std::move(run.chrome_trace));
     out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
     out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(workload_input.workload)));
     out.commit();
@@ -148,98 +119,31 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   return report.numerics_pass() ? kOk : kNumericsMismatch;
 }
 
-traces::RankedMapping ranked_of(const mapper::Candidate& candidate, int rank) {
-  traces::RankedMapping ranked;
-  ranked.rank = rank;
-  ranked.mapping = summary_of(candidate.mapping, candidate.cost);
-  ranked.analytical_cycles = candidate.cost.cycles;
-  ranked.bound = mapper::name_of(candidate.cost.bound);
-  ranked.dram_bytes = candidate.cost.dram_bytes;
-  ranked.compute_cycles = candidate.cost.compute_cycles;
-  ranked.pe_utilization = candidate.cost.pe_utilization;
-  ranked.energy_uj = candidate.cost.energy_pj / 1e6;
-  return ranked;
-}
-
 int map_command(const Common& common, int top) {
   const Overrides overrides = route_overrides(common.overrides, true);
   const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
   const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
   const arch::ArchSpec& spec = machine_input.spec;
-  const auto dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
-  const auto say = progress_printer(common);
 
-  traces::MapReport report;
-  report.machine = spec.name;
-  report.workload = workload_input.workload.name;
-  OutputFolder out(common.out_dir);
-  for (const ops::Op& op : workload_input.workload.ops) {
-    traces::MapOp entry;
-    entry.name = op.name;
-    entry.kind = op.kind();
-    entry.shape = op.shape_text();
-    entry.dtype = name_of(op.dtype);
-    if (op.gemm_count() == 0) {
-      entry.not_mapped = "the machine model has no vector unit: a pool is not mapped";
-      report.ops.push_back(std::move(entry));
-      continue;
-    }
-    mapper::SearchOptions options;
-    options.dataflows = dataflows;
-    options.keep_per_dataflow = std::max(1, top);
-    options.threads = common.threads;
-    options.locate_field = [&](const std::string& field) {
-      return locate_field(machine_input.document, field);
-    };
-    options.op_description =
-        fmt::format("{} ({} {} {})", op.name, op.kind(), op.shape_text(), name_of(op.dtype));
-    const mapper::SearchResult search = mapper::search_op(op, spec, options);
-    if (say)
-      say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
-
-    entry.evaluated = search.evaluated;
-    entry.host_seconds = search.seconds;
-    const std::vector<mapper::Candidate> ranked = search.ranked();
-    for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i)
-      entry.ranked.push_back(ranked_of(ranked[i], static_cast<int>(i) + 1));
-    const mapper::Candidate& winner = ranked.front();
-    for (const mapper::DataflowSearch& dataflow : search.per_dataflow) {
-      traces::DataflowBest best;
-      best.dataflow = dataflow.label();
-      best.legal = dataflow.legal;
-      if (dataflow.best.empty()) {
-        best.infeasible = dataflow.why_none.message;
-        entry.per_dataflow.push_back(best);
-        continue;
-      }
-      const mapper::Candidate& candidate = dataflow.best.front();
-      best.has_best = true;
-      const auto position = std::find_if(ranked.begin(), ranked.end(), [&](const mapper::Candidate& c) {
-        return c.index == candidate.index && c.mapping.dataflow == candidate.mapping.dataflow;
-      });
-      best.best = ranked_of(candidate, static_cast<int>(position - ranked.begin()) + 1);
-      if (!(candidate.mapping == winner.mapping)) {
-        best.loses_because =
-            mapper::why_loses(mapper::problem_for(op, candidate.mapping), candidate.mapping, candidate.cost,
-                              candidate.cost.cycles, winner.mapping, winner.cost, winner.cost.cycles);
-      }
-      if (!common.out_dir.empty()) {
-        const std::string name = fmt::format("{}.{}", op.name, best.dataflow);
-        out.add(name + ".tprog", arch::write_program(mapper::lower_gemm(op, workload_input.workload.seed,
-                                                                        candidate.mapping, spec, name)));
-        entry.program_files.push_back(name + ".tprog");
-      }
-      entry.per_dataflow.push_back(best);
-    }
-    report.ops.push_back(std::move(entry));
-  }
+  flow::MapSettings settings;
+  settings.dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
+  settings.top = top;
+  settings.threads = common.threads;
+  settings.write_programs = !common.out_dir.empty();
+  settings.locate_machine_field = [&](const std::string& field) {
+    return locate_field(machine_input.document, field);
+  };
+  settings.progress = progress_printer(common);
+  flow::WorkloadMap map = flow::map_workload(workload_input.workload, spec, settings);
   if (!common.out_dir.empty()) {
-    out.add("map.json", traces::to_json(report));
+    OutputFolder out(common.out_dir);
+    for (auto& [file, text] : map.program_files) out.add(file, std::move(text));
+    out.add("map.json", traces::to_json(map.report));
     out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
     out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(workload_input.workload)));
     out.commit();
   }
-  print(common.format == "json" ? traces::to_json(report) : traces::to_table(report));
+  print(common.format == "json" ? traces::to_json(map.report) : traces::to_table(map.report));
   return kOk;
 }
 
@@ -249,53 +153,15 @@ int sim_command(const Common& common, const std::string& program_path, bool timi
   const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
   const arch::ArchSpec& spec = machine_input.spec;
   const arch::Program program = arch::read_program_file(program_path);
-  arch::check_program(program, spec);
-
-  sim::Machine machine(spec);
-  const bool check_numerics = !timing_only && program.op.has_value();
-  const sim::RunResult result = machine.run(program, sim::RunOptions{!timing_only, !common.out_dir.empty()});
-
-  traces::Report report;
-  report.command = "sim";
-  report.machine = spec.name;
-  report.workload = program.name;
-  report.clock_ghz = spec.clock_ghz;
-  report.timing_only = timing_only;
-  report.cause_names = cause_names();
-  traces::OpRecord op_record;
-  op_record.name = program.name;
-  op_record.kind = program.op ? program.op->kind : "program";
-  traces::RunRecord record = record_of(result, spec);
-  record.dataflow = "program";
-  record.winner = true;
-  record.mapping.description = "as written in " + program_path;
-  if (program.op) {
-    uint64_t seed = 0;
-    const ops::Op op = op_from_binding(*program.op, program_path, &seed);
-    op_record.shape = op.shape_text();
-    op_record.dtype = name_of(op.dtype);
-    op_record.macs = op.macs();
-    if (check_numerics) {
-      const int output = program.tensor_id("O");
-      if (output < 0 || program.tensors[output].role != arch::TensorRole::output)
-        throw InputError(SourceLocation{program_path, 0, 0}, "tensor O",
-                         "a gemm program declares its output as tensor O");
-      const auto reference = ops::reference_output(op, ops::generate_inputs(op, seed), common.threads);
-      record.numerics.push_back(check_against_cpu(op, reference, result, output));
-    }
-  }
-  op_record.runs.push_back(std::move(record));
-  op_record.winner = 0;
-  report.ops.push_back(std::move(op_record));
+  flow::ProgramRun run = flow::simulate_program(program, program_path, spec, timing_only,
+                                                !common.out_dir.empty(), common.threads);
+  traces::Report& report = run.report;
   report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!common.out_dir.empty()) {
     OutputFolder out(common.out_dir);
-    std::vector<traces::TraceTrack> tracks;
-    std::vector<traces::TraceInterval> intervals;
-    append_trace(result, program, spec, program.name, 0, tracks, intervals);
     out.add("report.json", traces::to_json(report));
     out.add("report.csv", traces::to_csv(report));
-    out.add("trace.json", traces::to_chrome_trace(tracks, intervals));
+    out.add("trace.json", std::move(run.chrome_trace));
     out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
     out.commit();
   }
@@ -319,10 +185,9 @@ int ref_command(const Common& common, const std::string& runner, const std::stri
   std::string command = "'" + runner + "' --out '" + staging + "'";
   for (const ops::Op& op : workload.ops) {
     // The op's workload entry as key=value pairs (the runner records "no GPU path" for kinds it lacks).
-    command += fmt::format(" --op kind={},index={},seed={}", op.kind(), op.index, workload.seed);
-    for (const auto& field : ops::to_yaml(op))
-      if (field.first.Scalar() != "kind")
-        command += fmt::format(",{}={}", field.first.Scalar(), field.second.Scalar());
+    command += fmt::format(" --op kind={},index={},seed={}", op.kind_name(), op.index, workload.seed);
+    for (const auto& [key, value] : ops::entry_of(op))
+      if (key != "kind") command += fmt::format(",{}={}", key, value);
   }
   if (!common.quiet) std::fprintf(stderr, "tessera: %s\n", command.c_str());
   const int status = std::system(command.c_str());

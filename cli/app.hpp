@@ -1,5 +1,6 @@
-// The tessera command line (CLI11): parses arguments, wires the stages, prints, picks the exit code
-// (0 ok, 1 numerics mismatch after writing the report, 2 bad input, 3 internal fault).
+// The tessera command line (CLI11): parses arguments, loads the inputs, calls flow/, writes the output
+// folder, prints, picks the exit code (0 ok, 1 numerics mismatch after writing the report, 2 bad input, 3
+// internal fault).
 #pragma once
 
 namespace tessera::cli {

@@ -100,41 +100,4 @@ SourceLocation locate_field(const config::Document& document, const std::string&
   return found;
 }
 
-ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed) {
-  const SourceLocation where{program_file, 0, 0};
-  auto integer = [&](const char* key) -> int64_t {
-    auto found = binding.attributes.find(key);
-    if (found == binding.attributes.end())
-      throw InputError(
-          where, "op", fmt::format("the op line has no {}=", key),
-          "an op line names the op's workload entry (name, shape, dtype) and its index and seed");
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(found->second, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != found->second.size() || value < 0)
-      throw InputError(where, "op", fmt::format("{}={} is not a non-negative integer", key, found->second));
-    return value;
-  };
-  // The rest of the line is the op's workload entry: read it as one, with the workload's own checks.
-  YAML::Node entry;
-  entry["kind"] = binding.kind;
-  for (const auto& [key, value] : binding.attributes)
-    if (key != "index" && key != "seed") entry[key] = value;
-  YAML::Node root;
-  root["name"] = "program";
-  root["seed"] = integer("seed");
-  root["ops"].push_back(entry);
-  config::Document document;
-  document.root = root;
-  document.file = program_file + " (op line)";
-  ops::Op op = std::move(ops::workload_from_yaml(document).ops.front());
-  op.index = static_cast<int>(integer("index"));
-  *seed = static_cast<uint64_t>(integer("seed"));
-  return op;
-}
-
 }  // namespace tessera::cli

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "arch/program.hpp"
 #include "arch/spec.hpp"
 #include "common/config.hpp"
 #include "ops/workload.hpp"
@@ -40,8 +39,5 @@ WorkloadInput load_workload(const std::string& path, const std::vector<std::stri
 
 // Where a dotted field path is written in a document (the deepest part of the path that exists).
 SourceLocation locate_field(const config::Document& document, const std::string& field_path);
-
-// The workload op a tile program says it computes (its `op` line), for checking its output.
-ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed);
 
 }  // namespace tessera::cli

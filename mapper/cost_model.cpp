@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "arch/conv_timing.hpp"
-#include "arch/pe_traffic.hpp"
+#include "arch/timing/pe_traffic.hpp"
+#include "arch/timing/rs_timing.hpp"
 #include "arch/topology.hpp"
 
 namespace tessera::mapper {

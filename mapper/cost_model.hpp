@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "arch/conv_timing.hpp"
-#include "arch/pe_timing.hpp"
 #include "arch/spec.hpp"
+#include "arch/timing/pe_timing.hpp"
+#include "arch/timing/rs_timing.hpp"
 #include "mapper/buffers.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/problem.hpp"

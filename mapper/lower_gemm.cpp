@@ -10,6 +10,7 @@
 #include "mapper/cost_model.hpp"
 #include "mapper/problem.hpp"
 #include "ops/input_generator.hpp"
+#include "ops/kinds/conv2d.hpp"
 
 namespace tessera::mapper {
 
@@ -152,9 +153,9 @@ class Lowering {
     program_.name = name;
     program_.mesh = spec_.mesh;
     arch::OpBinding binding;
-    binding.kind = op_.kind();
-    for (const auto& field : ops::to_yaml(op_))
-      if (field.first.Scalar() != "kind") binding.attributes[field.first.Scalar()] = field.second.Scalar();
+    binding.kind = op_.kind_name();
+    for (const auto& [key, value] : ops::entry_of(op_))
+      if (key != "kind") binding.attributes[key] = value;
     binding.attributes["index"] = std::to_string(op_.index);
     binding.attributes["seed"] = std::to_string(seed_);
     program_.op = binding;
@@ -178,7 +179,7 @@ class Lowering {
       if (!desc.is_output) tensor.seed = seed_, tensor.generator_id = desc.tensor_id;
       return tensor;
     };
-    const auto* conv = std::get_if<ops::ConvShape>(&op_.shape);
+    const auto* conv = op_.as<ops::ConvShape>();
     if (conv && !problem_.direct) {
       const int x = add(declared(tensors[0]));
       arch::TensorDecl view;
@@ -198,7 +199,7 @@ class Lowering {
     tensor_[kW] = add(declared(tensors[1]));
     if (problem_.packed > 1) {
       // The packed groups' weights as one block-diagonal operand over W.
-      const auto& conv = std::get<ops::ConvShape>(op_.shape);
+      const ops::ConvShape& conv = *op_.as<ops::ConvShape>();
       arch::TensorDecl view;
       view.name = "Wb";
       view.dtype = op_.dtype;

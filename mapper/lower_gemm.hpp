@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "mapper/mapping.hpp"
-#include "ops/workload.hpp"
+#include "ops/op.hpp"
 
 namespace tessera::mapper {
 

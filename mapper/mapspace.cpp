@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "arch/conv_timing.hpp"
+#include "arch/timing/rs_timing.hpp"
 #include "mapper/buffers.hpp"
 
 namespace tessera::mapper {

@@ -1,6 +1,8 @@
 #include "mapper/problem.hpp"
 
 #include "mapper/mapping.hpp"
+#include "ops/kinds/conv2d.hpp"
+#include "ops/kinds/fc.hpp"
 
 namespace tessera::mapper {
 
@@ -18,13 +20,20 @@ int64_t valid_taps(int64_t input, int64_t outputs, int64_t taps, int64_t stride,
 }
 }  // namespace
 
+std::optional<OpGemm> gemm_of(const ops::Op& op) {
+  if (const auto* gemm = op.as<ops::GemmShape>()) return OpGemm{*gemm, 1};
+  if (const auto* fc = op.as<ops::FcShape>()) return OpGemm{fc->gemm(), 1};
+  if (const auto* conv = op.as<ops::ConvShape>()) return OpGemm{conv->group_gemm(), conv->groups};
+  return std::nullopt;
+}
+
 GemmProblem problem_of(const ops::Op& op, int64_t packed) {
-  const ops::GemmShape gemm = op.gemm_view();
+  const ops::GemmShape gemm = gemm_of(op)->gemm;
   GemmProblem problem;
   problem.m = gemm.m, problem.n = gemm.n * packed, problem.k = gemm.k * packed, problem.dtype = op.dtype;
   problem.packed = packed;
   if (packed > 1) problem.w_run = gemm.n;
-  if (const auto* conv = std::get_if<ops::ConvShape>(&op.shape)) {
+  if (const auto* conv = op.as<ops::ConvShape>()) {
     TESSERA_ASSERT(packed >= 1 && conv->groups % packed == 0, "packed groups divide the groups");
     problem.groups = conv->groups / packed;
     // A pack's channels are adjacent in NHWC; with every group in one pack and no dilation a filter row's
@@ -54,12 +63,12 @@ int64_t DirectConv::input_rows_read(int64_t tile) const {
 GemmProblem direct_problem_of(const ops::Op& op) {
   DirectConv direct;
   int64_t filters = 0, channels = 0;
-  if (const auto* conv = std::get_if<ops::ConvShape>(&op.shape)) {
+  if (const auto* conv = op.as<ops::ConvShape>()) {
     direct = DirectConv{conv->n,   conv->groups, conv->h, conv->w,      conv->c,   conv->p(),
                         conv->q(), conv->r,      conv->s, conv->stride, conv->pad, conv->dilation};
     filters = conv->group_k(), channels = conv->group_c();
   } else {
-    const ops::GemmShape gemm = op.gemm_view();  // gemm or fc: one image of 1 x m pixels, 1x1 filters
+    const ops::GemmShape gemm = gemm_of(op)->gemm;  // gemm or fc: one image of 1 x m pixels, 1x1 filters
     direct = DirectConv{1, 1, 1, gemm.m, gemm.k, 1, gemm.m, 1, 1, 1, 0, 1};
     filters = gemm.n, channels = gemm.k;
   }
@@ -76,7 +85,7 @@ GemmProblem problem_for(const ops::Op& op, const GemmMapping& mapping) {
 
 std::vector<int64_t> packings_of(const ops::Op& op, int64_t array_side) {
   std::vector<int64_t> packings = {1};
-  const auto* conv = std::get_if<ops::ConvShape>(&op.shape);
+  const auto* conv = op.as<ops::ConvShape>();
   if (!conv || conv->groups == 1) return packings;
   for (int64_t packed = 2; packed <= conv->groups; packed *= 2)
     if (conv->groups % packed == 0 && packed * conv->group_k() <= 2 * array_side) packings.push_back(packed);

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "common/dtype.hpp"
-#include "ops/workload.hpp"
+#include "ops/kinds/gemm.hpp"
+#include "ops/op.hpp"
 
 namespace tessera::mapper {
 
@@ -53,6 +54,14 @@ struct GemmProblem {
   int64_t macs() const { return m * n * k * groups * m_pixels() * taps(); }  // what the PE arrays perform
   int64_t useful_macs() const { return macs() / packed; }                    // the op's own
 };
+
+// The GEMM of one group of an op that is a contraction (gemm, fc: one group; conv2d: `groups`); none for the
+// other kinds.
+struct OpGemm {
+  ops::GemmShape gemm;
+  int64_t groups = 1;
+};
+std::optional<OpGemm> gemm_of(const ops::Op& op);
 
 // The GEMM problem of a gemm, fc or conv2d op (a pool has none); for a grouped conv, with `packed` groups per
 // block-diagonal GEMM (a divisor of groups).

@@ -7,6 +7,8 @@
 #include <optional>
 #include <thread>
 
+#include "ops/kinds/conv2d.hpp"
+
 namespace tessera::mapper {
 
 bool ranks_before(const Candidate& a, const Candidate& b) {
@@ -102,10 +104,10 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
   // A conv's direct form is searched for every dataflow. A gemm or fc is a 1x1 convolution over one row of
   // pixels: its direct WS/OS/IS would only repeat the implicit GEMM less freely (one output row), so it is
   // searched for RS alone, which has no other form (an RS machine runs them that way).
-  const bool conv = std::holds_alternative<ops::ConvShape>(op.shape);
+  const bool conv = op.as<ops::ConvShape>() != nullptr;
   const bool rs_requested = std::find(options.dataflows.begin(), options.dataflows.end(),
                                       arch::Dataflow::rs) != options.dataflows.end();
-  const bool has_direct = conv || (op.gemm_count() > 0 && rs_requested);
+  const bool has_direct = conv || (gemm_of(op).has_value() && rs_requested);
   if (has_direct) forms.push_back({direct_problem_of(op), 1, true});
   SearchOptions direct_options = options;
   if (!conv) direct_options.dataflows = {arch::Dataflow::rs};

@@ -14,7 +14,7 @@
 #include "mapper/mapping.hpp"
 #include "mapper/mapspace.hpp"
 #include "mapper/problem.hpp"
-#include "ops/workload.hpp"
+#include "ops/op.hpp"
 
 namespace tessera::mapper {
 

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <cctype>
 
-#include "ops/input_generator.hpp"
+#include "ops/op_registry.hpp"
 
 namespace tessera::ops {
 
@@ -20,144 +19,48 @@ bool is_op_name(const std::string& name) {
   return true;
 }
 
-GemmShape gemm_from_yaml(config::MapReader& reader) {
-  GemmShape shape;
-  shape.m = reader.positive_integer("m");
-  shape.n = reader.positive_integer("n");
-  shape.k = reader.positive_integer("k");
-  return shape;
-}
-ConvShape conv_from_yaml(config::MapReader& reader) {
-  ConvShape conv;
-  conv.n = reader.positive_integer("n", 1);
-  conv.c = reader.positive_integer("c");
-  conv.h = reader.positive_integer("h");
-  conv.w = reader.positive_integer("w");
-  conv.k = reader.positive_integer("k");
-  conv.r = reader.positive_integer("r");
-  conv.s = reader.positive_integer("s");
-  conv.stride = reader.positive_integer("stride", 1);
-  conv.pad = reader.nonnegative_integer("pad", 0);
-  conv.dilation = reader.positive_integer("dilation", 1);
-  conv.groups = reader.positive_integer("groups", 1);
-  if (conv.c % conv.groups != 0)
-    reader.fail("groups", fmt::format("{} groups do not divide c = {}", conv.groups, conv.c),
-                "each group takes c/groups input channels; depthwise is groups = c");
-  if (conv.k % conv.groups != 0)
-    reader.fail("groups", fmt::format("{} groups do not divide k = {}", conv.groups, conv.k),
-                "each group makes k/groups output channels");
-  const int64_t extent_h = conv.dilation * (conv.r - 1) + 1, extent_w = conv.dilation * (conv.s - 1) + 1;
-  if (extent_h > conv.h + 2 * conv.pad || extent_w > conv.w + 2 * conv.pad) {
-    reader.fail(
-        "r",
-        fmt::format("the {}x{} filter (dilation {}) spans {}x{}, larger than the padded {}x{} input", conv.r,
-                    conv.s, conv.dilation, extent_h, extent_w, conv.h + 2 * conv.pad, conv.w + 2 * conv.pad),
-        "use a smaller filter, more padding or a larger input");
+// Reads a kind's fields from its workload entry, each with its rule and default.
+class FieldReader : public FieldVisitor, public FieldChecks {
+ public:
+  explicit FieldReader(config::MapReader& reader) : reader_(reader) {}
+  void integer(const char* name, int64_t& value, IntegerRule rule, std::optional<int64_t> fallback) override {
+    if (rule == IntegerRule::positive)
+      value = fallback ? reader_.positive_integer(name, *fallback) : reader_.positive_integer(name);
+    else
+      value = fallback ? reader_.nonnegative_integer(name, *fallback) : reader_.nonnegative_integer(name);
   }
-  return conv;
-}
+  void choice(const char* name, int& index, const std::vector<std::string>& names,
+              std::optional<int> fallback) override {
+    const std::string value = fallback ? reader_.choice(name, names, names.at(static_cast<size_t>(*fallback)))
+                                       : reader_.choice(name, names);
+    index = static_cast<int>(std::find(names.begin(), names.end(), value) - names.begin());
+  }
+  [[noreturn]] void fail(const std::string& field, const std::string& message,
+                         const std::string& hint) const override {
+    reader_.fail(field, message, hint);
+  }
 
-FcShape fc_from_yaml(config::MapReader& reader) {
-  FcShape fc;
-  fc.batch = reader.positive_integer("batch", 1);
-  fc.inputs = reader.positive_integer("inputs");
-  fc.outputs = reader.positive_integer("outputs");
-  return fc;
-}
+ private:
+  config::MapReader& reader_;
+};
 
-PoolShape pool_from_yaml(config::MapReader& reader) {
-  PoolShape pool;
-  pool.n = reader.positive_integer("n", 1);
-  pool.c = reader.positive_integer("c");
-  pool.h = reader.positive_integer("h");
-  pool.w = reader.positive_integer("w");
-  pool.r = reader.positive_integer("r");
-  pool.s = reader.positive_integer("s");
-  pool.stride = reader.positive_integer("stride", 1);
-  pool.pad = reader.nonnegative_integer("pad", 0);
-  pool.mode = reader.choice("mode", {"max", "avg"}) == "avg" ? PoolMode::avg : PoolMode::max;
-  if (pool.r > pool.h + 2 * pool.pad || pool.s > pool.w + 2 * pool.pad)
-    reader.fail("r", fmt::format("the {}x{} window is larger than the padded {}x{} input", pool.r, pool.s,
-                                 pool.h + 2 * pool.pad, pool.w + 2 * pool.pad));
-  if (2 * pool.pad > std::min(pool.r, pool.s))
-    reader.fail("pad", fmt::format("pad {} is more than half the {}x{} window", pool.pad, pool.r, pool.s),
-                "a window would see padding only");
-  return pool;
-}
+// Writes a kind's fields into a YAML mapping, integers as integers.
+class FieldWriter : public FieldVisitor {
+ public:
+  explicit FieldWriter(YAML::Node& node) : node_(node) {}
+  void integer(const char* name, int64_t& value, IntegerRule, std::optional<int64_t>) override {
+    node_[name] = value;
+  }
+  void choice(const char* name, int& index, const std::vector<std::string>& names,
+              std::optional<int>) override {
+    node_[name] = names.at(static_cast<size_t>(index));
+  }
+
+ private:
+  YAML::Node& node_;
+};
 
 }  // namespace
-
-const char* Op::kind() const {
-  if (std::holds_alternative<ConvShape>(shape)) return "conv2d";
-  if (std::holds_alternative<FcShape>(shape)) return "fc";
-  if (std::holds_alternative<PoolShape>(shape)) return "pool";
-  return "gemm";
-}
-
-int64_t Op::gemm_count() const {
-  if (const auto* conv = std::get_if<ConvShape>(&shape)) return conv->groups;
-  return std::holds_alternative<PoolShape>(shape) ? 0 : 1;
-}
-
-GemmShape Op::gemm_view() const {
-  if (const auto* conv = std::get_if<ConvShape>(&shape)) return conv->group_gemm();
-  if (const auto* fc = std::get_if<FcShape>(&shape)) return fc->gemm();
-  TESSERA_ASSERT(std::holds_alternative<GemmShape>(shape), "a pool has no GEMM view");
-  return std::get<GemmShape>(shape);
-}
-
-std::string Op::shape_text() const {
-  if (const auto* conv = std::get_if<ConvShape>(&shape)) {
-    std::string text = fmt::format("{}x{}x{}x{} k{} {}x{}/{} p{}", conv->n, conv->h, conv->w, conv->c,
-                                   conv->k, conv->r, conv->s, conv->stride, conv->pad);
-    if (conv->groups > 1) text += fmt::format(" g{}", conv->groups);
-    if (conv->dilation > 1) text += fmt::format(" d{}", conv->dilation);
-    return text;
-  }
-  if (const auto* fc = std::get_if<FcShape>(&shape))
-    return fmt::format("{}x{}->{}", fc->batch, fc->inputs, fc->outputs);
-  if (const auto* pool = std::get_if<PoolShape>(&shape))
-    return fmt::format("{} {}x{}/{} p{} on {}x{}x{}x{}", pool->mode == PoolMode::avg ? "avg" : "max", pool->r,
-                       pool->s, pool->stride, pool->pad, pool->n, pool->h, pool->w, pool->c);
-  const GemmShape& gemm = std::get<GemmShape>(shape);
-  return fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
-}
-
-int64_t Op::macs() const {
-  if (std::holds_alternative<PoolShape>(shape)) return 0;
-  const GemmShape gemm = gemm_view();
-  return gemm.m * gemm.n * gemm.k * gemm_count();
-}
-
-const std::vector<std::string>& op_kind_names() {
-  static const std::vector<std::string> names = {"gemm", "conv2d", "fc", "pool"};
-  return names;
-}
-
-std::vector<TensorDesc> tensors_of(const Op& op) {
-  const auto index = static_cast<uint32_t>(op.index);
-  const DType accumulator = accumulator_of(op.dtype);
-  if (const auto* conv = std::get_if<ConvShape>(&op.shape)) {
-    return {
-        {"X", op.dtype, conv->n * conv->h * conv->w, conv->c, tensor_id(index, 0), false},
-        {"W", op.dtype, conv->groups * conv->r * conv->s * conv->group_c(), conv->group_k(),
-         tensor_id(index, 1), false},
-        {"O", accumulator, conv->n * conv->p() * conv->q(), conv->k, 0, true},
-    };
-  }
-  if (const auto* pool = std::get_if<PoolShape>(&op.shape)) {
-    return {
-        {"X", op.dtype, pool->n * pool->h * pool->w, pool->c, tensor_id(index, 0), false},
-        {"O", accumulator, pool->n * pool->p() * pool->q(), pool->c, 0, true},
-    };
-  }
-  const GemmShape gemm = op.gemm_view();
-  return {
-      {"A", op.dtype, gemm.m, gemm.k, tensor_id(index, 0), false},
-      {"W", op.dtype, gemm.k, gemm.n, tensor_id(index, 1), false},
-      {"O", accumulator, gemm.m, gemm.n, 0, true},
-  };
-}
 
 Workload workload_from_yaml(const config::Document& document) {
   config::MapReader top(document.root, document, "");
@@ -165,6 +68,7 @@ Workload workload_from_yaml(const config::Document& document) {
   workload.name = top.string("name");
   const int64_t seed = top.nonnegative_integer("seed");
   workload.seed = static_cast<uint64_t>(seed);
+  const OpRegistry& registry = op_registry();
   int index = 0;
   for (config::MapReader& reader : top.map_list("ops")) {
     Op op;
@@ -178,13 +82,13 @@ Workload workload_from_yaml(const config::Document& document) {
       if (earlier.name == op.name)
         reader.fail("name", fmt::format("another op is already named '{}'", op.name),
                     "op names must be unique");
-    const std::string kind = reader.choice("kind", op_kind_names());
+    op.kind = registry.find(reader.choice("kind", registry.names()));
     const std::string dtype = reader.choice("dtype", operand_dtype_names());
     op.dtype = *parse_dtype(dtype);
-    if (kind == "gemm") op.shape = gemm_from_yaml(reader);
-    if (kind == "conv2d") op.shape = conv_from_yaml(reader);
-    if (kind == "fc") op.shape = fc_from_yaml(reader);
-    if (kind == "pool") op.shape = pool_from_yaml(reader);
+    op.fields = op.kind->default_fields();
+    FieldReader fields(reader);
+    op.kind->visit(op.fields, fields);
+    op.kind->check(op.fields, fields);
     reader.finish();
     workload.ops.push_back(std::move(op));
   }
@@ -195,20 +99,10 @@ Workload workload_from_yaml(const config::Document& document) {
 YAML::Node to_yaml(const Op& op) {
   YAML::Node node;
   node["name"] = op.name;
-  node["kind"] = op.kind();
-  if (const auto* gemm = std::get_if<GemmShape>(&op.shape)) {
-    node["m"] = gemm->m, node["n"] = gemm->n, node["k"] = gemm->k;
-  } else if (const auto* conv = std::get_if<ConvShape>(&op.shape)) {
-    node["n"] = conv->n, node["c"] = conv->c, node["h"] = conv->h, node["w"] = conv->w;
-    node["k"] = conv->k, node["r"] = conv->r, node["s"] = conv->s, node["stride"] = conv->stride;
-    node["pad"] = conv->pad, node["dilation"] = conv->dilation, node["groups"] = conv->groups;
-  } else if (const auto* fc = std::get_if<FcShape>(&op.shape)) {
-    node["batch"] = fc->batch, node["inputs"] = fc->inputs, node["outputs"] = fc->outputs;
-  } else if (const auto* pool = std::get_if<PoolShape>(&op.shape)) {
-    node["n"] = pool->n, node["c"] = pool->c, node["h"] = pool->h, node["w"] = pool->w;
-    node["r"] = pool->r, node["s"] = pool->s, node["stride"] = pool->stride, node["pad"] = pool->pad;
-    node["mode"] = pool->mode == PoolMode::avg ? "avg" : "max";
-  }
+  node["kind"] = op.kind_name();
+  std::any fields = op.fields;  // the walker takes the fields by reference; this one only reads them
+  FieldWriter writer(node);
+  op.kind->visit(fields, writer);
   node["dtype"] = name_of(op.dtype);
   node.SetStyle(YAML::EmitterStyle::Flow);
   return node;

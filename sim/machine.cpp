@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "arch/isa/program_check.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::sim {

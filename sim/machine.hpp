@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "sim/machine_state.hpp"
 #include "sim/pe_unit.hpp"
 #include "sim/run_result.hpp"

@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "sim/fabric.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/semaphore.hpp"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "arch/pe_traffic.hpp"
+#include "arch/timing/pe_traffic.hpp"
 #include "ops/tile_kernels.hpp"
 
 namespace tessera::sim {
@@ -82,10 +82,10 @@ void PeUnit::advance(Tick ready, int64_t stream_start_cycle, int64_t stream, int
   // Between two streams the array is draining the previous fold, then idle waiting for operands (a bubble
   // with the cause of the wait), then preloading and filling for this fold.
   const Tick stream_start = cycles_to_ticks(stream_start_cycle);
-  timeline_.advance(std::min(drain_end_, stream_start), Cause::fill_drain, position);
+  timeline_.advance(std::min(drain_end_, stream_start), arch::Cause::fill_drain, position);
   timeline_.advance_waits(std::min(ready, stream_start), waits_, position);
-  timeline_.advance(stream_start, Cause::fill_drain, position);
-  timeline_.advance(stream_start + cycles_to_ticks(stream), Cause::busy, position);
+  timeline_.advance(stream_start, arch::Cause::fill_drain, position);
+  timeline_.advance(stream_start + cycles_to_ticks(stream), arch::Cause::busy, position);
   drain_end_ = std::max(drain_end_, cycles_to_ticks(complete));
   last_complete_ = std::max(last_complete_, complete);
   ++counters_.folds;
@@ -146,7 +146,8 @@ void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
   if (stretch > 0) {
     // A bank that could not serve the array in time holds the last stream: everything after moves with it.
     const int64_t stretch_cycles = ticks_to_cycles_ceil(stretch);
-    timeline_.advance(timeline_.cursor() + cycles_to_ticks(stretch_cycles), Cause::bank_conflict, position);
+    timeline_.advance(timeline_.cursor() + cycles_to_ticks(stretch_cycles), arch::Cause::bank_conflict,
+                      position);
     pipeline_.input_free += stretch_cycles;
     pipeline_.stationary_free += stretch_cycles;
     pipeline_.drain_free += stretch_cycles;
@@ -226,7 +227,7 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
 }
 
 void PeUnit::close_timeline() {
-  timeline_.advance(drain_end_, Cause::fill_drain);
+  timeline_.advance(drain_end_, arch::Cause::fill_drain);
 }
 
 }  // namespace tessera::sim

@@ -4,8 +4,8 @@
 // kernels.
 #pragma once
 
-#include "arch/conv_timing.hpp"
-#include "arch/pe_timing.hpp"
+#include "arch/timing/pe_timing.hpp"
+#include "arch/timing/rs_timing.hpp"
 #include "sim/unit.hpp"
 
 namespace tessera::sim {

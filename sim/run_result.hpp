@@ -10,33 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "ops/tensor.hpp"
 #include "sim/time.hpp"
 
 namespace tessera::sim {
 
-// Why a unit was not busy (DESIGN.md, "Pipeline bubbles"); busy + all causes = the run's cycles, per unit.
-enum class Cause : uint8_t {
-  busy,
-  input_starvation,     // waiting for a DMA load
-  output_backpressure,  // waiting for a DMA store to free a buffer
-  noc,                  // waiting for a core-to-core transfer
-  bank_conflict,        // slowed by SRAM bank arbitration
-  sync,                 // waiting for another unit (a PE result, the end of the run)
-  fill_drain,           // PE array: preload, skewed fill and drain not hidden under a stream
-};
-constexpr int kCauses = 7;
-const char* name_of(Cause cause);
-const std::array<Cause, kCauses>& all_causes();
-
-using CauseCycles = std::array<int64_t, kCauses>;
+// Per unit, its cycles busy and in each bubble cause (arch/isa/cause.hpp), indexed by the cause.
+using CauseCycles = std::array<int64_t, arch::kCauses>;
 
 // One interval of a unit's timeline, for the Chrome trace.
 struct TraceSegment {
   Tick start = 0;  // relative to the run's start
   Tick end = 0;
-  Cause cause = Cause::busy;
+  arch::Cause cause = arch::Cause::busy;
   int32_t instruction = -1;  // index into the unit's instruction list, -1 for idle time between instructions
 };
 

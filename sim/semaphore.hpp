@@ -12,21 +12,21 @@ namespace tessera::sim {
 class Semaphore {
  public:
   void reset() { causes_.clear(); }
-  void post(Cause cause) {
+  void post(arch::Cause cause) {
     causes_.push_back(cause);
     posted_.notify(sc_core::SC_ZERO_TIME);
   }
   bool available() const { return !causes_.empty(); }
   int count() const { return static_cast<int>(causes_.size()); }
-  Cause take() {
-    const Cause cause = causes_.front();
+  arch::Cause take() {
+    const arch::Cause cause = causes_.front();
     causes_.pop_front();
     return cause;
   }
   const sc_core::sc_event& posted() const { return posted_; }
 
  private:
-  std::deque<Cause> causes_;
+  std::deque<arch::Cause> causes_;
   sc_core::sc_event posted_;
 };
 

@@ -12,7 +12,7 @@ namespace tessera::sim {
 struct WaitSegment {
   Tick start = 0;
   Tick end = 0;
-  Cause cause = Cause::sync;
+  arch::Cause cause = arch::Cause::sync;
 };
 
 class UnitTimeline {
@@ -20,7 +20,7 @@ class UnitTimeline {
   void reset(bool trace);
 
   // Attributes [cursor, until) to `cause` and moves the cursor there; nothing if until <= cursor.
-  void advance(Tick until, Cause cause, int32_t instruction = -1);
+  void advance(Tick until, arch::Cause cause, int32_t instruction = -1);
   // Attributes [cursor, until) to the waits that covered it (time before the first wait counts as sync).
   void advance_waits(Tick until, const std::vector<WaitSegment>& waits, int32_t instruction);
 

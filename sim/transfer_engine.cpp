@@ -64,8 +64,8 @@ void TransferEngine::execute(const arch::Instruction& instruction, int32_t posit
   counters_.bytes_moved += transfer.bytes;
   timeline_.advance_waits(ready, waits_, position);
   timeline_.advance(transfer.done - std::min(transfer.bank_delay, transfer.done - transfer.start),
-                    Cause::busy, position);
-  timeline_.advance(transfer.done, Cause::bank_conflict, position);
+                    arch::Cause::busy, position);
+  timeline_.advance(transfer.done, arch::Cause::bank_conflict, position);
   complete_at(transfer.done, instruction, std::move(transfer.commit));
   // The next descriptor may start once every burst of this one is issued.
   wait_until(engine_free_);

@@ -4,13 +4,6 @@
 
 namespace tessera::sim {
 
-Cause signal_cause(const arch::Instruction& instruction) {
-  if (std::holds_alternative<arch::DmaLoad>(instruction.operation)) return Cause::input_starvation;
-  if (std::holds_alternative<arch::DmaStore>(instruction.operation)) return Cause::output_backpressure;
-  if (std::holds_alternative<arch::NocSend>(instruction.operation)) return Cause::noc;
-  return Cause::sync;
-}
-
 Unit::Unit(sc_core::sc_module_name name, MachineState& machine, int core, arch::QueueId queue)
     : sc_core::sc_module(name), machine_(machine), core_(core), queue_(queue) {
   SC_THREAD(thread);
@@ -80,13 +73,12 @@ void Unit::acquire(const arch::Instruction& instruction) {
 }
 
 void Unit::complete_at(Tick at, const arch::Instruction& instruction, std::function<void()> commit) {
-  const Cause cause = signal_cause(instruction);
+  const arch::Cause cause = arch::waiters_cause(instruction.operation);
   std::vector<Semaphore*> targets;
-  const auto* load = std::get_if<arch::DmaLoad>(&instruction.operation);
   for (const arch::SemaphoreRef& ref : instruction.signals) {
-    if (ref.core == arch::kSameCore && load && !load->destinations.empty()) {
-      for (int destination : load->destinations)
-        targets.push_back(&machine_.cores[destination].semaphores[ref.id]);
+    if (ref.core == arch::kSameCore) {
+      for (int target : arch::same_core_signal_targets(instruction.operation, core_))
+        targets.push_back(&machine_.cores[target].semaphores[ref.id]);
     } else {
       targets.push_back(&semaphore(ref));
     }
@@ -120,7 +112,7 @@ std::string Unit::describe_blocked() const {
 
 UnitResult Unit::finish(Tick end) {
   close_timeline();
-  timeline_.advance(end, Cause::sync);
+  timeline_.advance(end, arch::Cause::sync);
   UnitResult result;
   result.core = core_;
   result.queue = queue_;

@@ -8,7 +8,7 @@
 #include <systemc>
 #include <vector>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "sim/machine_state.hpp"
 #include "sim/timeline.hpp"
 
@@ -66,8 +66,5 @@ class Unit : public sc_core::sc_module {
   int blocked_signals_taken_ = 0;
   std::exception_ptr error_;
 };
-
-// What kind of work an instruction is, as its waiters see it (decides their bubble cause).
-Cause signal_cause(const arch::Instruction& instruction);
 
 }  // namespace tessera::sim

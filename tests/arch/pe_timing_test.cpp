@@ -1,6 +1,6 @@
 // arch::PeArrayTiming (the closed form) against hand-worked schedules and against the per-cycle reference
 // model of docs/pe-array-timing.md (tests/models/pe_cycle_model), which steps every register of the array.
-#include "arch/pe_timing.hpp"
+#include "arch/timing/pe_timing.hpp"
 
 #include <gtest/gtest.h>
 

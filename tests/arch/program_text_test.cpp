@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
+#include "arch/isa/program_text.hpp"
 
 namespace tessera::arch {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "arch/conv_timing.hpp"
+#include "arch/timing/rs_timing.hpp"
 #include "models/rs_cycle_model.hpp"
 
 namespace tessera::arch {

@@ -35,10 +35,7 @@ int run(int argc, char** argv) {
              "evals/s", "lower_s", "instructions", "timing_s", "instr/s", "numerics_s", "sim_cycles",
              "macs/host_s");
   for (int64_t size : {1024, 2048, 4096}) {
-    ops::Op op;
-    op.name = "bench";
-    op.dtype = DType::bf16;
-    op.shape = ops::GemmShape{size, size, size};
+    const ops::Op op = ops::make_op("bench", DType::bf16, ops::GemmShape{size, size, size});
     const mapper::GemmProblem problem{size, size, size, DType::bf16};
     mapper::SearchOptions options;
     options.dataflows = {arch::Dataflow::ws};

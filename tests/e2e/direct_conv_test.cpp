@@ -5,6 +5,8 @@
 // parameter is its own process (one elaboration each).
 #include <gtest/gtest.h>
 
+#include "arch/isa/program_check.hpp"
+#include "arch/isa/program_text.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/lower_gemm.hpp"

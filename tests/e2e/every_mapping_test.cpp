@@ -18,7 +18,7 @@ void run_sample(const std::string& machine_name, const std::vector<ops::Op>& ops
   sim::Machine machine(spec);
   std::mt19937 random(seed);
   for (const ops::Op& op : ops) {
-    const auto& gemm = std::get<ops::GemmShape>(op.shape);
+    const auto& gemm = *op.as<ops::GemmShape>();
     const mapper::GemmProblem problem{gemm.m, gemm.n, gemm.k, op.dtype};
     std::vector<mapper::GemmMapping> all;
     for (arch::Dataflow dataflow : spec.core.pe_array.dataflows)

@@ -7,9 +7,10 @@
 // compares the two and says where tessera's model differs from the chip.
 #include <gtest/gtest.h>
 
-#include "cli/evaluate.hpp"
 #include "common/config.hpp"
 #include "e2e/pipeline_fixture.hpp"
+#include "flow/evaluate_op.hpp"
+#include "ops/workload.hpp"
 
 namespace tessera {
 namespace {
@@ -29,7 +30,7 @@ TEST(Eyeriss, AlexnetConvLayersUseThePublishedPesAndRunNearThePublishedTimes) {
   const arch::ArchSpec spec = load_arch("eyeriss");
   const ops::Workload workload = ops::workload_from_yaml(
       config::load_file(std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/alexnet.yaml"));
-  cli::RunSettings settings;
+  flow::RunSettings settings;
   settings.dataflows = spec.core.pe_array.dataflows;
   settings.timing_only = true;
   settings.threads = 2;
@@ -38,7 +39,7 @@ TEST(Eyeriss, AlexnetConvLayersUseThePublishedPesAndRunNearThePublishedTimes) {
     const auto op = std::find_if(workload.ops.begin(), workload.ops.end(),
                                  [&](const ops::Op& candidate) { return candidate.name == published.name; });
     ASSERT_NE(op, workload.ops.end()) << published.name;
-    const cli::OpOutcome outcome = cli::evaluate_op(*op, workload.seed, spec, machine, settings);
+    const flow::OpOutcome outcome = flow::evaluate_op(*op, workload.seed, spec, machine, settings);
     const traces::RunRecord& best = outcome.record.best();
     EXPECT_EQ(best.dataflow, "rs");
     EXPECT_EQ(best.active_pes, published.active_pes) << published.name << ": " << best.mapping.description;

@@ -20,6 +20,7 @@
 #include "e2e/run_tessera.hpp"
 #include "ops/numerics.hpp"
 #include "ops/reference.hpp"
+#include "ops/workload.hpp"
 #include "traces/gpu_record.hpp"
 
 namespace tessera {
@@ -28,10 +29,11 @@ namespace {
 const std::string kRoot = std::string(TESSERA_SOURCE_DIR) + "/traces/reference";
 
 // The CPU reference at the recorded positions: element by element for a contraction, from the whole output
-// for a pool (reference_at covers contractions; the networks' pools are a few million elements at most).
+// for a pool (reference_at covers the kinds with a sampled reference, contractions; the networks' pools are a
+// few million elements at most).
 std::vector<double> reference_at_recorded(const ops::Op& op, uint64_t seed,
                                           const std::vector<int64_t>& indices) {
-  if (!std::holds_alternative<ops::PoolShape>(op.shape)) return ops::reference_at(op, seed, indices);
+  if (op.kind->has_sampled_reference()) return ops::reference_at(op, seed, indices);
   const std::vector<double> whole = ops::reference_output(op, ops::generate_inputs(op, seed), 1);
   std::vector<double> picked;
   for (const int64_t index : indices) picked.push_back(whole.at(static_cast<size_t>(index)));
@@ -66,10 +68,10 @@ TEST(GpuReference, EveryShippedWorkloadHasARecordedRunOfEveryOpThatSaysHowItWasM
         EXPECT_FALSE(record.driver.empty()) << record.file;
         EXPECT_FALSE(record.cuda_runtime.empty()) << record.file;
         EXPECT_EQ(record.date.size(), 20u) << record.file;  // 2026-12-02T16:16:11Z
-        EXPECT_NE(record.command.find(fmt::format("--op kind={},name={},", op.kind(), op.name)),
+        EXPECT_NE(record.command.find(fmt::format("--op kind={},name={},", op.kind_name(), op.name)),
                   std::string::npos)
             << record.file;
-        EXPECT_EQ(record.kind, op.kind()) << record.file;
+        EXPECT_EQ(record.kind, op.kind_name()) << record.file;
         EXPECT_GT(record.time_us, 0) << record.file;
         EXPECT_GT(record.roofline_floor_us, 0) << record.file;
         EXPECT_LE(record.roofline_floor_us, record.time_us * 1.02)

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "arch/isa/program_check.hpp"
+#include "arch/isa/program_text.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/lower_gemm.hpp"

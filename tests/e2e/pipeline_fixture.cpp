@@ -15,19 +15,11 @@ arch::ArchSpec load_arch(const std::string& name) {
 }
 
 ops::Op conv_op(const ops::ConvShape& shape, DType dtype) {
-  ops::Op op;
-  op.name = "conv";
-  op.dtype = dtype;
-  op.shape = shape;
-  return op;
+  return ops::make_op("conv", dtype, shape);
 }
 
 ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype) {
-  ops::Op op;
-  op.name = "test";
-  op.dtype = dtype;
-  op.shape = ops::GemmShape{m, n, k};
-  return op;
+  return ops::make_op("test", dtype, ops::GemmShape{m, n, k});
 }
 
 mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {

@@ -4,10 +4,11 @@
 
 #include <string>
 
-#include "arch/program.hpp"
+#include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
 #include "mapper/mapping.hpp"
-#include "ops/workload.hpp"
+#include "ops/kinds/conv2d.hpp"
+#include "ops/op.hpp"
 #include "sim/run_result.hpp"
 
 namespace tessera {

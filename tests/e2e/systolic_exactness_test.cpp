@@ -51,7 +51,7 @@ void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
   sim::Machine machine(spec);
   for (const auto& [op, gather_bound] : exactness_ops()) {
     SCOPED_TRACE(::testing::Message()
-                 << arch::name_of(dataflow) << " " << op.kind() << " " << op.shape_text());
+                 << arch::name_of(dataflow) << " " << op.kind_name() << " " << op.shape_text());
     const mapper::GemmMapping mapping = best_mapping(op, spec, dataflow);
     const mapper::GemmProblem shape = mapper::problem_of(op, mapping.packed_groups);
     const arch::Program program = mapper::lower_gemm(op, 3, mapping, spec, "exact");
@@ -79,9 +79,9 @@ void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
       return unit.queue.kind == arch::QueueKind::pe;
     });
     ASSERT_NE(pe, result.units.end());
-    const int64_t busy = pe->cycles[static_cast<int>(sim::Cause::busy)];
-    const int64_t fill_drain = pe->cycles[static_cast<int>(sim::Cause::fill_drain)];
-    const int64_t starved = pe->cycles[static_cast<int>(sim::Cause::input_starvation)];
+    const int64_t busy = pe->cycles[static_cast<int>(arch::Cause::busy)];
+    const int64_t fill_drain = pe->cycles[static_cast<int>(arch::Cause::fill_drain)];
+    const int64_t starved = pe->cycles[static_cast<int>(arch::Cause::input_starvation)];
     if (gather_bound) {
       // The array waits for its operands and loses the overlap of folds across the wait: never faster than
       // the model, and the difference is no more than the waiting it had to do.
@@ -97,7 +97,7 @@ void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
     int64_t stream = 0;
     for (const auto& fold : model.folds) stream += fold.stream;
     EXPECT_EQ(busy, stream);
-    EXPECT_EQ(pe->cycles[static_cast<int>(sim::Cause::bank_conflict)], 0);
+    EXPECT_EQ(pe->cycles[static_cast<int>(arch::Cause::bank_conflict)], 0);
 
     // Before the span: the first tiles' loads; after it: the last tile's store. Bound both by their bytes at
     // the slowest resource on the path (one DRAM channel) plus one DRAM round trip per `outstanding_bursts`

@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include "arch/isa/program_check.hpp"
+#include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
 #include "mapper/lower_gemm.hpp"
 #include "mapper/mapspace.hpp"
@@ -38,11 +40,7 @@ int64_t program_dram_bytes(const arch::Program& program) {
 }
 
 ops::Op gemm(int64_t m, int64_t n, int64_t k, DType dtype) {
-  ops::Op op;
-  op.name = "g";
-  op.dtype = dtype;
-  op.shape = ops::GemmShape{m, n, k};
-  return op;
+  return ops::make_op("g", dtype, ops::GemmShape{m, n, k});
 }
 
 }  // namespace
@@ -54,7 +52,7 @@ TEST(CostModel, DramBytesEqualWhatTheLoweredProgramMovesForEveryMapping) {
     const CostModel model(spec);
     for (const ops::Op& op : {gemm(200, 130, 170, DType::bf16), gemm(37, 300, 41, DType::int8),
                               gemm(512, 64, 700, DType::fp32)}) {
-      const auto& shape = std::get<ops::GemmShape>(op.shape);
+      const auto& shape = *op.as<ops::GemmShape>();
       const GemmProblem problem{shape.m, shape.n, shape.k, op.dtype};
       std::vector<GemmMapping> mappings;
       for (arch::Dataflow dataflow : spec.core.pe_array.dataflows)
@@ -142,7 +140,7 @@ TEST(LowerGemm, TheProgramRoundTripsThroughItsTextForm) {
   SearchOptions options;
   options.dataflows = {arch::Dataflow::os};
   options.keep_per_dataflow = 1;
-  const auto& shape = std::get<ops::GemmShape>(op.shape);
+  const auto& shape = *op.as<ops::GemmShape>();
   const GemmMapping mapping =
       search_gemm({shape.m, shape.n, shape.k, op.dtype}, spec, options).per_dataflow[0].best[0].mapping;
   const arch::Program program = lower_gemm(op, 1, mapping, spec, "g.os");

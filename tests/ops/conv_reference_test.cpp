@@ -4,19 +4,17 @@
 #include <gtest/gtest.h>
 
 #include "common/config.hpp"
+#include "ops/kinds/conv2d.hpp"
+#include "ops/kinds/pool.hpp"
 #include "ops/reference.hpp"
+#include "ops/workload.hpp"
 
 namespace tessera::ops {
 
 namespace {
 
 Op conv_op(ConvShape conv, DType dtype = DType::int8) {
-  Op op;
-  op.name = "conv";
-  op.index = 2;
-  op.dtype = dtype;
-  op.shape = conv;
-  return op;
+  return make_op("conv", dtype, conv, /*index=*/2);
 }
 
 // The definition, term by term: O[n, y, z, g*kg + j] = sum over (r, s, c) of X[n, iy, ix, g*cg + c] * W[...].
@@ -88,10 +86,7 @@ TEST(ConvShape, OutputSizeFollowsTheUsualFormula) {
 }
 
 TEST(PoolReference, MaxAndAverageOverTheWindow) {
-  Op op;
-  op.name = "pool";
-  op.dtype = DType::int8;
-  op.shape = PoolShape{1, 2, 5, 5, 3, 3, 2, 1, PoolMode::max};
+  Op op = make_op("pool", DType::int8, PoolShape{1, 2, 5, 5, 3, 3, 2, 1, PoolMode::max});
   const auto inputs = generate_inputs(op, 3);
   const auto& x = inputs[0];
   const auto max_out = reference_output(op, inputs, 1);
@@ -100,7 +95,7 @@ TEST(PoolReference, MaxAndAverageOverTheWindow) {
   for (int64_t iy = 0; iy <= 1; ++iy)
     for (int64_t ix = 0; ix <= 1; ++ix) best = std::max(best, x.value((iy * 5 + ix) * 2 + 1));
   EXPECT_EQ(max_out[1], best);
-  op.shape = PoolShape{1, 2, 5, 5, 3, 3, 2, 1, PoolMode::avg};
+  op.fields = PoolShape{1, 2, 5, 5, 3, 3, 2, 1, PoolMode::avg};
   const auto avg_out = reference_output(op, inputs, 1);
   double sum = 0;
   for (int64_t iy = 0; iy <= 1; ++iy)

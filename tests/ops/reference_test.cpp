@@ -8,17 +8,13 @@
 #include <string>
 
 #include "ops/input_generator.hpp"
+#include "ops/kinds/gemm.hpp"
 
 namespace tessera::ops {
 namespace {
 
 Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype, int index = 0) {
-  Op op;
-  op.name = "g";
-  op.index = index;
-  op.dtype = dtype;
-  op.shape = GemmShape{m, n, k};
-  return op;
+  return make_op("g", dtype, GemmShape{m, n, k}, index);
 }
 
 // O[i][j] = sum over p in order of A[i][p] * W[p][j], in float64.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ops/input_generator.hpp"
+#include "ops/kinds/gemm.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -63,7 +64,7 @@ void expect_same_workload(const Workload& a, const Workload& b) {
     EXPECT_EQ(a.ops[i].name, b.ops[i].name);
     EXPECT_EQ(a.ops[i].index, b.ops[i].index);
     EXPECT_EQ(a.ops[i].dtype, b.ops[i].dtype);
-    EXPECT_EQ(std::string(a.ops[i].kind()), b.ops[i].kind());
+    EXPECT_EQ(std::string(a.ops[i].kind_name()), b.ops[i].kind_name());
     EXPECT_EQ(a.ops[i].shape_text(), b.ops[i].shape_text());
     EXPECT_EQ(YAML::Dump(to_yaml(a.ops[i])), YAML::Dump(to_yaml(b.ops[i])));
   }
@@ -87,7 +88,7 @@ TEST(ShippedWorkloads, EveryWorkloadParsesAndSurvivesItsResolvedForm) {
     EXPECT_FALSE(workload.ops.empty());
     for (size_t i = 0; i < workload.ops.size(); ++i) {
       EXPECT_EQ(workload.ops[i].index, static_cast<int>(i));
-      EXPECT_EQ(workload.ops[i].macs() > 0, workload.ops[i].kind() != std::string("pool"));
+      EXPECT_EQ(workload.ops[i].macs() > 0, workload.ops[i].kind_name() != std::string("pool"));
       EXPECT_EQ(workload.ops[i].where.file, entry.path().string());
       EXPECT_EQ(workload.ops[i].where.line,
                 workload.ops[0].where.line + static_cast<int>(i));  // one op a line
@@ -108,7 +109,7 @@ TEST(ShippedWorkloads, DefaultHasABf16AndAnInt8Projection) {
   EXPECT_EQ(workload.ops[0].macs(), int64_t{256} * 1024 * 512);
   EXPECT_EQ(workload.ops[1].name, "down_proj");
   EXPECT_EQ(workload.ops[1].dtype, DType::int8);
-  const auto& shape = std::get<GemmShape>(workload.ops[1].shape);
+  const auto& shape = *workload.ops[1].as<GemmShape>();
   EXPECT_EQ(shape.m, 256);
   EXPECT_EQ(shape.n, 512);
   EXPECT_EQ(shape.k, 1024);
@@ -226,7 +227,7 @@ TEST(Workload, OverrideSelectsAnOpByName) {
   config::apply_override(document, "ops.b.m=1024");
   config::apply_override(document, "ops.0.dtype=fp16");
   const Workload workload = workload_from_yaml(document);
-  EXPECT_EQ(std::get<GemmShape>(workload.ops[1].shape).m, 1024);
+  EXPECT_EQ(workload.ops[1].as<GemmShape>()->m, 1024);
   EXPECT_EQ(workload.ops[0].dtype, DType::fp16);
 
   config::Document bad = config::load_text(kWorkload, "w.yaml");

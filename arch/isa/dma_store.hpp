@@ -1,0 +1,39 @@
+// dma store: SRAM -> DRAM (an output tensor region), optionally adding into it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/isa/cause.hpp"
+#include "arch/isa/queue.hpp"
+#include "arch/isa/region.hpp"
+
+namespace tessera::arch {
+
+class LineReader;
+class LineWriter;
+class InstructionChecks;
+
+// SRAM -> DRAM. With accumulate, the DRAM contents are read, added to, and written back (partial sums).
+struct DmaStore {
+  uint64_t sram_address = 0;
+  int64_t sram_pitch_bytes = 0;
+  TensorRegion destination;
+  bool accumulate = false;
+  bool operator==(const DmaStore& other) const {
+    return sram_address == other.sram_address && sram_pitch_bytes == other.sram_pitch_bytes &&
+           destination == other.destination && accumulate == other.accumulate;
+  }
+
+  static constexpr QueueKind kQueue = QueueKind::dma;
+  // What a unit waiting on this instruction's signal is charged.
+  static constexpr Cause kWaitersCause = Cause::output_backpressure;
+  static const std::vector<std::string>& mnemonics();  // the operation words it is written with
+  static DmaStore read(LineReader& in, std::string_view mnemonic, int column);
+  void write(LineWriter& out) const;
+  void check(const InstructionChecks& checks) const;
+};
+
+}  // namespace tessera::arch

@@ -1,0 +1,57 @@
+#include "arch/isa/instruction_checks.hpp"
+
+#include <fmt/format.h>
+
+namespace tessera::arch {
+
+void InstructionChecks::fail(const std::string& message, const std::string& hint) const {
+  throw InputError(location_of(program_, instruction_),
+                   describe_instruction(program_, core_, instruction_, position_), message, hint);
+}
+
+void InstructionChecks::sram_range(const char* what, uint64_t address, int64_t rows, int64_t row_bytes,
+                                   int64_t pitch) const {
+  if (pitch != 0 && pitch < row_bytes) {
+    fail(fmt::format("{}: row pitch {} B is shorter than a row ({} B)", what, pitch, row_bytes),
+         "rows would overlap; use a pitch of at least the row size, or omit it for packed rows");
+  }
+  const uint64_t end =
+      address + static_cast<uint64_t>((rows - 1) * (pitch != 0 ? pitch : row_bytes) + row_bytes);
+  if (end > static_cast<uint64_t>(spec_.core.sram.bytes)) {
+    fail(fmt::format("{}: SRAM bytes 0x{:x}..0x{:x} run past the end of the {} KiB SRAM (0x{:x})", what,
+                     address, end, spec_.core.sram.kib, spec_.core.sram.bytes),
+         "addresses are per core and start at 0");
+  }
+}
+
+void InstructionChecks::region(const TensorRegion& region) const {
+  if (region.tensor < 0 || region.tensor >= static_cast<int>(program_.tensors.size()))
+    fail("names no declared tensor");
+  const TensorDecl& tensor = program_.tensors[region.tensor];
+  if (region.rows <= 0 || region.cols <= 0 || region.row < 0 || region.col < 0 ||
+      region.row + region.rows > tensor.rows || region.col + region.cols > tensor.cols) {
+    fail(fmt::format("region {}[{}:{}, {}:{}] is not inside the {}x{} tensor", tensor.name, region.row,
+                     region.row + region.rows, region.col, region.col + region.cols, tensor.rows,
+                     tensor.cols));
+  }
+}
+
+void InstructionChecks::core_index(int index, const char* what) const {
+  if (index < 0 || index >= spec_.mesh.cores()) {
+    fail(fmt::format("{} names core #{}, outside the {}x{} mesh", what, index, spec_.mesh.rows,
+                     spec_.mesh.cols));
+  }
+}
+
+void InstructionChecks::pe_support(Dataflow dataflow, DType dtype) const {
+  if (!spec_.core.pe_array.supports(dataflow)) {
+    fail(fmt::format("dataflow {} is not supported by machine '{}'", name_of(dataflow), spec_.name),
+         "core.pe_array.dataflows lists what the array supports");
+  }
+  if (!spec_.core.pe_array.supports(dtype) || dtype == DType::int32) {
+    fail(fmt::format("operand type {} is not supported by machine '{}'", tessera::name_of(dtype), spec_.name),
+         "core.pe_array.dtypes lists what the array supports");
+  }
+}
+
+}  // namespace tessera::arch

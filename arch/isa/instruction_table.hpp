@@ -1,0 +1,55 @@
+// The instruction set (DESIGN.md, "arch/isa"): every instruction kind of the tile program, one line each in
+// the Operation variant below. Each kind's file says its fields, its text (mnemonics, reader, writer), its
+// checks, the queue it runs on and the bubble cause its waiters are charged; everything else — the queue
+// rule, the dispatch of the reader, writer and checker, the simulator's signal causes — is derived from this
+// list. A new instruction kind is its file and a line here; the simulator's unit for its queue implements it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "arch/isa/cause.hpp"
+#include "arch/isa/dma_load.hpp"
+#include "arch/isa/dma_store.hpp"
+#include "arch/isa/noc_send.hpp"
+#include "arch/isa/pe_conv.hpp"
+#include "arch/isa/pe_matmul.hpp"
+#include "arch/isa/queue.hpp"
+
+namespace tessera::arch {
+
+using Operation = std::variant<  // the instruction table
+    DmaLoad,                     //
+    DmaStore,                    //
+    PeMatmul,                    //
+    PeConv,                      //
+    NocSend>;
+
+// The queue an operation runs on: the one rule of which instruction goes where.
+QueueKind queue_of(const Operation& operation);
+// What a unit waiting on the operation's signal is charged.
+Cause waiters_cause(const Operation& operation);
+// The operation words of the kinds that run on `kind`, in table order ("load", "store"; "ws", ..., "conv").
+const std::vector<std::string>& mnemonics_of(QueueKind kind);
+
+// The cores that receive a same-core signal of an operation issued by core `issuer`: the issuer, or every
+// destination of a multicast (an operation kind says so with an overload of signal_destinations).
+template <class Kind>
+const std::vector<int>& signal_destinations(const Kind&) {
+  static const std::vector<int> none;
+  return none;
+}
+std::vector<int> same_core_signal_targets(const Operation& operation, int issuer);
+
+class LineReader;
+class LineWriter;
+class InstructionChecks;
+// The operation of the kind that runs on `queue` and is written `mnemonic` (which must be one of
+// mnemonics_of(queue)), read from the rest of the line.
+Operation read_operation(LineReader& in, QueueKind queue, std::string_view mnemonic, int column);
+void write_operation(LineWriter& out, const Operation& operation);
+void check_operation(const InstructionChecks& checks, const Operation& operation);
+
+}  // namespace tessera::arch

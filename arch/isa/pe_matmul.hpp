@@ -1,0 +1,45 @@
+// pe ws|os|is: a matrix product on the PE array.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/isa/cause.hpp"
+#include "arch/isa/queue.hpp"
+#include "arch/spec.hpp"
+#include "common/dtype.hpp"
+
+namespace tessera::arch {
+
+class LineReader;
+class LineWriter;
+class InstructionChecks;
+
+// O[m x n] (+)= A[m x k] * W[k x n] on the PE array. Operands are `dtype`, O is accumulator_of(dtype).
+struct PeMatmul {
+  Dataflow dataflow = Dataflow::ws;
+  DType dtype = DType::bf16;
+  uint64_t a_address = 0, w_address = 0, o_address = 0;
+  int64_t a_pitch_bytes = 0, w_pitch_bytes = 0, o_pitch_bytes = 0;  // 0 = packed rows
+  int64_t m = 0, n = 0, k = 0;
+  bool accumulate = false;
+  bool operator==(const PeMatmul& other) const {
+    return dataflow == other.dataflow && dtype == other.dtype && a_address == other.a_address &&
+           w_address == other.w_address && o_address == other.o_address &&
+           a_pitch_bytes == other.a_pitch_bytes && w_pitch_bytes == other.w_pitch_bytes &&
+           o_pitch_bytes == other.o_pitch_bytes && m == other.m && n == other.n && k == other.k &&
+           accumulate == other.accumulate;
+  }
+
+  static constexpr QueueKind kQueue = QueueKind::pe;
+  // What a unit waiting on this instruction's signal is charged.
+  static constexpr Cause kWaitersCause = Cause::sync;
+  static const std::vector<std::string>& mnemonics();  // the operation words it is written with
+  static PeMatmul read(LineReader& in, std::string_view mnemonic, int column);
+  void write(LineWriter& out) const;
+  void check(const InstructionChecks& checks) const;
+};
+
+}  // namespace tessera::arch

@@ -1,0 +1,127 @@
+// The tile program: the instruction set the mapper emits and the simulator runs (DESIGN.md: mapper and sim
+// meet only here). Per core, instructions go to in-order unit queues (DMA engines, the PE array, the NoC
+// engine) and synchronise through counting semaphores; SRAM addresses, DMA descriptors and buffers are
+// explicit. The instruction kinds are listed in instruction_table.hpp; docs/tile-program.md describes the
+// text form (program_text.hpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/isa/instruction_table.hpp"
+#include "arch/isa/queue.hpp"
+#include "arch/isa/views.hpp"
+#include "arch/spec.hpp"
+#include "arch/topology.hpp"
+#include "common/dtype.hpp"
+#include "common/error.hpp"
+
+namespace tessera::arch {
+
+// A semaphore of one core. core == kSameCore means the issuing core, or, on a multicast load, every
+// destination core.
+constexpr int kSameCore = -1;
+struct SemaphoreRef {
+  int id = 0;  // index into Program::semaphores
+  int core = kSameCore;
+  bool operator==(const SemaphoreRef& other) const { return id == other.id && core == other.core; }
+};
+
+struct SemaphoreWait {
+  SemaphoreRef semaphore;
+  int count = 1;  // consumes this many signals
+  bool operator==(const SemaphoreWait& other) const {
+    return semaphore == other.semaphore && count == other.count;
+  }
+};
+
+struct Instruction {
+  QueueId queue;
+  Operation operation;
+  std::vector<SemaphoreWait> waits;   // all satisfied (in order) before the instruction starts
+  std::vector<SemaphoreRef> signals;  // posted when it completes
+  int line = 0;                       // line in the program text, 0 if built in memory
+
+  bool operator==(const Instruction& other) const {
+    return queue == other.queue && operation == other.operation && waits == other.waits &&
+           signals == other.signals;
+  }
+};
+
+struct CoreProgram {
+  Coord coord;
+  std::vector<Instruction> instructions;  // in program order; each queue runs its own subsequence in order
+  bool operator==(const CoreProgram& other) const {
+    return coord == other.coord && instructions == other.instructions;
+  }
+};
+
+enum class TensorRole : uint8_t { input, output, view };
+
+// A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), outputs start
+// zero. A view has no storage of its own (its rows and cols are the view's).
+struct TensorDecl {
+  std::string name;
+  DType dtype = DType::fp32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  uint64_t dram_address = 0;
+  TensorRole role = TensorRole::input;
+  uint64_t seed = 0;
+  uint32_t generator_id = 0;
+  std::optional<Im2colView> im2col;                 // role == view: one of the two
+  std::optional<BlockDiagonalView> block_diagonal;  //
+  int view_source() const { return im2col ? im2col->source : block_diagonal->source; }
+
+  // DRAM bytes the tensor occupies (0 for a view).
+  int64_t size_in_bytes() const { return role == TensorRole::view ? 0 : rows * cols * size_bytes(dtype); }
+  bool operator==(const TensorDecl& other) const {
+    return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
+           dram_address == other.dram_address && role == other.role && seed == other.seed &&
+           generator_id == other.generator_id && im2col == other.im2col &&
+           block_diagonal == other.block_diagonal;
+  }
+};
+
+// Which operator the program computes, so its output can be checked (the CLI turns it into an ops::Op).
+struct OpBinding {
+  std::string kind;                               // "gemm"
+  std::map<std::string, std::string> attributes;  // name, index, m, n, k, dtype, seed, ...
+  bool operator==(const OpBinding& other) const {
+    return kind == other.kind && attributes == other.attributes;
+  }
+};
+
+struct Program {
+  std::string name;
+  MeshSpec mesh;
+  std::optional<OpBinding> op;
+  std::vector<TensorDecl> tensors;
+  std::vector<std::string> semaphores;  // names; SemaphoreRef::id indexes this
+  std::vector<CoreProgram> cores;       // cores with instructions, in the order written
+  std::string source_file;              // where it was read from ("" if built in memory)
+
+  int semaphore_id(const std::string& name);     // finds or adds
+  int tensor_id(const std::string& name) const;  // -1 if absent
+  int64_t instruction_count() const;
+  // Renumbers semaphores in the order the text reader meets them (cores in order, waits before signals) and
+  // drops unused names, so that read_program(write_program(p)) == p.
+  void number_semaphores_by_appearance();
+
+  // Equal programs compute the same thing the same way; where they were read from does not count.
+  bool operator==(const Program& other) const {
+    return name == other.name && mesh.rows == other.mesh.rows && mesh.cols == other.mesh.cols &&
+           op == other.op && tensors == other.tensors && semaphores == other.semaphores &&
+           cores == other.cores;
+  }
+};
+
+// Where an instruction is, for error messages: "core 0,1 pe #3" plus the program file and line.
+std::string describe_instruction(const Program& program, const CoreProgram& core,
+                                 const Instruction& instruction, int64_t position);
+SourceLocation location_of(const Program& program, const Instruction& instruction);
+
+}  // namespace tessera::arch

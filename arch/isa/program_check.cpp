@@ -1,0 +1,168 @@
+#include <fmt/format.h>
+
+#include <map>
+
+#include "arch/isa/instruction_checks.hpp"
+#include "arch/isa/program_check.hpp"
+
+namespace tessera::arch {
+
+namespace {
+
+class Checker {
+ public:
+  Checker(const Program& program, const ArchSpec& spec) : program_(program), spec_(spec) {}
+
+  void run() {
+    check_header();
+    for (const CoreProgram& core : program_.cores) check_core(core);
+    check_semaphore_balance();
+  }
+
+ private:
+  [[noreturn]] void fail_header(const std::string& field, const std::string& message,
+                                const std::string& hint) const {
+    throw InputError(SourceLocation{program_.source_file.empty() ? "(program)" : program_.source_file, 0, 0},
+                     field, message, hint);
+  }
+
+  void check_header() const {
+    if (program_.mesh.rows != spec_.mesh.rows || program_.mesh.cols != spec_.mesh.cols) {
+      fail_header("mesh",
+                  fmt::format("the program is for a {}x{} mesh but machine '{}' is {}x{}", program_.mesh.rows,
+                              program_.mesh.cols, spec_.name, spec_.mesh.rows, spec_.mesh.cols),
+                  "map the workload for this machine (tessera map --arch ...)");
+    }
+    for (size_t i = 0; i < program_.tensors.size(); ++i) {
+      const TensorDecl& tensor = program_.tensors[i];
+      if (tensor.rows <= 0 || tensor.cols <= 0)
+        fail_header("tensor " + tensor.name, "a tensor needs at least one row and one column", "");
+      if (tensor.role == TensorRole::view) check_view(tensor);
+      if (tensor.role == TensorRole::input && is_integer(tensor.dtype) && tensor.dtype != DType::int8)
+        fail_header("tensor " + tensor.name, "input tensors are fp32, bf16, fp16 or int8",
+                    "int32 is an accumulator type");
+      for (size_t j = 0; j < i; ++j) {
+        const TensorDecl& other = program_.tensors[j];
+        const uint64_t end = tensor.dram_address + static_cast<uint64_t>(tensor.size_in_bytes());
+        const uint64_t other_end = other.dram_address + static_cast<uint64_t>(other.size_in_bytes());
+        if (tensor.dram_address < other_end && other.dram_address < end) {
+          fail_header("tensor " + tensor.name, fmt::format("its DRAM range overlaps tensor {}", other.name),
+                      "give each tensor its own address range");
+        }
+      }
+    }
+  }
+
+  // The reader checks a view as it reads it; programs built in memory get the same checks here.
+  void check_view(const TensorDecl& tensor) const {
+    const std::string field = "tensor " + tensor.name;
+    if (tensor.block_diagonal) {
+      const BlockDiagonalView& view = *tensor.block_diagonal;
+      const bool source_ok = view.source >= 0 && view.source < static_cast<int>(program_.tensors.size()) &&
+                             program_.tensors[view.source].role == TensorRole::input;
+      if (!source_ok || view.packed <= 0 || view.groups % view.packed != 0 ||
+          program_.tensors[view.source].rows != view.rows() ||
+          program_.tensors[view.source].cols != view.group_k || tensor.rows != view.rows() ||
+          tensor.cols != view.cols() || program_.tensors[view.source].dtype != tensor.dtype)
+        fail_header(field, "the block-diagonal view does not fit its source", "");
+      return;
+    }
+    if (!tensor.im2col) fail_header(field, "a view tensor without its view", "");
+    const Im2colView& view = *tensor.im2col;
+    if (view.source < 0 || view.source >= static_cast<int>(program_.tensors.size()) ||
+        program_.tensors[view.source].role != TensorRole::input)
+      fail_header(field, "the view's source is not an input tensor", "");
+    const TensorDecl& source = program_.tensors[view.source];
+    if (source.dtype != tensor.dtype || source.rows != view.n * view.h * view.w || source.cols != view.c ||
+        view.groups <= 0 || view.c % view.groups != 0 || view.p() <= 0 || view.q() <= 0 ||
+        tensor.rows != view.rows() || tensor.cols != view.cols())
+      fail_header(field, fmt::format("the im2col view does not fit its source {}", source.name), "");
+  }
+
+  void check_core(const CoreProgram& core) {
+    if (core.coord.row < 0 || core.coord.row >= spec_.mesh.rows || core.coord.col < 0 ||
+        core.coord.col >= spec_.mesh.cols) {
+      fail_header(fmt::format("core {},{}", core.coord.row, core.coord.col),
+                  fmt::format("no such core in the {}x{} mesh", spec_.mesh.rows, spec_.mesh.cols), "");
+    }
+    std::map<std::string, int64_t> positions;
+    for (const Instruction& instruction : core.instructions) {
+      const int64_t position = positions[name_of(instruction.queue)]++;
+      const InstructionChecks checks(program_, spec_, core, instruction, position);
+      check_instruction(checks, instruction);
+      for (const SemaphoreWait& wait : instruction.waits) {
+        if (wait.count <= 0) checks.fail("a wait consumes at least one signal");
+        if (wait.semaphore.core != kSameCore) checks.core_index(wait.semaphore.core, "a wait");
+      }
+      for (const SemaphoreRef& signal : instruction.signals)
+        if (signal.core != kSameCore) checks.core_index(signal.core, "a signal");
+    }
+  }
+
+  void check_instruction(const InstructionChecks& checks, const Instruction& instruction) const {
+    const QueueId& queue = instruction.queue;
+    if (queue.kind == QueueKind::dma && (queue.index < 0 || queue.index >= spec_.core.dma.engines)) {
+      checks.fail(
+          fmt::format("queue dma{} does not exist: machine '{}' has {} DMA engine{} per core", queue.index,
+                      spec_.name, spec_.core.dma.engines, spec_.core.dma.engines == 1 ? "" : "s"),
+          "use dma0..dma" + std::to_string(spec_.core.dma.engines - 1));
+    }
+    if (queue_of(instruction.operation) != queue.kind)
+      checks.fail("this operation does not run on queue " + name_of(queue));
+    check_operation(checks, instruction.operation);
+  }
+
+  // Statically, a semaphore waited on more often than it is signalled anywhere can never be satisfied.
+  void check_semaphore_balance() const {
+    std::map<std::pair<int, int>, int64_t>
+        signals;  // (core, semaphore) -> signals posted in the whole program
+    for (const CoreProgram& core : program_.cores) {
+      const int issuer = core_index(core.coord, spec_.mesh);
+      for (const Instruction& instruction : core.instructions) {
+        for (const SemaphoreRef& ref : instruction.signals) {
+          if (ref.core == kSameCore) {
+            for (int target : same_core_signal_targets(instruction.operation, issuer))
+              ++signals[{target, ref.id}];
+          } else {
+            ++signals[{ref.core, ref.id}];
+          }
+        }
+      }
+    }
+    std::map<std::pair<int, int>, int64_t> waited;
+    for (const CoreProgram& core : program_.cores) {
+      const int issuer = core_index(core.coord, spec_.mesh);
+      std::map<std::string, int64_t> positions;
+      for (const Instruction& instruction : core.instructions) {
+        const int64_t position = positions[name_of(instruction.queue)]++;
+        for (const SemaphoreWait& wait : instruction.waits) {
+          const std::pair<int, int> key{wait.semaphore.core == kSameCore ? issuer : wait.semaphore.core,
+                                        wait.semaphore.id};
+          waited[key] += wait.count;
+          const int64_t available = signals.count(key) ? signals.at(key) : 0;
+          if (waited[key] > available) {
+            const Coord owner = core_coord(key.first, spec_.mesh);
+            InstructionChecks(program_, spec_, core, instruction, position)
+                .fail(fmt::format(
+                          "waits for {} of core {},{}, which the whole program signals {} time{} — this wait "
+                          "needs signal number {}, so it can never proceed",
+                          program_.semaphores[key.second], owner.row, owner.col, available,
+                          available == 1 ? "" : "s", waited[key]),
+                      "add the missing signal, or drop the wait");
+          }
+        }
+      }
+    }
+  }
+
+  const Program& program_;
+  const ArchSpec& spec_;
+};
+
+}  // namespace
+
+void check_program(const Program& program, const ArchSpec& spec) {
+  Checker(program, spec).run();
+}
+
+}  // namespace tessera::arch

@@ -1,0 +1,534 @@
+// Reading the text form of a tile program (docs/tile-program.md): read_program, read_program_file. The header
+// lines, core lines and synchronisation are read here; each operation by its instruction kind
+// (instruction_table.hpp), through the line cursor of text_reader.hpp.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "arch/isa/program_text.hpp"
+#include "arch/isa/syntax.hpp"
+#include "arch/isa/text_reader.hpp"
+#include "common/text.hpp"
+
+namespace tessera::arch {
+namespace {
+
+using namespace syntax;
+
+// Hints that show the expected form of a line or operation.
+constexpr const char* kHeaderSyntax =
+    "a program starts: 'tessera-program 1', 'name <program name>', 'mesh <rows>x<cols>', then an optional "
+    "'op' line and the 'tensor' lines";
+constexpr const char* kTensorSyntax =
+    "a tensor is declared: tensor <name> <dtype> <rows>x<cols> at <dram address> input seed=<seed> "
+    "id=<generator id>, or ... output, or tensor <name> <dtype> <rows>x<cols> view im2col <source> n= h= w= "
+    "c= r= s= stride= pad= dilation= groups=, or ... view blockdiag <source> groups= packed= window= "
+    "group_c= "
+    "group_k=";
+constexpr const char* kWaitSyntax =
+    "waits are written name, name[i], name@row,col or name*count (a_full[0]@0,1*2), separated by blanks";
+constexpr const char* kSignalSyntax =
+    "signals are written name, name[i] or name@row,col (a_full[0]@0,1), separated by blanks";
+
+// Header lines in the order they must appear. Each appears at most once, except tensor; core stands for
+// the core blocks, which follow the header.
+enum class HeaderLine : int { version, name, mesh, op, tensor, core };
+constexpr int kHeaderLines = 6;
+
+const char* keyword_of(HeaderLine line) {
+  switch (line) {
+    case HeaderLine::version:
+      return "tessera-program";
+    case HeaderLine::name:
+      return "name";
+    case HeaderLine::mesh:
+      return "mesh";
+    case HeaderLine::op:
+      return "op";
+    case HeaderLine::tensor:
+      return "tensor";
+    case HeaderLine::core:
+      return "core";
+  }
+  return "?";
+}
+
+std::optional<HeaderLine> parse_header_keyword(std::string_view word) {
+  for (HeaderLine line : {HeaderLine::name, HeaderLine::mesh, HeaderLine::op, HeaderLine::tensor})
+    if (word == keyword_of(line)) return line;
+  return std::nullopt;
+}
+
+class ProgramReader : public LineReader {
+ public:
+  ProgramReader(std::string_view text, const std::string& file_name) : LineReader(file_name), text_(text) {}
+
+  Program read() {
+    size_t line_start = 0;
+    while (line_start < text_.size()) {
+      size_t line_end = text_.find('\n', line_start);
+      if (line_end == std::string_view::npos) line_end = text_.size();
+      start_line(text_.substr(line_start, line_end - line_start));
+      if (!at_line_end()) read_line();
+      line_start = line_end + 1;
+    }
+    finish();
+    return std::move(program_);
+  }
+
+ private:
+  void read_line() {
+    if (!header_line_[static_cast<int>(HeaderLine::version)]) return read_version();
+    const int keyword_column = column();
+    const std::string_view keyword = scan_word();
+    if (keyword == "core") return read_core(keyword_column);
+    if (const std::optional<QueueId> queue = parse_queue(keyword)) {
+      if (current_core_ < 0) {
+        line_subject_ = keyword;
+        fail(keyword_column, fmt::format("instruction for queue {} before any 'core' line", keyword),
+             "instructions follow a 'core <row>,<col>' line, which names the core that runs them");
+      }
+      return read_instruction(*queue);
+    }
+    if (const std::optional<HeaderLine> header = parse_header_keyword(keyword)) {
+      line_subject_ = keyword;
+      enter_header(*header, keyword_column);
+      switch (*header) {
+        case HeaderLine::name:
+          return read_name_line();
+        case HeaderLine::mesh:
+          return read_mesh();
+        case HeaderLine::op:
+          return read_op();
+        default:
+          return read_tensor();
+      }
+    }
+    if (current_core_ >= 0) fail_unknown_queue(keyword_column, keyword);
+    if (keyword.empty())
+      fail_expected(keyword_column, "a header keyword (name, mesh, op or tensor) or 'core'", kHeaderSyntax);
+    fail(keyword_column,
+         fmt::format("unknown header keyword '{}'{}", keyword,
+                     did_you_mean(std::string(keyword), {"name", "mesh", "op", "tensor", "core"})),
+         "header lines are name, mesh, op and tensor; instructions follow a 'core <row>,<col>' line");
+  }
+
+  // Keeps the header in the documented order and checks that the required lines came before `line`.
+  void enter_header(HeaderLine line, int column) {
+    const int rank = static_cast<int>(line);
+    if (last_header_ == HeaderLine::core && line != HeaderLine::core)
+      fail(column, fmt::format("'{}' belongs to the header, before the first 'core' line", keyword_of(line)),
+           kHeaderSyntax);
+    if (line != HeaderLine::tensor && line != HeaderLine::core && header_line_[rank])
+      fail(column, fmt::format("duplicate '{}' line", keyword_of(line)),
+           fmt::format("the first is on line {}", header_line_[rank]));
+    if (rank < static_cast<int>(last_header_))
+      fail(column, fmt::format("'{}' line after the '{}' line", keyword_of(line), keyword_of(last_header_)),
+           kHeaderSyntax);
+    for (HeaderLine required : {HeaderLine::name, HeaderLine::mesh})
+      if (rank > static_cast<int>(required) && !header_line_[static_cast<int>(required)])
+        fail(column,
+             fmt::format("missing '{}' line before this '{}' line", keyword_of(required), keyword_of(line)),
+             kHeaderSyntax);
+    last_header_ = line;
+    if (!header_line_[rank]) header_line_[rank] = line_number_;
+  }
+
+  void finish() {
+    if (!header_line_[static_cast<int>(HeaderLine::version)])
+      throw InputError(SourceLocation{program_.source_file, 1, 1}, keyword_of(HeaderLine::version),
+                       fmt::format("expected '{} {}' as the first line; the file is empty or only comments",
+                                   kFormatMagic, kFormatVersion),
+                       "is this a tile program (*.tprog)?");
+    for (HeaderLine required : {HeaderLine::name, HeaderLine::mesh})
+      if (!header_line_[static_cast<int>(required)])
+        throw InputError(SourceLocation{program_.source_file, line_number_, 0}, "header",
+                         fmt::format("the program has no '{}' line", keyword_of(required)), kHeaderSyntax);
+  }
+
+  // ---- header lines
+
+  void read_version() {
+    line_subject_ = keyword_of(HeaderLine::version);
+    const int magic_column = column();
+    const std::string_view magic = scan_free_text();
+    if (magic != kFormatMagic)
+      fail(magic_column,
+           fmt::format("expected '{} {}' as the first line, found '{}'", kFormatMagic, kFormatVersion, magic),
+           "every tile program (*.tprog) starts with its format version");
+    const int version_column = column();
+    const std::string_view version = scan_free_text();
+    if (version.empty())
+      fail_expected(version_column, fmt::format("the format version after '{}'", kFormatMagic));
+    if (version != kFormatVersion)
+      fail(version_column,
+           fmt::format("unsupported format version '{}'; this tessera reads version {}", version,
+                       kFormatVersion),
+           "write the program again with this tessera's 'tessera map'");
+    expect_line_end("the format version");
+    header_line_[static_cast<int>(HeaderLine::version)] = line_number_;
+    last_header_ = HeaderLine::version;
+  }
+
+  void read_name_line() {
+    const int name_column = column();
+    const std::string_view name = scan_free_text();
+    if (name.empty()) fail_expected(name_column, "the program name");
+    program_.name = name;
+    expect_line_end("the program name", "a program name contains no blanks");
+  }
+
+  void read_mesh() {
+    const int shape_column = column();
+    const auto [rows, cols] = read_shape("the mesh");
+    // Core indices are ints (arch/topology.hpp, core_index).
+    if (rows > static_cast<uint64_t>(INT_MAX) / cols)
+      fail(shape_column, fmt::format("a {}x{} mesh has more cores than tessera can number", rows, cols));
+    program_.mesh.rows = static_cast<int>(rows);
+    program_.mesh.cols = static_cast<int>(cols);
+    expect_line_end("the mesh");
+  }
+
+  void read_op() {
+    OpBinding op;
+    op.kind = read_name("the operator kind");
+    while (!at_line_end()) {
+      const int key_column = column();
+      const std::string_view key = read_name("an attribute key=value");
+      expect('=', fmt::format("'=' after the attribute '{}'", key), "attributes are written key=value");
+      const int value_column = column();
+      const std::string_view value = scan_free_text();
+      if (value.empty()) fail_expected(value_column, fmt::format("the value of the attribute '{}'", key));
+      if (!op.attributes.emplace(std::string(key), std::string(value)).second)
+        fail(key_column, fmt::format("duplicate attribute '{}'", key), "each attribute may appear once");
+    }
+    program_.op = std::move(op);
+  }
+
+  void read_tensor() {
+    const int name_column = column();
+    const std::string_view name = read_name("a tensor name");
+    tensor_name_ = name;
+    TensorDecl tensor;
+    tensor.name = name;
+    if (const int earlier = program_.tensor_id(tensor.name); earlier >= 0)
+      fail(name_column, fmt::format("duplicate tensor '{}'", name),
+           fmt::format("the first is declared on line {}", tensor_lines_[static_cast<size_t>(earlier)]));
+    tensor.dtype = read_dtype("dtype", all_dtype_names());
+    const int shape_column = column();
+    const auto [rows, cols] = read_shape("the tensor shape");
+    // size_in_bytes() multiplies them with the element size in int64.
+    if (rows > static_cast<uint64_t>(INT64_MAX) / cols / static_cast<uint64_t>(size_bytes(tensor.dtype)))
+      fail(shape_column, fmt::format("a {}x{} tensor is too large", rows, cols));
+    tensor.rows = static_cast<int64_t>(rows);
+    tensor.cols = static_cast<int64_t>(cols);
+    const int at_column = column();
+    const std::string_view placement = scan_word();
+    if (placement == "view") {
+      read_view(tensor, shape_column);
+      program_.tensors.push_back(std::move(tensor));
+      tensor_lines_.push_back(line_number_);
+      return;
+    }
+    if (placement != "at")
+      fail_expected(at_column, "'at' and the tensor's DRAM address, or 'view'", kTensorSyntax);
+    tensor.dram_address = read_unsigned("a DRAM address");
+
+    const int role_column = column();
+    const std::string_view role = scan_word();
+    if (role == "output") {
+      tensor.role = TensorRole::output;
+      expect_line_end("'output'", "outputs start as zeros; only inputs take seed= and id=");
+    } else if (role == "input") {
+      tensor.role = TensorRole::input;
+      static const std::vector<std::string> options = {"seed", "id"};
+      uint32_t given = 0;
+      while (!at_line_end()) {
+        if (read_option(options, 0, given, "an input tensor", kTensorSyntax) == 0)
+          tensor.seed = read_unsigned("the generator seed");
+        else
+          tensor.generator_id = static_cast<uint32_t>(read_unsigned("the generator id", UINT32_MAX));
+      }
+      require_options(options, given, 0b11, role_column, "an input tensor", kTensorSyntax);
+    } else if (role.empty()) {
+      fail_expected(role_column, "'input' or 'output'", kTensorSyntax);
+    } else {
+      fail(role_column,
+           fmt::format("unknown tensor role '{}'{}", role,
+                       did_you_mean(std::string(role), {"input", "output"})),
+           "a tensor is an input (generated) or an output (starts as zeros)");
+    }
+    program_.tensors.push_back(std::move(tensor));
+    tensor_lines_.push_back(line_number_);
+  }
+
+  // `view im2col <source> ...` or `view blockdiag <source> ...` after the shape.
+  void read_view(TensorDecl& tensor, int shape_column) {
+    tensor.role = TensorRole::view;
+    const int kind_column = column();
+    const std::string_view kind = scan_word();
+    if (kind != "im2col" && kind != "blockdiag")
+      fail(
+          kind_column,
+          kind.empty() ? "expected the view kind"
+                       : fmt::format("unknown view kind '{}'{}", kind,
+                                     did_you_mean(std::string(kind), {"im2col", "blockdiag"})),
+          "views are im2col (the patches of an NHWC input as GEMM rows) and blockdiag (the weights of packed "
+          "groups as one block-diagonal operand)");
+    const int source_column = column();
+    const std::string_view source_name = read_name("the view's source tensor", kTensorSyntax);
+    const int source_index = program_.tensor_id(std::string(source_name));
+    if (source_index < 0) fail_unknown_tensor(source_column, source_name);
+    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
+    if (source.role != TensorRole::input)
+      fail(source_column, fmt::format("the view's source {} is not an input tensor", source_name),
+           "a view reads a generated input");
+    if (source.dtype != tensor.dtype)
+      fail(source_column,
+           fmt::format("the view is {} but its source {} is {}", name_of(tensor.dtype), source_name,
+                       name_of(source.dtype)),
+           "a view has its source's element type");
+    if (kind == "blockdiag") {
+      read_block_diagonal(tensor, source_index, source_name, source_column, shape_column);
+      return;
+    }
+    Im2colView view;
+    view.source = source_index;
+    static const std::vector<std::string> keys = {"n", "h",      "w",   "c",        "r",
+                                                  "s", "stride", "pad", "dilation", "groups"};
+    int64_t* fields[] = {&view.n, &view.h,      &view.w,   &view.c,        &view.r,
+                         &view.s, &view.stride, &view.pad, &view.dilation, &view.groups};
+    uint32_t given = 0;
+    const int options_column = column();
+    while (!at_line_end()) {
+      const size_t index = read_option(keys, 0, given, "an im2col view", kTensorSyntax);
+      *fields[index] = index == 7 ? read_size("pad") : read_positive(keys[index]);
+    }
+    require_options(keys, given, (1u << keys.size()) - 1, options_column, "an im2col view", kTensorSyntax);
+    if (source.rows != view.n * view.h * view.w || source.cols != view.c)
+      fail(source_column,
+           fmt::format("source {} is {}x{}, but n*h*w x c is {}x{}", source_name, source.rows, source.cols,
+                       view.n * view.h * view.w, view.c),
+           "the source of an im2col view is the NHWC input, one row per pixel");
+    if (view.c % view.groups != 0)
+      fail(options_column, fmt::format("c={} is not a multiple of groups={}", view.c, view.groups));
+    if (view.dilation * (view.r - 1) + 1 > view.h + 2 * view.pad ||
+        view.dilation * (view.s - 1) + 1 > view.w + 2 * view.pad)
+      fail(options_column, "the filter is larger than the padded input", "");
+    if (tensor.rows != view.rows() || tensor.cols != view.cols())
+      fail(shape_column, fmt::format("the im2col view is {}x{} (n*p*q x groups*r*s*c/groups), not {}x{}",
+                                     view.rows(), view.cols(), tensor.rows, tensor.cols));
+    tensor.im2col = view;
+  }
+
+  // `view blockdiag <W> groups= packed= window= group_c= group_k=`.
+  void read_block_diagonal(TensorDecl& tensor, int source_index, std::string_view source_name,
+                           int source_column, int shape_column) {
+    BlockDiagonalView view;
+    view.source = source_index;
+    static const std::vector<std::string> keys = {"groups", "packed", "window", "group_c", "group_k"};
+    int64_t* fields[] = {&view.groups, &view.packed, &view.window, &view.group_c, &view.group_k};
+    uint32_t given = 0;
+    const int options_column = column();
+    while (!at_line_end()) {
+      const size_t index = read_option(keys, 0, given, "a blockdiag view", kTensorSyntax);
+      *fields[index] = read_positive(keys[index]);
+    }
+    require_options(keys, given, (1u << keys.size()) - 1, options_column, "a blockdiag view", kTensorSyntax);
+    if (view.groups % view.packed != 0)
+      fail(options_column, fmt::format("packed={} does not divide groups={}", view.packed, view.groups));
+    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
+    if (source.rows != view.rows() || source.cols != view.group_k)
+      fail(source_column,
+           fmt::format("source {} is {}x{}, but groups*window*group_c x group_k is {}x{}", source_name,
+                       source.rows, source.cols, view.rows(), view.group_k),
+           "the source of a blockdiag view is a grouped conv's weights, one row per (group, tap)");
+    if (tensor.rows != view.rows() || tensor.cols != view.cols())
+      fail(shape_column,
+           fmt::format("the blockdiag view is {}x{} (groups*window*group_c x packed*group_k), not {}x{}",
+                       view.rows(), view.cols(), tensor.rows, tensor.cols));
+    tensor.block_diagonal = view;
+  }
+
+  // ---- core blocks and instructions
+
+  void read_core(int keyword_column) {
+    line_subject_ = keyword_of(HeaderLine::core);
+    enter_header(HeaderLine::core, keyword_column);
+    const int coord_column = column();
+    const Coord coord = read_coord();
+    core_line_coord_ = coord;
+    const auto [first, inserted] = core_lines_.emplace(core_index(coord, program_.mesh), line_number_);
+    if (!inserted)
+      fail(coord_column, fmt::format("core {},{} appears a second time", coord.row, coord.col),
+           fmt::format("its block starts on line {}; a core appears at most once", first->second));
+    expect_line_end("the core's row,col", "the core's instructions go on the lines below 'core row,col'");
+    program_.cores.push_back(CoreProgram{coord, {}});
+    current_core_ = static_cast<int>(program_.cores.size()) - 1;
+  }
+
+  void fail_unknown_queue(int column, std::string_view word) {
+    in_instruction_ = true;
+    if (word.empty()) fail_expected(column, "a queue (dma0, dma1, ..., pe or noc) or 'core'");
+    // Suggest the DMA engine the word names, if it ends in digits (dam1 -> dma1).
+    const size_t digits = word.find_last_not_of("0123456789") + 1;
+    const std::string engine = digits < word.size() ? std::string(word.substr(digits)) : "0";
+    fail(column,
+         fmt::format("unknown queue '{}'{}", word,
+                     did_you_mean(std::string(word), {"dma" + engine, "pe", "noc", "core"})),
+         "queues are dma0, dma1, ... (one per DMA engine), pe and noc; 'core <row>,<col>' starts the next "
+         "core");
+  }
+
+  void read_instruction(QueueId queue) {
+    in_instruction_ = true;
+    queue_ = queue;
+    Instruction instruction;
+    instruction.queue = queue;
+    instruction.line = line_number_;
+    const int operation_column = column();
+    const std::string_view operation = scan_word();
+    const std::vector<std::string>& operations = mnemonics_of(queue.kind);
+    if (std::find(operations.begin(), operations.end(), operation) == operations.end())
+      fail_unknown_operation(operation_column, operation, queue);
+    instruction.operation = read_operation(*this, queue.kind, operation, operation_column);
+    read_synchronisation(instruction);
+    program_.cores[static_cast<size_t>(current_core_)].instructions.push_back(std::move(instruction));
+  }
+
+  void fail_unknown_operation(int column, std::string_view operation, const QueueId& queue) {
+    const std::vector<std::string>& operations = mnemonics_of(queue.kind);
+    std::string hint = fmt::format("the {} queue runs {}", name_of(queue), join_alternatives(operations));
+    if (operation.empty())
+      fail_expected(column, fmt::format("an operation for queue {}", name_of(queue)), hint);
+    // An operation of another queue (pe load) is a likelier slip than a typo: say where it runs.
+    for (QueueKind other : all_queue_kinds()) {
+      const std::vector<std::string>& elsewhere = mnemonics_of(other);
+      if (other != queue.kind && std::find(elsewhere.begin(), elsewhere.end(), operation) != elsewhere.end())
+        hint += fmt::format("; '{}' runs on {}", operation, queues_running(other));
+    }
+    fail(column,
+         fmt::format("unknown operation '{}' for queue {}{}", operation, name_of(queue),
+                     did_you_mean(std::string(operation), operations)),
+         hint);
+  }
+
+  // `[; wait ...] [; signal ...]` and the end of the line.
+  void read_synchronisation(Instruction& instruction) {
+    bool waits_given = false;
+    bool signals_given = false;
+    while (accept(';')) {
+      const int section_column = column();
+      const std::string_view section = scan_word();
+      if (section == "wait") {
+        if (waits_given) fail(section_column, "duplicate '; wait'", "list every wait after one '; wait'");
+        if (signals_given)
+          fail(section_column, "'; wait' after '; signal'", "write '; wait ...' before '; signal ...'");
+        waits_given = true;
+        do instruction.waits.push_back(read_wait());
+        while (!at_operation_end());
+      } else if (section == "signal") {
+        if (signals_given)
+          fail(section_column, "duplicate '; signal'", "list every signal after one '; signal'");
+        signals_given = true;
+        do instruction.signals.push_back(read_signal());
+        while (!at_operation_end());
+      } else if (section.empty()) {
+        fail_expected(section_column, "'wait' or 'signal' after ';'");
+      } else {
+        fail(section_column,
+             fmt::format("unknown section '{}'{}", section,
+                         did_you_mean(std::string(section), {"wait", "signal"})),
+             "after the operation come '; wait ...' and then '; signal ...'");
+      }
+    }
+    expect_line_end("the instruction");
+  }
+
+  SemaphoreWait read_wait() {
+    SemaphoreWait wait;
+    wait.semaphore = read_semaphore(kWaitSyntax);
+    if (accept('*')) {
+      const int count_column = column();
+      const uint64_t count = read_unsigned("a wait count", INT_MAX);
+      if (count == 0)
+        fail(count_column, "a wait count must be at least 1",
+             "*N consumes N signals; without it a wait consumes one");
+      wait.count = static_cast<int>(count);
+    }
+    return wait;
+  }
+
+  SemaphoreRef read_signal() {
+    const SemaphoreRef signal = read_semaphore(kSignalSyntax);
+    if (next_is('*'))
+      fail(column(), "a signal posts exactly one signal; counts (*N) are for waits",
+           "to post more than one, list the semaphore again");
+    return signal;
+  }
+
+  SemaphoreRef read_semaphore(const char* syntax) {
+    const int name_column = column();
+    const std::string_view base = scan_word();
+    if (!is_name(base)) fail_expected(name_column, "a semaphore name", syntax);
+    semaphore_name_.assign(base);
+    while (accept('[')) {
+      const uint64_t index = read_unsigned("a semaphore index");
+      expect(']', "']' after the semaphore index", syntax);
+      fmt::format_to(std::back_inserter(semaphore_name_), "[{}]", index);
+    }
+    SemaphoreRef semaphore;
+    semaphore.id = semaphore_id(semaphore_name_);
+    if (accept('@')) semaphore.core = read_core_index();
+    return semaphore;
+  }
+
+  // Program::semaphore_id searches the list; a map in front of it keeps large programs linear.
+  int semaphore_id(const std::string& name) {
+    const auto found = semaphore_ids_.find(name);
+    if (found != semaphore_ids_.end()) return found->second;
+    const int id = program_.semaphore_id(name);
+    semaphore_ids_.emplace(name, id);
+    return id;
+  }
+
+  std::string_view text_;
+
+  // The line each header line first appeared on (0: not yet), and the latest kind seen.
+  int header_line_[kHeaderLines] = {};
+  HeaderLine last_header_ = HeaderLine::version;
+  std::vector<int> tensor_lines_;            // per tensor
+  std::unordered_map<int, int> core_lines_;  // core index -> the line of its 'core' line
+  std::unordered_map<std::string, int> semaphore_ids_;
+  std::string semaphore_name_;  // reused: most lines name a semaphore or two
+};
+
+}  // namespace
+
+Program read_program(const std::string& text, const std::string& file_name) {
+  return ProgramReader(text, file_name).read();
+}
+
+Program read_program_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(SourceLocation{path, 0, 0}, "",
+                     fmt::format("cannot open tile program: {}", std::strerror(errno)),
+                     "check the path; 'tessera map' writes tile programs (*.tprog)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return read_program(text.str(), path);
+}
+
+}  // namespace tessera::arch

@@ -1,0 +1,82 @@
+#include "arch/timing/rs_timing.hpp"
+
+#include <fmt/format.h>
+
+namespace tessera::arch {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+struct SpadWords {
+  int64_t filter = 0, ifmap = 0, psum = 0;
+};
+SpadWords words_of(const PeSpadSpec& spad, DType dtype) {
+  return {spad.filter_bytes / size_bytes(dtype), spad.ifmap_bytes / size_bytes(dtype),
+          spad.psum_bytes / size_bytes(accumulator_of(dtype))};
+}
+}  // namespace
+
+std::string rs_infeasibility(const ArchSpec& spec, DType dtype, int64_t filter_cols) {
+  const SpadWords words = words_of(spec.core.pe_spad, dtype);
+  if (words.ifmap < filter_cols || words.filter < filter_cols || words.psum < 1) {
+    return fmt::format(
+        "row stationary keeps a filter row ({} weights) and an input window ({} values) of {} per PE, and a "
+        "partial sum in {}: the PE scratchpads hold {} filter, {} input and {} partial-sum words",
+        filter_cols, filter_cols, name_of(dtype), name_of(accumulator_of(dtype)), words.filter, words.ifmap,
+        words.psum);
+  }
+  return "";
+}
+
+RsTiming::RsTiming(const ArchSpec& spec)
+    : rows_(spec.core.pe_array.rows),
+      cols_(spec.core.pe_array.cols),
+      overlap_(spec.core.pe_array.overlap_folds),
+      spad_(spec.core.pe_spad) {}
+
+RsPlan RsTiming::plan(const ConvTileShape& shape, DType dtype) const {
+  const SpadWords words = words_of(spad_, dtype);
+  RsPlan p;
+  p.set_rows = std::min(shape.r, rows_);
+  p.row_chunks = ceil_div(shape.r, p.set_rows);
+  p.strips = ceil_div(shape.e, cols_);
+  p.strip_cols = std::min(shape.e, cols_);
+  p.bands = rows_ / p.set_rows;
+  // A PE's channels must fit its input scratchpad (a window each) and, with one filter, its filter
+  // scratchpad.
+  p.channels_per_pe = std::clamp<int64_t>(std::min(words.ifmap, words.filter) / shape.s, 1, shape.c);
+  p.filters_per_pe =
+      std::clamp<int64_t>(std::min(words.psum, words.filter / (p.channels_per_pe * shape.s)), 1, shape.m);
+  p.filter_groups = ceil_div(shape.m, p.filters_per_pe);
+  p.channel_groups = ceil_div(shape.c, p.channels_per_pe);
+  p.units = p.row_chunks * p.filter_groups * p.channel_groups * p.strips;
+  p.rounds = ceil_div(p.units, p.bands);
+  return p;
+}
+
+int64_t RsTiming::active_pes(const ConvTileShape& shape, DType dtype) const {
+  int64_t most = 0;
+  for_each_round(shape, dtype, [&](const RsRound& round) { most = std::max(most, round.pes); });
+  return most;
+}
+
+RsRoundTiming RsTiming::schedule(const RsRound& round, int64_t ready, RsPipeline& state) const {
+  // The filter buses fill every PE's scratchpad (its shadow copy with overlap_folds) while the previous
+  // round computes; the MACs start when the weights are in and the previous round has drained (the
+  // partial-sum chain and the output tile's port carry one round at a time); the partial sums then ripple up
+  // the set and leave.
+  RsRoundTiming t;
+  t.load_start = std::max({ready, state.bus_free, state.spad_free});
+  t.compute_start = std::max(t.load_start + round.load, state.drained);
+  t.complete = t.compute_start + round.compute + round.drain;
+  state.bus_free = t.load_start + round.load;
+  state.drained = t.complete;
+  // With a shadow scratchpad the next fill may start once this round has switched to its weights;
+  // without one, only when this round is done.
+  state.spad_free = overlap_ ? t.compute_start : t.complete;
+  return t;
+}
+
+}  // namespace tessera::arch

@@ -1,0 +1,174 @@
+#include "flow/evaluate_op.hpp"
+
+#include <fmt/format.h>
+
+#include "flow/gpu_references.hpp"
+#include "flow/numerics.hpp"
+#include "flow/records.hpp"
+#include "mapper/lower_gemm.hpp"
+#include "mapper/search.hpp"
+#include "ops/reference.hpp"
+
+namespace tessera::flow {
+
+namespace {
+
+// The best simulated candidate of a row so far.
+struct Simulated {
+  mapper::Candidate candidate;
+  arch::Program program;
+  sim::RunResult timing;
+  int simulated = 0;
+};
+
+mapper::SearchResult search_or_reuse(const ops::Op& op, const arch::ArchSpec& spec,
+                                     const RunSettings& settings, const ops::OpIdentity& key,
+                                     const std::function<void(const std::string&)>& say) {
+  if (settings.cache && settings.cache->searches.count(key)) {
+    mapper::SearchResult search = settings.cache->searches.at(key);
+    search.seconds = 0;  // nothing was searched for this layer
+    say(fmt::format("{}: same shape as an earlier layer: its {} mappings' scores reused", op.name,
+                    search.evaluated));
+    return search;
+  }
+  mapper::SearchOptions options;
+  options.dataflows = settings.dataflows;
+  options.keep_per_dataflow = std::max(1, settings.simulate_top);
+  options.threads = settings.threads;
+  options.locate_field = settings.locate_machine_field;
+  options.op_description =
+      fmt::format("{} ({} {} {})", op.name, op.kind_name(), op.shape_text(), name_of(op.dtype));
+  mapper::SearchResult search = mapper::search_op(op, spec, options);
+  say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
+  if (settings.cache) settings.cache->searches.emplace(key, search);
+  return search;
+}
+
+}  // namespace
+
+OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
+                      const RunSettings& settings) {
+  OpOutcome outcome;
+  outcome.record.name = op.name;
+  outcome.record.kind = op.kind_name();
+  outcome.record.shape = op.shape_text();
+  outcome.record.dtype = name_of(op.dtype);
+  outcome.record.macs = op.macs();
+  if (!mapper::gemm_of(op)) {
+    outcome.record.not_simulated =
+        "the machine model has no vector unit: a pool is not lowered or timed (its output is not checked)";
+    // The GPU's time for it is still worth showing next to the layers that are simulated.
+    const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
+    outcome.record.gpu = gpu.comparisons;
+    outcome.record.gpu_note = gpu.note;
+    return outcome;
+  }
+  auto say = [&](const std::string& line) {
+    if (settings.progress) settings.progress(line);
+  };
+
+  const ops::OpIdentity key = ops::identity_of(op);
+  const mapper::SearchResult search = search_or_reuse(op, spec, settings, key, say);
+  const CandidatePick pick = pick_candidates(search, settings.candidates);
+  outcome.record.pruned = pick.pruned;
+
+  // The chosen candidates lowered; then the ones not simulated before, all at once (in parallel processes
+  // with --threads); then the fastest of each row.
+  struct Pending {
+    size_t row = 0;
+    mapper::Candidate candidate;
+    arch::Program program;
+    std::pair<ops::OpIdentity, std::string> timing_key;
+  };
+  std::vector<Pending> pending;
+  for (size_t r = 0; r < pick.rows.size(); ++r) {
+    const std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
+    for (const mapper::Candidate& candidate : pick.rows[r].candidates)
+      pending.push_back(Pending{r, candidate, mapper::lower_gemm(op, seed, candidate.mapping, spec, name),
+                                std::make_pair(key, candidate.mapping.describe())});
+  }
+  std::vector<Simulated> rows(pick.rows.size());
+  std::vector<const arch::Program*> to_run;
+  std::vector<size_t> run_index(pending.size(), SIZE_MAX);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (settings.cache && settings.cache->timings.count(pending[i].timing_key)) continue;
+    run_index[i] = to_run.size();
+    to_run.push_back(&pending[i].program);
+  }
+  std::vector<sim::RunResult> timings = machine.run_timing(to_run, settings.threads);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Pending& candidate = pending[i];
+    sim::RunResult timing;
+    if (run_index[i] == SIZE_MAX) {
+      timing = settings.cache->timings.at(candidate.timing_key);
+    } else {
+      timing = std::move(timings[run_index[i]]);
+      if (settings.cache) settings.cache->timings.emplace(candidate.timing_key, timing);
+    }
+    Simulated& best = rows[candidate.row];
+    ++best.simulated;
+    if (best.simulated == 1 || timing.cycles < best.timing.cycles) {
+      best.candidate = candidate.candidate;
+      best.program = std::move(candidate.program);
+      best.timing = std::move(timing);
+    }
+  }
+  for (size_t r = 0; r < rows.size(); ++r)
+    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, pick.rows[r].label, rows[r].simulated,
+                    rows[r].timing.cycles));
+  size_t winner = 0;
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].timing.cycles < rows[winner].timing.cycles) winner = i;
+
+  std::vector<double> reference;
+  if (!settings.timing_only)
+    reference = ops::reference_output(op, ops::generate_inputs(op, seed), settings.threads);
+
+  const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
+
+  outcome.record.gpu = gpu.comparisons;
+  outcome.record.gpu_note = gpu.note;
+  outcome.record.mapper_candidates = search.evaluated;
+  outcome.record.mapper_seconds = search.seconds;
+  outcome.record.winner = static_cast<int>(winner);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Simulated& row = rows[i];
+    const bool is_winner = i == winner;
+    sim::RunResult result;
+    if (settings.timing_only) {
+      result = is_winner && settings.trace ? machine.run(row.program, sim::RunOptions{false, true})
+                                           : std::move(row.timing);
+    } else {
+      result = machine.run(row.program, sim::RunOptions{true, is_winner && settings.trace});
+      // Arithmetic never changes timing: the functional run must reproduce the timing-only one exactly.
+      TESSERA_ASSERT(result.cycles == row.timing.cycles,
+                     "functional and timing-only runs take the same cycles");
+    }
+    traces::RunRecord record = record_of(result, spec, op.macs());
+    record.dataflow = row.candidate.mapping.label();
+    record.winner = is_winner;
+    record.analytical_cycles = row.candidate.cost.cycles;
+    record.analytical_bound = mapper::name_of(row.candidate.cost.bound);
+    record.candidates_simulated = row.simulated;
+    record.mapping = summary_of(row.candidate.mapping, row.candidate.cost);
+    record.program_file = row.program.name + ".tprog";
+    if (!settings.timing_only) {
+      const int output = row.program.tensor_id("O");  // lower_gemm names the output O
+      record.numerics.push_back(check_against_cpu(op, reference, result, output));
+      for (const traces::GpuRecord& matched : gpu.matched)
+        record.numerics.push_back(check_against_gpu(op, matched, result, output));
+      say(fmt::format("{}: {} numerics {} (rel_l2_err {:.2e})", op.name, record.dataflow,
+                      record.numerics.back().pass ? "pass" : "FAIL", record.numerics.back().rel_l2_err));
+    }
+    outcome.record.runs.push_back(std::move(record));
+    if (is_winner) outcome.winner_result = std::move(result);
+  }
+  // Why the others lose, from each row's simulated timeline against the winner's.
+  for (traces::RunRecord& record : outcome.record.runs)
+    if (!record.winner) record.loses_because = traces::explain_gap(record, outcome.record.best());
+  for (Simulated& row : rows)
+    outcome.programs.emplace_back(row.program.name + ".tprog", std::move(row.program));
+  return outcome;
+}
+
+}  // namespace tessera::flow

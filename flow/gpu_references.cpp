@@ -1,0 +1,90 @@
+#include "flow/gpu_references.hpp"
+
+#include <fmt/format.h>
+
+#include "flow/numerics.hpp"
+
+namespace tessera::flow {
+
+GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
+                                  const std::string& root) {
+  GpuReferences found;
+  // The op's integer fields (m, n, k; batch, inputs, outputs; a conv's n, c, h, ...) and its mode (a pool's),
+  // as a record names them.
+  const ops::OpIdentity identity = ops::identity_of(op);
+  std::vector<std::pair<std::string, int64_t>> shape;
+  std::string mode;
+  for (const ops::FieldValue& field : identity.fields) {
+    if (!field.is_choice())
+      shape.emplace_back(field.name, field.number);
+    else if (field.name == "mode")
+      mode = field.choice;
+  }
+  auto shape_text = [](const std::vector<std::pair<std::string, int64_t>>& fields) {
+    std::string text;
+    for (const auto& [key, value] : fields)
+      text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, value);
+    return text;
+  };
+  for (const traces::GpuRecord& record : traces::find_gpu_records(root, workload, op.name)) {
+    traces::GpuComparison comparison;
+    comparison.gpu = record.gpu;
+    comparison.date = record.date;
+    comparison.file = record.file;
+    if (!record.no_gpu_path.empty()) {
+      comparison.note = record.no_gpu_path;
+      found.comparisons.push_back(comparison);
+      continue;
+    }
+    comparison.path = record.path;
+    comparison.time_us = record.time_us;
+    comparison.tflops = record.tflops;
+    comparison.roofline_floor_us = record.roofline_floor_us;
+    comparison.roofline_bound = record.roofline_bound;
+    comparison.framework = record.framework;
+    comparison.framework_path = record.framework_path;
+    comparison.framework_us = record.framework_us.value_or(0);
+    comparison.framework_runner_us = record.framework_runner_us;
+    // Never compare mismatched things: the record must be of this very op, inputs included.
+    bool same_shape = true;
+    for (const auto& [key, value] : shape) {
+      const auto recorded = record.shape.find(key);
+      same_shape = same_shape && recorded != record.shape.end() && recorded->second == value;
+    }
+    const bool same = record.kind == op.kind_name() && same_shape && record.mode == mode &&
+                      record.dtype == name_of(op.dtype) && record.seed == seed && record.index == op.index;
+    comparison.compared = same;
+    if (!same) {
+      // The record's fields in this op's order when it is of the same kind, else all of them.
+      std::vector<std::pair<std::string, int64_t>> recorded;
+      if (record.kind == op.kind_name()) {
+        for (const auto& [key, value] : shape)
+          if (record.shape.count(key)) recorded.emplace_back(key, record.shape.at(key));
+      } else {
+        recorded.assign(record.shape.begin(), record.shape.end());
+      }
+      comparison.note = fmt::format(
+          "the record was made for {}{} {} {} (op #{}, seed {}); this op is {}{} {} {} (op "
+          "#{}, seed {})",
+          record.kind, record.mode.empty() ? "" : " " + record.mode, shape_text(recorded), record.dtype,
+          record.index, record.seed, op.kind_name(), mode.empty() ? "" : " " + mode, shape_text(shape),
+          name_of(op.dtype), op.index, seed);
+    } else {
+      found.matched.push_back(record);
+    }
+    found.comparisons.push_back(comparison);
+  }
+  if (found.comparisons.empty())
+    found.note = fmt::format("no recorded reference ({}/<gpu>/{}/{}.json)", root, workload, op.name);
+  return found;
+}
+
+traces::Numerics check_against_gpu(const ops::Op& op, const traces::GpuRecord& record,
+                                   const sim::RunResult& result, int output_tensor) {
+  return numerics_record(
+      ops::compare_at(result.outputs.at(output_tensor), record.indices, record.values, op.dtype,
+                      "gpu-recorded " + record.gpu + (record.complete ? "" : " (sampled)")),
+      op.dtype);
+}
+
+}  // namespace tessera::flow

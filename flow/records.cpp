@@ -1,0 +1,128 @@
+#include "flow/records.hpp"
+#include "arch/isa/program_text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tessera::flow {
+
+std::vector<std::string> cause_names() {
+  std::vector<std::string> names;
+  for (arch::Cause cause : arch::all_causes()) names.push_back(arch::name_of(cause));
+  return names;
+}
+
+traces::Report empty_report(const std::string& command, const arch::ArchSpec& spec,
+                            const std::string& workload, bool timing_only) {
+  traces::Report report;
+  report.command = command;
+  report.machine = spec.name;
+  report.workload = workload;
+  report.clock_ghz = spec.clock_ghz;
+  report.timing_only = timing_only;
+  report.cause_names = cause_names();
+  return report;
+}
+
+traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec, int64_t useful_macs) {
+  traces::RunRecord record;
+  record.cycles = result.cycles;
+  record.time_us = static_cast<double>(result.cycles) / (spec.clock_ghz * 1000.0);
+  record.macs = useful_macs >= 0 ? useful_macs : result.macs;
+  record.pe_macs = result.macs;
+  record.active_pes = result.active_pes;
+  const double pe_cycles =
+      static_cast<double>(result.cycles) * spec.mesh.cores() * static_cast<double>(spec.core.pe_array.pes());
+  record.pe_utilization = pe_cycles > 0 ? static_cast<double>(record.macs) / pe_cycles : 0;
+  const sim::TrafficCounters& traffic = result.traffic;
+  record.dram_bytes = traffic.dram_read_bytes + traffic.dram_write_bytes;
+  // bytes per ns is GB/s
+  record.dram_gbps =
+      result.cycles > 0 ? static_cast<double>(record.dram_bytes) * spec.clock_ghz / result.cycles : 0;
+  record.sram_read_bytes = traffic.sram_read_bytes;
+  record.sram_write_bytes = traffic.sram_write_bytes;
+  record.noc_bytes = traffic.noc_bytes;
+  record.noc_byte_hops = traffic.noc_byte_hops;
+  const auto& energy = spec.energy_pj;
+  const double picojoules =
+      static_cast<double>(result.macs) * energy.mac +
+      static_cast<double>(traffic.sram_read_bytes + traffic.sram_write_bytes) * energy.sram_byte +
+      static_cast<double>(record.dram_bytes) * energy.dram_byte +
+      static_cast<double>(traffic.noc_byte_hops) * energy.noc_byte_hop;
+  record.energy_uj = picojoules / 1e6;
+  record.instructions = result.instructions;
+  record.sram_hazards = result.sram_hazards;
+  for (const sim::UnitResult& unit : result.units) {
+    traces::UnitBubbles bubbles;
+    bubbles.unit = unit.name;
+    bubbles.kind = arch::name_of(unit.queue.kind);
+    for (arch::Cause cause : arch::all_causes())
+      bubbles.cycles.emplace_back(arch::name_of(cause), unit.cycles[static_cast<int>(cause)]);
+    record.bubbles.push_back(std::move(bubbles));
+  }
+  return record;
+}
+
+traces::MappingSummary summary_of(const mapper::GemmMapping& mapping, const mapper::GemmCost& cost) {
+  traces::MappingSummary summary;
+  summary.dataflow = mapping.label();
+  summary.split_m = mapping.split_m;
+  summary.split_n = mapping.split_n;
+  summary.split_k = mapping.split_k;
+  summary.tile_m = mapping.tile_m;
+  summary.tile_n = mapping.tile_n;
+  summary.tile_k = mapping.tile_k;
+  summary.loop_order = mapping.order_name();
+  summary.double_buffer_inputs = mapping.double_buffer_inputs;
+  summary.double_buffer_output = mapping.double_buffer_output;
+  summary.multicast_a = cost.multicast_a;
+  summary.multicast_w = cost.multicast_w;
+  summary.edge_waste = cost.edge_waste;
+  summary.description = mapping.describe();
+  return summary;
+}
+
+void append_trace(const sim::RunResult& result, const arch::Program& program, const arch::ArchSpec& spec,
+                  const std::string& op_name, double offset_us, std::vector<traces::TraceTrack>& tracks,
+                  std::vector<traces::TraceInterval>& intervals) {
+  const double us_per_tick = 1.0 / (spec.clock_ghz * 1000.0 * sim::kTicksPerCycle);
+  for (const sim::UnitResult& unit : result.units) {
+    if (unit.trace.empty()) continue;
+    auto track = std::find_if(tracks.begin(), tracks.end(), [&](const traces::TraceTrack& t) {
+      return t.thread_name == arch::name_of(unit.queue) && t.process == unit.core;
+    });
+    if (track == tracks.end()) {
+      const arch::Coord coord = arch::core_coord(unit.core, spec.mesh);
+      const int thread = unit.queue.kind == arch::QueueKind::pe    ? 0
+                         : unit.queue.kind == arch::QueueKind::noc ? 1
+                                                                   : 2 + unit.queue.index;
+      tracks.push_back(traces::TraceTrack{unit.core, thread, fmt::format("core {},{}", coord.row, coord.col),
+                                          arch::name_of(unit.queue)});
+      track = tracks.end() - 1;
+    }
+    const int track_index = static_cast<int>(track - tracks.begin());
+    // The unit's instructions, in the order of its queue, for labels.
+    std::vector<const arch::Instruction*> queue;
+    for (const arch::CoreProgram& core : program.cores)
+      if (arch::core_index(core.coord, spec.mesh) == unit.core)
+        for (const arch::Instruction& instruction : core.instructions)
+          if (instruction.queue == unit.queue) queue.push_back(&instruction);
+    for (const sim::TraceSegment& segment : unit.trace) {
+      traces::TraceInterval interval;
+      interval.track = track_index;
+      interval.start_us = offset_us + static_cast<double>(segment.start) * us_per_tick;
+      interval.duration_us = static_cast<double>(segment.end - segment.start) * us_per_tick;
+      interval.category = arch::name_of(segment.cause);
+      const bool labelled = segment.cause == arch::Cause::busy && segment.instruction >= 0 &&
+                            static_cast<size_t>(segment.instruction) < queue.size();
+      interval.name =
+          labelled ? arch::format_instruction(program, *queue[static_cast<size_t>(segment.instruction)])
+                   : interval.category;
+      interval.op = op_name;
+      intervals.push_back(std::move(interval));
+    }
+  }
+}
+
+}  // namespace tessera::flow

@@ -1,0 +1,96 @@
+#include "flow/simulate_program.hpp"
+
+#include <fmt/format.h>
+
+#include "arch/isa/program_check.hpp"
+#include "flow/numerics.hpp"
+#include "flow/records.hpp"
+#include "ops/reference.hpp"
+#include "ops/workload.hpp"
+#include "sim/machine.hpp"
+#include "traces/chrome_trace.hpp"
+
+namespace tessera::flow {
+
+ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed) {
+  const SourceLocation where{program_file, 0, 0};
+  auto integer = [&](const char* key) -> int64_t {
+    auto found = binding.attributes.find(key);
+    if (found == binding.attributes.end())
+      throw InputError(
+          where, "op", fmt::format("the op line has no {}=", key),
+          "an op line names the op's workload entry (name, shape, dtype) and its index and seed");
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(found->second, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != found->second.size() || value < 0)
+      throw InputError(where, "op", fmt::format("{}={} is not a non-negative integer", key, found->second));
+    return value;
+  };
+  // The rest of the line is the op's workload entry: read it as one, with the workload's own checks.
+  YAML::Node entry;
+  entry["kind"] = binding.kind;
+  for (const auto& [key, value] : binding.attributes)
+    if (key != "index" && key != "seed") entry[key] = value;
+  YAML::Node root;
+  root["name"] = "program";
+  root["seed"] = integer("seed");
+  root["ops"].push_back(entry);
+  config::Document document;
+  document.root = root;
+  document.file = program_file + " (op line)";
+  ops::Op op = std::move(ops::workload_from_yaml(document).ops.front());
+  op.index = static_cast<int>(integer("index"));
+  *seed = static_cast<uint64_t>(integer("seed"));
+  return op;
+}
+
+ProgramRun simulate_program(const arch::Program& program, const std::string& program_path,
+                            const arch::ArchSpec& spec, bool timing_only, bool trace, int threads) {
+  arch::check_program(program, spec);
+  sim::Machine machine(spec);
+  const bool check_numerics = !timing_only && program.op.has_value();
+  const sim::RunResult result = machine.run(program, sim::RunOptions{!timing_only, trace});
+
+  ProgramRun run;
+  traces::Report& report = run.report;
+  report = empty_report("sim", spec, program.name, timing_only);
+  traces::OpRecord op_record;
+  op_record.name = program.name;
+  op_record.kind = program.op ? program.op->kind : "program";
+  traces::RunRecord record = record_of(result, spec);
+  record.dataflow = "program";
+  record.winner = true;
+  record.mapping.description = "as written in " + program_path;
+  if (program.op) {
+    uint64_t seed = 0;
+    const ops::Op op = op_from_binding(*program.op, program_path, &seed);
+    op_record.shape = op.shape_text();
+    op_record.dtype = name_of(op.dtype);
+    op_record.macs = op.macs();
+    if (check_numerics) {
+      const int output = program.tensor_id("O");
+      if (output < 0 || program.tensors[output].role != arch::TensorRole::output)
+        throw InputError(SourceLocation{program_path, 0, 0}, "tensor O",
+                         "a gemm program declares its output as tensor O");
+      const auto reference = ops::reference_output(op, ops::generate_inputs(op, seed), threads);
+      record.numerics.push_back(check_against_cpu(op, reference, result, output));
+    }
+  }
+  op_record.runs.push_back(std::move(record));
+  op_record.winner = 0;
+  report.ops.push_back(std::move(op_record));
+  if (trace) {
+    std::vector<traces::TraceTrack> tracks;
+    std::vector<traces::TraceInterval> intervals;
+    append_trace(result, program, spec, program.name, 0, tracks, intervals);
+    run.chrome_trace = traces::to_chrome_trace(tracks, intervals);
+  }
+  return run;
+}
+
+}  // namespace tessera::flow

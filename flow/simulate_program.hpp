@@ -1,0 +1,28 @@
+// `tessera sim` as library code: a tile program (written by `tessera map` or by hand) run on a machine, its
+// report, and, when the program says which op it computes (its `op` line), its output checked against the
+// op's CPU reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "arch/isa/program.hpp"
+#include "arch/spec.hpp"
+#include "ops/op.hpp"
+#include "traces/report.hpp"
+
+namespace tessera::flow {
+
+// The workload op a tile program says it computes (its `op` line), read back as a workload entry with the
+// workload's own checks; `seed` receives the inputs' seed.
+ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed);
+
+struct ProgramRun {
+  traces::Report report;     // host_seconds left to the caller
+  std::string chrome_trace;  // when traced
+};
+
+ProgramRun simulate_program(const arch::Program& program, const std::string& program_path,
+                            const arch::ArchSpec& spec, bool timing_only, bool trace, int threads);
+
+}  // namespace tessera::flow

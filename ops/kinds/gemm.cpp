@@ -1,0 +1,80 @@
+#include "ops/kinds/gemm.hpp"
+
+#include <fmt/format.h>
+
+#include "ops/input_generator.hpp"
+#include "ops/op.hpp"
+#include "ops/reference_kernels.hpp"
+
+namespace tessera::ops {
+
+std::vector<TensorDesc> gemm_tensors(const Op& op, const GemmShape& gemm) {
+  const auto index = static_cast<uint32_t>(op.index);
+  return {
+      {"A", op.dtype, gemm.m, gemm.k, tensor_id(index, 0), false},
+      {"W", op.dtype, gemm.k, gemm.n, tensor_id(index, 1), false},
+      {"O", accumulator_of(op.dtype), gemm.m, gemm.n, 0, true},
+  };
+}
+
+std::vector<double> gemm_reference(const GemmShape& gemm, const std::vector<HostTensor>& inputs,
+                                   int threads) {
+  std::vector<double> out(static_cast<size_t>(gemm.m * gemm.n));
+  gemm_rows(to_matrix(inputs.at(0)), to_matrix(inputs.at(1)), out.data(), gemm.n, threads);
+  return out;
+}
+
+std::vector<double> gemm_reference_at(const Op& op, const GemmShape& gemm, uint64_t seed,
+                                      const std::vector<int64_t>& positions) {
+  const auto index = static_cast<uint32_t>(op.index);
+  const uint32_t a_id = tensor_id(index, 0), w_id = tensor_id(index, 1);
+  std::vector<double> values;
+  values.reserve(positions.size());
+  for (int64_t position : positions) {
+    double sum = 0;
+    const int64_t row = position / gemm.n, col = position % gemm.n;
+    for (int64_t k = 0; k < gemm.k; ++k)
+      sum += generated_value(op.dtype, seed, a_id, row * gemm.k + k) *
+             generated_value(op.dtype, seed, w_id, k * gemm.n + col);
+    values.push_back(sum);
+  }
+  return values;
+}
+
+namespace {
+
+class GemmKind : public OpKindOf<GemmShape> {
+ public:
+  const char* name() const override { return "gemm"; }
+  std::vector<TensorDesc> tensors(const Op& op) const override {
+    return gemm_tensors(op, *op.as<GemmShape>());
+  }
+  std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs,
+                                int threads) const override {
+    return gemm_reference(*op.as<GemmShape>(), inputs, threads);
+  }
+  bool has_sampled_reference() const override { return true; }
+  std::vector<double> reference_at(const Op& op, uint64_t seed,
+                                   const std::vector<int64_t>& positions) const override {
+    return gemm_reference_at(op, *op.as<GemmShape>(), seed, positions);
+  }
+
+ protected:
+  void visit_fields(GemmShape& gemm, FieldVisitor& visitor) const override {
+    visitor.integer("m", gemm.m, IntegerRule::positive, std::nullopt);
+    visitor.integer("n", gemm.n, IntegerRule::positive, std::nullopt);
+    visitor.integer("k", gemm.k, IntegerRule::positive, std::nullopt);
+  }
+  std::string text_of(const GemmShape& gemm) const override {
+    return fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
+  }
+  int64_t macs_of(const GemmShape& gemm) const override { return gemm.m * gemm.n * gemm.k; }
+};
+
+}  // namespace
+
+std::unique_ptr<OpKind> make_gemm_kind() {
+  return std::make_unique<GemmKind>();
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,102 @@
+// One operator of a workload (DESIGN.md: ops/ knows nothing of hardware): its name, its place in the
+// workload, its operand dtype, its kind (ops/op_kind.hpp) and the kind's typed field value (a GemmShape, a
+// ConvShape,
+// ...). What the kind says about it is reached through the kind, never by switching over kinds.
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <typeindex>
+#include <utility>
+#include <vector>
+
+#include "common/dtype.hpp"
+#include "common/error.hpp"
+#include "ops/op_kind.hpp"
+
+namespace tessera::ops {
+
+struct Op {
+  std::string name;
+  int index = 0;  // position in the workload; fixes the tensor ids of its inputs (input_generator.hpp)
+  DType dtype = DType::bf16;
+  const OpKind* kind = nullptr;
+  std::any fields;  // the kind's field value: kind->fields_type()
+  SourceLocation where;
+
+  // The fields as the kind's own type, or nullptr when the op is of another kind.
+  template <class Fields>
+  const Fields* as() const {
+    return std::any_cast<Fields>(&fields);
+  }
+  const char* kind_name() const { return kind->name(); }
+  int64_t macs() const { return kind->macs(fields); }  // multiply-accumulates (pool: 0)
+  // The shape in one line: "512x3072x768" (m x n x k), "4x9216->4096" (fc), "4x227x227x3 k96 11x11/4 p0
+  // g2" (conv: n x h x w x c, filters, window/stride, pad, groups, dilation), "max 3x3/2 on 4x55x55x96".
+  std::string shape_text() const { return kind->shape_text(fields); }
+};
+
+// The registered kind whose fields are of `type` (ops/op_registry.cpp).
+const OpKind& kind_with_fields(std::type_index type);
+
+// An op of the kind whose fields `fields` are.
+template <class Fields>
+Op make_op(std::string name, DType dtype, Fields fields, int index = 0) {
+  Op op;
+  op.name = std::move(name);
+  op.index = index;
+  op.dtype = dtype;
+  op.kind = &kind_with_fields(typeid(Fields));
+  op.fields = std::move(fields);
+  return op;
+}
+
+// One input or output tensor of an op, in the order the op's tensor ids use.
+struct TensorDesc {
+  std::string name;  // "A", "W", "O"
+  DType dtype;
+  int64_t rows;
+  int64_t cols;
+  uint32_t tensor_id;  // for inputs; outputs are not generated
+  bool is_output;
+};
+
+std::vector<TensorDesc> tensors_of(const Op& op);
+
+// One field of an op as a value: an integer field's number, or a choice field's name.
+struct FieldValue {
+  std::string name;
+  int64_t number = 0;
+  std::string choice;  // "" for an integer field
+  bool is_choice() const { return !choice.empty(); }
+  std::string text() const { return is_choice() ? choice : std::to_string(number); }
+  bool operator==(const FieldValue& other) const {
+    return name == other.name && number == other.number && choice == other.choice;
+  }
+  bool operator<(const FieldValue& other) const {
+    return std::tie(name, number, choice) < std::tie(other.name, other.number, other.choice);
+  }
+};
+
+// What an op computes, whatever its name and place: two ops with equal identities map, time and compute
+// alike on the same inputs (the layer cache's key; what a recorded GPU run must have been made for).
+struct OpIdentity {
+  std::string kind;
+  DType dtype = DType::bf16;
+  std::vector<FieldValue> fields;  // in the kind's order
+  bool operator==(const OpIdentity& other) const {
+    return kind == other.kind && dtype == other.dtype && fields == other.fields;
+  }
+  bool operator<(const OpIdentity& other) const {
+    return std::tie(kind, dtype, fields) < std::tie(other.kind, other.dtype, other.fields);
+  }
+};
+OpIdentity identity_of(const Op& op);
+
+// The op as its workload entry reads, key by key: name, kind, the kind's fields, dtype (the text form of a
+// tile program's op line and of the GPU runner's --op).
+std::vector<std::pair<std::string, std::string>> entry_of(const Op& op);
+
+}  // namespace tessera::ops

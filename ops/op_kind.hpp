@@ -1,0 +1,100 @@
+// What an op kind is (DESIGN.md, "One place per concept"): its fields, declared once in a walker that the
+// YAML reader, the text forms and the op's identity all use; its cross-field checks; its tensors; its work
+// count; its shape in one line; its CPU reference. One file per kind under ops/kinds/, one line each in
+// register_builtins() (ops/kinds/builtins.cpp).
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <typeindex>
+#include <vector>
+
+#include "ops/tensor.hpp"
+
+namespace tessera::ops {
+
+struct Op;
+struct TensorDesc;
+
+enum class IntegerRule : uint8_t { positive, nonnegative };
+
+// Visits an op's fields in the order the workload entry lists them. A field without a fallback is required.
+class FieldVisitor {
+ public:
+  virtual ~FieldVisitor() = default;
+  virtual void integer(const char* name, int64_t& value, IntegerRule rule,
+                       std::optional<int64_t> fallback) = 0;
+  // One of `names`; `index` is the position of the value in them.
+  virtual void choice(const char* name, int& index, const std::vector<std::string>& names,
+                      std::optional<int> fallback) = 0;
+};
+
+// A choice field held as an enum whose values are the positions of its names.
+template <class Enum>
+void visit_choice(FieldVisitor& visitor, const char* name, Enum& value, const std::vector<std::string>& names,
+                  std::optional<Enum> fallback = std::nullopt) {
+  int index = static_cast<int>(value);
+  visitor.choice(name, index, names,
+                 fallback ? std::optional<int>(static_cast<int>(*fallback)) : std::optional<int>());
+  value = static_cast<Enum>(index);
+}
+
+// Where a kind's cross-field checks report a mistake: the field it is about, what is wrong, how to fix it.
+class FieldChecks {
+ public:
+  virtual ~FieldChecks() = default;
+  [[noreturn]] virtual void fail(const std::string& field, const std::string& message,
+                                 const std::string& hint = "") const = 0;
+};
+
+class OpKind {
+ public:
+  virtual ~OpKind() = default;
+  virtual const char* name() const = 0;  // as workloads spell it: "conv2d"
+  virtual std::type_index fields_type() const = 0;
+  virtual std::any default_fields() const = 0;
+  virtual void visit(std::any& fields, FieldVisitor& visitor) const = 0;
+  // The rules that involve several fields (each field's own rule is in visit).
+  virtual void check(const std::any& fields, const FieldChecks& checks) const = 0;
+  // The shape in one line, as reports show it: "512x3072x768".
+  virtual std::string shape_text(const std::any& fields) const = 0;
+  virtual int64_t macs(const std::any& fields) const = 0;  // multiply-accumulates of the op (0: none)
+  // Inputs then outputs, in the order of the op's tensor ids (input_generator.hpp).
+  virtual std::vector<TensorDesc> tensors(const Op& op) const = 0;
+  // The output, row-major, in float64, from the inputs in tensors() order; the result does not depend on
+  // `threads`.
+  virtual std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs,
+                                        int threads) const = 0;
+  // The reference at chosen output positions, computed from the generator element by element.
+  virtual bool has_sampled_reference() const { return false; }
+  virtual std::vector<double> reference_at(const Op& op, uint64_t seed,
+                                           const std::vector<int64_t>& positions) const;
+};
+
+// An op kind whose fields are a `Fields` value: the type-erased entry points cast and forward.
+template <class Fields>
+class OpKindOf : public OpKind {
+ public:
+  std::type_index fields_type() const final { return typeid(Fields); }
+  std::any default_fields() const final { return Fields{}; }
+  void visit(std::any& fields, FieldVisitor& visitor) const final {
+    visit_fields(std::any_cast<Fields&>(fields), visitor);
+  }
+  void check(const std::any& fields, const FieldChecks& checks) const final {
+    check_fields(std::any_cast<const Fields&>(fields), checks);
+  }
+  std::string shape_text(const std::any& fields) const final {
+    return text_of(std::any_cast<const Fields&>(fields));
+  }
+  int64_t macs(const std::any& fields) const final { return macs_of(std::any_cast<const Fields&>(fields)); }
+
+ protected:
+  virtual void visit_fields(Fields& fields, FieldVisitor& visitor) const = 0;
+  virtual void check_fields(const Fields& fields, const FieldChecks& checks) const {}
+  virtual std::string text_of(const Fields& fields) const = 0;
+  virtual int64_t macs_of(const Fields& fields) const = 0;
+};
+
+}  // namespace tessera::ops
