@@ -45,6 +45,25 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     comparison.framework_path = record.framework_path;
     comparison.framework_us = record.framework_us.value_or(0);
     comparison.framework_runner_us = record.framework_runner_us;
+    comparison.eager_us = record.eager_us;
+    comparison.fewest_bytes = record.fewest_bytes;
+    comparison.peak_tflops = record.peak_tflops;
+    comparison.bandwidth_gbps = record.bandwidth_gbps;
+    comparison.framework_variant = record.framework_variant;
+    comparison.framework_eager_us = record.framework_eager_us;
+    comparison.ratio = record.ratio;
+    comparison.ratio_min = record.ratio_min;
+    comparison.ratio_max = record.ratio_max;
+    comparison.rounds = record.rounds;
+    if (record.profile) {
+      comparison.profiled = true;
+      comparison.gpu_dram_bytes = record.profile->dram_bytes_read + record.profile->dram_bytes_written;
+      comparison.tensor_pipe_pct = record.profile->tensor_pipe_pct;
+      comparison.sm_throughput_pct = record.profile->sm_throughput_pct;
+      comparison.achieved_occupancy_pct = record.profile->achieved_occupancy_pct;
+      comparison.kernels = record.profile->kernels;
+      comparison.top_stalls = record.profile->top_stalls;
+    }
     // Never compare mismatched things: the record must be of this very op, inputs included.
     bool same_shape = true;
     for (const auto& [key, value] : shape) {

@@ -20,6 +20,9 @@ traces::Report empty_report(const std::string& command, const arch::ArchSpec& sp
   report.machine = spec.name;
   report.workload = workload;
   report.clock_ghz = spec.clock_ghz;
+  report.peak_tflops =
+      2.0 * spec.mesh.cores() * spec.core.pe_array.rows * spec.core.pe_array.cols * spec.clock_ghz / 1e3;
+  report.dram_gbps = spec.dram.bandwidth_gbps;
   report.timing_only = timing_only;
   report.cause_names = cause_names();
   return report;

@@ -107,6 +107,7 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
       record.path = json.value("reported_path", "");
       record.time_us = json.value("time_us", 0.0);
       record.eager_us = json.value("eager_us", 0.0);
+      record.fewest_bytes = json.value("gbps", 0.0) * 1e3 * record.time_us;
       record.tflops = json.value("tflops", 0.0);
       record.roofline_floor_us = json.value("roofline_floor_us", 0.0);
       record.roofline_bound = json.value("roofline_bound", "");
@@ -125,6 +126,14 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
       record.cuda_runtime = run.at("gpu").value("cuda_runtime", "");
       record.date = run.value("date", "");
       record.command = run.value("command", "");
+      if (run.contains("ceilings") && !record.dtype.empty()) {
+        const auto& ceilings = run.at("ceilings");
+        const auto rates = ceilings.value("matmul_tflops_for_floors", nlohmann::json::object());
+        if (rates.contains(record.dtype)) record.peak_tflops = rates.at(record.dtype).value("tflops", 0.0);
+        record.bandwidth_gbps = ceilings.contains("gbps_for_floors")
+                                    ? ceilings.at("gbps_for_floors").value("gbps", 0.0)
+                                    : ceilings.value("copy_gbps", 0.0);
+      }
     }
     add_framework(record, gpu_dir.path() / workload / "torch.json");
     records.push_back(std::move(record));

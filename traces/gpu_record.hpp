@@ -27,6 +27,9 @@ struct GpuRecord {
   double eager_us = 0;  // launches issued back to back: what a caller of one op at a time sees
   double tflops = 0, roofline_floor_us = 0;
   std::string roofline_bound;
+  double fewest_bytes = 0;  // inputs once, tessera's output once (the floor's bytes)
+  // The roofs of the floor (run.json): the best matrix rate of the op's type and bandwidth seen in the run.
+  double peak_tflops = 0, bandwidth_gbps = 0;
   int paths_ran = 0, paths_checked = 0;  // every path that ran has its output checked; these passed
   bool reported_path_checked = false;
   // The framework's best variant of the output class where the runner does best (torch.json's comparison),

@@ -100,6 +100,33 @@ Json run_json(const RunRecord& run) {
   return json;
 }
 
+// The recorded GPU run and the simulated winner of the same op side by side: DRAM bytes (the GPU's as Nsight
+// Compute counted them, where the record has a profile), tensor-pipe against PE utilisation, and where each
+// sits on its machine's roofline.
+struct SideBySide {
+  RooflinePosition gpu, simulated;
+  bool gpu_bytes_counted = false;  // the GPU's intensity from ncu's DRAM bytes, else from the fewest bytes
+};
+
+SideBySide side_by_side(const GpuComparison& gpu, const RunRecord& best, const Report& report) {
+  SideBySide both;
+  const double flops = gpu.tflops * gpu.time_us * 1e6;
+  both.gpu_bytes_counted = gpu.profiled && gpu.gpu_dram_bytes > 0;
+  both.gpu = roofline_position(flops, both.gpu_bytes_counted ? gpu.gpu_dram_bytes : gpu.fewest_bytes,
+                               gpu.time_us * 1e-6, gpu.peak_tflops, gpu.bandwidth_gbps);
+  both.simulated =
+      roofline_position(2.0 * static_cast<double>(best.macs), static_cast<double>(best.dram_bytes),
+                        best.time_us * 1e-6, report.peak_tflops, report.dram_gbps);
+  return both;
+}
+
+Json position_json(const RooflinePosition& position) {
+  return {{"flop_per_byte", number(position.flop_per_byte)},
+          {"attained_tflops", number(position.attained_tflops)},
+          {"roof_tflops", number(position.roof_tflops)},
+          {"bound", position.bound}};
+}
+
 std::string grouped(int64_t value) {
   std::string digits = std::to_string(value < 0 ? -value : value);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
@@ -229,6 +256,18 @@ std::string layer_table(const Report& report) {
 
 }  // namespace
 
+RooflinePosition roofline_position(double flops, double dram_bytes, double seconds, double peak_tflops,
+                                   double bandwidth_gbps) {
+  RooflinePosition position;
+  if (flops <= 0 || dram_bytes <= 0 || seconds <= 0) return position;
+  position.flop_per_byte = flops / dram_bytes;
+  position.attained_tflops = flops / seconds / 1e12;
+  const double memory_roof = position.flop_per_byte * bandwidth_gbps / 1e3;
+  position.roof_tflops = std::min(peak_tflops, memory_roof);
+  position.bound = memory_roof < peak_tflops ? "memory" : "compute";
+  return position;
+}
+
 std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
   // Per-PE-array share of each cause, loser and winner.
   auto shares = [](const RunRecord& run) {
@@ -327,11 +366,42 @@ std::string to_json(const Report& report, bool include_host_seconds) {
         item["roofline_floor_us"] = record.roofline_floor_us;
         item["roofline_bound"] = record.roofline_bound;
       }
-      if (record.framework_us > 0)
+      if (record.eager_us > 0) item["eager_us"] = record.eager_us;
+      if (record.framework_us > 0) {
         item["framework"] = {{"name", record.framework},
                              {"path", record.framework_path},
                              {"time_us", record.framework_us},
                              {"runner_time_us", record.framework_runner_us}};
+        if (record.rounds > 0) {
+          item["framework"]["variant"] = record.framework_variant;
+          item["framework"]["eager_us"] = record.framework_eager_us;
+          item["framework"]["ab"] = {{"rounds", record.rounds},
+                                     {"runner_over_framework", record.ratio},
+                                     {"min", record.ratio_min},
+                                     {"max", record.ratio_max}};
+        }
+      }
+      if (record.profiled)
+        item["profile"] = {{"dram_bytes", record.gpu_dram_bytes},
+                           {"tensor_pipe_pct", record.tensor_pipe_pct},
+                           {"sm_throughput_pct", record.sm_throughput_pct},
+                           {"achieved_occupancy_pct", record.achieved_occupancy_pct},
+                           {"kernels", record.kernels}};
+      if (record.compared && record.time_us > 0 && op.winner >= 0) {
+        const RunRecord& best = op.best();
+        const SideBySide both = side_by_side(record, best, report);
+        item["vs_simulated"] = {
+            {"dram_bytes",
+             {{"gpu", record.profiled ? Json(record.gpu_dram_bytes) : Json(nullptr)},
+              {"simulated", best.dram_bytes}}},
+            {"utilization_pct",
+             {{"gpu_tensor_pipe", record.profiled ? Json(record.tensor_pipe_pct) : Json(nullptr)},
+              {"simulated_pe", number(100 * best.pe_utilization)}}},
+            {"roofline",
+             {{"gpu", position_json(both.gpu)},
+              {"gpu_bytes", both.gpu_bytes_counted ? "ncu DRAM bytes" : "fewest bytes (no profile)"},
+              {"simulated", position_json(both.simulated)}}}};
+      }
       gpu.push_back(item);
     }
     entry["gpu_reference"] = gpu;
@@ -392,14 +462,36 @@ std::string to_table(const Report& report) {
         continue;
       }
       out += fmt::format(
-          "  GPU {} ({}, recorded {}): {:.1f} us, {:.1f} TFLOP/s, roofline floor {:.1f} us ({}-bound)",
-          gpu.gpu, gpu.path, gpu.date.substr(0, 10), gpu.time_us, gpu.tflops, gpu.roofline_floor_us,
-          gpu.roofline_bound);
-      if (gpu.framework_us > 0)
-        out += fmt::format("; {} {:.1f} us (runner's like-for-like path {:.1f} us)", gpu.framework,
+          "  GPU {} ({}, recorded {}): {:.1f} us{}, {:.1f} TFLOP/s, roofline floor {:.1f} us ({}-bound)",
+          gpu.gpu, gpu.path, gpu.date.substr(0, 10), gpu.time_us,
+          gpu.eager_us > 0 ? fmt::format(" on the device ({:.1f} eager)", gpu.eager_us) : std::string(),
+          gpu.tflops, gpu.roofline_floor_us, gpu.roofline_bound);
+      if (gpu.framework_us > 0) {
+        out += fmt::format("; {} {:.1f} us (runner's like-for-like path {:.1f} us", gpu.framework,
                            gpu.framework_us, gpu.framework_runner_us);
+        if (gpu.rounds > 0)
+          out += fmt::format(", {:.2f}x over {} A/B rounds, {:.2f}-{:.2f}", gpu.ratio, gpu.rounds,
+                             gpu.ratio_min, gpu.ratio_max);
+        out += ")";
+      }
       if (op.winner >= 0) out += fmt::format("; simulated {:.1f} us", op.best().time_us);
       out += "\n";
+      if (op.winner >= 0) {
+        const RunRecord& best = op.best();
+        const SideBySide both = side_by_side(gpu, best, report);
+        out += fmt::format(
+            "    DRAM: GPU {}, simulated {}; utilisation: GPU tensor pipe {}, simulated PE array {:.1f}%\n",
+            gpu.profiled ? megabytes(static_cast<int64_t>(gpu.gpu_dram_bytes)) + " MB" : "(no profile)",
+            megabytes(best.dram_bytes) + " MB",
+            gpu.profiled ? fmt::format("{:.0f}%", gpu.tensor_pipe_pct) : "(no profile)",
+            100 * best.pe_utilization);
+        auto position = [](const RooflinePosition& at) {
+          return fmt::format("{:.0f} FLOP/B, {:.1f} of a {:.1f} TFLOP/s roof ({}-bound)", at.flop_per_byte,
+                             at.attained_tflops, at.roof_tflops, at.bound);
+        };
+        out += fmt::format("    roofline: GPU {}{}; simulated {}\n", position(both.gpu),
+                           both.gpu_bytes_counted ? "" : " [fewest bytes]", position(both.simulated));
+      }
     }
     if (!op.gpu_note.empty()) out += fmt::format("  GPU: {}\n", op.gpu_note);
     if (op.winner < 0) continue;

@@ -69,14 +69,35 @@ struct RunRecord {
 // A recorded GPU run of the same op (traces/gpu_record.hpp), as the report shows it.
 struct GpuComparison {
   std::string gpu, path, date, file;
-  double time_us = 0, tflops = 0, roofline_floor_us = 0;
+  double time_us = 0;   // device time (CUDA-graph replay)
+  double eager_us = 0;  // launches back to back; 0 in records made before device time
+  double tflops = 0, roofline_floor_us = 0;
   std::string roofline_bound;
-  std::string framework, framework_path;
+  double fewest_bytes = 0, peak_tflops = 0, bandwidth_gbps = 0;  // the floor's bytes and roofs
+  std::string framework, framework_path, framework_variant;
   double framework_us = 0;         // 0: no like-for-like framework time
   double framework_runner_us = 0;  // the runner's path the framework time is like for like with
-  bool compared = false;           // made for this op's shape, dtype and seed: its output was compared
-  std::string note;                // why it was not compared
+  double framework_eager_us = 0;
+  double ratio = 0, ratio_min = 0, ratio_max = 0;  // runner/framework over the A/B rounds
+  int rounds = 0;
+  // Nsight Compute's counters of the reported path, where the record has them.
+  bool profiled = false;
+  double gpu_dram_bytes = 0;  // read plus written
+  double tensor_pipe_pct = 0, sm_throughput_pct = 0, achieved_occupancy_pct = 0;
+  std::vector<std::string> kernels;
+  std::vector<std::pair<std::string, double>> top_stalls;
+  bool compared = false;  // made for this op's shape, dtype and seed: its output was compared
+  std::string note;       // why it was not compared
 };
+
+// Where a run sits on a roofline: its arithmetic intensity (FLOP per DRAM byte), the rate it attained, and
+// the roof at that intensity, min(peak, intensity x bandwidth).
+struct RooflinePosition {
+  double flop_per_byte = 0, attained_tflops = 0, roof_tflops = 0;
+  std::string bound;  // "compute" or "memory": which term of the roof is lower
+};
+RooflinePosition roofline_position(double flops, double dram_bytes, double seconds, double peak_tflops,
+                                   double bandwidth_gbps);
 
 struct OpRecord {
   std::string name;
@@ -102,6 +123,8 @@ struct Report {
   std::string machine;   // arch name
   std::string workload;  // workload name
   double clock_ghz = 1.0;
+  double peak_tflops = 0;  // every core's PE array, one MAC (2 FLOP) per PE per cycle
+  double dram_gbps = 0;    // the machine's DRAM bandwidth
   bool timing_only = false;
   std::vector<std::string> cause_names;  // the bubble causes, in order
   std::vector<OpRecord> ops;

@@ -22,6 +22,7 @@
 #include "ops/reference.hpp"
 #include "ops/workload.hpp"
 #include "traces/gpu_record.hpp"
+#include "traces/report.hpp"
 
 namespace tessera {
 
@@ -321,6 +322,68 @@ ops:
             "the record was made for pool max n=4 c=96 h=55 w=55 r=3 s=3 stride=2 pad=0 bf16 (op #0, seed "
             "12); this "
             "op is pool avg n=4 c=96 h=55 w=55 r=3 s=3 stride=2 pad=0 bf16 (op #0, seed 12)");
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+// The report sets the GPU's DRAM bytes and tensor-pipe utilisation (Nsight Compute's, from the record's
+// profile) beside the simulated DRAM bytes and PE utilisation, and places both on their rooflines.
+TEST(GpuReference, TheReportShowsTheGpusProfileAndRooflineNextToTheSimulation) {
+  ScratchDir scratch;
+  const std::string folder = scratch.file("ref/nvidia-h200/bert-ffn");
+  std::filesystem::create_directories(folder);
+  for (const auto& entry : std::filesystem::directory_iterator(kRoot + "/nvidia-h200/bert-ffn"))
+    std::filesystem::copy_file(entry.path(), folder + "/" + entry.path().filename().string());
+  nlohmann::json record;
+  std::ifstream(folder + "/ffn1.json") >> record;
+  for (auto& path : record["paths"])
+    if (path["path"] == record["reported_path"])
+      path["profile"] = {{"kernels", {{{"name", "nvjet_sm90_tst_example"}, {"duration_us", 7.0}}}},
+                         {"totals",
+                          {{"duration_us", 7.0},
+                           {"dram_bytes_read", 5.0e6},
+                           {"dram_bytes_written", 1.0e6},
+                           {"tensor_pipe_pct", 41.5},
+                           {"sm_throughput_pct", 60.0},
+                           {"achieved_occupancy_pct", 12.0}}}};
+  write_text(folder + "/ffn1.json", record.dump());
+  const CommandResult result =
+      run_tessera({"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload",
+                   shipped("workloads/bert-ffn.yaml"), "--reference", scratch.file("ref"), "--dataflow", "ws",
+                   "--timing-only", "--format", "json", "--quiet"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto report = nlohmann::json::parse(result.output);
+  const auto& ffn1 = report["ops"][0];
+  const auto& gpu = ffn1["gpu_reference"][0];
+  EXPECT_EQ(gpu["profile"]["dram_bytes"].get<double>(), 6.0e6);
+  EXPECT_EQ(gpu["profile"]["kernels"][0], "nvjet_sm90_tst_example");
+  const auto& side = gpu["vs_simulated"];
+  EXPECT_EQ(side["dram_bytes"]["gpu"].get<double>(), 6.0e6);
+  EXPECT_EQ(side["dram_bytes"]["simulated"].get<int64_t>(), ffn1["runs"][0]["dram_bytes"].get<int64_t>());
+  EXPECT_EQ(side["utilization_pct"]["gpu_tensor_pipe"].get<double>(), 41.5);
+  EXPECT_EQ(side["roofline"]["gpu_bytes"], "ncu DRAM bytes");
+  // 2 * 512 * 3072 * 768 FLOP over the 6 MB ncu counted.
+  EXPECT_NEAR(side["roofline"]["gpu"]["flop_per_byte"].get<double>(), 2.0 * 512 * 3072 * 768 / 6.0e6, 1e-6);
+  EXPECT_EQ(side["roofline"]["simulated"]["bound"], "compute");
+  // ffn2 has no profile: its intensity comes from the fewest bytes, and says so.
+  EXPECT_EQ(report["ops"][1]["gpu_reference"][0]["vs_simulated"]["roofline"]["gpu_bytes"],
+            "fewest bytes (no profile)");
+  EXPECT_TRUE(report["ops"][1]["gpu_reference"][0]["vs_simulated"]["dram_bytes"]["gpu"].is_null());
+}
+
+TEST(Roofline, APositionIsUnderTheLowerOfThePeakAndTheIntensityTimesTheBandwidth) {
+  // 1 TFLOP over 1 GB in 10 ms: 1000 FLOP/B attains 100 TFLOP/s; the roof is min(800, 1000 * 4 TB/s).
+  const traces::RooflinePosition compute = traces::roofline_position(1e12, 1e9, 1e-2, 800, 4000);
+  EXPECT_DOUBLE_EQ(compute.flop_per_byte, 1000);
+  EXPECT_DOUBLE_EQ(compute.attained_tflops, 100);
+  EXPECT_DOUBLE_EQ(compute.roof_tflops, 800);
+  EXPECT_EQ(compute.bound, "compute");
+  // 10 FLOP/B on 4 TB/s: a 40 TFLOP/s memory roof under the 800 peak.
+  const traces::RooflinePosition memory = traces::roofline_position(1e10, 1e9, 1e-3, 800, 4000);
+  EXPECT_DOUBLE_EQ(memory.roof_tflops, 40);
+  EXPECT_EQ(memory.bound, "memory");
 }
 
 }  // namespace tessera
