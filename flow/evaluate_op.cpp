@@ -55,8 +55,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   outcome.record.dtype = name_of(op.dtype);
   outcome.record.macs = op.macs();
   if (!mapper::gemm_of(op)) {
-    outcome.record.not_simulated =
-        "the machine model has no vector unit: a pool is not lowered or timed (its output is not checked)";
+    outcome.record.not_simulated = fmt::format(
+        "no vector stage yet: a {} is not lowered or timed (its output is not checked)", op.kind_name());
     // The GPU's time for it is still worth showing next to the layers that are simulated.
     const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
     outcome.record.gpu = gpu.comparisons;

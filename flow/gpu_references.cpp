@@ -14,11 +14,14 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
   const ops::OpIdentity identity = ops::identity_of(op);
   std::vector<std::pair<std::string, int64_t>> shape;
   std::string mode;
+  std::vector<std::pair<std::string, std::string>> others;  // every other field as text: eps, epilogue, ...
   for (const ops::FieldValue& field : identity.fields) {
-    if (!field.is_choice())
+    if (field.is_integer())
       shape.emplace_back(field.name, field.number);
     else if (field.name == "mode")
       mode = field.choice;
+    else
+      others.emplace_back(field.name, field.text());
   }
   auto shape_text = [](const std::vector<std::pair<std::string, int64_t>>& fields) {
     std::string text;
@@ -69,6 +72,10 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     for (const auto& [key, value] : shape) {
       const auto recorded = record.shape.find(key);
       same_shape = same_shape && recorded != record.shape.end() && recorded->second == value;
+    }
+    for (const auto& [key, text] : others) {
+      const auto recorded = record.texts.find(key);
+      same_shape = same_shape && recorded != record.texts.end() && recorded->second == text;
     }
     const bool same = record.kind == op.kind_name() && same_shape && record.mode == mode &&
                       record.dtype == name_of(op.dtype) && record.seed == seed && record.index == op.index;

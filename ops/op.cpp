@@ -1,5 +1,7 @@
 #include "ops/op.hpp"
 
+#include <fmt/format.h>
+
 namespace tessera::ops {
 
 namespace {
@@ -8,17 +10,45 @@ class IdentityWriter : public FieldVisitor {
  public:
   explicit IdentityWriter(std::vector<FieldValue>& fields) : fields_(fields) {}
   void integer(const char* name, int64_t& value, IntegerRule, std::optional<int64_t>) override {
-    fields_.push_back(FieldValue{name, value, ""});
+    add(name, FieldValue::Type::integer).number = value;
   }
   void choice(const char* name, int& index, const std::vector<std::string>& names,
               std::optional<int>) override {
-    fields_.push_back(FieldValue{name, 0, names.at(static_cast<size_t>(index))});
+    add(name, FieldValue::Type::choice).choice = names.at(static_cast<size_t>(index));
+  }
+  void real(const char* name, double& value, RealRule, std::optional<double>) override {
+    add(name, FieldValue::Type::real).real = value;
+  }
+  void choice_list(const char* name, std::vector<int>& indices,
+                   const std::vector<std::string>& names) override {
+    FieldValue& field = add(name, FieldValue::Type::list);
+    for (int index : indices)
+      field.choice += (field.choice.empty() ? "" : "+") + names.at(static_cast<size_t>(index));
   }
 
  private:
+  FieldValue& add(const char* name, FieldValue::Type type) {
+    fields_.emplace_back();
+    fields_.back().name = name;
+    fields_.back().type = type;
+    return fields_.back();
+  }
   std::vector<FieldValue>& fields_;
 };
 }  // namespace
+
+std::string FieldValue::text() const {
+  switch (type) {
+    case Type::integer:
+      return std::to_string(number);
+    case Type::real:
+      return fmt::format("{}", real);  // the shortest text that reads back as the same double
+    case Type::choice:
+    case Type::list:
+      return choice;
+  }
+  return "";
+}
 
 std::vector<TensorDesc> tensors_of(const Op& op) {
   return op.kind->tensors(op);

@@ -67,16 +67,23 @@ std::vector<TensorDesc> tensors_of(const Op& op);
 
 // One field of an op as a value: an integer field's number, or a choice field's name.
 struct FieldValue {
+  enum class Type : uint8_t { integer, choice, real, list };
   std::string name;
+  Type type = Type::integer;
   int64_t number = 0;
-  std::string choice;  // "" for an integer field
-  bool is_choice() const { return !choice.empty(); }
-  std::string text() const { return is_choice() ? choice : std::to_string(number); }
+  double real = 0;
+  std::string choice;  // a choice's name; a list's names joined by '+' ("bias+gelu"; "" when empty)
+  bool is_choice() const { return type == Type::choice; }
+  bool is_integer() const { return type == Type::integer; }
+  // As the runner's --op and a tile program's op line write it: one word, no commas.
+  std::string text() const;
   bool operator==(const FieldValue& other) const {
-    return name == other.name && number == other.number && choice == other.choice;
+    return name == other.name && type == other.type && number == other.number && real == other.real &&
+           choice == other.choice;
   }
   bool operator<(const FieldValue& other) const {
-    return std::tie(name, number, choice) < std::tie(other.name, other.number, other.choice);
+    return std::tie(name, type, number, real, choice) <
+           std::tie(other.name, other.type, other.number, other.real, other.choice);
   }
 };
 

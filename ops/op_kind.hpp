@@ -19,6 +19,7 @@ struct Op;
 struct TensorDesc;
 
 enum class IntegerRule : uint8_t { positive, nonnegative };
+enum class RealRule : uint8_t { positive, any };
 
 // Visits an op's fields in the order the workload entry lists them. A field without a fallback is required.
 class FieldVisitor {
@@ -29,7 +30,23 @@ class FieldVisitor {
   // One of `names`; `index` is the position of the value in them.
   virtual void choice(const char* name, int& index, const std::vector<std::string>& names,
                       std::optional<int> fallback) = 0;
+  // A finite number (eps, scale).
+  virtual void real(const char* name, double& value, RealRule rule, std::optional<double> fallback) = 0;
+  // A list of names from `names` without repeats, in the order given (an epilogue chain); absent: empty.
+  virtual void choice_list(const char* name, std::vector<int>& indices,
+                           const std::vector<std::string>& names) = 0;
 };
+
+// A list field held as enums whose values are the positions of their names.
+template <class Enum>
+void visit_choice_list(FieldVisitor& visitor, const char* name, std::vector<Enum>& values,
+                       const std::vector<std::string>& names) {
+  std::vector<int> indices;
+  for (Enum value : values) indices.push_back(static_cast<int>(value));
+  visitor.choice_list(name, indices, names);
+  values.clear();
+  for (int index : indices) values.push_back(static_cast<Enum>(index));
+}
 
 // A choice field held as an enum whose values are the positions of its names.
 template <class Enum>
@@ -53,6 +70,8 @@ class OpKind {
  public:
   virtual ~OpKind() = default;
   virtual const char* name() const = 0;  // as workloads spell it: "conv2d"
+  // The operand types the kind computes on (default: every operand type).
+  virtual const std::vector<std::string>& dtype_names() const;
   virtual std::type_index fields_type() const = 0;
   virtual std::any default_fields() const = 0;
   virtual void visit(std::any& fields, FieldVisitor& visitor) const = 0;

@@ -41,4 +41,8 @@ std::vector<double> OpKind::reference_at(const Op&, uint64_t, const std::vector<
   TESSERA_ASSERT(false, "reference_at is asked only of kinds with has_sampled_reference()");
 }
 
+const std::vector<std::string>& OpKind::dtype_names() const {
+  return operand_dtype_names();
+}
+
 }  // namespace tessera::ops

@@ -35,6 +35,18 @@ class FieldReader : public FieldVisitor, public FieldChecks {
                                        : reader_.choice(name, names);
     index = static_cast<int>(std::find(names.begin(), names.end(), value) - names.begin());
   }
+  void real(const char* name, double& value, RealRule rule, std::optional<double> fallback) override {
+    if (rule == RealRule::positive)
+      value = fallback ? reader_.positive_number(name, *fallback) : reader_.positive_number(name);
+    else
+      value = fallback ? reader_.number(name, *fallback) : reader_.number(name);
+  }
+  void choice_list(const char* name, std::vector<int>& indices,
+                   const std::vector<std::string>& names) override {
+    indices.clear();
+    for (const std::string& chosen : reader_.choice_list(name, names, {}))
+      indices.push_back(static_cast<int>(std::find(names.begin(), names.end(), chosen) - names.begin()));
+  }
   [[noreturn]] void fail(const std::string& field, const std::string& message,
                          const std::string& hint) const override {
     reader_.fail(field, message, hint);
@@ -54,6 +66,17 @@ class FieldWriter : public FieldVisitor {
   void choice(const char* name, int& index, const std::vector<std::string>& names,
               std::optional<int>) override {
     node_[name] = names.at(static_cast<size_t>(index));
+  }
+  void real(const char* name, double& value, RealRule, std::optional<double>) override {
+    node_[name] = value;
+  }
+  void choice_list(const char* name, std::vector<int>& indices,
+                   const std::vector<std::string>& names) override {
+    if (indices.empty()) return;  // absent is the empty list
+    YAML::Node list;
+    for (int index : indices) list.push_back(names.at(static_cast<size_t>(index)));
+    list.SetStyle(YAML::EmitterStyle::Flow);
+    node_[name] = list;
   }
 
  private:
@@ -83,7 +106,7 @@ Workload workload_from_yaml(const config::Document& document) {
         reader.fail("name", fmt::format("another op is already named '{}'", op.name),
                     "op names must be unique");
     op.kind = registry.find(reader.choice("kind", registry.names()));
-    const std::string dtype = reader.choice("dtype", operand_dtype_names());
+    const std::string dtype = reader.choice("dtype", op.kind->dtype_names());
     op.dtype = *parse_dtype(dtype);
     op.fields = op.kind->default_fields();
     FieldReader fields(reader);

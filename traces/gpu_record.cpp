@@ -1,5 +1,7 @@
 #include "traces/gpu_record.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -98,9 +100,15 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
       record.m = op_json.value("m", int64_t{0});
       record.n = op_json.value("n", int64_t{0});
       record.k = op_json.value("k", int64_t{0});
-      for (const auto& [key, value] : op_json.items())
-        if (value.is_number_integer() && key != "index" && key != "seed")
+      for (const auto& [key, value] : op_json.items()) {
+        if (key == "index" || key == "seed" || key == "kind" || key == "name" || key == "dtype") continue;
+        if (value.is_number_integer())
           record.shape[key] = value.get<int64_t>();
+        else if (value.is_number())
+          record.texts[key] = fmt::format("{}", value.get<double>());
+        else if (value.is_string())
+          record.texts[key] = value.get<std::string>();
+      }
       record.dtype = op_json.value("dtype", "");
       record.mode = op_json.value("mode", "");
       record.seed = op_json.value("seed", uint64_t{0});

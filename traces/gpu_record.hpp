@@ -20,6 +20,8 @@ struct GpuRecord {
   std::string mode;  // a pool's "max" or "avg" ("" for the others)
   int64_t index = 0, m = 0, n = 0, k = 0;
   std::map<std::string, int64_t> shape;  // every integer field of the op but index and seed (m, n, k; conv's)
+  // Every other field but kind, name and dtype, as text (a number the shortest text that reads back as it).
+  std::map<std::string, std::string> texts;
   uint64_t seed = 0;
   // What it measured.
   std::string path;     // the path that computes tessera's output type (its numerics are recorded)
