@@ -16,8 +16,8 @@ struct CandidateRules {
   // A dataflow whose best estimate is more than this many times the op's best estimate is not simulated; 0
   // simulates every dataflow.
   double prune_ratio = 4.0;
-  // ... more than this many times, or behind the other form of the same dataflow (a conv's implicit GEMM or
-  // direct form): only its best candidate is simulated.
+  // ... more than this many times, or behind the same dataflow on another kind of stage (a conv's implicit
+  // GEMM or direct form): only its best candidate is simulated.
   double narrow_ratio = 1.2;
 };
 

@@ -5,7 +5,8 @@
 #include "flow/gpu_references.hpp"
 #include "flow/numerics.hpp"
 #include "flow/records.hpp"
-#include "mapper/lower_gemm.hpp"
+#include "mapper/lowering.hpp"
+#include "mapper/op_stages.hpp"
 #include "mapper/search.hpp"
 #include "ops/reference.hpp"
 
@@ -54,9 +55,9 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   outcome.record.shape = op.shape_text();
   outcome.record.dtype = name_of(op.dtype);
   outcome.record.macs = op.macs();
-  if (!mapper::gemm_of(op)) {
-    outcome.record.not_simulated = fmt::format(
-        "no vector stage yet: a {} is not lowered or timed (its output is not checked)", op.kind_name());
+  if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows); stages.forms.empty()) {
+    outcome.record.not_simulated = fmt::format("{}: a {} is not lowered or timed (its output is not checked)",
+                                               stages.not_mapped, op.kind_name());
     // The GPU's time for it is still worth showing next to the layers that are simulated.
     const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
     outcome.record.gpu = gpu.comparisons;
@@ -84,7 +85,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   for (size_t r = 0; r < pick.rows.size(); ++r) {
     const std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
     for (const mapper::Candidate& candidate : pick.rows[r].candidates)
-      pending.push_back(Pending{r, candidate, mapper::lower_gemm(op, seed, candidate.mapping, spec, name),
+      pending.push_back(Pending{r, candidate, mapper::lower(op, seed, candidate.mapping, spec, name),
                                 std::make_pair(key, candidate.mapping.describe())});
   }
   std::vector<Simulated> rows(pick.rows.size());
@@ -153,7 +154,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     record.mapping = summary_of(row.candidate.mapping, row.candidate.cost);
     record.program_file = row.program.name + ".tprog";
     if (!settings.timing_only) {
-      const int output = row.program.tensor_id("O");  // lower_gemm names the output O
+      const int output = row.program.tensor_id("O");  // the lowering names the output O
       record.numerics.push_back(check_against_cpu(op, reference, result, output));
       for (const traces::GpuRecord& matched : gpu.matched)
         record.numerics.push_back(check_against_gpu(op, matched, result, output));

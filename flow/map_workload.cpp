@@ -7,7 +7,8 @@
 #include "arch/isa/program_text.hpp"
 #include "flow/records.hpp"
 #include "mapper/explain.hpp"
-#include "mapper/lower_gemm.hpp"
+#include "mapper/lowering.hpp"
+#include "mapper/op_stages.hpp"
 #include "mapper/search.hpp"
 
 namespace tessera::flow {
@@ -42,8 +43,9 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
     entry.kind = op.kind_name();
     entry.shape = op.shape_text();
     entry.dtype = name_of(op.dtype);
-    if (!mapper::gemm_of(op)) {
-      entry.not_mapped = "the machine model has no vector unit: a pool is not mapped";
+    if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows);
+        stages.forms.empty()) {
+      entry.not_mapped = fmt::format("{}: a {} is not mapped", stages.not_mapped, op.kind_name());
       report.ops.push_back(std::move(entry));
       continue;
     }
@@ -81,15 +83,14 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
       });
       best.best = ranked_of(candidate, static_cast<int>(position - ranked.begin()) + 1);
       if (!(candidate.mapping == winner.mapping)) {
-        best.loses_because =
-            mapper::why_loses(mapper::problem_for(op, candidate.mapping), candidate.mapping, candidate.cost,
-                              candidate.cost.cycles, winner.mapping, winner.cost, winner.cost.cycles);
+        best.loses_because = mapper::why_loses(candidate.mapping, candidate.cost, candidate.cost.cycles,
+                                               winner.mapping, winner.cost, winner.cost.cycles);
       }
       if (settings.write_programs) {
         const std::string name = fmt::format("{}.{}", op.name, best.dataflow);
         map.program_files.emplace_back(
             name + ".tprog",
-            arch::write_program(mapper::lower_gemm(op, workload.seed, candidate.mapping, spec, name)));
+            arch::write_program(mapper::lower(op, workload.seed, candidate.mapping, spec, name)));
         entry.program_files.push_back(name + ".tprog");
       }
       entry.per_dataflow.push_back(best);

@@ -1,9 +1,11 @@
 #include "flow/records.hpp"
-#include "arch/isa/program_text.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+
+#include "arch/figures.hpp"
+#include "arch/isa/program_text.hpp"
 
 namespace tessera::flow {
 
@@ -35,9 +37,7 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
   record.macs = useful_macs >= 0 ? useful_macs : result.macs;
   record.pe_macs = result.macs;
   record.active_pes = result.active_pes;
-  const double pe_cycles =
-      static_cast<double>(result.cycles) * spec.mesh.cores() * static_cast<double>(spec.core.pe_array.pes());
-  record.pe_utilization = pe_cycles > 0 ? static_cast<double>(record.macs) / pe_cycles : 0;
+  record.pe_utilization = arch::pe_utilization(spec, record.macs, result.cycles);
   const sim::TrafficCounters& traffic = result.traffic;
   record.dram_bytes = traffic.dram_read_bytes + traffic.dram_write_bytes;
   // bytes per ns is GB/s
@@ -47,12 +47,10 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
   record.sram_write_bytes = traffic.sram_write_bytes;
   record.noc_bytes = traffic.noc_bytes;
   record.noc_byte_hops = traffic.noc_byte_hops;
-  const auto& energy = spec.energy_pj;
   const double picojoules =
-      static_cast<double>(result.macs) * energy.mac +
-      static_cast<double>(traffic.sram_read_bytes + traffic.sram_write_bytes) * energy.sram_byte +
-      static_cast<double>(record.dram_bytes) * energy.dram_byte +
-      static_cast<double>(traffic.noc_byte_hops) * energy.noc_byte_hop;
+      arch::energy_pj(spec.energy_pj, static_cast<double>(result.macs),
+                      static_cast<double>(traffic.sram_read_bytes + traffic.sram_write_bytes),
+                      static_cast<double>(record.dram_bytes), static_cast<double>(traffic.noc_byte_hops));
   record.energy_uj = picojoules / 1e6;
   record.instructions = result.instructions;
   record.sram_hazards = result.sram_hazards;
@@ -67,7 +65,7 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
   return record;
 }
 
-traces::MappingSummary summary_of(const mapper::GemmMapping& mapping, const mapper::GemmCost& cost) {
+traces::MappingSummary summary_of(const mapper::Mapping& mapping, const mapper::Cost& cost) {
   traces::MappingSummary summary;
   summary.dataflow = mapping.label();
   summary.split_m = mapping.split_m;

@@ -27,7 +27,7 @@ traces::Report empty_report(const std::string& command, const arch::ArchSpec& sp
 traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec,
                             int64_t useful_macs = -1);
 
-traces::MappingSummary summary_of(const mapper::GemmMapping& mapping, const mapper::GemmCost& cost);
+traces::MappingSummary summary_of(const mapper::Mapping& mapping, const mapper::Cost& cost);
 
 // Appends the run's unit timelines as trace intervals starting at `offset_us`; tracks are shared across ops.
 void append_trace(const sim::RunResult& result, const arch::Program& program, const arch::ArchSpec& spec,

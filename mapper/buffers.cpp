@@ -1,5 +1,7 @@
 #include "mapper/buffers.hpp"
 
+#include "mapper/stage.hpp"
+
 namespace tessera::mapper {
 
 namespace {
@@ -8,19 +10,21 @@ int64_t align_up(int64_t value, int64_t alignment) {
 }
 }  // namespace
 
-BufferPlan plan_buffers(const GemmProblem& problem, const GemmMapping& mapping, const arch::ArchSpec& spec) {
-  const int64_t element = size_bytes(problem.dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(problem.dtype));
+BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec) {
+  const ContractionStage& stage = *mapping.stage;
+  const int64_t element = size_bytes(stage.shape().dtype);
+  const int64_t accumulator = size_bytes(accumulator_of(stage.shape().dtype));
   const int64_t alignment = spec.core.sram.bank_row_bytes;
   BufferPlan plan;
   plan.a_row_bytes = mapping.tile_k * element;
   plan.w_row_bytes = mapping.tile_n * element;
   plan.o_row_bytes = mapping.tile_n * accumulator;
-  // A direct conv's A buffer holds the input tile (its rows with the halo, every pixel of them), its W buffer
-  // the tile's channels for every filter tap, its O buffer q pixels per output row.
-  plan.a_bytes = problem.a_tile_elements(mapping.tile_m, 1) * plan.a_row_bytes;
-  plan.w_bytes = mapping.tile_k * problem.taps() * plan.w_row_bytes;
-  plan.o_bytes = mapping.tile_m * problem.m_pixels() * plan.o_row_bytes;
+  // What a tile holds is the stage's: a direct conv's A buffer holds the input tile (its rows with the halo,
+  // every pixel of them), its W buffer the tile's channels for every filter tap, its O buffer q pixels per
+  // output row.
+  plan.a_bytes = stage.a_tile_rows(mapping.tile_m) * plan.a_row_bytes;
+  plan.w_bytes = mapping.tile_k * stage.taps_per_k() * plan.w_row_bytes;
+  plan.o_bytes = mapping.tile_m * stage.pixels_per_m() * plan.o_row_bytes;
   plan.a_count = mapping.double_buffer_inputs ? 2 : 1;
   plan.w_count = mapping.double_buffer_inputs ? 2 : 1;
   plan.o_count = mapping.double_buffer_output ? 2 : 1;

@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "arch/spec.hpp"
+#include "common/dtype.hpp"
 #include "mapper/mapping.hpp"
-#include "mapper/problem.hpp"
 
 namespace tessera::mapper {
 
@@ -24,7 +24,8 @@ struct BufferPlan {
   uint64_t o_address(int buffer) const { return o_base + static_cast<uint64_t>(buffer * o_stride); }
 };
 
-BufferPlan plan_buffers(const GemmProblem& problem, const GemmMapping& mapping, const arch::ArchSpec& spec);
+// The buffers of a mapping of its stage (what a tile holds is the stage's to say).
+BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec);
 
 // PE register bytes a dataflow needs per PE (stationary operand, double-buffered with overlap_folds, plus the
 // moving operands and the partial sum).

@@ -1,34 +1,26 @@
-// The analytical cost model (DESIGN.md, "Dataflows"): for a mapping, the bytes each level moves, the PE
-// array's cycles with fill and drain (from arch::PeArrayTiming, the simulator's own closed form), the time
-// each resource needs, and the energy. Fast enough to score a million candidates per second per core; the top
+// The analytical cost model (DESIGN.md, "Dataflows"): for a mapping of a contraction stage, the bytes each
+// level moves, the PE array's cycles with fill and drain (from the simulator's own closed forms, through the
+// stage), the time each resource needs, and the energy. What it must agree on with the lowering it reads from
+// the mapping's plan (plan.hpp). Fast enough to score a million candidates per second per core; the top
 // candidates are then simulated.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "arch/spec.hpp"
-#include "arch/timing/pe_timing.hpp"
-#include "arch/timing/rs_timing.hpp"
-#include "mapper/buffers.hpp"
+#include "mapper/instruction_timer.hpp"
 #include "mapper/mapping.hpp"
-#include "mapper/problem.hpp"
+#include "mapper/stage.hpp"
 
 namespace tessera::mapper {
-
-struct InstructionProfile;
 
 enum class Bound : uint8_t { compute, dram, dma, noc, sram };
 const char* name_of(Bound bound);
 
-enum Tensor : int { kA = 0, kW = 1, kO = 2 };
-
-struct GemmCost {
+struct Cost {
   int64_t cycles = 0;             // estimated run time
   int64_t compute_cycles = 0;     // busiest core's PE array, fill and drain included
   int64_t load_stall_cycles = 0;  // busiest core: tile loads slower than the PE instruction they hide under
@@ -50,29 +42,17 @@ struct GemmCost {
   bool multicast_a = false, multicast_w = false;
 };
 
-// Precomputed per machine; cheap to copy.
+// Precomputed per machine.
 class CostModel {
  public:
   explicit CostModel(const arch::ArchSpec& spec);
-  GemmCost evaluate(const GemmProblem& problem, const GemmMapping& mapping) const;
+  // The estimate of a mapping of its stage (mapping.stage).
+  Cost evaluate(const Mapping& mapping) const;
   const arch::ArchSpec& spec() const { return spec_; }
 
  private:
-  // A direct conv's instruction on the array (RS: its rounds); the PE slots a mapping leaves idle.
-  InstructionProfile conv_profile(const GemmProblem& problem, int64_t tm, int64_t tn, int64_t tk,
-                                  arch::Dataflow dataflow) const;
-  double edge_waste(const GemmProblem& problem, const GemmMapping& mapping) const;
-
   const arch::ArchSpec& spec_;
-  arch::PeArrayTiming timing_;
-  arch::RsTiming rs_timing_;
-  // RS instructions are timed round by round; a search meets each tile shape many times (splits, orders,
-  // buffering), so their profiles are kept: (problem's direct shape, tile m, n, k) -> profile and waste.
-  struct RsCacheEntry;
-  mutable std::mutex rs_cache_mutex_;
-  mutable std::map<std::array<int64_t, 8>, std::shared_ptr<const RsCacheEntry>> rs_cache_;
-  std::shared_ptr<const RsCacheEntry> rs_entry(const GemmProblem& problem, int64_t tm, int64_t tn,
-                                               int64_t tk) const;
+  InstructionTimer timer_;
   double average_dram_hops_ = 0;  // mean XY distance from a DRAM channel's router to a core
   // For the first n cores in use (n a divisor of the core count): the largest fraction, over all mesh links,
   // of the DRAM traffic of one core that crosses a single link, summed over the cores — DRAM bytes spread
@@ -83,11 +63,5 @@ class CostModel {
   // One engine's bandwidth when a tensor's tile rows are `row_bytes` long.
   double dma_bytes_per_cycle(int64_t row_bytes) const;
 };
-
-// How often a tile that depends on `dims` is (re)loaded per distinct tile, for a core whose tile loops run
-// `trips` times along m, n, k in `order`: the product of the trip counts of the loops it does not depend on
-// that sit outside its innermost loop (loops of one trip do not count).
-int64_t reload_factor(const std::array<int64_t, 3>& trips, const std::array<Dim, 3>& order, bool depends_m,
-                      bool depends_n, bool depends_k);
 
 }  // namespace tessera::mapper

@@ -6,13 +6,12 @@
 
 #include "mapper/cost_model.hpp"
 #include "mapper/mapping.hpp"
-#include "mapper/problem.hpp"
 
 namespace tessera::mapper {
 
 // `loser_cycles` and `winner_cycles` are the figures being compared (simulated when known, else analytical).
-std::string why_loses(const GemmProblem& problem, const GemmMapping& loser, const GemmCost& loser_cost,
-                      int64_t loser_cycles, const GemmMapping& winner, const GemmCost& winner_cost,
-                      int64_t winner_cycles);
+// The loser's own problem (its stage's) sets how much it streams per fold.
+std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t loser_cycles,
+                      const Mapping& winner, const Cost& winner_cost, int64_t winner_cycles);
 
 }  // namespace tessera::mapper

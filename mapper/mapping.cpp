@@ -2,48 +2,33 @@
 
 #include <fmt/format.h>
 
+#include "mapper/stage.hpp"
+
 namespace tessera::mapper {
 
-const char* name_of(Dim dim) {
-  switch (dim) {
-    case Dim::m:
-      return "m";
-    case Dim::n:
-      return "n";
-    case Dim::k:
-      return "k";
-  }
-  return "?";
-}
-
-std::string GemmMapping::order_name() const {
+std::string Mapping::order_name() const {
   return std::string(name_of(order[0])) + name_of(order[1]) + name_of(order[2]);
 }
 
-std::string GemmMapping::label() const {
-  return dataflow_label(dataflow, direct);
+std::string Mapping::label() const {
+  return stage ? stage->label(dataflow) : arch::name_of(dataflow);
 }
 
-std::string dataflow_label(arch::Dataflow dataflow, bool direct) {
-  const std::string name = arch::name_of(dataflow);
-  return direct && dataflow != arch::Dataflow::rs ? name + "-direct" : name;
-}
-
-std::string GemmMapping::describe() const {
+std::string Mapping::describe() const {
   const char* buffering =
       double_buffer_inputs ? (double_buffer_output ? "io" : "i") : (double_buffer_output ? "o" : "-");
   return fmt::format("{}{} cores {}x{}x{} tile {}x{}x{} {} db={}{}", arch::name_of(dataflow),
-                     direct ? " direct" : "", split_m, split_n, split_k, tile_m, tile_n, tile_k, order_name(),
-                     buffering, packed_groups > 1 ? fmt::format(" pack={}", packed_groups) : std::string());
+                     stage ? stage->kind_suffix() : "", split_m, split_n, split_k, tile_m, tile_n, tile_k,
+                     order_name(), buffering, stage ? stage->form_suffix() : "");
 }
 
-bool GemmMapping::operator==(const GemmMapping& other) const {
-  return dataflow == other.dataflow && split_m == other.split_m && split_n == other.split_n &&
+bool Mapping::operator==(const Mapping& other) const {
+  const bool same_stage = stage == other.stage || (stage && other.stage && stage->same_form(*other.stage));
+  return same_stage && dataflow == other.dataflow && split_m == other.split_m && split_n == other.split_n &&
          split_k == other.split_k && tile_m == other.tile_m && tile_n == other.tile_n &&
          tile_k == other.tile_k && order == other.order &&
          double_buffer_inputs == other.double_buffer_inputs &&
-         double_buffer_output == other.double_buffer_output && packed_groups == other.packed_groups &&
-         direct == other.direct;
+         double_buffer_output == other.double_buffer_output;
 }
 
 }  // namespace tessera::mapper

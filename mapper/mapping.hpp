@@ -1,20 +1,23 @@
-// A mapping of one GEMM onto the machine (DESIGN.md, "Dataflows"): how the work is split over the mesh, the
-// per-core SRAM tile and its loop order, buffering, and the PE-array dataflow. A plain value type; the
-// mapspace enumerates them, the cost model scores them, lowering turns one into an arch::Program.
+// A mapping of one contraction stage onto the machine (DESIGN.md, "Dataflows"): how the work is split over
+// the mesh, the per-core SRAM tile and its loop order, buffering, and the PE-array dataflow. A plain value
+// type; the mapspace enumerates them, the cost model scores them, lowering turns one into an arch::Program.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "arch/spec.hpp"
+#include "mapper/tiling.hpp"
 
 namespace tessera::mapper {
 
-enum class Dim : uint8_t { m = 0, n = 1, k = 2 };
-const char* name_of(Dim dim);
+class ContractionStage;
 
-struct GemmMapping {
+struct Mapping {
+  // The stage it maps (mapper/stage.hpp): its problem, and how its tiles become instructions.
+  std::shared_ptr<const ContractionStage> stage;
   arch::Dataflow dataflow = arch::Dataflow::ws;
   // Cores along each dimension; split_m * split_n * split_k cores are used. A k split reduces partial sums
   // over the NoC.
@@ -28,20 +31,12 @@ struct GemmMapping {
   std::array<Dim, 3> order = {Dim::m, Dim::n, Dim::k};  // tile loops, outermost first
   bool double_buffer_inputs = true;  // two A and two W buffers: the next tile loads while this one computes
   bool double_buffer_output = true;  // two O buffers: a finished tile drains while the next accumulates
-  // A grouped conv's groups computed together as one block-diagonal GEMM (1: one group at a time). Set by
-  // search_op, not by the mapspace: each packing is its own GemmProblem (problem_of(op, packed)).
-  int packed_groups = 1;
-  // A convolution mapped as its 7-D loop nest (direct_problem_of): m tiles are output rows, k tiles
-  // channels, and the PE runs conv instructions on input tiles with their halo. Set by search_op.
-  bool direct = false;
 
   std::string order_name() const;  // "mnk"
-  // The dataflow as reports name it: "ws", or "ws-direct" for a direct conv (RS is always direct: "rs").
+  // The dataflow as reports name it: "ws", or the stage's name for it ("ws-direct", "rs").
   std::string label() const;
-  std::string describe() const;  // "ws 4x4x1 256x256x128 mnk db=io"
-  bool operator==(const GemmMapping& other) const;
+  std::string describe() const;  // "ws cores 4x4x1 tile 256x256x128 mnk db=io"
+  bool operator==(const Mapping& other) const;
 };
-
-std::string dataflow_label(arch::Dataflow dataflow, bool direct);
 
 }  // namespace tessera::mapper

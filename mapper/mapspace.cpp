@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "arch/timing/rs_timing.hpp"
 #include "mapper/buffers.hpp"
 
 namespace tessera::mapper {
@@ -19,55 +18,6 @@ const std::array<std::array<Dim, 3>, 6>& all_orders() {
                                                             {Dim::n, Dim::k, Dim::m},
                                                             {Dim::k, Dim::n, Dim::m}}};
   return orders;
-}
-
-// The array dimension each GEMM dimension folds onto (0 = streamed, no fold alignment).
-struct Granules {
-  int64_t m, n, k;
-};
-
-Granules granules_of(arch::Dataflow dataflow, const arch::PeArraySpec& pe) {
-  const int64_t stream = std::min(pe.rows, pe.cols);
-  switch (dataflow) {
-    case arch::Dataflow::ws:
-      return {stream, pe.cols, pe.rows};
-    case arch::Dataflow::is:
-      return {pe.cols, stream, pe.rows};
-    case arch::Dataflow::os:
-      return {pe.rows, pe.cols, stream};
-    case arch::Dataflow::rs:
-      break;
-  }
-  return {stream, stream, stream};
-}
-
-// A direct conv's granules: output rows, filters, channels. WS/OS/IS fold the matmul of pixels x filters x
-// taps*channels, so the GEMM granules are divided by the pixels of a row and the taps of a channel. RS fills
-// the array's columns with output rows, and a PE with the filters and channels its scratchpads interleave.
-Granules direct_granules(const GemmProblem& problem, arch::Dataflow dataflow, const arch::ArchSpec& spec) {
-  const DirectConv& direct = *problem.direct;
-  if (dataflow == arch::Dataflow::rs) {
-    const int64_t rows = std::min<int64_t>(problem.m, spec.core.pe_array.cols);
-    const arch::RsPlan plan =
-        arch::RsTiming(spec).plan(arch::ConvTileShape{rows, direct.q, problem.n, problem.k, direct.r,
-                                                      direct.s, direct.input_rows(rows), direct.w},
-                                  problem.dtype);
-    return {rows, plan.filters_per_pe, plan.channels_per_pe};
-  }
-  const Granules matmul = granules_of(dataflow, spec.core.pe_array);
-  return {std::max<int64_t>(1, matmul.m / direct.q), matmul.n,
-          std::max<int64_t>(1, matmul.k / direct.taps())};
-}
-
-Granules granules_for(const GemmProblem& problem, arch::Dataflow dataflow, const arch::ArchSpec& spec) {
-  return problem.direct ? direct_granules(problem, dataflow, spec)
-                        : granules_of(dataflow, spec.core.pe_array);
-}
-
-// Why RS cannot run this problem ("" if it can).
-std::string rs_obstacle(const GemmProblem& problem, const arch::ArchSpec& spec) {
-  if (!problem.direct) return "row stationary maps convolutions directly, not a GEMM's implicit form";
-  return arch::rs_infeasibility(spec, problem.dtype, problem.direct->s);
 }
 
 std::string kib(int64_t bytes) {
@@ -99,15 +49,17 @@ std::vector<int64_t> tile_ladder(int64_t extent, int parts, int64_t granule) {
   return tiles;
 }
 
-int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spec, arch::Dataflow dataflow,
+int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
+                           arch::Dataflow dataflow,
                            const std::function<bool(size_t split_index)>& split_filter,
-                           const std::function<void(const GemmMapping&, size_t split_index)>& visit) {
+                           const std::function<void(const Mapping&, size_t split_index)>& visit) {
+  const ContractionShape& problem = stage->shape();
   const arch::PeArraySpec& pe = spec.core.pe_array;
   if (!pe.supports(dataflow) || !pe.supports(problem.dtype)) return 0;
   if (pe_register_bytes_needed(dataflow, problem.dtype, pe.overlap_folds) > spec.core.pe_register_bytes)
     return 0;
-  if (dataflow == arch::Dataflow::rs && !rs_obstacle(problem, spec).empty()) return 0;
-  const Granules granules = granules_for(problem, dataflow, spec);
+  if (!stage->obstacle(dataflow, spec).message.empty()) return 0;
+  const Granules granules = stage->granules(dataflow, spec);
   // RS also tries a half and a quarter of its output-row and filter granules: a smaller tile that keeps all
   // its channels' partial sums in SRAM can beat one that fills the array but spills them.
   auto ladder = [&](int64_t extent, int parts, int64_t granule) {
@@ -125,7 +77,8 @@ int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spe
     if (!split_filter(s)) continue;
     const Split& split = splits[s];
     if (split.m > problem.m || split.n > problem.n || split.k > problem.k) continue;
-    GemmMapping mapping;
+    Mapping mapping;
+    mapping.stage = stage;
     mapping.dataflow = dataflow;
     mapping.split_m = split.m;
     mapping.split_n = split.n;
@@ -144,7 +97,7 @@ int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spe
           for (const auto& [inputs, output] : {std::pair{true, true}, {true, false}, {false, false}}) {
             mapping.double_buffer_inputs = inputs;
             mapping.double_buffer_output = output;
-            if (plan_buffers(problem, mapping, spec).total_bytes <= spec.core.sram.bytes) {
+            if (plan_buffers(mapping, spec).total_bytes <= spec.core.sram.bytes) {
               fits = true;
               break;
             }
@@ -164,8 +117,9 @@ int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spe
   return legal;
 }
 
-Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& spec,
+Infeasibility why_infeasible(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
                              arch::Dataflow dataflow) {
+  const ContractionShape& problem = stage->shape();
   const arch::PeArraySpec& pe = spec.core.pe_array;
   if (!pe.supports(dataflow))
     return {"core.pe_array.dataflows",
@@ -173,10 +127,7 @@ Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& s
   if (!pe.supports(problem.dtype))
     return {"core.pe_array.dtypes",
             fmt::format("the PE array does not compute in {}", name_of(problem.dtype))};
-  if (dataflow == arch::Dataflow::rs) {
-    const std::string obstacle = rs_obstacle(problem, spec);
-    if (!obstacle.empty()) return {problem.direct ? "core.pe_spad_bytes" : "", obstacle};
-  }
+  if (Infeasibility obstacle = stage->obstacle(dataflow, spec); !obstacle.message.empty()) return obstacle;
   const int64_t registers = pe_register_bytes_needed(dataflow, problem.dtype, pe.overlap_folds);
   if (registers > spec.core.pe_register_bytes) {
     return {"core.pe_register_bytes",
@@ -185,19 +136,20 @@ Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& s
   }
   // The smallest tile anywhere in the mapspace, single-buffered: one granule, or less when a dimension is
   // dealt to every core. Buffers only grow with the tile, so if this does not fit, nothing does.
-  const Granules granules = granules_for(problem, dataflow, spec);
+  const Granules granules = stage->granules(dataflow, spec);
   const int64_t cores = spec.mesh.cores();
   auto smallest_tile = [&](int64_t extent, int64_t granule) {
     return std::min({extent, granule, (extent + cores - 1) / cores});
   };
-  GemmMapping smallest;
+  Mapping smallest;
+  smallest.stage = stage;
   smallest.dataflow = dataflow;
   smallest.tile_m = smallest_tile(problem.m, granules.m);
   smallest.tile_n = smallest_tile(problem.n, granules.n);
   smallest.tile_k = smallest_tile(problem.k, granules.k);
   smallest.double_buffer_inputs = false;
   smallest.double_buffer_output = false;
-  const int64_t needed = plan_buffers(problem, smallest, spec).total_bytes;
+  const int64_t needed = plan_buffers(smallest, spec).total_bytes;
   if (needed > spec.core.sram.bytes) {
     return {"core.sram.kib",
             fmt::format(

@@ -1,15 +1,16 @@
-// The mapspace of a GEMM on a machine (DESIGN.md, "Dataflows"): per dataflow, every split of the work over
-// the mesh, every SRAM tile from a ladder of array-aligned sizes (plus the whole per-core extent, so ragged
-// shapes are tiled natively), every loop order, and the deepest buffering that fits.
+// The mapspace of a contraction stage on a machine (DESIGN.md, "Dataflows"): per dataflow, every split of the
+// work over the mesh, every SRAM tile from a ladder of array-aligned sizes (plus the whole per-core extent,
+// so ragged shapes are tiled natively), every loop order, and the deepest buffering that fits.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "arch/spec.hpp"
 #include "mapper/mapping.hpp"
-#include "mapper/problem.hpp"
+#include "mapper/stage.hpp"
 
 namespace tessera::mapper {
 
@@ -24,18 +25,16 @@ std::vector<Split> splits_of(int cores);
 // below the per-core extent, and the per-core extent itself.
 std::vector<int64_t> tile_ladder(int64_t extent, int parts, int64_t granule);
 
-// Why the smallest mapping of a dataflow does not fit, or "" if some mapping fits.
-struct Infeasibility {
-  std::string field;    // the machine field that kills it ("core.sram.kib")
-  std::string message;  // "needs 72 KiB of SRAM, the core has 64 KiB"
-};
-
 // Calls visit(mapping) for every legal mapping of `dataflow`, in a fixed order; `split_filter(index)` selects
 // which splits this caller enumerates (threads take every Nth). Returns the number of legal mappings.
-int64_t enumerate_mappings(const GemmProblem& problem, const arch::ArchSpec& spec, arch::Dataflow dataflow,
+int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
+                           arch::Dataflow dataflow,
                            const std::function<bool(size_t split_index)>& split_filter,
-                           const std::function<void(const GemmMapping&, size_t split_index)>& visit);
+                           const std::function<void(const Mapping&, size_t split_index)>& visit);
 
-Infeasibility why_infeasible(const GemmProblem& problem, const arch::ArchSpec& spec, arch::Dataflow dataflow);
+// Why no mapping of `dataflow` is legal: the stage's obstacle, or the constraint that kills the smallest
+// tile.
+Infeasibility why_infeasible(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
+                             arch::Dataflow dataflow);
 
 }  // namespace tessera::mapper

@@ -7,7 +7,7 @@
 #include <optional>
 #include <thread>
 
-#include "ops/kinds/conv2d.hpp"
+#include "mapper/op_stages.hpp"
 
 namespace tessera::mapper {
 
@@ -34,8 +34,8 @@ std::vector<Candidate> SearchResult::ranked() const {
   return all;
 }
 
-SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
-                         const SearchOptions& options) {
+SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
+                          const SearchOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const CostModel model(spec);
   const int threads = std::max(1, options.threads);
@@ -51,11 +51,10 @@ SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
       uint64_t within_split = 0;
       size_t current_split = ~size_t{0};
       workers[worker].legal = enumerate_mappings(
-          problem, spec, dataflow, [&](size_t split) { return static_cast<int>(split % threads) == worker; },
-          [&](const GemmMapping& mapping, size_t split) {
+          stage, spec, dataflow, [&](size_t split) { return static_cast<int>(split % threads) == worker; },
+          [&](const Mapping& mapping, size_t split) {
             if (split != current_split) current_split = split, within_split = 0;
-            Candidate candidate{mapping, model.evaluate(problem, mapping),
-                                (uint64_t{split} << 32) | within_split++};
+            Candidate candidate{mapping, model.evaluate(mapping), (uint64_t{split} << 32) | within_split++};
             keep_best(workers[worker].best, std::move(candidate), limit);
           });
     };
@@ -66,11 +65,13 @@ SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
 
     DataflowSearch search;
     search.dataflow = dataflow;
+    search.stage_kind = stage->kind();
+    search.label_text = stage->label(dataflow);
     for (Worker& worker : workers) {
       search.legal += worker.legal;
       for (Candidate& candidate : worker.best) keep_best(search.best, std::move(candidate), limit);
     }
-    if (search.legal == 0) search.why_none = why_infeasible(problem, spec, dataflow);
+    if (search.legal == 0) search.why_none = why_infeasible(stage, spec, dataflow);
     result.evaluated += search.legal;
     result.per_dataflow.push_back(std::move(search));
   }
@@ -92,70 +93,77 @@ SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
 }
 
 SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options) {
-  // The implicit GEMM with each packing of groups, then (for a conv or an fc) the direct 7-D loop nest.
-  struct Form {
-    GemmProblem problem;
-    int64_t packed = 1;
-    bool direct = false;
-  };
-  std::vector<Form> forms;
-  for (int64_t packed : packings_of(op, std::max(spec.core.pe_array.rows, spec.core.pe_array.cols)))
-    forms.push_back({problem_of(op, packed), packed, false});
-  // A conv's direct form is searched for every dataflow. A gemm or fc is a 1x1 convolution over one row of
-  // pixels: its direct WS/OS/IS would only repeat the implicit GEMM less freely (one output row), so it is
-  // searched for RS alone, which has no other form (an RS machine runs them that way).
-  const bool conv = op.as<ops::ConvShape>() != nullptr;
-  const bool rs_requested = std::find(options.dataflows.begin(), options.dataflows.end(),
-                                      arch::Dataflow::rs) != options.dataflows.end();
-  const bool has_direct = conv || (gemm_of(op).has_value() && rs_requested);
-  if (has_direct) forms.push_back({direct_problem_of(op), 1, true});
-  SearchOptions direct_options = options;
-  if (!conv) direct_options.dataflows = {arch::Dataflow::rs};
+  const OpStages stages = stages_of(op, spec, options.dataflows);
+  TESSERA_ASSERT(!stages.forms.empty(), "search_op is asked only of ops with stages");
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
+  // Per stage kind, in the order the forms list them: its merged rows, and the error of its first form.
+  struct Group {
+    std::string kind;
+    std::shared_ptr<const ContractionStage> stage;  // the first form's
+    std::vector<DataflowSearch> rows;
+    std::optional<InputError> first_error;
+  };
+  std::vector<Group> groups;
   SearchResult merged;
-  std::vector<DataflowSearch> implicit, direct;
-  std::optional<InputError> implicit_error, direct_error;
-  for (size_t f = 0; f < forms.size(); ++f) {
-    const Form& form = forms[f];
+  for (size_t f = 0; f < stages.forms.size(); ++f) {
+    const StageForm& form = stages.forms[f];
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const Group& candidate) { return candidate.kind == form.stage->kind(); });
+    const bool first_of_kind = group == groups.end();
+    if (first_of_kind) {
+      groups.push_back(Group{form.stage->kind(), form.stage, {}, std::nullopt});
+      group = groups.end() - 1;
+    }
+    SearchOptions form_options = options;
+    form_options.dataflows = form.dataflows;
     SearchResult result;
     try {
-      result = search_gemm(form.problem, spec, form.direct ? direct_options : options);
+      result = search_stage(form.stage, spec, form_options);
     } catch (const InputError& error) {
-      // A wider packing may not fit where a narrower one does; say why for the unpacked and direct forms.
-      if (form.direct) direct_error = error;
-      if (f == 0) implicit_error = error;
+      // A wider packing may not fit where a narrower one does; say why for the first form of each kind.
+      if (first_of_kind) group->first_error = error;
       continue;
     }
     merged.evaluated += result.evaluated;
     merged.seconds += result.seconds;
-    std::vector<DataflowSearch>& into_form = form.direct ? direct : implicit;
-    if (into_form.empty()) {
-      into_form = result.per_dataflow;
-      for (DataflowSearch& search : into_form)
-        search.best.clear(), search.legal = 0, search.direct = form.direct;
+    if (group->rows.empty()) {
+      group->rows = result.per_dataflow;
+      for (DataflowSearch& search : group->rows) search.best.clear(), search.legal = 0;
     }
     for (size_t d = 0; d < result.per_dataflow.size(); ++d) {
-      DataflowSearch& into = into_form[d];
+      DataflowSearch& into = group->rows[d];
       into.legal += result.per_dataflow[d].legal;
       for (Candidate candidate : result.per_dataflow[d].best) {
-        candidate.mapping.packed_groups = static_cast<int>(form.packed);
-        candidate.mapping.direct = form.direct;
-        candidate.index |= static_cast<uint64_t>(f) << 56;  // ties break towards the implicit, unpacked form
+        candidate.index |= static_cast<uint64_t>(f) << 56;  // ties break towards the earlier form
         keep_best(into.best, std::move(candidate), limit);
       }
     }
   }
-  // Row stationary exists only in the direct form: an op with one lists it there alone.
-  for (DataflowSearch& search : implicit)
-    if (!has_direct || search.dataflow != arch::Dataflow::rs)
-      merged.per_dataflow.push_back(std::move(search));
-  for (DataflowSearch& search : direct) merged.per_dataflow.push_back(std::move(search));
+  // A dataflow a stage kind can never run (row stationary on a GEMM) is listed where another kind lists it.
+  auto listed_elsewhere = [&](const Group& group, arch::Dataflow dataflow) {
+    for (const Group& other : groups)
+      if (&other != &group)
+        for (const StageForm& form : stages.forms)
+          if (form.stage->kind() == other.kind &&
+              std::find(form.dataflows.begin(), form.dataflows.end(), dataflow) != form.dataflows.end())
+            return true;
+    return false;
+  };
+  for (Group& group : groups)
+    for (DataflowSearch& search : group.rows)
+      if (group.stage->can_run(search.dataflow) || !listed_elsewhere(group, search.dataflow))
+        merged.per_dataflow.push_back(std::move(search));
   if (merged.evaluated == 0) {
     const bool only_rs = std::all_of(options.dataflows.begin(), options.dataflows.end(),
                                      [](arch::Dataflow dataflow) { return dataflow == arch::Dataflow::rs; });
-    // The implicit GEMM's reasons cover every dataflow a gemm or fc was searched for, RS included.
-    if (direct_error && (only_rs || !implicit_error)) throw *direct_error;
-    throw *implicit_error;
+    // The first kind's reasons cover every dataflow it was searched for; when only row stationary was asked
+    // for, the reasons of a kind that can run it say more.
+    const InputError* chosen = groups.front().first_error ? &*groups.front().first_error : nullptr;
+    for (size_t g = 1; g < groups.size(); ++g)
+      if (groups[g].first_error && (only_rs ? groups[g].stage->can_run(arch::Dataflow::rs) : !chosen))
+        chosen = &*groups[g].first_error;
+    TESSERA_ASSERT(chosen, "a search with no legal mapping has a reason");
+    throw *chosen;
   }
   return merged;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,14 +14,14 @@
 #include "mapper/cost_model.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/mapspace.hpp"
-#include "mapper/problem.hpp"
+#include "mapper/stage.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {
 
 struct Candidate {
-  GemmMapping mapping;
-  GemmCost cost;
+  Mapping mapping;  // with its stage
+  Cost cost;
   uint64_t index = 0;  // place in the enumeration: (split << 32) | order within the split
 };
 
@@ -36,10 +37,13 @@ struct SearchOptions {
   std::string op_description;  // "ffn1 (gemm 512x3072x768 bf16)"
 };
 
+// A dataflow's search over the stages of one kind (search_op merges an op's forms of the same kind: a conv's
+// packings of its implicit GEMM).
 struct DataflowSearch {
   arch::Dataflow dataflow = arch::Dataflow::ws;
-  bool direct = false;  // search_op: the direct form of a conv (else its implicit GEMM)
-  std::string label() const { return dataflow_label(dataflow, direct); }
+  std::string stage_kind;  // ContractionStage::kind()
+  std::string label_text;  // as reports name the dataflow on that kind of stage ("ws-direct")
+  const std::string& label() const { return label_text; }
   int64_t legal = 0;
   std::vector<Candidate> best;  // ranked, at most keep_per_dataflow
   Infeasibility why_none;       // when legal == 0
@@ -52,16 +56,16 @@ struct SearchResult {
   std::vector<Candidate> ranked() const;  // every kept candidate, best first
 };
 
-// Throws InputError when no requested dataflow has a legal mapping, naming the constraint that kills the
-// smallest tile.
-SearchResult search_gemm(const GemmProblem& problem, const arch::ArchSpec& spec,
-                         const SearchOptions& options);
+// One stage's search. Throws InputError when no requested dataflow has a legal mapping, naming the constraint
+// that kills the smallest tile.
+SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
+                          const SearchOptions& options);
 
-// An op's search: its GEMM problem, and for a grouped conv every packing of groups into block-diagonal GEMMs
-// (packings_of), merged per dataflow; each candidate's mapping says its packing. A conv or fc is also
-// searched in its direct form: per_dataflow then lists the implicit GEMM's dataflows (WS, OS, IS) followed by
-// the direct form's (WS, OS, IS and RS, direct = true), side by side. Throws like search_gemm when no form
-// has a legal mapping.
+// An op's search: each of its forms (op_stages.hpp), the forms of one stage kind merged per dataflow (each
+// candidate's mapping says its stage); per_dataflow lists the kinds one after another (a conv's implicit
+// GEMM's WS, OS, IS, then its direct form's WS, OS, IS and RS), side by side. A dataflow a stage kind can
+// never run is listed only where no other kind lists it. Throws like search_stage when no form has a legal
+// mapping; an op with no forms is the caller's to report (stages_of says why).
 SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options);
 
 }  // namespace tessera::mapper

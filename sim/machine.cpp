@@ -6,6 +6,7 @@
 
 #include "arch/isa/program_check.hpp"
 #include "ops/tensor.hpp"
+#include "sim/unit_table.hpp"
 
 namespace tessera::sim {
 
@@ -32,13 +33,11 @@ Machine::Machine(const arch::ArchSpec& spec) : spec_(spec) {
   for (int core = 0; core < spec_.mesh.cores(); ++core) {
     const arch::Coord coord = arch::core_coord(core, spec_.mesh);
     const std::string prefix = fmt::format("core_{}_{}_", coord.row, coord.col);
-    units_.push_back(std::make_unique<PeUnit>((prefix + "pe").c_str(), *state_, core));
-    for (int engine = 0; engine < spec_.core.dma.engines; ++engine)
-      units_.push_back(std::make_unique<TransferEngine>((prefix + "dma" + std::to_string(engine)).c_str(),
-                                                        *state_, core,
-                                                        arch::QueueId{arch::QueueKind::dma, engine}));
-    units_.push_back(std::make_unique<TransferEngine>((prefix + "noc").c_str(), *state_, core,
-                                                      arch::QueueId{arch::QueueKind::noc, 0}));
+    for (const UnitKind& kind : unit_table())
+      for (int index = 0; index < kind.queues_per_core(spec_); ++index) {
+        const arch::QueueId queue{kind.queue, index};
+        units_.push_back(kind.make((prefix + arch::name_of(queue)).c_str(), *state_, core, queue));
+      }
   }
 }
 

@@ -8,9 +8,9 @@
 
 #include "arch/isa/program.hpp"
 #include "sim/machine_state.hpp"
-#include "sim/pe_unit.hpp"
 #include "sim/run_result.hpp"
-#include "sim/transfer_engine.hpp"
+#include "sim/scheduler.hpp"
+#include "sim/unit.hpp"
 
 namespace tessera::sim {
 

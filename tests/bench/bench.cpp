@@ -10,8 +10,10 @@
 
 #include "arch/spec.hpp"
 #include "common/config.hpp"
-#include "mapper/lower_gemm.hpp"
+#include "mapper/lowering.hpp"
 #include "mapper/search.hpp"
+#include "mapper/stages/gemm_stage.hpp"
+#include "ops/kinds/gemm.hpp"
 #include "ops/reference.hpp"
 #include "sim/machine.hpp"
 
@@ -36,18 +38,19 @@ int run(int argc, char** argv) {
              "macs/host_s");
   for (int64_t size : {1024, 2048, 4096}) {
     const ops::Op op = ops::make_op("bench", DType::bf16, ops::GemmShape{size, size, size});
-    const mapper::GemmProblem problem{size, size, size, DType::bf16};
+    const auto stage =
+        std::make_shared<mapper::GemmStage>(mapper::GemmProblem{size, size, size, DType::bf16});
     mapper::SearchOptions options;
     options.dataflows = {arch::Dataflow::ws};
     options.keep_per_dataflow = 1;
     options.threads = 1;
     const auto search_start = Clock::now();
-    const mapper::SearchResult search = mapper::search_gemm(problem, spec, options);
+    const mapper::SearchResult search = mapper::search_stage(stage, spec, options);
     const double search_seconds = seconds_since(search_start);
-    const mapper::GemmMapping& mapping = search.per_dataflow.front().best.front().mapping;
+    const mapper::Mapping& mapping = search.per_dataflow.front().best.front().mapping;
 
     const auto lower_start = Clock::now();
-    const arch::Program program = mapper::lower_gemm(op, 1, mapping, spec, "bench");
+    const arch::Program program = mapper::lower(op, 1, mapping, spec, "bench");
     const double lower_seconds = seconds_since(lower_start);
 
     const auto timing_start = Clock::now();
@@ -72,9 +75,9 @@ int run(int argc, char** argv) {
     fmt::print("  {:>16} {:>12} {:>10} {:>10} {:>12}\n", "tile", "instructions", "bursts", "timing_s",
                "sim_cycles");
     for (int64_t tile_k : {64, 128, 256}) {
-      mapper::GemmMapping variant = mapping;
+      mapper::Mapping variant = mapping;
       variant.tile_k = tile_k;
-      const arch::Program program_variant = mapper::lower_gemm(op, 1, variant, spec, "bench");
+      const arch::Program program_variant = mapper::lower(op, 1, variant, spec, "bench");
       const auto start = Clock::now();
       const sim::RunResult result = machine.run(program_variant, sim::RunOptions{false, false});
       const double seconds = seconds_since(start);

@@ -262,7 +262,7 @@ ops:
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("  p    pool   max 2x2/2 p0 on 1x6x6x8 not simulated"), std::string::npos)
       << result.output;
-  EXPECT_NE(result.output.find("not simulated: no vector stage yet: a pool"), std::string::npos)
+  EXPECT_NE(result.output.find("not simulated: the machine model has no vector unit: a pool"), std::string::npos)
       << result.output;
 }
 

@@ -9,8 +9,8 @@
 #include "arch/isa/program_text.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "mapper/cost_model.hpp"
-#include "mapper/lower_gemm.hpp"
-#include "mapper/problem.hpp"
+#include "mapper/lowering.hpp"
+#include "mapper/stage.hpp"
 #include "sim/machine.hpp"
 
 namespace tessera {
@@ -55,8 +55,8 @@ TEST_P(DirectConv, MatchesTheReferenceAndMovesTheBytesTheCostModelCounts) {
   const arch::ArchSpec spec = load_arch(test.machine);
   ASSERT_TRUE(spec.core.pe_array.supports(test.dataflow) && spec.core.pe_array.supports(test.dtype));
   const ops::Op op = conv_op(test.shape, test.dtype);
-  const mapper::GemmMapping mapping = best_direct_mapping(op, spec, test.dataflow);
-  const arch::Program program = mapper::lower_gemm(op, 5, mapping, spec, "direct");
+  const mapper::Mapping mapping = best_direct_mapping(op, spec, test.dataflow);
+  const arch::Program program = mapper::lower(op, 5, mapping, spec, "direct");
   arch::check_program(program, spec);
   EXPECT_EQ(arch::read_program(arch::write_program(program), "direct.tprog"), program);
 
@@ -70,7 +70,7 @@ TEST_P(DirectConv, MatchesTheReferenceAndMovesTheBytesTheCostModelCounts) {
 
   // Input tiles overlap by their halo and skip padding rows; the cost model shares them out by extent, so
   // allow 3% on the total.
-  const mapper::GemmCost cost = mapper::CostModel(spec).evaluate(mapper::direct_problem_of(op), mapping);
+  const mapper::Cost cost = mapper::CostModel(spec).evaluate(mapping);
   const double simulated =
       static_cast<double>(result.traffic.dram_read_bytes + result.traffic.dram_write_bytes);
   EXPECT_NEAR(simulated, static_cast<double>(cost.dram_bytes), 0.03 * cost.dram_bytes) << mapping.describe();
@@ -84,11 +84,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, DirectConv, testing::ValuesIn(kCases),
 TEST(DirectConvHalo, DroppingAHaloRowBetweenInputTilesFailsNumerics) {
   const arch::ArchSpec spec = load_arch("mesh4x4");
   const ops::Op op = conv_op({1, 8, 24, 24, 16, 3, 3, 1, 1, 1, 1}, DType::bf16);
-  mapper::GemmMapping mapping = best_direct_mapping(op, spec, arch::Dataflow::ws);
+  mapper::Mapping mapping = best_direct_mapping(op, spec, arch::Dataflow::ws);
   mapping.split_m = 1, mapping.split_n = 1, mapping.split_k = 1;
   mapping.tile_m = 6;  // four tiles of six output rows: each reads eight input rows, two shared with the next
   mapping.tile_n = 16, mapping.tile_k = 8;
-  arch::Program program = mapper::lower_gemm(op, 3, mapping, spec, "halo");
+  arch::Program program = mapper::lower(op, 3, mapping, spec, "halo");
   sim::Machine machine(spec);  // one elaboration per process: both runs use it
   std::string detail;
   ASSERT_TRUE(output_matches_reference(op, 3, machine.run(program, sim::RunOptions{}), &detail)) << detail;
@@ -120,11 +120,11 @@ TEST(DirectConvChannelTiles, EveryChannelTileLoadsItsOwnFilterRows) {
                                      ops::ConvShape{1, 24, 10, 10, 16, 3, 3, 1, 1, 1, 1}}) {
     const ops::Op op = conv_op(shape, DType::bf16);
     for (const arch::Dataflow dataflow : {arch::Dataflow::ws, arch::Dataflow::rs}) {
-      mapper::GemmMapping mapping = best_direct_mapping(op, spec, dataflow);
+      mapper::Mapping mapping = best_direct_mapping(op, spec, dataflow);
       mapping.split_m = 2, mapping.split_n = 1, mapping.split_k = 2;
       mapping.order = {mapper::Dim::m, mapper::Dim::n, mapper::Dim::k};
       mapping.tile_m = 4, mapping.tile_n = 16, mapping.tile_k = 4;  // several channel tiles per core
-      const arch::Program program = mapper::lower_gemm(op, 4, mapping, spec, "channels");
+      const arch::Program program = mapper::lower(op, 4, mapping, spec, "channels");
       arch::check_program(program, spec);
       std::string detail;
       EXPECT_TRUE(output_matches_reference(op, 4, machine.run(program, sim::RunOptions{}), &detail))

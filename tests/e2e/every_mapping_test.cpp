@@ -6,8 +6,9 @@
 #include <random>
 
 #include "e2e/pipeline_fixture.hpp"
-#include "mapper/lower_gemm.hpp"
+#include "mapper/lowering.hpp"
 #include "mapper/mapspace.hpp"
+#include "mapper/stages/gemm_stage.hpp"
 #include "sim/machine.hpp"
 
 namespace tessera {
@@ -19,17 +20,18 @@ void run_sample(const std::string& machine_name, const std::vector<ops::Op>& ops
   std::mt19937 random(seed);
   for (const ops::Op& op : ops) {
     const auto& gemm = *op.as<ops::GemmShape>();
-    const mapper::GemmProblem problem{gemm.m, gemm.n, gemm.k, op.dtype};
-    std::vector<mapper::GemmMapping> all;
+    const auto stage =
+        std::make_shared<mapper::GemmStage>(mapper::GemmProblem{gemm.m, gemm.n, gemm.k, op.dtype});
+    std::vector<mapper::Mapping> all;
     for (arch::Dataflow dataflow : spec.core.pe_array.dataflows)
       mapper::enumerate_mappings(
-          problem, spec, dataflow, [](size_t) { return true; },
-          [&](const mapper::GemmMapping& mapping, size_t) { all.push_back(mapping); });
+          stage, spec, dataflow, [](size_t) { return true; },
+          [&](const mapper::Mapping& mapping, size_t) { all.push_back(mapping); });
     ASSERT_FALSE(all.empty());
     std::shuffle(all.begin(), all.end(), random);
     for (int i = 0; i < per_op && i < static_cast<int>(all.size()); ++i) {
-      const mapper::GemmMapping& mapping = all[i];
-      const arch::Program program = mapper::lower_gemm(op, 5, mapping, spec, "sample");
+      const mapper::Mapping& mapping = all[i];
+      const arch::Program program = mapper::lower(op, 5, mapping, spec, "sample");
       sim::RunResult result;
       ASSERT_NO_THROW(result = machine.run(program, sim::RunOptions{})) << mapping.describe();
       std::string detail;

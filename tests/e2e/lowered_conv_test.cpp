@@ -10,8 +10,8 @@
 #include "arch/isa/program_text.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "mapper/cost_model.hpp"
-#include "mapper/lower_gemm.hpp"
-#include "mapper/problem.hpp"
+#include "mapper/lowering.hpp"
+#include "mapper/op_stages/conv2d.hpp"
 #include "mapper/search.hpp"
 #include "sim/machine.hpp"
 
@@ -57,18 +57,13 @@ TEST_P(LoweredConv, MatchesTheReferenceAndMovesOnlyTheNonPaddingBytes) {
   if (!spec.core.pe_array.supports(test.dataflow) || !spec.core.pe_array.supports(test.dtype))
     GTEST_SKIP() << test.machine << " does not run this case";
   const ops::Op op = conv_op(test.shape, test.dtype);
-  mapper::GemmMapping mapping = best_mapping(op, spec, test.dataflow);
+  mapper::Mapping mapping = best_mapping(op, spec, test.dataflow);
   if (test.packed > 0) {
-    mapper::SearchOptions options;
-    options.dataflows = {test.dataflow};
-    options.keep_per_dataflow = 1;
-    mapping = mapper::search_gemm(mapper::problem_of(op, test.packed), spec, options)
-                  .per_dataflow.front()
-                  .best.front()
-                  .mapping;
-    mapping.packed_groups = test.packed;
+    const auto packed =
+        std::make_shared<mapper::GemmStage>(mapper::conv_implicit_gemm(test.shape, test.dtype, test.packed));
+    mapping = best_stage_mapping(packed, spec, test.dataflow);
   }
-  const arch::Program program = mapper::lower_gemm(op, 5, mapping, spec, "conv");
+  const arch::Program program = mapper::lower(op, 5, mapping, spec, "conv");
   arch::check_program(program, spec);
   // The text form reads back as the same program (the view included).
   EXPECT_EQ(arch::read_program(arch::write_program(program), "conv.tprog"), program);
@@ -80,13 +75,13 @@ TEST_P(LoweredConv, MatchesTheReferenceAndMovesOnlyTheNonPaddingBytes) {
 
   // DRAM traffic: the cost model counts A's bytes over the whole view, less its padding share; W and O are
   // exact. Padding is spread unevenly over the tiles, so allow 2% on the total.
-  const mapper::GemmCost cost =
-      mapper::CostModel(spec).evaluate(mapper::problem_of(op, mapping.packed_groups), mapping);
+  const mapper::Cost cost = mapper::CostModel(spec).evaluate(mapping);
   const double simulated =
       static_cast<double>(result.traffic.dram_read_bytes + result.traffic.dram_write_bytes);
   EXPECT_NEAR(simulated, static_cast<double>(cost.dram_bytes), 0.02 * cost.dram_bytes) << mapping.describe();
   // The PE arrays also multiply the block-diagonal zeros of packed groups.
-  EXPECT_EQ(result.macs, op.macs() * mapping.packed_groups);
+  EXPECT_EQ(result.macs, mapping.stage->macs());
+  EXPECT_EQ(result.macs * mapping.stage->useful_macs(), op.macs() * mapping.stage->macs());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LoweredConv, testing::ValuesIn(kCases),
@@ -107,18 +102,20 @@ TEST(PackedGroups, TheMapperPacksADepthwiseConvAndTheSimulatorConfirmsIt) {
   options.dataflows = {arch::Dataflow::ws};
   options.keep_per_dataflow = 1;
   const mapper::Candidate packed = mapper::search_op(op, spec, options).per_dataflow.front().best.front();
+  const auto unpacked_stage =
+      std::make_shared<mapper::GemmStage>(mapper::conv_implicit_gemm(*op.as<ops::ConvShape>(), op.dtype));
   const mapper::Candidate unpacked =
-      mapper::search_gemm(mapper::problem_of(op), spec, options).per_dataflow.front().best.front();
-  EXPECT_GT(packed.mapping.packed_groups, 1) << packed.mapping.describe();
+      mapper::search_stage(unpacked_stage, spec, options).per_dataflow.front().best.front();
+  const auto* gemm = dynamic_cast<const mapper::GemmStage*>(packed.mapping.stage.get());
+  ASSERT_NE(gemm, nullptr) << packed.mapping.describe();
+  EXPECT_GT(gemm->problem().packed, 1) << packed.mapping.describe();
   EXPECT_LT(packed.cost.cycles * 4, unpacked.cost.cycles);
 
   sim::Machine machine(spec);
   const int64_t packed_cycles =
-      machine.run(mapper::lower_gemm(op, 1, packed.mapping, spec, "packed"), sim::RunOptions{false, false})
-          .cycles;
+      machine.run(mapper::lower(op, 1, packed.mapping, spec, "packed"), sim::RunOptions{false, false}).cycles;
   const int64_t unpacked_cycles =
-      machine
-          .run(mapper::lower_gemm(op, 1, unpacked.mapping, spec, "unpacked"), sim::RunOptions{false, false})
+      machine.run(mapper::lower(op, 1, unpacked.mapping, spec, "unpacked"), sim::RunOptions{false, false})
           .cycles;
   EXPECT_LT(packed_cycles * 4, unpacked_cycles) << packed_cycles << " vs " << unpacked_cycles;
 }

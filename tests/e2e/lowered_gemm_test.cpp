@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/pipeline_fixture.hpp"
-#include "mapper/lower_gemm.hpp"
+#include "mapper/lowering.hpp"
 #include "sim/machine.hpp"
 
 namespace tessera {
@@ -11,8 +11,8 @@ namespace tessera {
 TEST(LoweredGemm, DefaultMachineWsBf16MatchesReference) {
   const arch::ArchSpec spec = load_arch("default");
   const ops::Op op = gemm_op(256, 192, 160, DType::bf16);
-  const mapper::GemmMapping mapping = best_mapping(op, spec, arch::Dataflow::ws);
-  const arch::Program program = mapper::lower_gemm(op, 9, mapping, spec, "test");
+  const mapper::Mapping mapping = best_mapping(op, spec, arch::Dataflow::ws);
+  const arch::Program program = mapper::lower(op, 9, mapping, spec, "test");
   sim::Machine machine(spec);
   const sim::RunResult result = machine.run(program, sim::RunOptions{});
   std::string detail;
@@ -30,7 +30,7 @@ TEST(LoweredGemm, AProgramTakesTheSameCyclesEveryTimeAndWithOrWithoutArithmetic)
   const arch::ArchSpec spec = load_arch("mesh4x4");
   const ops::Op op = gemm_op(1024, 512, 256, DType::bf16);
   const arch::Program program =
-      mapper::lower_gemm(op, 1, best_mapping(op, spec, arch::Dataflow::ws), spec, "again");
+      mapper::lower(op, 1, best_mapping(op, spec, arch::Dataflow::ws), spec, "again");
   sim::Machine machine(spec);
   const int64_t first = machine.run(program, sim::RunOptions{false, false}).cycles;
   EXPECT_EQ(machine.run(program, sim::RunOptions{false, false}).cycles, first);

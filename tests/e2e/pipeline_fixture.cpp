@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/config.hpp"
+#include "mapper/op_stages/conv2d.hpp"
 #include "mapper/search.hpp"
 #include "ops/numerics.hpp"
 #include "ops/reference.hpp"
@@ -22,7 +23,7 @@ ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype) {
   return ops::make_op("test", dtype, ops::GemmShape{m, n, k});
 }
 
-mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {
+mapper::Mapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {
   mapper::SearchOptions options;
   options.dataflows = {dataflow};
   options.keep_per_dataflow = 1;
@@ -30,18 +31,17 @@ mapper::GemmMapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, 
   return mapper::search_op(op, spec, options).per_dataflow.front().best.front().mapping;
 }
 
-mapper::GemmMapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec,
-                                        arch::Dataflow dataflow) {
+mapper::Mapping best_stage_mapping(const std::shared_ptr<const mapper::ContractionStage>& stage,
+                                   const arch::ArchSpec& spec, arch::Dataflow dataflow) {
   mapper::SearchOptions options;
   options.dataflows = {dataflow};
   options.keep_per_dataflow = 1;
   options.op_description = "test";
-  mapper::GemmMapping mapping = mapper::search_gemm(mapper::direct_problem_of(op), spec, options)
-                                    .per_dataflow.front()
-                                    .best.front()
-                                    .mapping;
-  mapping.direct = true;
-  return mapping;
+  return mapper::search_stage(stage, spec, options).per_dataflow.front().best.front().mapping;
+}
+
+mapper::Mapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {
+  return best_stage_mapping(mapper::conv_direct_stage(*op.as<ops::ConvShape>(), op.dtype), spec, dataflow);
 }
 
 bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,

@@ -8,8 +8,8 @@
 #include <array>
 
 #include "e2e/pipeline_fixture.hpp"
-#include "mapper/lower_gemm.hpp"
-#include "mapper/problem.hpp"
+#include "mapper/lowering.hpp"
+#include "mapper/stages/gemm_stage.hpp"
 #include "models/pe_cycle_model.hpp"
 #include "sim/machine.hpp"
 
@@ -52,9 +52,12 @@ void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
   for (const auto& [op, gather_bound] : exactness_ops()) {
     SCOPED_TRACE(::testing::Message()
                  << arch::name_of(dataflow) << " " << op.kind_name() << " " << op.shape_text());
-    const mapper::GemmMapping mapping = best_mapping(op, spec, dataflow);
-    const mapper::GemmProblem shape = mapper::problem_of(op, mapping.packed_groups);
-    const arch::Program program = mapper::lower_gemm(op, 3, mapping, spec, "exact");
+    const mapper::Mapping mapping = best_mapping(op, spec, dataflow);
+    // The mapper picks the implicit GEMM on these (their PE instructions are matmuls).
+    const auto* gemm = dynamic_cast<const mapper::GemmStage*>(mapping.stage.get());
+    ASSERT_NE(gemm, nullptr) << mapping.describe();
+    const mapper::GemmProblem& shape = gemm->problem();
+    const arch::Program program = mapper::lower(op, 3, mapping, spec, "exact");
     const sim::RunResult result = machine.run(program, sim::RunOptions{false, true});
 
     // The PE instructions, in order, for the model; their operands are in SRAM from the start.

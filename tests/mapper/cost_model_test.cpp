@@ -8,9 +8,11 @@
 #include "arch/isa/program_check.hpp"
 #include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
-#include "mapper/lower_gemm.hpp"
+#include "mapper/lowering.hpp"
 #include "mapper/mapspace.hpp"
 #include "mapper/search.hpp"
+#include "mapper/stages/gemm_stage.hpp"
+#include "ops/kinds/gemm.hpp"
 
 namespace tessera::mapper {
 
@@ -53,16 +55,16 @@ TEST(CostModel, DramBytesEqualWhatTheLoweredProgramMovesForEveryMapping) {
     for (const ops::Op& op : {gemm(200, 130, 170, DType::bf16), gemm(37, 300, 41, DType::int8),
                               gemm(512, 64, 700, DType::fp32)}) {
       const auto& shape = *op.as<ops::GemmShape>();
-      const GemmProblem problem{shape.m, shape.n, shape.k, op.dtype};
-      std::vector<GemmMapping> mappings;
+      const auto stage = std::make_shared<GemmStage>(GemmProblem{shape.m, shape.n, shape.k, op.dtype});
+      std::vector<Mapping> mappings;
       for (arch::Dataflow dataflow : spec.core.pe_array.dataflows)
         enumerate_mappings(
-            problem, spec, dataflow, [](size_t) { return true; },
-            [&](const GemmMapping& mapping, size_t) { mappings.push_back(mapping); });
+            stage, spec, dataflow, [](size_t) { return true; },
+            [&](const Mapping& mapping, size_t) { mappings.push_back(mapping); });
       std::shuffle(mappings.begin(), mappings.end(), random);
       for (size_t i = 0; i < 60 && i < mappings.size(); ++i) {
-        const GemmCost cost = model.evaluate(problem, mappings[i]);
-        const arch::Program program = lower_gemm(op, 1, mappings[i], spec, "g");
+        const Cost cost = model.evaluate(mappings[i]);
+        const arch::Program program = lower(op, 1, mappings[i], spec, "g");
         EXPECT_EQ(cost.dram_bytes, program_dram_bytes(program)) << machine << " " << mappings[i].describe();
       }
     }
@@ -97,16 +99,16 @@ TEST(Mapspace, TileLadderEndsWithTheWholePerCoreExtentSoRaggedShapesTileNatively
 
 TEST(Search, TheRankingDoesNotDependOnTheThreadCount) {
   const arch::ArchSpec spec = shipped("mesh4x4");
-  const GemmProblem problem{1000, 999, 777, DType::fp32};
+  const auto stage = std::make_shared<GemmStage>(GemmProblem{1000, 999, 777, DType::fp32});
   SearchOptions options;
   options.dataflows = spec.core.pe_array.dataflows;
   options.keep_per_dataflow = 8;
   options.threads = 1;
-  const std::vector<Candidate> one = search_gemm(problem, spec, options).ranked();
+  const std::vector<Candidate> one = search_stage(stage, spec, options).ranked();
   options.threads = 2;
-  const std::vector<Candidate> two = search_gemm(problem, spec, options).ranked();
+  const std::vector<Candidate> two = search_stage(stage, spec, options).ranked();
   options.threads = 5;
-  const std::vector<Candidate> five = search_gemm(problem, spec, options).ranked();
+  const std::vector<Candidate> five = search_stage(stage, spec, options).ranked();
   ASSERT_EQ(one.size(), two.size());
   ASSERT_EQ(one.size(), five.size());
   for (size_t i = 0; i < one.size(); ++i) {
@@ -123,7 +125,7 @@ TEST(Search, NoLegalMappingNamesTheFieldAndWhatTheSmallestTileNeeds) {
   options.dataflows = {arch::Dataflow::ws};
   options.op_description = "g (gemm 64x64x64 bf16)";
   try {
-    search_gemm(GemmProblem{64, 64, 64, DType::bf16}, spec, options);
+    search_stage(std::make_shared<GemmStage>(GemmProblem{64, 64, 64, DType::bf16}), spec, options);
     FAIL() << "expected no legal mapping";
   } catch (const InputError& error) {
     EXPECT_EQ(error.field(), "core.sram.kib");
@@ -141,9 +143,13 @@ TEST(LowerGemm, TheProgramRoundTripsThroughItsTextForm) {
   options.dataflows = {arch::Dataflow::os};
   options.keep_per_dataflow = 1;
   const auto& shape = *op.as<ops::GemmShape>();
-  const GemmMapping mapping =
-      search_gemm({shape.m, shape.n, shape.k, op.dtype}, spec, options).per_dataflow[0].best[0].mapping;
-  const arch::Program program = lower_gemm(op, 1, mapping, spec, "g.os");
+  const Mapping mapping =
+      search_stage(std::make_shared<GemmStage>(GemmProblem{shape.m, shape.n, shape.k, op.dtype}), spec,
+                   options)
+          .per_dataflow[0]
+          .best[0]
+          .mapping;
+  const arch::Program program = lower(op, 1, mapping, spec, "g.os");
   arch::check_program(program, spec);
   EXPECT_TRUE(arch::read_program(arch::write_program(program), "g.tprog") == program);
 }

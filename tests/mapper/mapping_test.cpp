@@ -4,8 +4,8 @@
 
 namespace tessera::mapper {
 
-TEST(GemmMapping, DescribesItselfCompactly) {
-  GemmMapping mapping;
+TEST(Mapping, DescribesItselfCompactly) {
+  Mapping mapping;
   mapping.dataflow = arch::Dataflow::os;
   mapping.split_m = 4;
   mapping.split_n = 2;

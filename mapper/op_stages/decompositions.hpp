@@ -1,0 +1,20 @@
+// The decomposition of each op kind into stages, one file each in op_stages/, listed in op_stages.cpp.
+#pragma once
+
+#include <vector>
+
+#include "mapper/op_stages.hpp"
+
+namespace tessera::mapper {
+
+OpStages gemm_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                     const std::vector<arch::Dataflow>& dataflows);
+OpStages fc_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                   const std::vector<arch::Dataflow>& dataflows);
+OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                       const std::vector<arch::Dataflow>& dataflows);
+// pool and the other vector kinds.
+OpStages vector_work_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                            const std::vector<arch::Dataflow>& dataflows);
+
+}  // namespace tessera::mapper

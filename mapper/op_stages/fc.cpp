@@ -1,0 +1,12 @@
+// fc: the GEMM m = batch, k = inputs, n = outputs (op_stages/matmul_forms.hpp).
+#include "ops/kinds/fc.hpp"
+#include "mapper/op_stages/decompositions.hpp"
+#include "mapper/op_stages/matmul_forms.hpp"
+
+namespace tessera::mapper {
+
+OpStages fc_stages(const ops::Op& op, const arch::ArchSpec&, const std::vector<arch::Dataflow>& dataflows) {
+  return matmul_forms(op.as<ops::FcShape>()->gemm(), op.dtype, dataflows);
+}
+
+}  // namespace tessera::mapper

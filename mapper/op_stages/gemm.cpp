@@ -1,0 +1,11 @@
+// gemm: one GEMM (op_stages/matmul_forms.hpp).
+#include "mapper/op_stages/decompositions.hpp"
+#include "mapper/op_stages/matmul_forms.hpp"
+
+namespace tessera::mapper {
+
+OpStages gemm_stages(const ops::Op& op, const arch::ArchSpec&, const std::vector<arch::Dataflow>& dataflows) {
+  return matmul_forms(*op.as<ops::GemmShape>(), op.dtype, dataflows);
+}
+
+}  // namespace tessera::mapper

@@ -1,0 +1,24 @@
+#include "mapper/op_stages/matmul_forms.hpp"
+
+#include <algorithm>
+
+#include "mapper/stages/direct_conv_stage.hpp"
+#include "mapper/stages/gemm_stage.hpp"
+
+namespace tessera::mapper {
+
+OpStages matmul_forms(const ops::GemmShape& gemm, DType dtype, const std::vector<arch::Dataflow>& dataflows) {
+  OpStages stages;
+  GemmProblem problem;
+  problem.m = gemm.m, problem.n = gemm.n, problem.k = gemm.k, problem.dtype = dtype;
+  stages.forms.push_back({std::make_shared<GemmStage>(problem), dataflows});
+  if (std::find(dataflows.begin(), dataflows.end(), arch::Dataflow::rs) != dataflows.end()) {
+    // One image of 1 x m pixels, 1x1 filters.
+    const DirectConv direct{1, 1, 1, gemm.m, gemm.k, 1, gemm.m, 1, 1, 1, 0, 1};
+    stages.forms.push_back(
+        {std::make_shared<DirectConvStage>(direct, gemm.n, gemm.k, dtype), {arch::Dataflow::rs}});
+  }
+  return stages;
+}
+
+}  // namespace tessera::mapper

@@ -1,0 +1,82 @@
+// The direct convolution stage (docs/design-notes.md, "Direct convolution"): a convolution as its 7-D loop
+// nest. Its m counts output rows of q pixels, n filters and k channels (each channel with r*s taps), and
+// `groups` = images x conv groups run one after another. A tile of tm output rows reads an input tile of
+// input_rows(tm) rows of w pixels (the halo included) straight from X: nothing is gathered or duplicated; the
+// PE array runs conv instructions on it (RS as Eyeriss's row-stationary rounds).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "mapper/stage.hpp"
+
+namespace tessera::mapper {
+
+struct DirectConv {
+  int64_t images = 1, conv_groups = 1;
+  int64_t h = 0, w = 0, c = 0;  // the input (c: all channels, the row length of X)
+  int64_t p = 0, q = 0;         // the output
+  int64_t r = 1, s = 1, stride = 1, pad = 0, dilation = 1;
+  int64_t taps() const { return r * s; }
+  // Input rows a tile of `rows` output rows reads at most (the whole input height at most).
+  int64_t input_rows(int64_t rows) const { return std::min(h, (rows - 1) * stride + (r - 1) * dilation + 1); }
+  // Input rows the tiles of `tile` output rows read from DRAM, summed over one image (padding rows are not
+  // read).
+  int64_t input_rows_read(int64_t tile) const;
+};
+
+class DirectConvStage : public ContractionStage {
+ public:
+  // `filters` and `channels` per conv group.
+  DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype);
+  const DirectConv& conv() const { return conv_; }
+
+  const ContractionShape& shape() const override { return shape_; }
+  const char* kind() const override { return "direct_conv"; }
+  std::string label(arch::Dataflow dataflow) const override;
+  std::string kind_suffix() const override { return " direct"; }
+  bool same_form(const ContractionStage& other) const override;
+
+  Infeasibility obstacle(arch::Dataflow dataflow, const arch::ArchSpec& spec) const override;
+  Granules granules(arch::Dataflow dataflow, const arch::ArchSpec& spec) const override;
+
+  int64_t a_tile_rows(int64_t tm) const override { return conv_.input_rows(tm) * conv_.w; }
+  int64_t pixels_per_m() const override { return conv_.q; }
+  int64_t taps_per_k() const override { return conv_.taps(); }
+
+  ARowsRead a_rows_read(int64_t tile_m) const override;
+  TileRuns runs(int64_t tm, int64_t tn, int64_t tk) const override;
+  InstructionProfile profile(const InstructionTimer& timer, arch::Dataflow dataflow, int64_t tm, int64_t tn,
+                             int64_t tk) const override;
+  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
+                                 const arch::ArchSpec& spec) const override;
+  double edge_waste(const InstructionTimer& timer, const Mapping& mapping) const override;
+
+  std::array<int, 3> declare_operands(const ops::Op& op, const TensorDeclarer& declarer) const override;
+  std::vector<TileLoad> tile_loads(const TileFrame& frame, int tensor, int64_t rows_tile, int64_t cols_tile,
+                                   int64_t group) const override;
+  int loads_per_w_tile(const Mapping& mapping) const override;
+  arch::Operation pe_operation(const TileFrame& frame, const TileIteration& iteration,
+                               const PeOperands& operands) const override;
+  arch::TensorRegion output_region(const TileFrame& frame, const TileIteration& iteration, int64_t rows,
+                                   int64_t cols) const override;
+
+ private:
+  // The conv instruction of a tile of tm output rows, tn filters and tk channels.
+  arch::ConvTileShape tile_shape(int64_t tm, int64_t tn, int64_t tk) const;
+  // The input rows [first, end) a tile of output rows reads (padding rows are not read), and how many padding
+  // rows lie above the first.
+  struct InputRows {
+    int64_t first = 0, end = 0, pad_top = 0;
+  };
+  InputRows input_rows_of(const DimPartition& rows, int64_t m_tile) const;
+  // The outer loop runs images x conv groups.
+  int64_t image_of(int64_t group) const { return group / conv_.conv_groups; }
+  int64_t conv_group_of(int64_t group) const { return group % conv_.conv_groups; }
+
+  DirectConv conv_;
+  ContractionShape shape_;
+};
+
+}  // namespace tessera::mapper

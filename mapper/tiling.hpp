@@ -1,0 +1,82 @@
+// How a contraction's three loops (m, n, k) are cut into tiles and dealt to cores, and how often a core
+// reloads a tile: the arithmetic the mapspace, the plan, the cost model and the lowering share.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace tessera::mapper {
+
+enum class Dim : uint8_t { m = 0, n = 1, k = 2 };
+const char* name_of(Dim dim);
+
+// A dimension of `extent` cut into tiles of `tile` (the last one shorter when ragged: nothing is padded) and
+// dealt to `parts` cores in contiguous runs of whole tiles that differ in length by at most one.
+struct DimPartition {
+  int64_t extent = 0;
+  int64_t tile = 0;
+  int parts = 1;
+
+  DimPartition() = default;
+  DimPartition(int64_t extent_, int64_t tile_, int parts_) : extent(extent_), tile(tile_), parts(parts_) {}
+
+  int64_t tiles() const { return (extent + tile - 1) / tile; }
+  int64_t first_tile(int part) const { return tiles() * part / parts; }
+  int64_t tile_count(int part) const { return first_tile(part + 1) - first_tile(part); }
+  int64_t max_tile_count() const { return (tiles() + parts - 1) / parts; }
+  int64_t tile_begin(int64_t tile_index) const { return tile_index * tile; }
+  int64_t tile_size(int64_t tile_index) const {
+    const int64_t begin = tile_begin(tile_index);
+    return extent - begin < tile ? extent - begin : tile;
+  }
+  // Elements of the part's run of tiles.
+  int64_t part_extent(int part) const {
+    const int64_t first = first_tile(part), count = tile_count(part);
+    if (count == 0) return 0;
+    return tile_begin(first + count - 1) + tile_size(first + count - 1) - tile_begin(first);
+  }
+};
+
+// The parts of a DimPartition grouped by how many tiles they hold (at most two counts: q and q + 1).
+struct CountClass {
+  int64_t count = 0;
+  int parts = 0;
+  int64_t extent_sum = 0;  // elements, summed over the parts of this class
+};
+struct Classes {
+  CountClass entries[2];
+  int size = 0;
+};
+
+// Inline, as reload_factor: the cost model calls them for every candidate of the mapspace.
+inline Classes classes_of(const DimPartition& partition) {
+  Classes classes;
+  for (int part = 0; part < partition.parts; ++part) {
+    const int64_t count = partition.tile_count(part);
+    int slot = 0;
+    while (slot < classes.size && classes.entries[slot].count != count) ++slot;
+    if (slot == classes.size) classes.entries[classes.size++] = CountClass{count, 0, 0};
+    classes.entries[slot].parts += 1;
+    classes.entries[slot].extent_sum += partition.part_extent(part);
+  }
+  return classes;
+}
+
+// How often a tile that depends on `dims` is (re)loaded per distinct tile, for a core whose tile loops run
+// `trips` times along m, n, k in `order`: the product of the trip counts of the loops it does not depend on
+// that sit outside its innermost loop (loops of one trip do not count).
+inline int64_t reload_factor(const std::array<int64_t, 3>& trips, const std::array<Dim, 3>& order,
+                             bool depends_m, bool depends_n, bool depends_k) {
+  auto depends = [&](Dim dim) { return dim == Dim::m ? depends_m : dim == Dim::n ? depends_n : depends_k; };
+  int innermost = -1;
+  for (int level = 0; level < 3; ++level)
+    if (trips[static_cast<int>(order[level])] > 1 && depends(order[level])) innermost = level;
+  int64_t factor = 1;
+  for (int level = 0; level < innermost; ++level) {
+    const Dim dim = order[level];
+    if (!depends(dim)) factor *= trips[static_cast<int>(dim)];
+  }
+  return factor;
+}
+
+}  // namespace tessera::mapper
