@@ -263,7 +263,52 @@ def pool_variants(torch, runner, op, inputs):
              fn=torch.compile(pool, dynamic=False), args=args)]
 
 
-VARIANTS = {"gemm": gemm_variants, "fc": gemm_variants, "conv2d": conv_variants, "pool": pool_variants}
+def vector_variants(torch, runner, op, inputs):
+    """softmax, layer_norm, rms_norm and the elementwise functions on [rows, cols] tensors of the op's type,
+    eager and under torch.compile (Inductor writes its own fused kernel)."""
+    rows, cols, dtype, kind = int(op["rows"]), int(op["cols"]), op["dtype"], op["kind"]
+    F = torch.nn.functional
+    x = inputs.tensor(0, (rows, cols))
+    extra = []
+    if kind == "softmax":
+        scale, causal = float(op.get("scale", 1.0)), op.get("causal", "false") == "true"
+        mask = torch.ones(rows, cols, dtype=torch.bool, device="cuda").triu(cols - rows + 1) if causal else None
+
+        def fn(t):
+            logits = t * scale if scale != 1.0 else t
+            return torch.softmax(logits.masked_fill(mask, float("-inf")) if causal else logits, dim=-1)
+        name = "torch.softmax"
+    elif kind == "layernorm":
+        gamma, beta, eps = inputs.tensor(1, (cols,)), inputs.tensor(2, (cols,)), float(op.get("eps", 1e-5))
+        fn = lambda t: F.layer_norm(t, (cols,), gamma, beta, eps)
+        name = "torch.layer_norm"
+    elif kind == "rmsnorm":
+        gamma, eps = inputs.tensor(1, (cols,)), float(op.get("eps", 1e-6))
+        fn = lambda t: F.rms_norm(t, (cols,), gamma, eps)
+        name = "torch.rms_norm"
+    else:
+        function = op["fn"]
+        if function in ("add", "mul", "swiglu"):
+            extra = [inputs.tensor(1, (rows, cols))]
+        elif function == "bias":
+            extra = [inputs.tensor(1, (cols,))]
+        fn = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+              "silu": F.silu, "add": torch.add, "mul": torch.mul, "bias": torch.add,
+              "swiglu": lambda t, u: F.silu(t) * u}[function]
+        name = f"torch.{function}"
+    set_bytes = x.numel() * x.element_size() * (2 + len([t for t in extra if t.dim() == 2]))
+    copies = copies_for(inputs.l2_bytes, set_bytes)
+    xs = [x] + [x.clone() for _ in range(copies - 1)]
+    rotated = [[t] + [t.clone() for _ in range(copies - 1)] if t.dim() == 2 else [t] * copies for t in extra]
+    args = lambda i: (xs[i % copies], *(tensors[i % copies] for tensors in rotated))
+    return copies, [dict(path=f"{name}-{dtype}", cls=dtype, output=dtype, tf32=False, fn=fn, args=args),
+                    dict(path=f"torch.compile({name[len('torch.'):]})-{dtype}", cls=dtype, output=dtype, tf32=False,
+                         variant="torch.compile", fn=torch.compile(fn, dynamic=False), args=args)]
+
+
+VARIANTS = {"gemm": gemm_variants, "fc": gemm_variants, "conv2d": conv_variants, "pool": pool_variants,
+            "softmax": vector_variants, "layernorm": vector_variants, "rmsnorm": vector_variants,
+            "elementwise": vector_variants}
 # Where torch.compile is not applied, and why: Inductor lowers a lone matmul or conv2d to the same extern call
 # (cuBLAS / cuDNN) that eager PyTorch makes (checked on the H200 with --compile-all: same kernels, same time),
 # so a compiled variant measures nothing new; pools are lowered to Inductor's own Triton kernel.

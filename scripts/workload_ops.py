@@ -17,7 +17,16 @@ def main():
             continue
         fields = {"kind": op["kind"], "name": op["name"], "index": index, "seed": workload["seed"]}
         fields.update({key: value for key, value in op.items() if key not in ("kind", "name")})
-        print(",".join(f"{key}={value}" for key, value in fields.items()))
+        print(",".join(f"{key}={text(value)}" for key, value in fields.items()))
+
+
+def text(value):
+    """A field as tessera's op text writes it: lists joined by '+', booleans in lower case."""
+    if isinstance(value, list):
+        return "+".join(text(element) for element in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
 
 
 if __name__ == "__main__":

@@ -762,33 +762,13 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
         variants[*selected].launch(v, operands->x[copy].get(), operands->w[copy].get(),
                                    operands->out[copy].get());
       };
-      int best = -1;
-      if (pinned) {
-        for (int i = 0; i < static_cast<int>(variants.size()); ++i)
-          if (variants[i].name == *pinned) best = i;
-        live.chosen = *pinned + ", as pinned";
-      } else {
-        std::vector<double> times;
-        best = fastest_candidate(
-            static_cast<int>(variants.size()),
-            [&](int i) {
-              *selected = i;
-              return true;
-            },
-            live.launch, live.copies, &times);
-        live.algorithms_tried = static_cast<int>(variants.size());
-        if (best >= 0)
-          live.chosen = std::string(variants[best].name) + ", fastest by device time of " +
-                        std::to_string(variants.size()) + " tilings (us, in order: " + times_text(times) +
-                        ")";
-      }
-      if (best < 0) {
-        *note = "no tiling of the kernel ran";
-        return std::nullopt;
-      }
-      *selected = best;
-      live.choice = variants[best].name;
-      return live;
+      std::vector<std::string> names;
+      for (const tiled::Variant& variant : variants) names.push_back(variant.name);
+      if (choose_named(
+              names, [&](int i) { *selected = i; }, pinned, "tilings", live))
+        return live;
+      *note = "no tiling of the kernel ran";
+      return std::nullopt;
     }
     case Method::direct:
       live.launch = [operands, v](int i) {

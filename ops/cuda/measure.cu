@@ -255,6 +255,33 @@ int fastest_candidate(int count, const std::function<bool(int)>& select, const L
   return best;
 }
 
+bool choose_named(const std::vector<std::string>& names, const std::function<void(int)>& select,
+                  const std::string* pinned, const std::string& what, LivePath& live) {
+  int best = -1;
+  if (pinned) {
+    for (int i = 0; i < static_cast<int>(names.size()); ++i)
+      if (names[i] == *pinned) best = i;
+    live.chosen = *pinned + ", as pinned";
+  } else {
+    std::vector<double> times;
+    best = fastest_candidate(
+        static_cast<int>(names.size()),
+        [&](int i) {
+          select(i);
+          return true;
+        },
+        live.launch, live.copies, &times);
+    live.algorithms_tried = static_cast<int>(names.size());
+    if (best >= 0)
+      live.chosen = names[best] + ", fastest by device time of " + std::to_string(names.size()) + " " + what +
+                    " (us, in order: " + times_text(times) + ")";
+  }
+  if (best < 0) return false;
+  select(best);
+  live.choice = names[best];
+  return true;
+}
+
 std::string times_text(const std::vector<double>& times_us) {
   std::string text;
   for (size_t i = 0; i < times_us.size(); ++i) {

@@ -113,6 +113,12 @@ std::string output_class(const std::string& path_name);
 // returned (-1 when none ran). times_us[i] is each candidate's time (-1: did not run).
 int fastest_candidate(int count, const std::function<bool(int)>& select, const Launch& launch, int copies,
                       std::vector<double>* times_us);
+// Chooses one of a kernel's named candidates (tilings, row-group shapes) for `live`: the pinned one, else the
+// fastest by device time (select(i) makes candidate i the one live.launch runs); sets live.chosen, choice and
+// algorithms_tried and leaves the choice selected. Returns false when none ran.
+bool choose_named(const std::vector<std::string>& names, const std::function<void(int)>& select,
+                  const std::string* pinned, const std::string& what, LivePath& live);
+
 // "a, b, c" of the times (us, one decimal; "-" for a candidate that did not run).
 std::string times_text(const std::vector<double>& times_us);
 

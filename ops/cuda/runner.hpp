@@ -214,6 +214,7 @@ std::map<std::string, OpRunner>& op_registry();
 void register_gemm();
 void register_conv();
 void register_pool();
+void register_vector();
 void register_builtins();
 
 // The bf16, fp16, tf32, fp32 and int8 matrix rates of a large square GEMM (gemm.cu measures them).

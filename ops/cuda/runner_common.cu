@@ -184,6 +184,7 @@ void register_builtins() {
   register_gemm();
   register_conv();
   register_pool();
+  register_vector();
 }
 
 }  // namespace tessera::gpu

@@ -1,0 +1,599 @@
+// The vector kinds on the GPU (issue "Ops as stage graphs", section 5): softmax (scale, causal), layernorm,
+// rmsnorm and elementwise functions over a rows x cols tile of fp32, bf16 or fp16, computed in fp32 and
+// stored in the op's type, as tessera's vector unit does (ops/vector_kernels.hpp is the CPU side of the same
+// arithmetic). Row ops keep a row in registers: a group of W warps takes a row, each thread ITEMS vectors of
+// 16 bytes, the row's statistics reduced by warp shuffles (and shared memory across the group's warps), so
+// the row is read from DRAM once and written once; the candidates (W, ITEMS) that hold the row are timed and
+// the fastest by device time kept. Elementwise: one thread per 16-byte vector. PyTorch's torch.softmax,
+// layer_norm, rms_norm and activations (eager and torch.compile) are timed next to these by
+// scripts/gpu_torch_reference.py.
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <memory>
+
+#include "ops/cuda/device.cuh"
+
+namespace tessera::gpu {
+
+namespace {
+
+enum class RowKind { softmax, layernorm, rmsnorm };
+enum class Fn { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };  // ops/kinds/elementwise.hpp's order
+
+struct Tile {
+  int64_t rows = 0, cols = 0;
+  Dtype dtype = Dtype::fp32;
+  float scale = 1, eps = 0;
+  bool causal = false;
+  uint64_t seed = 0;
+  uint32_t x_id = 0, y_id = 0, z_id = 0;  // X; gamma or Y or bias; beta
+  __host__ __device__ int64_t elements() const { return rows * cols; }
+};
+
+template <Dtype D>
+using Storage = std::conditional_t<D == Dtype::fp32, float, uint16_t>;
+
+template <Dtype D>
+__device__ inline float to_float(Storage<D> value) {
+  if constexpr (D == Dtype::fp32) return value;
+  if constexpr (D == Dtype::bf16) return __uint_as_float(uint32_t{value} << 16);
+  if constexpr (D == Dtype::fp16) return __half2float(__ushort_as_half(value));
+  return 0;
+}
+
+template <Dtype D>
+__device__ inline Storage<D> from_float(float value) {
+  if constexpr (D == Dtype::fp32) return value;
+  if constexpr (D == Dtype::bf16) return ops::float_to_bf16(value);  // round to nearest even
+  if constexpr (D == Dtype::fp16) return __half_as_ushort(__float2half_rn(value));
+  return 0;
+}
+
+// V consecutive elements at `index` as floats, one 16-byte load when V fills it.
+template <Dtype D, int V>
+__device__ inline void load(const void* data, int64_t index, float (&out)[V]) {
+  using T = Storage<D>;
+  if constexpr (V * sizeof(T) == 16) {
+    union {
+      uint4 word;
+      T elements[V];
+    } packed;
+    packed.word = *reinterpret_cast<const uint4*>(static_cast<const T*>(data) + index);
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = to_float<D>(packed.elements[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = to_float<D>(static_cast<const T*>(data)[index + i]);
+  }
+}
+
+template <Dtype D, int V>
+__device__ inline void store(void* data, int64_t index, const float (&values)[V]) {
+  using T = Storage<D>;
+  if constexpr (V * sizeof(T) == 16) {
+    union {
+      uint4 word;
+      T elements[V];
+    } packed;
+#pragma unroll
+    for (int i = 0; i < V; ++i) packed.elements[i] = from_float<D>(values[i]);
+    *reinterpret_cast<uint4*>(static_cast<T*>(data) + index) = packed.word;
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) static_cast<T*>(data)[index + i] = from_float<D>(values[i]);
+  }
+}
+
+__device__ inline float warp_sum(float value) {
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+__device__ inline float warp_max(float value) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
+
+// A row's statistic over the W warps that hold it: shuffles within each warp, then shared memory.
+template <int W, bool kMax>
+__device__ inline float group_reduce(float value, float* shared) {
+  value = kMax ? warp_max(value) : warp_sum(value);
+  if constexpr (W == 1) return value;
+  const int warp = threadIdx.x / 32, first = warp - warp % W;
+  if (threadIdx.x % 32 == 0) shared[warp] = value;
+  __syncthreads();
+  float total = shared[first];
+#pragma unroll
+  for (int i = 1; i < W; ++i) total = kMax ? fmaxf(total, shared[first + i]) : total + shared[first + i];
+  __syncthreads();  // the shared slots are reused by the next reduction
+  return total;
+}
+
+constexpr int kBlock = 256;
+
+// Row `row` of the tile in W warps; each thread ITEMS vectors of V elements (vector i of thread t: columns
+// ((i * 32W) + t) * V ...). Threads of a block past the last row still take part in the reductions' barriers.
+template <Dtype D, RowKind K, int W, int ITEMS, int V>
+__global__ void __launch_bounds__(kBlock)
+    row_kernel(Tile tile, const void* x, const void* gamma, const void* beta, void* out) {
+  __shared__ float shared[kBlock / 32];
+  constexpr int kGroup = 32 * W;
+  const int64_t row = blockIdx.x * int64_t{kBlock / kGroup} + threadIdx.x / kGroup;
+  const int t = threadIdx.x % kGroup;
+  const bool live = row < tile.rows;
+  const int64_t cols = tile.cols;
+  // Columns a causal softmax row sees: 0 .. row + cols - rows (ops/vector_kernels.hpp).
+  const int64_t seen = K == RowKind::softmax && tile.causal ? row + cols - tile.rows + 1 : cols;
+  float v[ITEMS][V];
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const int64_t col = (int64_t{i} * kGroup + t) * V;
+    if (live && col < cols) {
+      load<D, V>(x, row * cols + col, v[i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[i][j] = 0;
+    }
+  }
+  auto valid = [&](int i, int j) { return live && (int64_t{i} * kGroup + t) * V + j < seen; };
+  if constexpr (K == RowKind::softmax) {
+    float maximum = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        if (valid(i, j)) maximum = fmaxf(maximum, tile.scale * v[i][j]);
+    maximum = group_reduce<W, true>(maximum, shared);
+    float sum = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        v[i][j] = valid(i, j) ? __expf(tile.scale * v[i][j] - maximum) : 0.0f;
+        sum += v[i][j];
+      }
+    const float inverse = 1.0f / group_reduce<W, false>(sum, shared);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[i][j] *= inverse;
+  } else {
+    float mean = 0;
+    if constexpr (K == RowKind::layernorm) {
+      float sum = 0;
+#pragma unroll
+      for (int i = 0; i < ITEMS; ++i)
+#pragma unroll
+        for (int j = 0; j < V; ++j) sum += v[i][j];  // zeros past the row's end
+      mean = group_reduce<W, false>(sum, shared) / static_cast<float>(cols);
+    }
+    float squares = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        if (valid(i, j)) squares += (v[i][j] - mean) * (v[i][j] - mean);
+    const float rstd = rsqrtf(group_reduce<W, false>(squares, shared) / static_cast<float>(cols) + tile.eps);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const int64_t col = (int64_t{i} * kGroup + t) * V;
+      if (!live || col >= cols) continue;
+      float g[V], b[V];
+      load<D, V>(gamma, col, g);
+      if constexpr (K == RowKind::layernorm) load<D, V>(beta, col, b);
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        v[i][j] = (v[i][j] - mean) * rstd * g[j] + (K == RowKind::layernorm ? b[j] : 0.0f);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const int64_t col = (int64_t{i} * kGroup + t) * V;
+    if (live && col < cols) store<D, V>(out, row * cols + col, v[i]);
+  }
+}
+
+// One row-kernel candidate: W warps a row, ITEMS vectors a thread.
+struct RowVariant {
+  std::string name;
+  void (*launch)(const Tile&, const void*, const void*, const void*, void*);
+};
+
+template <Dtype D, RowKind K, int W, int ITEMS, int V>
+void launch_rows(const Tile& tile, const void* x, const void* gamma, const void* beta, void* out) {
+  constexpr int kRowsPerBlock = kBlock / (32 * W);
+  const auto blocks = static_cast<unsigned>((tile.rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  row_kernel<D, K, W, ITEMS, V><<<blocks, kBlock, 0, work_stream()>>>(tile, x, gamma, beta, out);
+}
+
+// For each group width, the fewest items a thread that hold the row (at most 16).
+template <Dtype D, RowKind K, int V>
+void add_row_variants(const Tile& tile, std::vector<RowVariant>& variants) {
+  auto add = [&](auto w_tag, auto items_tag) {
+    constexpr int W = decltype(w_tag)::value, ITEMS = decltype(items_tag)::value;
+    const int64_t capacity = int64_t{32} * W * ITEMS * V;
+    const int64_t smaller = capacity / 2;  // the same group with half the items
+    if (capacity >= tile.cols && (ITEMS == 1 || smaller < tile.cols))
+      variants.push_back({std::to_string(W) + " warp(s) a row, " + std::to_string(ITEMS) + " vector(s) of " +
+                              std::to_string(V) + " a thread",
+                          &launch_rows<D, K, W, ITEMS, V>});
+  };
+  using I1 = std::integral_constant<int, 1>;
+  using I2 = std::integral_constant<int, 2>;
+  using I4 = std::integral_constant<int, 4>;
+  using I8 = std::integral_constant<int, 8>;
+  using I16 = std::integral_constant<int, 16>;
+  auto per_width = [&](auto w_tag) {
+    add(w_tag, I1{});
+    add(w_tag, I2{});
+    add(w_tag, I4{});
+    add(w_tag, I8{});
+    add(w_tag, I16{});
+  };
+  per_width(I1{});
+  per_width(I2{});
+  per_width(I4{});
+  per_width(I8{});
+}
+
+template <Dtype D, RowKind K>
+std::vector<RowVariant> row_variants(const Tile& tile) {
+  std::vector<RowVariant> variants;
+  constexpr int kWide = 16 / static_cast<int>(sizeof(Storage<D>));
+  if (tile.cols % kWide == 0) {
+    add_row_variants<D, K, kWide>(tile, variants);
+  } else {
+    add_row_variants<D, K, 1>(tile, variants);
+  }
+  return variants;
+}
+
+template <RowKind K>
+std::vector<RowVariant> row_variants_of(const Tile& tile) {
+  switch (tile.dtype) {
+    case Dtype::fp32:
+      return row_variants<Dtype::fp32, K>(tile);
+    case Dtype::bf16:
+      return row_variants<Dtype::bf16, K>(tile);
+    case Dtype::fp16:
+      return row_variants<Dtype::fp16, K>(tile);
+    default:
+      fail("a vector op takes fp32, bf16 or fp16");
+  }
+}
+
+// ---- elementwise
+
+__device__ inline float apply(Fn fn, float x, float y) {
+  switch (fn) {
+    case Fn::add:
+    case Fn::bias:
+      return x + y;
+    case Fn::mul:
+      return x * y;
+    case Fn::relu:
+      return fmaxf(x, 0.0f);
+    case Fn::gelu:
+      return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case Fn::gelu_tanh:
+      return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case Fn::silu:
+      return x / (1.0f + __expf(-x));
+    case Fn::swiglu:
+      return x / (1.0f + __expf(-x)) * y;
+  }
+  return x;
+}
+
+// One thread per V elements; `second` is Y (add, mul, swiglu), the bias row (bias), or unused.
+template <Dtype D, int V>
+__global__ void elementwise_kernel(Tile tile, Fn fn, const void* x, const void* second, void* out) {
+  const int64_t vectors = tile.elements() / V;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < vectors;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    float a[V], b[V];
+    load<D, V>(x, i * V, a);
+    if (fn == Fn::bias) {
+      load<D, V>(second, (i * V) % tile.cols, b);
+    } else if (fn == Fn::add || fn == Fn::mul || fn == Fn::swiglu) {
+      load<D, V>(second, i * V, b);
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) a[j] = apply(fn, a[j], b[j]);
+    store<D, V>(out, i * V, a);
+  }
+}
+
+template <Dtype D>
+void launch_elementwise(const Tile& tile, Fn fn, const void* x, const void* second, void* out) {
+  constexpr int kWide = 16 / static_cast<int>(sizeof(Storage<D>));
+  if (tile.cols % kWide == 0) {
+    elementwise_kernel<D, kWide>
+        <<<grid_for(tile.elements() / kWide), 256, 0, work_stream()>>>(tile, fn, x, second, out);
+  } else {
+    elementwise_kernel<D, 1><<<grid_for(tile.elements()), 256, 0, work_stream()>>>(tile, fn, x, second, out);
+  }
+}
+
+// ---- the float64 reference at sampled positions, from the generator
+
+__global__ void row_reference_at(Tile tile, RowKind kind, const int64_t* positions, int count, double* out) {
+  const int sample = blockIdx.x * blockDim.x + threadIdx.x;
+  if (sample >= count) return;
+  const int64_t row = positions[sample] / tile.cols, col = positions[sample] % tile.cols;
+  auto x = [&](int64_t c) { return input_value(tile.dtype, tile.seed, tile.x_id, row * tile.cols + c); };
+  if (kind == RowKind::softmax) {
+    const int64_t seen = tile.causal ? row + tile.cols - tile.rows + 1 : tile.cols;
+    if (col >= seen) {
+      out[sample] = 0;
+      return;
+    }
+    double maximum = -INFINITY, sum = 0;
+    for (int64_t c = 0; c < seen; ++c) maximum = fmax(maximum, double{tile.scale} * x(c));
+    for (int64_t c = 0; c < seen; ++c) sum += exp(double{tile.scale} * x(c) - maximum);
+    out[sample] = exp(double{tile.scale} * x(col) - maximum) / sum;
+    return;
+  }
+  double mean = 0, squares = 0;
+  if (kind == RowKind::layernorm) {
+    for (int64_t c = 0; c < tile.cols; ++c) mean += x(c);
+    mean /= static_cast<double>(tile.cols);
+  }
+  for (int64_t c = 0; c < tile.cols; ++c) squares += (x(c) - mean) * (x(c) - mean);
+  const double rstd = 1.0 / sqrt(squares / static_cast<double>(tile.cols) + double{tile.eps});
+  double value = (x(col) - mean) * rstd * input_value(tile.dtype, tile.seed, tile.y_id, col);
+  if (kind == RowKind::layernorm) value += input_value(tile.dtype, tile.seed, tile.z_id, col);
+  out[sample] = value;
+}
+
+__global__ void elementwise_reference_at(Tile tile, Fn fn, const int64_t* positions, int count, double* out) {
+  const int sample = blockIdx.x * blockDim.x + threadIdx.x;
+  if (sample >= count) return;
+  const int64_t i = positions[sample];
+  const double x = input_value(tile.dtype, tile.seed, tile.x_id, i);
+  const double y = fn == Fn::bias ? input_value(tile.dtype, tile.seed, tile.y_id, i % tile.cols)
+                                  : input_value(tile.dtype, tile.seed, tile.y_id, i);
+  double value = x;
+  switch (fn) {
+    case Fn::add:
+    case Fn::bias:
+      value = x + y;
+      break;
+    case Fn::mul:
+      value = x * y;
+      break;
+    case Fn::relu:
+      value = fmax(x, 0.0);
+      break;
+    case Fn::gelu:
+      value = 0.5 * x * (1 + erf(x / sqrt(2.0)));
+      break;
+    case Fn::gelu_tanh:
+      value = 0.5 * x * (1 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+      break;
+    case Fn::silu:
+      value = x / (1 + exp(-x));
+      break;
+    case Fn::swiglu:
+      value = x / (1 + exp(-x)) * y;
+      break;
+  }
+  out[sample] = value;
+}
+
+// ---- operands and paths
+
+// Copies of the inputs and the output spanning `rotate_bytes`; gamma, beta and a bias row are small and read
+// by every launch (as a layer's parameters are).
+struct Operands {
+  int copies = 1;
+  std::vector<DeviceBuffer> x, second, out;
+  DeviceBuffer gamma, beta;
+};
+
+OutputType output_type_of(Dtype dtype) {
+  return dtype == Dtype::bf16 ? OutputType::bf16 : dtype == Dtype::fp16 ? OutputType::fp16 : OutputType::fp32;
+}
+
+Operands make_operands(const Tile& tile, bool second_tile, int64_t row_params, size_t rotate_bytes) {
+  const size_t element = element_bytes(tile.dtype);
+  const size_t tile_bytes = static_cast<size_t>(tile.elements()) * element;
+  const size_t set_bytes = tile_bytes * (second_tile ? 3 : 2);
+  Operands operands;
+  operands.copies = static_cast<int>(std::clamp<size_t>((rotate_bytes + set_bytes - 1) / set_bytes, 1, 64));
+  for (int copy = 0; copy < operands.copies; ++copy) {
+    operands.x.emplace_back(tile_bytes);
+    operands.out.emplace_back(tile_bytes);
+    if (second_tile) operands.second.emplace_back(tile_bytes);
+    if (copy == 0) {
+      fill_input<<<grid_for(tile.elements()), 256>>>(tile.dtype, tile.seed, tile.x_id, tile.elements(),
+                                                     operands.x[0].get());
+      if (second_tile)
+        fill_input<<<grid_for(tile.elements()), 256>>>(tile.dtype, tile.seed, tile.y_id, tile.elements(),
+                                                       operands.second[0].get());
+      check_launch("fill inputs");
+      continue;
+    }
+    TESSERA_CUDA(
+        cudaMemcpy(operands.x[copy].get(), operands.x[0].get(), tile_bytes, cudaMemcpyDeviceToDevice));
+    if (second_tile)
+      TESSERA_CUDA(cudaMemcpy(operands.second[copy].get(), operands.second[0].get(), tile_bytes,
+                              cudaMemcpyDeviceToDevice));
+  }
+  // The row parameters: gamma (and beta), or a bias row.
+  if (row_params > 0) {
+    operands.gamma = DeviceBuffer(static_cast<size_t>(tile.cols) * element);
+    fill_input<<<grid_for(tile.cols), 256>>>(tile.dtype, tile.seed, tile.y_id, tile.cols,
+                                             operands.gamma.get());
+  }
+  if (row_params > 1) {
+    operands.beta = DeviceBuffer(static_cast<size_t>(tile.cols) * element);
+    fill_input<<<grid_for(tile.cols), 256>>>(tile.dtype, tile.seed, tile.z_id, tile.cols,
+                                             operands.beta.get());
+  }
+  check_launch("fill row parameters");
+  return operands;
+}
+
+// A path on its own operands: the live path owns them; launch(0) writes out[0].
+LivePath live_on(Operands operands) {
+  auto owned = std::make_shared<Operands>(std::move(operands));
+  LivePath live;
+  live.copies = owned->copies;
+  live.output = owned->out[0].get();
+  live.state = owned;
+  return live;
+}
+
+Tile tile_of(const OpArgs& args) {
+  Tile tile;
+  tile.rows = args.integer("rows");
+  tile.cols = args.integer("cols");
+  tile.dtype = parse_dtype(args.get("dtype"));
+  if (tile.dtype == Dtype::int8)
+    fail(args.get("kind") + " " + args.text + ": a vector op takes fp32, bf16 or fp16");
+  tile.seed = static_cast<uint64_t>(args.integer("seed"));
+  const auto index = static_cast<uint32_t>(args.integer("index"));
+  tile.x_id = ops::tensor_id(index, 0);
+  tile.y_id = ops::tensor_id(index, 1);
+  tile.z_id = ops::tensor_id(index, 2);
+  if (tile.rows <= 0 || tile.cols <= 0) fail(args.text + ": rows and cols must be positive");
+  return tile;
+}
+
+double real_of(const OpArgs& args, const std::string& key, double fallback) {
+  if (!args.values.count(key)) return fallback;
+  char* end = nullptr;
+  const double value = std::strtod(args.get(key).c_str(), &end);
+  if (end == args.get(key).c_str() || *end != '\0')
+    fail("--op " + args.text + ": " + key + " is not a number");
+  return value;
+}
+
+// A vector op's one path: the runner's kernel, storing the op's type (tessera's output for these kinds).
+PathSpec the_path(const OpArgs& args, const Tile& tile, const OpSpec& spec) {
+  PathSpec path;
+  path.name = std::string("cuda-") + args.get("dtype");
+  path.numerics = true;
+  path.output = output_type_of(tile.dtype);
+  path.tolerance = tolerance_for(path.output, tile.dtype != Dtype::fp32, false);
+  path.bytes = spec.bytes;
+  return path;
+}
+
+OpSpec spec_of(const OpArgs& args, const Tile& tile, int inputs) {
+  OpSpec spec;
+  spec.kind = args.get("kind");
+  spec.name = args.get("name");
+  spec.op.set("kind", spec.kind).set("name", spec.name).set("index", args.integer("index"));
+  spec.op.set("rows", tile.rows).set("cols", tile.cols);
+  spec.seed = tile.seed;
+  spec.out_elements = tile.elements();
+  spec.work = static_cast<double>(tile.elements());
+  spec.work_note = "output elements, not floating-point operations";
+  spec.rate_kind = rate_kind_of(tile.dtype);
+  spec.bytes = static_cast<double>(tile.elements()) * element_bytes(tile.dtype) * (inputs + 1);
+  return spec;
+}
+
+template <RowKind K>
+OpMeasurement run_rows(const OpArgs& args, const RunContext& context) {
+  Tile tile = tile_of(args);
+  OpSpec spec = spec_of(args, tile, 1);
+  if (K == RowKind::softmax) {
+    tile.scale = static_cast<float>(real_of(args, "scale", 1.0));
+    tile.causal = args.values.count("causal") && args.get("causal") == "true";
+    if (tile.causal && tile.rows > tile.cols) fail(args.text + ": a causal softmax needs rows <= cols");
+    spec.op.set("scale", static_cast<double>(tile.scale)).set("causal", tile.causal ? "true" : "false");
+  } else {
+    tile.eps = static_cast<float>(real_of(args, "eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
+    spec.op.set("eps", real_of(args, "eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
+  }
+  spec.op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(tile.seed));
+  spec.reference = [tile](const int64_t* positions, int count, double* out) {
+    row_reference_at<<<(count + 255) / 256, 256>>>(tile, K, positions, count, out);
+  };
+  PathSpec path = the_path(args, tile, spec);
+  path.build = [tile, name = spec.name, path_name = path.name](const RunContext& run,
+                                                               std::string* note) -> std::optional<LivePath> {
+    const std::vector<RowVariant> variants = row_variants_of<K>(tile);
+    if (variants.empty()) {
+      *note = "rows of " + std::to_string(tile.cols) + " columns are longer than a row kernel holds";
+      return std::nullopt;
+    }
+    const int64_t params = K == RowKind::layernorm ? 2 : K == RowKind::rmsnorm ? 1 : 0;
+    auto selected = std::make_shared<int>(0);
+    LivePath live = live_on(make_operands(tile, false, params, run.rotate_bytes));
+    Operands* data = static_cast<Operands*>(live.state.get());
+    live.launch = [variants, selected, data, tile](int i) {
+      const int copy = i % data->copies;
+      variants[*selected].launch(tile, data->x[copy].get(), data->gamma.get(), data->beta.get(),
+                                 data->out[copy].get());
+    };
+    std::vector<std::string> names;
+    for (const RowVariant& variant : variants) names.push_back(variant.name);
+    if (choose_named(
+            names, [&](int i) { *selected = i; }, run.pinned_choice(name, path_name), "row-kernel shapes",
+            live))
+      return live;
+    *note = "no row-kernel candidate ran";
+    return std::nullopt;
+  };
+  spec.paths.push_back(path);
+  return measure_op(spec, context);
+}
+
+const std::vector<std::string>& fn_names() {
+  static const std::vector<std::string> names = {"add",  "mul",       "bias", "relu",
+                                                 "gelu", "gelu_tanh", "silu", "swiglu"};
+  return names;
+}
+
+OpMeasurement run_elementwise(const OpArgs& args, const RunContext& context) {
+  Tile tile = tile_of(args);
+  const std::string fn_name = args.get("fn");
+  const auto found = std::find(fn_names().begin(), fn_names().end(), fn_name);
+  if (found == fn_names().end()) fail(args.text + ": no elementwise fn " + fn_name);
+  const auto fn = static_cast<Fn>(found - fn_names().begin());
+  const bool second_tile = fn == Fn::add || fn == Fn::mul || fn == Fn::swiglu;
+  OpSpec spec = spec_of(args, tile, second_tile ? 2 : 1);
+  spec.op.set("fn", fn_name).set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(tile.seed));
+  spec.reference = [tile, fn](const int64_t* positions, int count, double* out) {
+    elementwise_reference_at<<<(count + 255) / 256, 256>>>(tile, fn, positions, count, out);
+  };
+  PathSpec path = the_path(args, tile, spec);
+  path.build = [tile, fn, second_tile](const RunContext& run, std::string*) -> std::optional<LivePath> {
+    LivePath live = live_on(make_operands(tile, second_tile, fn == Fn::bias ? 1 : 0, run.rotate_bytes));
+    Operands* data = static_cast<Operands*>(live.state.get());
+    live.launch = [data, tile, fn, second_tile](int i) {
+      const int copy = i % data->copies;
+      const void* second = second_tile ? data->second[copy].get() : data->gamma.get();
+      switch (tile.dtype) {
+        case Dtype::fp32:
+          return launch_elementwise<Dtype::fp32>(tile, fn, data->x[copy].get(), second,
+                                                 data->out[copy].get());
+        case Dtype::bf16:
+          return launch_elementwise<Dtype::bf16>(tile, fn, data->x[copy].get(), second,
+                                                 data->out[copy].get());
+        default:
+          return launch_elementwise<Dtype::fp16>(tile, fn, data->x[copy].get(), second,
+                                                 data->out[copy].get());
+      }
+    };
+    return live;
+  };
+  spec.paths.push_back(path);
+  return measure_op(spec, context);
+}
+
+}  // namespace
+
+void register_vector() {
+  op_registry()["softmax"] = run_rows<RowKind::softmax>;
+  op_registry()["layernorm"] = run_rows<RowKind::layernorm>;
+  op_registry()["rmsnorm"] = run_rows<RowKind::rmsnorm>;
+  op_registry()["elementwise"] = run_elementwise;
+}
+
+}  // namespace tessera::gpu
