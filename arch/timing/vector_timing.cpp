@@ -1,0 +1,286 @@
+#include "arch/timing/vector_timing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tessera::arch {
+
+namespace {
+
+// int64 arithmetic that remembers whether any step overflowed (the result is then meaningless).
+class CheckedArithmetic {
+ public:
+  int64_t add(int64_t a, int64_t b) {
+    int64_t sum = 0;
+    overflowed_ |= __builtin_add_overflow(a, b, &sum);
+    return sum;
+  }
+  int64_t multiply(int64_t a, int64_t b) {
+    int64_t product = 0;
+    overflowed_ |= __builtin_mul_overflow(a, b, &product);
+    return product;
+  }
+  bool overflowed() const { return overflowed_; }
+
+ private:
+  bool overflowed_ = false;
+};
+
+// The rules of a tile and its kind's parameters, which need no machine; "" when they hold.
+std::string work_rule_problem(const VectorWork& work) {
+  if (work.rows < 1) return fmt::format("rows must be >= 1, got {}", work.rows);
+  if (work.cols < 1) return fmt::format("cols must be >= 1, got {}", work.cols);
+  switch (work.kind) {
+    case VectorKind::map:
+      if (work.map_simple_ops < 0)
+        return fmt::format("map_simple_ops must be >= 0, got {}", work.map_simple_ops);
+      if (work.map_special_ops < 0)
+        return fmt::format("map_special_ops must be >= 0, got {}", work.map_special_ops);
+      if (work.map_simple_ops == 0 && work.map_special_ops == 0)
+        return "a map needs at least one op per element (map_simple_ops + map_special_ops >= 1)";
+      break;
+    case VectorKind::softmax:
+      if (work.softmax_extra_simple_ops < 0)
+        return fmt::format("softmax_extra_simple_ops must be >= 0, got {}", work.softmax_extra_simple_ops);
+      break;
+    case VectorKind::pool:
+      if (work.pool_window < 1) return fmt::format("pool_window must be >= 1, got {}", work.pool_window);
+      break;
+    case VectorKind::reduce_sum:
+    case VectorKind::reduce_max:
+    case VectorKind::layernorm:
+    case VectorKind::rmsnorm:
+      break;
+  }
+  return "";
+}
+
+// What an InputError about a vector instruction names: "vector softmax".
+std::string error_field(VectorKind kind) {
+  return fmt::format("vector {}", name_of(kind));
+}
+
+std::string overflow_problem(const VectorSpec& spec, const VectorWork& work) {
+  return fmt::format("{} x {} elements on {} lanes: the cycle count overflows int64", work.rows, work.cols,
+                     spec.lanes);
+}
+
+// A pass of `simple_ops` simple ops per element that reads the input tile once.
+VectorPass simple_pass(const char* what, int64_t simple_ops) {
+  VectorPass pass;
+  pass.what = what;
+  pass.simple_ops = simple_ops;
+  pass.input_reads = 1;
+  return pass;
+}
+
+// The closed form of docs/vector-unit.md, "Closed form". Only rows 0 and rows-1 of each pass are computed:
+// every pass's row ends are a convex function of the row, so the latest constraint on any row comes from the
+// first or the last row of the previous pass (the document proves it). Sets `overflowed` instead of timing
+// when a cycle count does not fit in int64.
+VectorTiming closed_form(const VectorSpec& spec, const VectorWork& work, bool& overflowed) {
+  TESSERA_ASSERT(spec.special_issue_cycles > 0, "a VectorSpec is validated before it times anything");
+  CheckedArithmetic checked;
+  const VectorPasses passes = vector_passes(work);
+  const int64_t latency = spec.latency_cycles;
+  const int64_t tree = spec.tree_depth;
+  const int64_t rows = work.rows;
+  VectorTiming timing;
+  timing.vectors_per_row = (work.cols - 1) / spec.lanes + 1;  // a partial last vector costs a full one
+  timing.passes = passes.count;
+  // Row 0's and row rows-1's issue ends in the previous pass (0 before the first pass).
+  int64_t previous_first_end = 0;
+  int64_t previous_last_end = 0;
+  bool previous_reduces = false;
+  for (int p = 0; p < passes.count; ++p) {
+    const VectorPass& pass = passes.pass[p];
+    VectorPassTiming& t = timing.pass[p];
+    t.vector_issue_cycles =
+        checked.add(pass.simple_ops, checked.multiply(pass.special_ops, spec.special_issue_cycles));
+    t.row_issue_cycles = checked.multiply(timing.vectors_per_row, t.vector_issue_cycles);
+    t.busy_cycles = checked.multiply(rows, t.row_issue_cycles);
+    // From row 0's start to row rows-1's when nothing waits.
+    const int64_t later_rows = checked.multiply(rows - 1, t.row_issue_cycles);
+    if (pass.depends) {
+      TESSERA_ASSERT(p > 0 && previous_reduces,
+                     "a pass depends only on a previous pass that reduces its rows");
+      // Row r's statistic of the previous pass is usable `wait` cycles after that row's last issue.
+      const int64_t wait = latency + tree + (pass.scalar_special ? latency : 0);
+      const int64_t first_ready = checked.add(previous_first_end, wait);
+      t.first_row_start = std::max(previous_last_end, first_ready);
+      t.last_row_start =
+          std::max({checked.add(previous_last_end, later_rows), checked.add(first_ready, later_rows),
+                    checked.add(previous_last_end, wait)});
+    } else {
+      t.first_row_start = previous_last_end;
+      t.last_row_start = checked.add(previous_last_end, later_rows);
+    }
+    t.issue_end = checked.add(t.last_row_start, t.row_issue_cycles);
+    if (checked.overflowed()) break;
+    t.stall_cycles = t.issue_end - previous_last_end - t.busy_cycles;
+    timing.busy_cycles = checked.add(timing.busy_cycles, t.busy_cycles);
+    timing.stall_cycles += t.stall_cycles;
+    previous_first_end = checked.add(t.first_row_start, t.row_issue_cycles);
+    previous_last_end = t.issue_end;
+    previous_reduces = pass.reduces;
+  }
+  timing.issue_cycles = previous_last_end;
+  timing.drain_cycles = latency + (previous_reduces ? tree : 0);
+  timing.cycles = checked.add(timing.issue_cycles, timing.drain_cycles);
+  overflowed = checked.overflowed();
+  return timing;
+}
+
+}  // namespace
+
+const char* name_of(VectorKind kind) {
+  switch (kind) {
+    case VectorKind::map:
+      return "map";
+    case VectorKind::reduce_sum:
+      return "reduce_sum";
+    case VectorKind::reduce_max:
+      return "reduce_max";
+    case VectorKind::softmax:
+      return "softmax";
+    case VectorKind::layernorm:
+      return "layernorm";
+    case VectorKind::rmsnorm:
+      return "rmsnorm";
+    case VectorKind::pool:
+      return "pool";
+  }
+  return "?";
+}
+
+// docs/vector-unit.md, "Instruction kinds and their passes", is this table in words.
+VectorPasses vector_passes(const VectorWork& work) {
+  VectorPasses passes;
+  auto add = [&](const VectorPass& pass) { passes.pass[passes.count++] = pass; };
+  switch (work.kind) {
+    case VectorKind::map: {
+      VectorPass chain = simple_pass("elementwise chain", work.map_simple_ops);
+      chain.special_ops = work.map_special_ops;
+      chain.output_writes = 1;
+      add(chain);
+      break;
+    }
+    case VectorKind::reduce_sum:
+    case VectorKind::reduce_max: {
+      VectorPass reduce = simple_pass(work.kind == VectorKind::reduce_sum ? "row sum" : "row max", 1);
+      reduce.reduces = true;
+      reduce.writes_row_statistic = true;
+      add(reduce);
+      break;
+    }
+    case VectorKind::softmax: {
+      VectorPass max = simple_pass("row max", 1);
+      max.reduces = true;
+      add(max);
+      // sub [+ mul by the scale] [+ select of the mask], exp, add; the exp values go to the output tile.
+      VectorPass exp = simple_pass("exp(x*scale - max) and row sum", 2 + work.softmax_extra_simple_ops);
+      exp.special_ops = 1;
+      exp.reduces = true;
+      exp.depends = true;
+      exp.output_writes = 1;
+      add(exp);
+      VectorPass normalise = simple_pass("exp values * 1/sum", 1);
+      normalise.input_reads = 0;
+      normalise.output_reads = 1;
+      normalise.output_writes = 1;
+      normalise.depends = true;
+      normalise.scalar_special = true;  // the reciprocal of the sum
+      add(normalise);
+      break;
+    }
+    case VectorKind::layernorm: {
+      VectorPass sum = simple_pass("row sum (mean)", 1);
+      sum.reduces = true;
+      add(sum);
+      VectorPass deviations = simple_pass("row sum of squared deviations (variance)", 3);  // sub, mul, add
+      deviations.reduces = true;
+      deviations.depends = true;
+      add(deviations);
+      VectorPass normalise = simple_pass("(x - mean) * rstd * gamma + beta", 4);  // sub, mul, mul, add
+      normalise.parameter_reads = 2;
+      normalise.output_writes = 1;
+      normalise.depends = true;
+      normalise.scalar_special = true;  // rsqrt of the variance
+      add(normalise);
+      break;
+    }
+    case VectorKind::rmsnorm: {
+      VectorPass squares = simple_pass("row sum of squares", 2);  // mul, add
+      squares.reduces = true;
+      add(squares);
+      VectorPass normalise = simple_pass("x * rstd * gamma", 2);  // mul, mul
+      normalise.parameter_reads = 1;
+      normalise.output_writes = 1;
+      normalise.depends = true;
+      normalise.scalar_special = true;  // rsqrt of the mean square
+      add(normalise);
+      break;
+    }
+    case VectorKind::pool: {
+      // max or add over the window in each lane, then the multiply by 1/(r*s) for an average.
+      VectorPass window = simple_pass("window max or sum", work.pool_window + (work.pool_average ? 1 : 0));
+      window.input_reads = work.pool_window;
+      window.output_writes = 1;
+      add(window);
+      break;
+    }
+  }
+  return passes;
+}
+
+std::string vector_work_problem(const VectorSpec& spec, const VectorWork& work) {
+  if (std::string problem = work_rule_problem(work); !problem.empty()) return problem;
+  bool overflowed = false;
+  closed_form(spec, work, overflowed);
+  return overflowed ? overflow_problem(spec, work) : "";
+}
+
+VectorTiming vector_timing(const VectorSpec& spec, const VectorWork& work) {
+  std::string problem = work_rule_problem(work);
+  VectorTiming timing;
+  if (problem.empty()) {
+    bool overflowed = false;
+    timing = closed_form(spec, work, overflowed);
+    if (overflowed) problem = overflow_problem(spec, work);
+  }
+  if (!problem.empty()) throw InputError(SourceLocation{}, error_field(work.kind), problem);
+  return timing;
+}
+
+VectorSramTraffic vector_sram_traffic(const VectorWork& work, const VectorElementBytes& bytes) {
+  if (std::string problem = work_rule_problem(work); !problem.empty())
+    throw InputError(SourceLocation{}, error_field(work.kind), problem);
+  CheckedArithmetic checked;
+  const int64_t elements = checked.multiply(work.rows, work.cols);
+  auto tile_bytes = [&](int64_t per_element, int64_t element_bytes) {
+    return checked.multiply(elements, checked.multiply(per_element, element_bytes));
+  };
+  const VectorPasses passes = vector_passes(work);
+  VectorSramTraffic traffic;
+  traffic.passes = passes.count;
+  for (int p = 0; p < passes.count; ++p) {
+    const VectorPass& pass = passes.pass[p];
+    VectorPassTraffic& t = traffic.pass[p];
+    t.read_bytes = checked.add(checked.add(tile_bytes(pass.input_reads, bytes.input_bytes),
+                                           tile_bytes(pass.output_reads, bytes.output_bytes)),
+                               tile_bytes(pass.parameter_reads, bytes.parameter_bytes));
+    t.write_bytes = tile_bytes(pass.output_writes, bytes.output_bytes);
+    if (pass.writes_row_statistic)
+      t.write_bytes = checked.add(t.write_bytes, checked.multiply(work.rows, bytes.output_bytes));
+    traffic.read_bytes = checked.add(traffic.read_bytes, t.read_bytes);
+    traffic.write_bytes = checked.add(traffic.write_bytes, t.write_bytes);
+  }
+  if (checked.overflowed()) {
+    throw InputError(SourceLocation{}, error_field(work.kind),
+                     fmt::format("the SRAM bytes of {} x {} elements overflow int64", work.rows, work.cols));
+  }
+  return traffic;
+}
+
+}  // namespace tessera::arch

@@ -1,0 +1,117 @@
+// Closed-form timing and SRAM traffic of a vector-unit instruction (docs/vector-unit.md defines the unit, the
+// passes of each instruction kind and derives every formula). The simulator times each vector instruction
+// with it and the mapper's cost model uses it, so both agree by construction; tests/models/vector_cycle_model
+// checks it cycle by cycle.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "arch/vector_spec.hpp"
+
+namespace tessera::arch {
+
+enum class VectorKind : uint8_t { map, reduce_sum, reduce_max, softmax, layernorm, rmsnorm, pool };
+const char* name_of(VectorKind kind);
+
+// What the timing of one vector instruction depends on: its kind and a tile of rows x cols elements (fp32
+// compute whatever the storage type). Parameters of other kinds are ignored.
+struct VectorWork {
+  VectorKind kind = VectorKind::map;
+  int64_t rows = 1;
+  int64_t cols = 1;
+  // map: the elementwise chain's ops per element, e.g. bias + GELU(erf) = add, mul, erf, add, mul, mul:
+  // 5 simple, 1 special.
+  int64_t map_simple_ops = 0;
+  int64_t map_special_ops = 0;
+  // softmax: simple ops added to the exp pass per element: 1 for a scale (mul), 1 for a causal mask (select).
+  int64_t softmax_extra_simple_ops = 0;
+  // pool: rows are output pixels, cols channels; each output reads a window of r*s inputs.
+  int64_t pool_window = 0;
+  bool pool_average = false;  // average (one more multiply, by 1/(r*s)) rather than max
+};
+
+inline constexpr int kMaxVectorPasses = 3;
+
+// One pass over the tile: every row, each as ceil(cols / lanes) vectors. Counts are per element of the tile.
+struct VectorPass {
+  const char* what = "";        // what the pass computes, for reports and messages
+  int64_t simple_ops = 0;       // one issue cycle per vector each
+  int64_t special_ops = 0;      // special_issue_cycles per vector each
+  bool reduces = false;         // each row ends in the lane tree: the row's statistic (sum or max)
+  bool depends = false;         // row r waits for row r's statistic of the previous pass
+  bool scalar_special = false;  // ... after a per-row scalar special function of it (reciprocal, rsqrt)
+  // SRAM traffic in elements per element of the tile. The unit holds no tile: each pass re-reads its input.
+  int64_t input_reads = 0;            // of the input tile (pool: the r*s inputs of the window)
+  int64_t output_reads = 0;           // of the output tile, read back (softmax's exp values)
+  int64_t parameter_reads = 0;        // of the gamma (and beta) rows, read again for every row of the tile
+  int64_t output_writes = 0;          // of the output tile
+  bool writes_row_statistic = false;  // reduce_sum / reduce_max: one output element per row
+};
+
+struct VectorPasses {
+  std::array<VectorPass, kMaxVectorPasses> pass{};
+  int count = 0;
+  const VectorPass* begin() const { return pass.data(); }
+  const VectorPass* end() const { return pass.data() + count; }
+};
+
+// The passes of an instruction, in the order the unit runs them (pass-major: every row of a pass, then the
+// next pass). The one table of the vector unit's instruction kinds.
+VectorPasses vector_passes(const VectorWork& work);
+
+// Cycles count from the instruction's first issue cycle, 0. "End" cycles are exclusive (the cycle after).
+struct VectorPassTiming {
+  int64_t vector_issue_cycles = 0;  // c = simple_ops + special_ops * special_issue_cycles
+  int64_t row_issue_cycles = 0;     // W = vectors per row * c
+  int64_t first_row_start = 0;      // row 0's first issue cycle
+  int64_t last_row_start = 0;       // row rows-1's first issue cycle
+  int64_t issue_end = 0;            // the cycle after the pass's last issue cycle
+  int64_t busy_cycles = 0;          // rows * W
+  int64_t stall_cycles = 0;         // the port idle waiting for a row statistic, from the previous pass's end
+};
+
+struct VectorTiming {
+  int64_t cycles = 0;        // the instruction's last result is complete (written) at the end of cycles-1
+  int64_t issue_cycles = 0;  // the issue port is free from here (the last pass's issue_end)
+  int64_t busy_cycles = 0;   // the port issuing; busy + stall + drain = cycles
+  int64_t stall_cycles = 0;  // the port waiting for a row statistic
+  int64_t drain_cycles = 0;  // after the last issue: latency, and the lane tree if the last pass reduces
+  int64_t vectors_per_row = 0;
+  std::array<VectorPassTiming, kMaxVectorPasses> pass{};
+  int passes = 0;
+};
+
+// "" when `work` can be timed on `spec` (a validated spec), else why not: a size or parameter out of range,
+// or a cycle count that overflows int64. The ISA check reports it at the instruction.
+std::string vector_work_problem(const VectorSpec& spec, const VectorWork& work);
+
+// The instruction run alone from cycle 0. Throws InputError (field "vector <kind>") with
+// vector_work_problem's message when that is not "".
+VectorTiming vector_timing(const VectorSpec& spec, const VectorWork& work);
+
+// Element sizes of the tiles in SRAM (the storage types; compute is fp32).
+struct VectorElementBytes {
+  int64_t input_bytes = 4;
+  int64_t output_bytes = 4;     // softmax's exp values are stored in the output tile too
+  int64_t parameter_bytes = 4;  // gamma and beta
+};
+
+struct VectorPassTraffic {
+  int64_t read_bytes = 0;
+  int64_t write_bytes = 0;
+};
+
+struct VectorSramTraffic {
+  std::array<VectorPassTraffic, kMaxVectorPasses> pass{};
+  int passes = 0;
+  int64_t read_bytes = 0;  // all passes
+  int64_t write_bytes = 0;
+};
+
+// The SRAM bytes each pass reads and writes; the simulator books them on the banks. Throws InputError for an
+// invalid tile (vector_work_problem's size rules) or a byte count that overflows int64.
+VectorSramTraffic vector_sram_traffic(const VectorWork& work, const VectorElementBytes& bytes);
+
+}  // namespace tessera::arch
