@@ -11,150 +11,289 @@ namespace tessera::arch {
 
 namespace {
 
+// How a field is given: required, or defaulting to the value its spec struct is initialised with (spec.hpp):
+// each default is stated once, there.
+enum class Given : uint8_t { required, optional };
+enum class Rule : uint8_t { positive, nonnegative };
+
+// An enumerated field's names, in the order messages list them.
 template <class Enum>
-std::vector<Enum> parse_all(const std::vector<std::string>& names, Enum (*parse)(const std::string&)) {
-  std::vector<Enum> values;
-  for (const auto& name : names) values.push_back(parse(name));
-  return values;
+using Names = std::vector<std::pair<std::string, Enum>>;
+
+template <class Enum>
+const std::string& name_in(const Names<Enum>& names, Enum value) {
+  for (const auto& [name, option] : names)
+    if (option == value) return name;
+  TESSERA_ASSERT(false, "every value of an enumerated field has a name");
 }
 
-DType parse_operand_dtype(const std::string& name) {
-  return *parse_dtype(name);
+template <class Enum>
+std::vector<std::string> names_of(const Names<Enum>& names) {
+  std::vector<std::string> list;
+  for (const auto& entry : names) list.push_back(entry.first);
+  return list;
 }
 
-// The spec holds counts and cycles as int: a larger value is the user's error, not a silent wrap (2^32 PE
-// rows would become 0).
-int within_int(const config::MapReader& reader, const std::string& key, int64_t value) {
-  if (value > std::numeric_limits<int>::max())
-    reader.fail(key, fmt::format("{} is too large (at most {})", value, std::numeric_limits<int>::max()));
-  return static_cast<int>(value);
+const Names<DramPlacement>& placement_names() {
+  static const Names<DramPlacement> names = {{"perimeter", DramPlacement::perimeter},
+                                             {"west", DramPlacement::west}};
+  return names;
+}
+const Names<ChannelHash>& channel_hash_names() {
+  static const Names<ChannelHash> names = {{"xor", ChannelHash::xor_fold}, {"none", ChannelHash::none}};
+  return names;
+}
+const Names<Dataflow>& dataflow_options() {
+  static const Names<Dataflow> names = [] {
+    Names<Dataflow> list;
+    for (const std::string& name : dataflow_names()) list.emplace_back(name, parse_dataflow(name));
+    return list;
+  }();
+  return names;
+}
+const Names<DType>& operand_dtype_options() {
+  static const Names<DType> names = [] {
+    Names<DType> list;
+    for (const std::string& name : operand_dtype_names()) list.emplace_back(name, *parse_dtype(name));
+    return list;
+  }();
+  return names;
 }
 
-int positive_int(config::MapReader& reader, const std::string& key) {
-  return within_int(reader, key, reader.positive_integer(key));
+// The machine's fields, part by part, in the order the YAML lists them. `Fields` reads them (SpecReader) or
+// writes the resolved form (SpecWriter), so what is read, its default and what is written are one list.
+template <class Fields>
+void mesh_fields(MeshSpec& mesh, Fields& f) {
+  f.integer("rows", mesh.rows, Rule::positive, Given::required);
+  f.integer("cols", mesh.cols, Rule::positive, Given::required);
 }
 
-int positive_int(config::MapReader& reader, const std::string& key, int fallback) {
-  return within_int(reader, key, reader.positive_integer(key, fallback));
+template <class Fields>
+void noc_fields(NocSpec& noc, Fields& f) {
+  f.number("link_bytes_per_cycle", noc.link_bytes_per_cycle, Rule::positive, Given::required);
+  f.integer("router_latency_cycles", noc.router_latency_cycles, Rule::nonnegative, Given::optional);
+  f.boolean("multicast", noc.multicast);
 }
 
-int nonnegative_int(config::MapReader& reader, const std::string& key) {
-  return within_int(reader, key, reader.nonnegative_integer(key));
+template <class Fields>
+void dram_fields(DramSpec& dram, Fields& f) {
+  f.number("bandwidth_gbps", dram.bandwidth_gbps, Rule::positive, Given::required);
+  f.integer("channels", dram.channels, Rule::positive, Given::required);
+  f.integer("latency_cycles", dram.latency_cycles, Rule::nonnegative, Given::required);
+  f.integer("interleave_bytes", dram.interleave_bytes, Rule::positive, Given::optional);
+  f.choice("placement", dram.placement, placement_names());
+  f.choice("channel_hash", dram.channel_hash, channel_hash_names());
 }
 
-int nonnegative_int(config::MapReader& reader, const std::string& key, int fallback) {
-  return within_int(reader, key, reader.nonnegative_integer(key, fallback));
+template <class Fields>
+void pe_array_fields(PeArraySpec& pe, Fields& f) {
+  f.integer("rows", pe.rows, Rule::positive, Given::required);
+  f.integer("cols", pe.cols, Rule::positive, Given::required);
+  f.choice_list("dataflows", pe.dataflows, dataflow_options());
+  f.choice_list("dtypes", pe.dtypes, operand_dtype_options());
+  f.boolean("overlap_folds", pe.overlap_folds);
 }
 
-MeshSpec mesh_from_yaml(config::MapReader reader) {
-  MeshSpec mesh;
-  mesh.rows = positive_int(reader, "rows");
-  mesh.cols = positive_int(reader, "cols");
-  reader.finish();
-  return mesh;
+template <class Fields>
+void pe_spad_fields(PeSpadSpec& spad, Fields& f) {
+  f.integer("filter", spad.filter_bytes, Rule::positive, Given::required);
+  f.integer("ifmap", spad.ifmap_bytes, Rule::positive, Given::required);
+  f.integer("psum", spad.psum_bytes, Rule::positive, Given::required);
 }
 
-NocSpec noc_from_yaml(config::MapReader reader) {
-  NocSpec noc;
-  noc.link_bytes_per_cycle = reader.positive_number("link_bytes_per_cycle");
-  noc.router_latency_cycles = nonnegative_int(reader, "router_latency_cycles", 1);
-  noc.multicast = reader.boolean("multicast", true);
-  reader.finish();
-  return noc;
-}
-
-DramSpec dram_from_yaml(config::MapReader reader) {
-  DramSpec dram;
-  dram.bandwidth_gbps = reader.positive_number("bandwidth_gbps");
-  dram.channels = positive_int(reader, "channels");
-  dram.latency_cycles = nonnegative_int(reader, "latency_cycles");
-  dram.interleave_bytes = reader.positive_integer("interleave_bytes", 256);
-  dram.placement = reader.choice("placement", {"perimeter", "west"}, "perimeter") == "west"
-                       ? DramPlacement::west
-                       : DramPlacement::perimeter;
-  dram.channel_hash = reader.choice("channel_hash", {"xor", "none"}, "xor") == "none" ? ChannelHash::none
-                                                                                      : ChannelHash::xor_fold;
-  reader.finish();
-  return dram;
-}
-
-PeArraySpec pe_array_from_yaml(config::MapReader reader) {
-  PeArraySpec pe;
-  pe.rows = positive_int(reader, "rows");
-  pe.cols = positive_int(reader, "cols");
-  pe.dataflows =
-      parse_all(reader.choice_list("dataflows", dataflow_names(), dataflow_names()), &parse_dataflow);
-  pe.dtypes = parse_all(reader.choice_list("dtypes", operand_dtype_names(), operand_dtype_names()),
-                        &parse_operand_dtype);
-  pe.overlap_folds = reader.boolean("overlap_folds", true);
-  reader.finish();
-  return pe;
-}
-
-SramSpec sram_from_yaml(config::MapReader reader) {
-  SramSpec sram;
-  sram.kib = reader.positive_integer("kib");
-  sram.banks = positive_int(reader, "banks");
-  sram.bank_width_bytes = positive_int(reader, "bank_width_bytes");
-  const int64_t bank_row = static_cast<int64_t>(sram.banks) * sram.bank_width_bytes;
-  if ((sram.kib * 1024) % bank_row != 0) {
-    reader.fail(
-        "kib",
-        fmt::format("{} KiB is not a whole number of bank rows ({} banks x {} B = {} B)", sram.kib,
-                    sram.banks, sram.bank_width_bytes, bank_row),
-        "every bank holds the same number of words: make kib*1024 a multiple of banks*bank_width_bytes");
-  }
-  reader.finish();
-  return sram;
-}
-
-DmaSpec dma_from_yaml(config::MapReader reader) {
-  DmaSpec dma;
-  dma.engines = positive_int(reader, "engines");
-  dma.bytes_per_cycle = reader.positive_number("bytes_per_cycle");
-  dma.setup_cycles = nonnegative_int(reader, "setup_cycles");
-  dma.burst_bytes = reader.positive_integer("burst_bytes", 256);
-  dma.outstanding_bursts = positive_int(reader, "outstanding_bursts", 64);
-  reader.finish();
-  return dma;
-}
-
-CoreSpec core_from_yaml(config::MapReader reader) {
-  CoreSpec core;
-  core.pe_array = pe_array_from_yaml(reader.map("pe_array"));
-  core.pe_register_bytes = positive_int(reader, "pe_register_bytes", 64);
-  if (reader.has("pe_spad_bytes")) {
-    config::MapReader spad = reader.map("pe_spad_bytes");
-    core.pe_spad.filter_bytes = spad.positive_integer("filter");
-    core.pe_spad.ifmap_bytes = spad.positive_integer("ifmap");
-    core.pe_spad.psum_bytes = spad.positive_integer("psum");
-    if (core.pe_spad.total() > core.pe_register_bytes) {
-      reader.fail("pe_spad_bytes",
-                  fmt::format("the scratchpads hold {} B, more than pe_register_bytes ({} B)",
-                              core.pe_spad.total(), core.pe_register_bytes),
-                  "pe_register_bytes is the whole register file of a PE: raise it to at least the sum");
+template <class Fields>
+void sram_fields(SramSpec& sram, Fields& f) {
+  f.integer("kib", sram.kib, Rule::positive, Given::required);
+  f.integer("banks", sram.banks, Rule::positive, Given::required);
+  f.integer("bank_width_bytes", sram.bank_width_bytes, Rule::positive, Given::required);
+  if constexpr (Fields::kReads) {
+    const int64_t bank_row = static_cast<int64_t>(sram.banks) * sram.bank_width_bytes;
+    if ((sram.kib * 1024) % bank_row != 0) {
+      f.fail("kib",
+             fmt::format("{} KiB is not a whole number of bank rows ({} banks x {} B = {} B)", sram.kib,
+                         sram.banks, sram.bank_width_bytes, bank_row),
+             "every bank holds the same number of words: make kib*1024 a multiple of banks*bank_width_bytes");
     }
-    spad.finish();
-  } else {
+  }
+}
+
+template <class Fields>
+void dma_fields(DmaSpec& dma, Fields& f) {
+  f.integer("engines", dma.engines, Rule::positive, Given::required);
+  f.number("bytes_per_cycle", dma.bytes_per_cycle, Rule::positive, Given::required);
+  f.integer("setup_cycles", dma.setup_cycles, Rule::nonnegative, Given::required);
+  f.integer("burst_bytes", dma.burst_bytes, Rule::positive, Given::optional);
+  f.integer("outstanding_bursts", dma.outstanding_bursts, Rule::positive, Given::optional);
+}
+
+template <class Fields>
+void core_fields(CoreSpec& core, Fields& f) {
+  f.map("pe_array", [&](Fields& pe) { pe_array_fields(core.pe_array, pe); });
+  f.integer("pe_register_bytes", core.pe_register_bytes, Rule::positive, Given::optional);
+  // Without pe_spad_bytes, the register file is split half / quarter / quarter (docs/pe-array-timing.md,
+  // "RS").
+  const bool spad_given = f.map_if_given("pe_spad_bytes", [&](Fields& spad) {
+    pe_spad_fields(core.pe_spad, spad);
+    if constexpr (Fields::kReads) {
+      if (core.pe_spad.total() > core.pe_register_bytes) {
+        f.fail("pe_spad_bytes",
+               fmt::format("the scratchpads hold {} B, more than pe_register_bytes ({} B)",
+                           core.pe_spad.total(), core.pe_register_bytes),
+               "pe_register_bytes is the whole register file of a PE: raise it to at least the sum");
+      }
+    }
+  });
+  if (!spad_given) {
     core.pe_spad.filter_bytes = core.pe_register_bytes / 2;
     core.pe_spad.ifmap_bytes = core.pe_register_bytes / 4;
     core.pe_spad.psum_bytes = core.pe_register_bytes / 4;
   }
-  core.sram = sram_from_yaml(reader.map("sram"));
-  core.dma = dma_from_yaml(reader.map("dma"));
-  reader.finish();
-  return core;
+  f.map("sram", [&](Fields& sram) { sram_fields(core.sram, sram); });
+  f.map("dma", [&](Fields& dma) { dma_fields(core.dma, dma); });
 }
 
-EnergySpec energy_from_yaml(config::MapReader reader) {
-  EnergySpec energy;
-  energy.mac = reader.nonnegative_number("mac", energy.mac);
-  energy.sram_byte = reader.nonnegative_number("sram_byte", energy.sram_byte);
-  energy.dram_byte = reader.nonnegative_number("dram_byte", energy.dram_byte);
-  energy.noc_byte_hop = reader.nonnegative_number("noc_byte_hop", energy.noc_byte_hop);
-  reader.finish();
-  return energy;
+template <class Fields>
+void energy_fields(EnergySpec& energy, Fields& f) {
+  f.number("mac", energy.mac, Rule::nonnegative, Given::optional);
+  f.number("sram_byte", energy.sram_byte, Rule::nonnegative, Given::optional);
+  f.number("dram_byte", energy.dram_byte, Rule::nonnegative, Given::optional);
+  f.number("noc_byte_hop", energy.noc_byte_hop, Rule::nonnegative, Given::optional);
 }
+
+template <class Fields>
+void arch_fields(ArchSpec& spec, Fields& f) {
+  f.text("name", spec.name);
+  f.number("clock_ghz", spec.clock_ghz, Rule::positive, Given::required);
+  f.map("mesh", [&](Fields& mesh) { mesh_fields(spec.mesh, mesh); });
+  f.map("noc", [&](Fields& noc) { noc_fields(spec.noc, noc); });
+  f.map("dram", [&](Fields& dram) { dram_fields(spec.dram, dram); });
+  f.map("core", [&](Fields& core) { core_fields(spec.core, core); });
+  f.map_or_defaults("energy_pj", [&](Fields& energy) { energy_fields(spec.energy_pj, energy); });
+}
+
+// Reads the fields with the strict reader: each map's unknown keys are errors once its fields are read.
+class SpecReader {
+ public:
+  static constexpr bool kReads = true;
+  explicit SpecReader(config::MapReader reader) : reader_(std::move(reader)) {}
+
+  void text(const std::string& key, std::string& value) { value = reader_.string(key); }
+  void integer(const std::string& key, int& value, Rule rule, Given given) {
+    const int64_t read = read_integer(key, value, rule, given);
+    // The spec holds counts and cycles as int: a larger value is the user's error, not a silent wrap (2^32 PE
+    // rows would become 0).
+    if (read > std::numeric_limits<int>::max())
+      reader_.fail(key, fmt::format("{} is too large (at most {})", read, std::numeric_limits<int>::max()));
+    value = static_cast<int>(read);
+  }
+  void integer(const std::string& key, int64_t& value, Rule rule, Given given) {
+    value = read_integer(key, value, rule, given);
+  }
+  void number(const std::string& key, double& value, Rule rule, Given given) {
+    if (rule == Rule::nonnegative) {
+      TESSERA_ASSERT(given == Given::optional, "non-negative numbers of the machine have defaults");
+      value = reader_.nonnegative_number(key, value);
+    } else {
+      value = given == Given::required ? reader_.positive_number(key) : reader_.positive_number(key, value);
+    }
+  }
+  void boolean(const std::string& key, bool& value) { value = reader_.boolean(key, value); }
+  template <class Enum>
+  void choice(const std::string& key, Enum& value, const Names<Enum>& names) {
+    const std::string chosen = reader_.choice(key, names_of(names), name_in(names, value));
+    for (const auto& [name, option] : names)
+      if (name == chosen) value = option;
+  }
+  template <class Enum>
+  void choice_list(const std::string& key, std::vector<Enum>& values, const Names<Enum>& names) {
+    std::vector<std::string> fallback;
+    for (Enum value : values) fallback.push_back(name_in(names, value));
+    const std::vector<std::string> chosen = reader_.choice_list(key, names_of(names), fallback);
+    values.clear();
+    for (const std::string& name : chosen)
+      for (const auto& [option_name, option] : names)
+        if (option_name == name) values.push_back(option);
+  }
+  template <class Walk>
+  void map(const std::string& key, Walk&& walk) {
+    SpecReader inner(reader_.map(key));
+    walk(inner);
+    inner.reader_.finish();
+  }
+  // A mapping that may be left out, every field then taking its default.
+  template <class Walk>
+  void map_or_defaults(const std::string& key, Walk&& walk) {
+    SpecReader inner(reader_.map_or_empty(key));
+    walk(inner);
+    inner.reader_.finish();
+  }
+  // A mapping walked only when given (its absence means something else); says whether it was.
+  template <class Walk>
+  bool map_if_given(const std::string& key, Walk&& walk) {
+    if (!reader_.has(key)) return false;
+    map(key, walk);
+    return true;
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& message, const std::string& hint) const {
+    reader_.fail(key, message, hint);
+  }
+  void finish() const { reader_.finish(); }
+
+ private:
+  int64_t read_integer(const std::string& key, int64_t current, Rule rule, Given given) {
+    if (rule == Rule::positive)
+      return given == Given::required ? reader_.positive_integer(key)
+                                      : reader_.positive_integer(key, current);
+    return given == Given::required ? reader_.nonnegative_integer(key)
+                                    : reader_.nonnegative_integer(key, current);
+  }
+
+  config::MapReader reader_;
+};
+
+// Writes every field, defaults filled, as the resolved form.
+class SpecWriter {
+ public:
+  static constexpr bool kReads = false;
+  explicit SpecWriter(YAML::Node node) : node_(std::move(node)) {}
+
+  void text(const std::string& key, std::string& value) { node_[key] = value; }
+  void integer(const std::string& key, int& value, Rule, Given) { node_[key] = value; }
+  void integer(const std::string& key, int64_t& value, Rule, Given) { node_[key] = value; }
+  void number(const std::string& key, double& value, Rule, Given) { node_[key] = value; }
+  void boolean(const std::string& key, bool& value) { node_[key] = value; }
+  template <class Enum>
+  void choice(const std::string& key, Enum& value, const Names<Enum>& names) {
+    node_[key] = name_in(names, value);
+  }
+  template <class Enum>
+  void choice_list(const std::string& key, std::vector<Enum>& values, const Names<Enum>& names) {
+    YAML::Node list;
+    for (Enum value : values) list.push_back(name_in(names, value));
+    list.SetStyle(YAML::EmitterStyle::Flow);
+    node_[key] = list;
+  }
+  template <class Walk>
+  void map(const std::string& key, Walk&& walk) {
+    SpecWriter inner(node_[key]);
+    walk(inner);
+  }
+  template <class Walk>
+  void map_or_defaults(const std::string& key, Walk&& walk) {
+    map(key, walk);
+  }
+  template <class Walk>
+  bool map_if_given(const std::string& key, Walk&& walk) {
+    map(key, walk);
+    return true;
+  }
+  [[noreturn]] void fail(const std::string&, const std::string&, const std::string&) const {
+    TESSERA_ASSERT(false, "the resolved form is written from a valid spec");
+  }
+
+ private:
+  YAML::Node node_;
+};
 
 }  // namespace
 
@@ -201,63 +340,19 @@ void ArchSpec::derive() {
 }
 
 ArchSpec arch_from_yaml(const config::Document& document) {
-  config::MapReader top(document.root, document, "");
   ArchSpec spec;
-  spec.name = top.string("name");
-  spec.clock_ghz = top.positive_number("clock_ghz");
-  spec.mesh = mesh_from_yaml(top.map("mesh"));
-  spec.noc = noc_from_yaml(top.map("noc"));
-  spec.dram = dram_from_yaml(top.map("dram"));
-  spec.core = core_from_yaml(top.map("core"));
-  spec.energy_pj = energy_from_yaml(top.map_or_empty("energy_pj"));
-  top.finish();
+  SpecReader reader(config::MapReader(document.root, document, ""));
+  arch_fields(spec, reader);
+  reader.finish();
   spec.derive();
   return spec;
 }
 
 YAML::Node to_yaml(const ArchSpec& spec) {
-  auto flow_list = [](const auto& values) {
-    YAML::Node list;
-    for (const auto& value : values) list.push_back(name_of(value));
-    list.SetStyle(YAML::EmitterStyle::Flow);
-    return list;
-  };
-  YAML::Node root;
-  root["name"] = spec.name;
-  root["clock_ghz"] = spec.clock_ghz;
-  root["mesh"]["rows"] = spec.mesh.rows;
-  root["mesh"]["cols"] = spec.mesh.cols;
-  root["noc"]["link_bytes_per_cycle"] = spec.noc.link_bytes_per_cycle;
-  root["noc"]["router_latency_cycles"] = spec.noc.router_latency_cycles;
-  root["noc"]["multicast"] = spec.noc.multicast;
-  root["dram"]["bandwidth_gbps"] = spec.dram.bandwidth_gbps;
-  root["dram"]["channels"] = spec.dram.channels;
-  root["dram"]["latency_cycles"] = spec.dram.latency_cycles;
-  root["dram"]["interleave_bytes"] = spec.dram.interleave_bytes;
-  root["dram"]["placement"] = spec.dram.placement == DramPlacement::west ? "west" : "perimeter";
-  root["dram"]["channel_hash"] = spec.dram.channel_hash == ChannelHash::none ? "none" : "xor";
-  YAML::Node core = root["core"];
-  core["pe_array"]["rows"] = spec.core.pe_array.rows;
-  core["pe_array"]["cols"] = spec.core.pe_array.cols;
-  core["pe_array"]["dataflows"] = flow_list(spec.core.pe_array.dataflows);
-  core["pe_array"]["dtypes"] = flow_list(spec.core.pe_array.dtypes);
-  core["pe_array"]["overlap_folds"] = spec.core.pe_array.overlap_folds;
-  core["pe_register_bytes"] = spec.core.pe_register_bytes;
-  core["pe_spad_bytes"]["filter"] = spec.core.pe_spad.filter_bytes;
-  core["pe_spad_bytes"]["ifmap"] = spec.core.pe_spad.ifmap_bytes;
-  core["pe_spad_bytes"]["psum"] = spec.core.pe_spad.psum_bytes;
-  core["sram"]["kib"] = spec.core.sram.kib;
-  core["sram"]["banks"] = spec.core.sram.banks;
-  core["sram"]["bank_width_bytes"] = spec.core.sram.bank_width_bytes;
-  core["dma"]["engines"] = spec.core.dma.engines;
-  core["dma"]["bytes_per_cycle"] = spec.core.dma.bytes_per_cycle;
-  core["dma"]["setup_cycles"] = spec.core.dma.setup_cycles;
-  core["dma"]["burst_bytes"] = spec.core.dma.burst_bytes;
-  core["dma"]["outstanding_bursts"] = spec.core.dma.outstanding_bursts;
-  root["energy_pj"]["mac"] = spec.energy_pj.mac;
-  root["energy_pj"]["sram_byte"] = spec.energy_pj.sram_byte;
-  root["energy_pj"]["dram_byte"] = spec.energy_pj.dram_byte;
-  root["energy_pj"]["noc_byte_hop"] = spec.energy_pj.noc_byte_hop;
+  YAML::Node root(YAML::NodeType::Map);  // a node of its own, so that the writer's handle shares it
+  ArchSpec copy = spec;                  // the walker takes the fields by reference; this one only reads them
+  SpecWriter writer(root);
+  arch_fields(copy, writer);
   return root;
 }
 

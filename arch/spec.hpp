@@ -1,6 +1,7 @@
 // The machine (DESIGN.md, "Folders"): a plain, validated, immutable description parsed from
-// configs/arch/*.yaml. Field names carry their units; derived values are computed once in validate()
-// (STYLE.md, "Configuration").
+// configs/arch/*.yaml. Field names carry their units; an optional field's default is its initialiser here,
+// the one place it is stated (spec.cpp's field lists read and write every field through them); derived values
+// are computed once in derive() (STYLE.md, "Configuration").
 #pragma once
 
 #include <cstdint>
@@ -51,8 +52,8 @@ struct DramSpec {
 struct PeArraySpec {
   int rows = 0;
   int cols = 0;
-  std::vector<Dataflow> dataflows;
-  std::vector<DType> dtypes;
+  std::vector<Dataflow> dataflows = {Dataflow::ws, Dataflow::os, Dataflow::is, Dataflow::rs};
+  std::vector<DType> dtypes = {DType::fp32, DType::bf16, DType::fp16, DType::int8};
   bool overlap_folds =
       true;  // double-buffered PE registers: the next fold's preload/fill hides under this one
 
