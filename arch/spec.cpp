@@ -126,6 +126,18 @@ void dma_fields(DmaSpec& dma, Fields& f) {
   f.integer("outstanding_bursts", dma.outstanding_bursts, Rule::positive, Given::optional);
 }
 
+// The vector unit (docs/vector-unit.md): every field required, each shipped machine cites its numbers.
+template <class Fields>
+void vector_fields(VectorSpec& vector, Fields& f) {
+  f.integer("lanes", vector.lanes, Rule::positive, Given::required);
+  f.integer("special_per_cycle", vector.special_per_cycle, Rule::positive, Given::required);
+  f.integer("latency_cycles", vector.latency_cycles, Rule::nonnegative, Given::required);
+  if constexpr (Fields::kReads) {
+    if (const std::optional<VectorSpecProblem> problem = vector_spec_problem(vector))
+      f.fail(problem->field, problem->message, "docs/vector-unit.md gives each field's meaning and limits");
+  }
+}
+
 template <class Fields>
 void core_fields(CoreSpec& core, Fields& f) {
   f.map("pe_array", [&](Fields& pe) { pe_array_fields(core.pe_array, pe); });
@@ -150,6 +162,12 @@ void core_fields(CoreSpec& core, Fields& f) {
   }
   f.map("sram", [&](Fields& sram) { sram_fields(core.sram, sram); });
   f.map("dma", [&](Fields& dma) { dma_fields(core.dma, dma); });
+  if constexpr (Fields::kReads) {
+    VectorSpec vector;
+    if (f.map_if_given("vector", [&](Fields& unit) { vector_fields(vector, unit); })) core.vector = vector;
+  } else if (core.vector) {
+    f.map("vector", [&](Fields& unit) { vector_fields(*core.vector, unit); });
+  }
 }
 
 template <class Fields>
@@ -337,6 +355,7 @@ void ArchSpec::derive() {
   dram.channel_bytes_per_cycle = dram.bytes_per_cycle / dram.channels;
   core.sram.bytes = core.sram.kib * 1024;
   core.sram.bank_row_bytes = static_cast<int64_t>(core.sram.banks) * core.sram.bank_width_bytes;
+  if (core.vector) core.vector->validate();
 }
 
 ArchSpec arch_from_yaml(const config::Document& document) {

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "arch/vector_spec.hpp"
 #include "common/config.hpp"
 #include "common/dtype.hpp"
 
@@ -96,6 +98,7 @@ struct CoreSpec {
   PeSpadSpec pe_spad;  // always set: given, or split from pe_register_bytes
   SramSpec sram;
   DmaSpec dma;
+  std::optional<VectorSpec> vector;  // absent: the core has no vector unit (vector ops cannot run on it)
 };
 
 struct EnergySpec {

@@ -93,6 +93,14 @@ void expect_same_machine(const ArchSpec& a, const ArchSpec& b) {
   EXPECT_EQ(a.energy_pj.sram_byte, b.energy_pj.sram_byte);
   EXPECT_EQ(a.energy_pj.dram_byte, b.energy_pj.dram_byte);
   EXPECT_EQ(a.energy_pj.noc_byte_hop, b.energy_pj.noc_byte_hop);
+  ASSERT_EQ(a.core.vector.has_value(), b.core.vector.has_value());
+  if (a.core.vector) {
+    EXPECT_EQ(a.core.vector->lanes, b.core.vector->lanes);
+    EXPECT_EQ(a.core.vector->special_per_cycle, b.core.vector->special_per_cycle);
+    EXPECT_EQ(a.core.vector->latency_cycles, b.core.vector->latency_cycles);
+    EXPECT_EQ(a.core.vector->tree_depth, b.core.vector->tree_depth);
+    EXPECT_EQ(a.core.vector->special_issue_cycles, b.core.vector->special_issue_cycles);
+  }
 }
 
 ArchSpec through_resolved_form(const ArchSpec& spec) {
@@ -369,4 +377,40 @@ TEST(Dataflow, NamesRoundTrip) {
 }
 
 }  // namespace
+// ---------------------------------------------------------------------------------------------------------
+// The vector unit
+
+TEST(ArchSpec, AVectorUnitIsReadWithItsDerivedFieldsAndAbsentMeansNone) {
+  EXPECT_FALSE(parse(kMachine).core.vector.has_value());
+  const ArchSpec spec = parse(kMachine + "  vector: {lanes: 64, special_per_cycle: 16, latency_cycles: 6}\n");
+  ASSERT_TRUE(spec.core.vector.has_value());
+  EXPECT_EQ(spec.core.vector->lanes, 64);
+  EXPECT_EQ(spec.core.vector->tree_depth, 6);            // log2(64)
+  EXPECT_EQ(spec.core.vector->special_issue_cycles, 4);  // 64 / 16
+  expect_same_machine(spec, through_resolved_form(spec));
+}
+
+TEST(ArchSpec, EveryShippedMachineHasAVectorUnit) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(TESSERA_SOURCE_DIR) + "/configs/arch")) {
+    const ArchSpec spec = arch_from_yaml(config::load_file(entry.path().string()));
+    EXPECT_TRUE(spec.core.vector.has_value()) << entry.path();
+  }
+  EXPECT_EQ(arch_from_yaml(config::load_file(arch_config("tpu-v1.yaml"))).core.vector->lanes, 256);
+}
+
+TEST(ArchSpec, VectorUnitLimitsAreLocatedErrors) {
+  const std::string line = "  vector: {lanes: 0, special_per_cycle: 1, latency_cycles: 6}\n";
+  EXPECT_EQ(std::string(parse_error(kMachine + line).what()),
+            "m.yaml:10:19: core.vector.lanes: expected a positive integer, got 0");
+  EXPECT_EQ(
+      std::string(
+          parse_error(kMachine + "  vector: {lanes: 8, special_per_cycle: 9, latency_cycles: 6}\n").what()),
+      "m.yaml:10:41: core.vector.special_per_cycle: must be in [1, lanes] = [1, 8], got 9\n"
+      "  hint: docs/vector-unit.md gives each field's meaning and limits");
+  const InputError missing = parse_error(kMachine + "  vector: {lanes: 8, special_per_cycle: 1}\n");
+  EXPECT_EQ(missing.message(), "required field is missing");
+  EXPECT_EQ(missing.field(), "core.vector.latency_cycles");
+}
+
 }  // namespace tessera::arch
