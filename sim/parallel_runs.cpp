@@ -10,12 +10,14 @@
 
 #include "common/error.hpp"
 #include "sim/machine.hpp"
+#include "sim/stats.hpp"
 
 namespace tessera::sim {
 
 namespace {
 
-// A RunResult of a timing-only run without trace, as bytes: every field in declaration order.
+// A RunResult of a timing-only run without trace, as bytes: its end, every declared counter (sim/stats.hpp),
+// each unit's identity, cycles per cause and counters, and the host time.
 class Writer {
  public:
   void integer(int64_t value) { bytes_.append(reinterpret_cast<const char*>(&value), sizeof value); }
@@ -64,15 +66,8 @@ class Reader {
 std::string serialize(const RunResult& result) {
   Writer out;
   out.integer(static_cast<int64_t>(result.end_ticks));
-  out.integer(result.cycles);
-  out.integer(result.instructions);
-  out.integer(result.macs);
-  out.integer(result.active_pes);
-  out.integer(result.sram_hazards);
-  const TrafficCounters& t = result.traffic;
-  for (int64_t value : {t.dram_read_bytes, t.dram_write_bytes, t.sram_read_bytes, t.sram_write_bytes,
-                        t.noc_bytes, t.noc_byte_hops, t.bank_conflict_ticks})
-    out.integer(value);
+  for (const auto& counter : run_counters()) out.integer(result.*counter.member);
+  for (const auto& counter : traffic_counters()) out.integer(result.traffic.*counter.member);
   out.integer(static_cast<int64_t>(result.units.size()));
   for (const UnitResult& unit : result.units) {
     out.integer(unit.core);
@@ -80,9 +75,7 @@ std::string serialize(const RunResult& result) {
     out.integer(unit.queue.index);
     out.text(unit.name);
     for (int64_t cycles : unit.cycles) out.integer(cycles);
-    const UnitCounters& c = unit.counters;
-    for (int64_t value : {c.instructions, c.macs, c.folds, c.active_pes, c.bytes_moved, c.bursts})
-      out.integer(value);
+    for (const auto& counter : unit_counters()) out.integer(unit.counters.*counter.member);
   }
   out.real(result.host_seconds);
   return out.bytes();
@@ -92,15 +85,8 @@ RunResult deserialize(const std::string& bytes) {
   Reader in(bytes);
   RunResult result;
   result.end_ticks = static_cast<Tick>(in.integer());
-  result.cycles = in.integer();
-  result.instructions = in.integer();
-  result.macs = in.integer();
-  result.active_pes = in.integer();
-  result.sram_hazards = in.integer();
-  TrafficCounters& t = result.traffic;
-  for (int64_t* field : {&t.dram_read_bytes, &t.dram_write_bytes, &t.sram_read_bytes, &t.sram_write_bytes,
-                         &t.noc_bytes, &t.noc_byte_hops, &t.bank_conflict_ticks})
-    *field = in.integer();
+  for (const auto& counter : run_counters()) result.*counter.member = in.integer();
+  for (const auto& counter : traffic_counters()) result.traffic.*counter.member = in.integer();
   result.units.resize(static_cast<size_t>(in.integer()));
   for (UnitResult& unit : result.units) {
     unit.core = static_cast<int>(in.integer());
@@ -108,9 +94,7 @@ RunResult deserialize(const std::string& bytes) {
     unit.queue.index = static_cast<int>(in.integer());
     unit.name = in.text();
     for (int64_t& cycles : unit.cycles) cycles = in.integer();
-    UnitCounters& c = unit.counters;
-    for (int64_t* field : {&c.instructions, &c.macs, &c.folds, &c.active_pes, &c.bytes_moved, &c.bursts})
-      *field = in.integer();
+    for (const auto& counter : unit_counters()) unit.counters.*counter.member = in.integer();
   }
   result.host_seconds = in.real();
   result.functional = false;

@@ -27,13 +27,15 @@ struct TraceSegment {
   int32_t instruction = -1;  // index into the unit's instruction list, -1 for idle time between instructions
 };
 
+// The counters of a unit, of the fabric and of a run: typed integers counted on the hot path, each declared
+// once with its unit and meaning in sim/stats.cpp, which every walker of them reads.
 struct UnitCounters {
   int64_t instructions = 0;
-  int64_t macs = 0;         // PE array
-  int64_t folds = 0;        // PE array: folds (RS: rounds)
-  int64_t active_pes = 0;   // PE array: the most PEs one fold or round used
-  int64_t bytes_moved = 0;  // DMA and NoC engines: payload bytes delivered
-  int64_t bursts = 0;       // DMA and NoC engines
+  int64_t macs = 0;
+  int64_t folds = 0;
+  int64_t active_pes = 0;
+  int64_t bytes_moved = 0;
+  int64_t bursts = 0;
 };
 
 struct UnitResult {
@@ -50,20 +52,17 @@ struct TrafficCounters {
   int64_t dram_write_bytes = 0;
   int64_t sram_read_bytes = 0;
   int64_t sram_write_bytes = 0;
-  int64_t noc_bytes = 0;            // payload bytes that entered the mesh (counted once per destination)
-  int64_t noc_byte_hops = 0;        // bytes times mesh links crossed
-  int64_t bank_conflict_ticks = 0;  // delay added by SRAM bank arbitration, summed over transfers
+  int64_t noc_bytes = 0;
+  int64_t noc_byte_hops = 0;
+  int64_t bank_conflict_ticks = 0;
 };
 
 struct RunResult {
   Tick end_ticks = 0;  // the last unit finished here, relative to the run's start
-  int64_t cycles = 0;  // ticks_to_cycles_ceil(end_ticks)
+  int64_t cycles = 0;  // the run's counters (sim/stats.cpp)
   int64_t instructions = 0;
   int64_t macs = 0;
-  int64_t active_pes = 0;  // the most PEs of one core's array a fold or round used
-  // PE instructions whose operand tiles another unit overwrote while the array was reading them: the program
-  // races a write against a read (functional runs only; the result then uses the new bytes, as hardware
-  // would).
+  int64_t active_pes = 0;
   int64_t sram_hazards = 0;
   TrafficCounters traffic;
   std::vector<UnitResult> units;

@@ -7,6 +7,10 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <variant>
+
+#include "traces/run_stats.hpp"
+#include "traces/text_format.hpp"
 
 namespace tessera::traces {
 
@@ -53,24 +57,8 @@ Json run_json(const RunRecord& run) {
   Json json;
   json["dataflow"] = run.dataflow;
   json["winner"] = run.winner;
-  json["cycles"] = run.cycles;
-  json["time_us"] = run.time_us;
-  json["macs"] = run.macs;
-  json["pe_macs"] = run.pe_macs;
-  json["active_pes"] = run.active_pes;
-  json["pe_utilization"] = run.pe_utilization;
-  json["dram_bytes"] = run.dram_bytes;
-  json["dram_gbps"] = run.dram_gbps;
-  json["sram_read_bytes"] = run.sram_read_bytes;
-  json["sram_write_bytes"] = run.sram_write_bytes;
-  json["noc_bytes"] = run.noc_bytes;
-  json["noc_byte_hops"] = run.noc_byte_hops;
-  json["energy_uj"] = run.energy_uj;
-  json["analytical_cycles"] = run.analytical_cycles;
-  json["analytical_bound"] = run.analytical_bound;
-  json["instructions"] = run.instructions;
-  json["sram_hazards"] = run.sram_hazards;
-  json["candidates_simulated"] = run.candidates_simulated;
+  for (const RunStat& stat : run_stats())
+    std::visit([&](auto member) { json[stat.key] = run.*member; }, stat.member);
   json["mapping"] = mapping_json(run.mapping);
   Json numerics = Json::array();
   for (const Numerics& check : run.numerics) {
@@ -127,14 +115,16 @@ Json position_json(const RooflinePosition& position) {
           {"bound", position.bound}};
 }
 
-std::string grouped(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
-  return value < 0 ? "-" + digits : digits;
-}
-
-std::string megabytes(int64_t bytes) {
-  return fmt::format("{:.2f}", bytes / 1e6);
+// A number figure of a run as a double (exact for every count a run reaches).
+double number_of(const RunRecord& run, const RunStat& stat) {
+  return std::visit(
+      [&](auto member) -> double {
+        if constexpr (std::is_same_v<decltype(member), std::string RunRecord::*>)
+          return 0;
+        else
+          return static_cast<double>(run.*member);
+      },
+      stat.member);
 }
 
 std::string numerics_cell(const RunRecord& run) {
@@ -438,13 +428,16 @@ std::string to_table(const Report& report) {
       out += fmt::format("  not simulated: {}\n", op.not_simulated);
       continue;
     }
-    out += fmt::format("  {:<3} {:<9} {:>13} {:>10} {:>6} {:>9} {:>7} {:>10}  {:<44} {}\n", "", "dataflow",
-                       "cycles", "time_us", "util", "DRAM_MB", "GB/s", "energy_uj", "mapping", "numerics");
+    out += fmt::format("  {:<3} {:<9}", "", "dataflow");
+    for (const RunStat& stat : run_stats())
+      if (stat.table_cell) out += fmt::format(" {:>{}}", stat.table_heading, stat.table_width);
+    out += fmt::format("  {:<44} {}\n", "mapping", "numerics");
     for (const RunRecord& run : op.runs) {
-      out += fmt::format("  {:<3} {:<9} {:>13} {:>10.2f} {:>5.1f}% {:>9} {:>7.1f} {:>10.2f}  {:<44} {}\n",
-                         run.winner ? "*" : "", run.dataflow, grouped(run.cycles), run.time_us,
-                         100 * run.pe_utilization, megabytes(run.dram_bytes), run.dram_gbps, run.energy_uj,
-                         run.mapping.description, numerics_cell(run));
+      out += fmt::format("  {:<3} {:<9}", run.winner ? "*" : "", run.dataflow);
+      for (const RunStat& stat : run_stats())
+        if (stat.table_cell)
+          out += fmt::format(" {:>{}}", stat.table_cell(number_of(run, stat)), stat.table_width);
+      out += fmt::format("  {:<44} {}\n", run.mapping.description, numerics_cell(run));
     }
     for (const RunRecord& run : op.runs)
       if (!run.loses_because.empty())
@@ -523,10 +516,10 @@ std::string to_table(const Report& report) {
 }
 
 std::string to_csv(const Report& report) {
-  std::string out =
-      "op,kind,shape,dtype,dataflow,winner,cycles,time_us,macs,pe_utilization,dram_bytes,dram_gbps,"
-      "sram_read_bytes,sram_write_bytes,noc_bytes,energy_uj,analytical_cycles,mapping,numerics_pass,rel_l2_"
-      "err\n";
+  std::string out = "op,kind,shape,dtype,dataflow,winner";
+  for (const RunStat& stat : run_stats())
+    if (stat.csv) out += fmt::format(",{}", stat.key);
+  out += ",mapping,numerics_pass,rel_l2_err\n";
   for (const OpRecord& op : report.ops)
     for (const RunRecord& run : op.runs) {
       bool pass = true;
@@ -535,13 +528,13 @@ std::string to_csv(const Report& report) {
         pass = pass && check.pass;
         worst = std::max(worst, check.rel_l2_err);
       }
-      out +=
-          fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{}\n", op.name, op.kind,
-                      op.shape, op.dtype, run.dataflow, run.winner ? 1 : 0, run.cycles, run.time_us, run.macs,
-                      run.pe_utilization, run.dram_bytes, run.dram_gbps, run.sram_read_bytes,
-                      run.sram_write_bytes, run.noc_bytes, run.energy_uj, run.analytical_cycles,
-                      run.mapping.description, run.numerics.empty() ? "" : (pass ? "1" : "0"),
-                      run.numerics.empty() ? "" : fmt::format("{}", worst));
+      out += fmt::format("{},{},{},{},{},{}", op.name, op.kind, op.shape, op.dtype, run.dataflow,
+                         run.winner ? 1 : 0);
+      for (const RunStat& stat : run_stats())
+        if (stat.csv) std::visit([&](auto member) { out += fmt::format(",{}", run.*member); }, stat.member);
+      out += fmt::format(",\"{}\",{},{}\n", run.mapping.description,
+                         run.numerics.empty() ? "" : (pass ? "1" : "0"),
+                         run.numerics.empty() ? "" : fmt::format("{}", worst));
     }
   return out;
 }

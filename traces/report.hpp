@@ -37,16 +37,17 @@ struct MappingSummary {
   std::string description;
 };
 
-// One simulated mapping of an op: a row of the table.
+// One simulated mapping of an op: a row of the table. Its figures (cycles .. candidates_simulated) are
+// declared once, with their units and meaning, in traces/run_stats.cpp, and every writer walks that list.
 struct RunRecord {
   std::string dataflow;
   bool winner = false;
   int64_t cycles = 0;
   double time_us = 0;
-  int64_t macs = 0;           // the op's
-  int64_t active_pes = 0;     // the most PEs of one core's array a fold (RS: a round) used at once
-  int64_t pe_macs = 0;        // performed by the PE arrays: more than macs when packed groups multiply zeros
-  double pe_utilization = 0;  // macs over PE-cycles
+  int64_t macs = 0;
+  int64_t pe_macs = 0;
+  int64_t active_pes = 0;
+  double pe_utilization = 0;
   int64_t dram_bytes = 0;
   double dram_gbps = 0;
   int64_t sram_read_bytes = 0;
@@ -57,8 +58,8 @@ struct RunRecord {
   int64_t analytical_cycles = 0;
   std::string analytical_bound;
   int64_t instructions = 0;
-  int64_t sram_hazards = 0;  // PE instructions whose operands were overwritten while being read (a race)
-  int candidates_simulated = 0;
+  int64_t sram_hazards = 0;
+  int64_t candidates_simulated = 0;
   MappingSummary mapping;
   std::vector<UnitBubbles> bubbles;
   std::vector<Numerics> numerics;  // empty with --timing-only
