@@ -39,6 +39,10 @@ std::string work_rule_problem(const VectorWork& work) {
         return fmt::format("map_special_ops must be >= 0, got {}", work.map_special_ops);
       if (work.map_simple_ops == 0 && work.map_special_ops == 0)
         return "a map needs at least one op per element (map_simple_ops + map_special_ops >= 1)";
+      if (work.map_tile_operands < 0 || work.map_row_operands < 0 || work.map_tile_operands > 4 ||
+          work.map_row_operands > 4)
+        return fmt::format("a map takes 0 to 4 tile and 0 to 4 row operands, got {} and {}",
+                           work.map_tile_operands, work.map_row_operands);
       break;
     case VectorKind::softmax:
       if (work.softmax_extra_simple_ops < 0)
@@ -162,6 +166,8 @@ VectorPasses vector_passes(const VectorWork& work) {
     case VectorKind::map: {
       VectorPass chain = simple_pass("elementwise chain", work.map_simple_ops);
       chain.special_ops = work.map_special_ops;
+      chain.input_reads += work.map_tile_operands;
+      chain.parameter_reads = work.map_row_operands;
       chain.output_writes = 1;
       add(chain);
       break;

@@ -25,6 +25,10 @@ struct VectorWork {
   // 5 simple, 1 special.
   int64_t map_simple_ops = 0;
   int64_t map_special_ops = 0;
+  // map: operands beside the input, each read once per element: tiles of the input's shape (a residual, the
+  // up projection of a SwiGLU), and 1 x cols rows read again for every row (a bias).
+  int64_t map_tile_operands = 0;
+  int64_t map_row_operands = 0;
   // softmax: simple ops added to the exp pass per element: 1 for a scale (mul), 1 for a causal mask (select).
   int64_t softmax_extra_simple_ops = 0;
   // pool: rows are output pixels, cols channels; each output reads a window of r*s inputs.
