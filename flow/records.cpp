@@ -96,8 +96,9 @@ void append_trace(const sim::RunResult& result, const arch::Program& program, co
     if (track == tracks.end()) {
       const arch::Coord coord = arch::core_coord(unit.core, spec.mesh);
       const int thread = unit.queue.kind == arch::QueueKind::pe    ? 0
-                         : unit.queue.kind == arch::QueueKind::noc ? 1
-                                                                   : 2 + unit.queue.index;
+                         : unit.queue.kind == arch::QueueKind::vec ? 1
+                         : unit.queue.kind == arch::QueueKind::noc ? 2
+                                                                   : 3 + unit.queue.index;
       tracks.push_back(traces::TraceTrack{unit.core, thread, fmt::format("core {},{}", coord.row, coord.col),
                                           arch::name_of(unit.queue)});
       track = tracks.end() - 1;

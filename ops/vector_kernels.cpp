@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+
+#include "ops/encodings.hpp"
+#include "ops/tensor.hpp"
 
 namespace tessera::ops {
 
@@ -40,11 +44,12 @@ double activate(Activation activation, double x) {
   return activate_as<double>(activation, x);
 }
 
-void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float scale, bool causal) {
+void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float scale,
+                  std::optional<int64_t> causal_shift) {
   for (int64_t row = 0; row < rows; ++row) {
     const float* in = x + row * cols;
     float* result = out + row * cols;
-    const int64_t seen = causal ? std::clamp<int64_t>(causal_columns(row, rows, cols), 0, cols) : cols;
+    const int64_t seen = causal_shift ? std::clamp<int64_t>(row + *causal_shift + 1, 0, cols) : cols;
     float maximum = -std::numeric_limits<float>::infinity();
     for (int64_t col = 0; col < seen; ++col) maximum = std::max(maximum, scale * in[col]);
     float sum = 0;
@@ -52,7 +57,7 @@ void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float 
       result[col] = std::exp(scale * in[col] - maximum);
       sum += result[col];
     }
-    const float inverse = 1.0f / sum;
+    const float inverse = seen > 0 ? 1.0f / sum : 0.0f;
     for (int64_t col = 0; col < seen; ++col) result[col] *= inverse;
     for (int64_t col = seen; col < cols; ++col) result[col] = 0;
   }
@@ -81,6 +86,97 @@ void rmsnorm_rows(const float* x, const float* gamma, float* out, int64_t rows, 
     const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(cols) + eps);
     for (int64_t col = 0; col < cols; ++col) out[row * cols + col] = in[col] * rstd * gamma[col];
   }
+}
+
+std::vector<float> read_tile(DType type, const uint8_t* data, int64_t pitch, int64_t rows, int64_t cols) {
+  std::vector<float> values(static_cast<size_t>(rows * cols));
+  for (int64_t row = 0; row < rows; ++row)
+    widen_to_float(type, data + row * pitch, cols, values.data() + row * cols);
+  return values;
+}
+
+void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int64_t pitch, int64_t rows,
+                int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    uint8_t* out = data + row * pitch;
+    for (int64_t col = 0; col < cols; ++col) {
+      const float value = values[static_cast<size_t>(row * cols + col)];
+      if (type == DType::fp32) {
+        std::memcpy(out + 4 * col, &value, 4);
+      } else {
+        const uint16_t bits = type == DType::bf16 ? float_to_bf16(value) : float_to_fp16(value);
+        std::memcpy(out + 2 * col, &bits, 2);
+      }
+    }
+  }
+}
+
+void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
+                 int64_t rows, int64_t cols) {
+  for (ChainStep step : steps) {
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      float& value = x[static_cast<size_t>(i)];
+      switch (step) {
+        case ChainStep::add:
+          value += second[static_cast<size_t>(i)];
+          break;
+        case ChainStep::mul:
+          value *= second[static_cast<size_t>(i)];
+          break;
+        case ChainStep::bias:
+          value += second[static_cast<size_t>(i % cols)];
+          break;
+        case ChainStep::relu:
+          value = activate(Activation::relu, value);
+          break;
+        case ChainStep::gelu:
+          value = activate(Activation::gelu, value);
+          break;
+        case ChainStep::gelu_tanh:
+          value = activate(Activation::gelu_tanh, value);
+          break;
+        case ChainStep::silu:
+          value = activate(Activation::silu, value);
+          break;
+        case ChainStep::swiglu:
+          value = activate(Activation::silu, value) * second[static_cast<size_t>(i)];
+          break;
+      }
+    }
+  }
+}
+
+std::vector<float> reduce_rows(const std::vector<float>& x, int64_t rows, int64_t cols, bool maximum) {
+  std::vector<float> out(static_cast<size_t>(rows));
+  for (int64_t row = 0; row < rows; ++row) {
+    float result = maximum ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (int64_t col = 0; col < cols; ++col) {
+      const float value = x[static_cast<size_t>(row * cols + col)];
+      result = maximum ? std::max(result, value) : result + value;
+    }
+    out[static_cast<size_t>(row)] = result;
+  }
+  return out;
+}
+
+std::vector<float> pool_tile(const std::vector<float>& input, const PoolTileGeometry& g) {
+  std::vector<float> out(static_cast<size_t>(g.e * g.q * g.channels));
+  for (int64_t y = 0; y < g.e; ++y)
+    for (int64_t z = 0; z < g.q; ++z)
+      for (int64_t channel = 0; channel < g.channels; ++channel) {
+        float best = -std::numeric_limits<float>::infinity(), sum = 0;
+        for (int64_t fr = 0; fr < g.r; ++fr)
+          for (int64_t fs = 0; fs < g.s; ++fs) {
+            const int64_t iy = y * g.stride + fr - g.pad_top, ix = z * g.stride + fs - g.pad_left;
+            if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) continue;
+            const float value = input[static_cast<size_t>((iy * g.iw + ix) * g.channels + channel)];
+            best = std::max(best, value);
+            sum += value;
+          }
+        out[static_cast<size_t>((y * g.q + z) * g.channels + channel)] =
+            g.average ? sum / static_cast<float>(g.r * g.s) : best;
+      }
+  return out;
 }
 
 }  // namespace tessera::ops

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "common/dtype.hpp"
 
 namespace tessera::ops {
 
@@ -24,14 +27,42 @@ inline int64_t causal_columns(int64_t row, int64_t rows, int64_t cols) {
   return row + cols - rows + 1;
 }
 
-// out = softmax(scale * x) per row, with the row's maximum subtracted before the exponentials; masked columns
-// (causal) are 0.
-void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float scale, bool causal);
+// out = softmax(scale * x) per row, with the row's maximum subtracted before the exponentials. With a causal
+// shift, row i sees columns 0 .. i + shift and the others are 0 (a whole causal softmax: shift = cols -
+// rows).
+void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float scale,
+                  std::optional<int64_t> causal_shift);
 // out = (x - mean) / sqrt(var + eps) * gamma + beta per row (two passes: the mean, then the squared
 // deviations).
 void layernorm_rows(const float* x, const float* gamma, const float* beta, float* out, int64_t rows,
                     int64_t cols, float eps);
 // out = x / sqrt(mean(x^2) + eps) * gamma per row.
 void rmsnorm_rows(const float* x, const float* gamma, float* out, int64_t rows, int64_t cols, float eps);
+
+// ---- on raw tiles, as the simulator's vector unit runs its instructions (arch::VecOp)
+
+// A rows x cols tile of `type` at `data`, rows `pitch` bytes apart, widened to floats (row-major, packed).
+std::vector<float> read_tile(DType type, const uint8_t* data, int64_t pitch, int64_t rows, int64_t cols);
+// Stores floats (row-major, packed) as `type`, rounding to nearest even.
+void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int64_t pitch, int64_t rows,
+                int64_t cols);
+
+// One step of an elementwise chain; add, mul and swiglu read a tile, bias a 1 x cols row.
+enum class ChainStep : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };
+// x = step(x[, second]) for each step in order, in place.
+void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
+                 int64_t rows, int64_t cols);
+
+// out[row] = the sum (or max) of the row.
+std::vector<float> reduce_rows(const std::vector<float>& x, int64_t rows, int64_t cols, bool maximum);
+
+// A pooling tile: input ih x iw pixels of `channels`, output e x q pixels; the window r x s at stride, the
+// padding (pad_top, pad_left) outside the tile takes no part in a max and counts as zero in an average
+// (divided by r * s).
+struct PoolTileGeometry {
+  int64_t ih = 0, iw = 0, e = 0, q = 0, channels = 0, r = 1, s = 1, stride = 1, pad_top = 0, pad_left = 0;
+  bool average = false;
+};
+std::vector<float> pool_tile(const std::vector<float>& input, const PoolTileGeometry& geometry);
 
 }  // namespace tessera::ops

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "arch/isa/program.hpp"
@@ -42,7 +43,10 @@ struct MachineState {
   bool functional = true;
   Tick origin = 0;           // absolute SystemC time of the run's start
   Tick last_completion = 0;  // relative: the latest completion of any instruction so far
-  int64_t hazards = 0;       // PE instructions whose operands were overwritten while they read them
+  // Per core, its latest instruction completion so far (none: the core has no instruction in this run): the
+  // end of the core's share, after which its idle units wait for the other cores (Cause::imbalance).
+  std::vector<std::optional<Tick>> core_done;
+  int64_t hazards = 0;  // PE instructions whose operands were overwritten while they read them
 
   // Runs `action` at `at` ticks after the run's origin.
   void at(Tick at, std::function<void()> action) {

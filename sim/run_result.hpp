@@ -36,6 +36,7 @@ struct UnitCounters {
   int64_t active_pes = 0;
   int64_t bytes_moved = 0;
   int64_t bursts = 0;
+  int64_t vector_elements = 0;
 };
 
 struct UnitResult {

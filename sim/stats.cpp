@@ -42,6 +42,8 @@ const std::vector<CounterDecl<UnitCounters>>& unit_counters() {
       {"active_pes", "PEs", "PE array: the most PEs one fold or round used", &UnitCounters::active_pes},
       {"bytes_moved", "bytes", "DMA and NoC engines: payload bytes delivered", &UnitCounters::bytes_moved},
       {"bursts", "bursts", "DMA and NoC engines: bursts issued", &UnitCounters::bursts},
+      {"vector_elements", "elements", "vector unit: tile elements its instructions computed",
+       &UnitCounters::vector_elements},
   };
   return counters;
 }

@@ -1,5 +1,7 @@
 #include "sim/unit.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace tessera::sim {
@@ -73,6 +75,8 @@ void Unit::acquire(const arch::Instruction& instruction) {
 }
 
 void Unit::complete_at(Tick at, const arch::Instruction& instruction, std::function<void()> commit) {
+  std::optional<Tick>& done = machine_.core_done[static_cast<size_t>(core_)];
+  done = std::max(done.value_or(0), at);
   const arch::Cause cause = arch::waiters_cause(instruction.operation);
   std::vector<Semaphore*> targets;
   for (const arch::SemaphoreRef& ref : instruction.signals) {
@@ -112,7 +116,11 @@ std::string Unit::describe_blocked() const {
 
 UnitResult Unit::finish(Tick end) {
   close_timeline();
-  timeline_.advance(end, arch::Cause::sync);
+  // Idle after its own work: waiting for the rest of its core (sync) until the core's share is done, then for
+  // the other cores (imbalance). A core without instructions this run is not behind anyone: sync.
+  const std::optional<Tick> core_done = machine_.core_done[static_cast<size_t>(core_)];
+  timeline_.advance(core_done.value_or(end), arch::Cause::sync);
+  timeline_.advance(end, arch::Cause::imbalance);
   UnitResult result;
   result.core = core_;
   result.queue = queue_;

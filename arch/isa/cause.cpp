@@ -18,14 +18,19 @@ const char* name_of(Cause cause) {
       return "sync";
     case Cause::fill_drain:
       return "fill_drain";
+    case Cause::vector:
+      return "vector";
+    case Cause::imbalance:
+      return "imbalance";
   }
   return "?";
 }
 
 const std::array<Cause, kCauses>& all_causes() {
   static const std::array<Cause, kCauses> causes = {
-      Cause::busy, Cause::input_starvation, Cause::output_backpressure, Cause::noc, Cause::bank_conflict,
-      Cause::sync, Cause::fill_drain};
+      Cause::busy,       Cause::input_starvation, Cause::output_backpressure,
+      Cause::noc,        Cause::bank_conflict,    Cause::sync,
+      Cause::fill_drain, Cause::vector,           Cause::imbalance};
   return causes;
 }
 

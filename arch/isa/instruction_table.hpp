@@ -17,6 +17,7 @@
 #include "arch/isa/pe_conv.hpp"
 #include "arch/isa/pe_matmul.hpp"
 #include "arch/isa/queue.hpp"
+#include "arch/isa/vec_op.hpp"
 
 namespace tessera::arch {
 
@@ -25,7 +26,8 @@ using Operation = std::variant<  // the instruction table
     DmaStore,                    //
     PeMatmul,                    //
     PeConv,                      //
-    NocSend>;
+    NocSend,                     //
+    VecOp>;
 
 // The queue an operation runs on: the one rule of which instruction goes where.
 QueueKind queue_of(const Operation& operation);

@@ -9,7 +9,7 @@
 namespace tessera::arch {
 
 const std::vector<QueueKind>& all_queue_kinds() {
-  static const std::vector<QueueKind> kinds = {QueueKind::dma, QueueKind::pe, QueueKind::noc};
+  static const std::vector<QueueKind> kinds = {QueueKind::dma, QueueKind::pe, QueueKind::noc, QueueKind::vec};
   return kinds;
 }
 
@@ -21,6 +21,8 @@ const char* name_of(QueueKind kind) {
       return "pe";
     case QueueKind::noc:
       return "noc";
+    case QueueKind::vec:
+      return "vec";
   }
   return "?";
 }
@@ -33,6 +35,8 @@ const char* queues_running(QueueKind kind) {
       return "the pe queue";
     case QueueKind::noc:
       return "the noc queue";
+    case QueueKind::vec:
+      return "the vec queue";
   }
   return "?";
 }
@@ -45,6 +49,7 @@ std::string name_of(const QueueId& queue) {
 std::optional<QueueId> parse_queue(std::string_view word) {
   if (word == "pe") return QueueId{QueueKind::pe, 0};
   if (word == "noc") return QueueId{QueueKind::noc, 0};
+  if (word == "vec") return QueueId{QueueKind::vec, 0};
   constexpr std::string_view kDma = "dma";
   const std::string_view engine = word.substr(std::min(word.size(), kDma.size()));
   // Six digits keep the engine number well inside an int.

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <tuple>
 
 #include "common/text.hpp"
@@ -166,6 +168,41 @@ int64_t LineReader::read_positive(std::string_view what) {
   const int64_t value = read_size(what);
   if (value == 0) fail(number_column, fmt::format("{} must be at least 1", what));
   return value;
+}
+
+int64_t LineReader::read_signed(std::string_view what) {
+  const bool negative = accept('-');
+  const uint64_t magnitude = read_unsigned(what, negative ? uint64_t{INT64_MAX} + 1 : uint64_t{INT64_MAX});
+  return negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+}
+
+double LineReader::read_real(std::string_view what) {
+  const int number_column = column();
+  const std::string text(scan_run([](char c) {
+    return syntax::is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
+  }));
+  if (text.empty()) fail_expected(number_column, what);
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value))
+    fail(number_column, fmt::format("malformed number '{}' for {}", text, what),
+         "write it as 0.125 or 1e-05");
+  return value;
+}
+
+std::vector<std::string> LineReader::read_name_list(std::string_view what,
+                                                    const std::vector<std::string>& allowed) {
+  std::vector<std::string> names;
+  do {
+    const int name_column = column();
+    const std::string name(scan_word());
+    if (name.empty()) fail_expected(name_column, what);
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      fail(name_column, fmt::format("'{}' is not one of {}{}", name, join_alternatives(allowed),
+                                    did_you_mean(name, allowed)));
+    names.push_back(name);
+  } while (accept('+'));
+  return names;
 }
 
 bool LineReader::read_acc() {

@@ -52,6 +52,15 @@ class LineReader {
 
   int64_t read_positive(std::string_view what);
 
+  // A decimal integer, possibly negative.
+  int64_t read_signed(std::string_view what);
+
+  // A finite decimal number (1e-05, 0.125).
+  double read_real(std::string_view what);
+
+  // Names from `allowed` joined by '+' (fn=bias+gelu), or one name.
+  std::vector<std::string> read_name_list(std::string_view what, const std::vector<std::string>& allowed);
+
   // acc=0|1 of a PE instruction: whether it accumulates into O.
   bool read_acc();
 

@@ -122,7 +122,7 @@ TEST(CliRun, OutFolderHoldsReportTraceProgramsAndResolvedConfigs) {
     if (event["ph"] == "M" && event["name"] == "thread_name") ++threads;
     if (event["ph"] == "X") ++intervals;
   }
-  EXPECT_EQ(threads, 16 * 4);  // one track per unit: pe, noc, dma0, dma1 on 16 cores
+  EXPECT_EQ(threads, 16 * 5);  // one track per unit: pe, vec, noc, dma0, dma1 on 16 cores
   EXPECT_GT(intervals, 100);
   // Busy PE intervals are labelled with their instruction.
   EXPECT_NE(read_text(out + "/trace.json").find("\"name\":\"pe "), std::string::npos);

@@ -103,7 +103,8 @@ TEST(VectorKinds, BadFieldsAreLocatedErrorsThatSayWhatIsExpected) {
   EXPECT_EQ(error_of(head + "  - {name: n, kind: layernorm, rows: 4, cols: 8, eps: 0, dtype: fp32}\n"),
             "w.yaml:4:55: ops[0].eps: expected a positive number, got 0");
   EXPECT_EQ(error_of(head + "  - {name: n, kind: rmsnorm, rows: 4, cols: 8, esp: 1, dtype: fp32}\n"),
-            "w.yaml:4:48: ops[0].esp: unknown key; did you mean 'eps'?\n  hint: the README lists every field of this file");
+            "w.yaml:4:48: ops[0].esp: unknown key; did you mean 'eps'?\n  hint: the README lists every field "
+            "of this file");
 }
 
 // The fp32 kernel the simulator runs against the float64 reference of the same op, on the same inputs.
@@ -125,7 +126,7 @@ ops:
     if (const SoftmaxShape* softmax = op.as<SoftmaxShape>()) {
       rows = softmax->rows, cols = softmax->cols;
       softmax_rows(x.data(), out.data(), rows, cols, static_cast<float>(softmax->scale),
-                   softmax->causal == Causal::yes);
+                   softmax->causal == Causal::yes ? std::optional<int64_t>(cols - rows) : std::nullopt);
     } else {
       const NormShape& norm = *op.as<NormShape>();
       rows = norm.rows, cols = norm.cols;
@@ -171,7 +172,7 @@ TEST(VectorKinds, ASoftmaxWithoutMaxSubtractionFailsTheNumericsCheckOnLargeLogit
   const std::vector<double> expected = reference_output(op, inputs, 1);
   const std::vector<float> x = widened(inputs[0]);
   std::vector<float> stable(x.size()), naive(x.size());
-  softmax_rows(x.data(), stable.data(), 8, 64, 200.0f, false);
+  softmax_rows(x.data(), stable.data(), 8, 64, 200.0f, std::nullopt);
   for (int64_t row = 0; row < 8; ++row) {
     float sum = 0;
     for (int64_t col = 0; col < 64; ++col) sum += std::exp(200.0f * x[row * 64 + col]);

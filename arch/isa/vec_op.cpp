@@ -1,0 +1,334 @@
+#include "arch/isa/vec_op.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "arch/isa/instruction_checks.hpp"
+#include "arch/isa/text_reader.hpp"
+#include "arch/isa/text_writer.hpp"
+
+namespace tessera::arch {
+
+namespace {
+
+constexpr const char* kVecSyntax =
+    "a vector instruction is written: map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR "
+    "rows=R cols=C dtype=DT [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B]; softmax: "
+    "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E; rmsnorm: g=ADDR eps=E; or pool x=ADDR "
+    "o=ADDR "
+    "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg";
+
+enum VecOption : size_t {
+  key_x,
+  key_y,
+  key_g,
+  key_b,
+  key_o,
+  key_rows,
+  key_cols,
+  key_dtype,
+  key_x_pitch,
+  key_y_pitch,
+  key_o_pitch,
+  key_fn,
+  key_scale,
+  key_causal_shift,
+  key_eps,
+  key_ih,
+  key_iw,
+  key_e,
+  key_q,
+  key_r,
+  key_s,
+  key_stride,
+  key_pad_top,
+  key_pad_left,
+  key_mode,
+};
+
+const std::vector<std::string>& option_names() {
+  static const std::vector<std::string> names = {
+      "x",      "y",       "g",        "b",       "o",  "rows",  "cols",
+      "dtype",  "x_pitch", "y_pitch",  "o_pitch", "fn", "scale", "causal_shift",
+      "eps",    "ih",      "iw",       "e",       "q",  "r",     "s",
+      "stride", "pad_top", "pad_left", "mode"};
+  return names;
+}
+
+constexpr uint32_t bit(VecOption option) {
+  return uint32_t{1} << option;
+}
+
+// The options each kind requires, and those it may take.
+uint32_t required_of(VectorKind kind) {
+  const uint32_t tile = bit(key_x) | bit(key_o) | bit(key_rows) | bit(key_cols) | bit(key_dtype);
+  switch (kind) {
+    case VectorKind::map:
+      return tile | bit(key_fn);
+    case VectorKind::layernorm:
+      return tile | bit(key_g) | bit(key_b) | bit(key_eps);
+    case VectorKind::rmsnorm:
+      return tile | bit(key_g) | bit(key_eps);
+    case VectorKind::pool:
+      return bit(key_x) | bit(key_o) | bit(key_cols) | bit(key_dtype) | bit(key_ih) | bit(key_iw) |
+             bit(key_e) | bit(key_q) | bit(key_r) | bit(key_s) | bit(key_mode);
+    default:
+      return tile;
+  }
+}
+
+uint32_t allowed_of(VectorKind kind) {
+  const uint32_t pitches = bit(key_x_pitch) | bit(key_o_pitch);
+  switch (kind) {
+    case VectorKind::map:
+      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch);
+    case VectorKind::softmax:
+      return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift);
+    case VectorKind::pool:
+      return required_of(kind) | pitches | bit(key_stride) | bit(key_pad_top) | bit(key_pad_left);
+    default:
+      return required_of(kind) | pitches;
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& vec_fn_names() {
+  static const std::vector<std::string> names = {"add",  "mul",       "bias", "relu",
+                                                 "gelu", "gelu_tanh", "silu", "swiglu"};
+  return names;
+}
+
+VecFnCost cost_of(VecFn fn) {
+  switch (fn) {
+    case VecFn::add:
+    case VecFn::mul:
+    case VecFn::bias:
+    case VecFn::relu:
+      return {1, 0};
+    case VecFn::gelu:  // x/2 (1 + erf(x/sqrt 2)): mul, erf, add, mul, mul
+      return {4, 1};
+    case VecFn::gelu_tanh:  // x^2, x^3, *0.044715, +x, *sqrt(2/pi), tanh, +1, *x, *0.5
+      return {8, 1};
+    case VecFn::silu:  // x / (1 + e^-x): negate, exp, add, reciprocal, mul
+      return {3, 2};
+    case VecFn::swiglu:  // silu(x) * y
+      return {4, 2};
+  }
+  return {};
+}
+
+const std::vector<std::string>& VecOp::mnemonics() {
+  static const std::vector<std::string> names = {"map",       "reduce_sum", "reduce_max", "softmax",
+                                                 "layernorm", "rmsnorm",    "pool"};
+  return names;
+}
+
+bool VecOp::uses_y() const {
+  return kind == VectorKind::map && std::any_of(chain.begin(), chain.end(), [](VecFn fn) {
+           return fn == VecFn::add || fn == VecFn::mul || fn == VecFn::bias || fn == VecFn::swiglu;
+         });
+}
+
+bool VecOp::y_is_row() const {
+  return uses_y() && std::find(chain.begin(), chain.end(), VecFn::bias) != chain.end();
+}
+
+VectorWork VecOp::work() const {
+  VectorWork work;
+  work.kind = kind;
+  work.rows = kind == VectorKind::pool ? e * q : rows;
+  work.cols = cols;
+  for (VecFn fn : chain) {
+    const VecFnCost cost = cost_of(fn);
+    work.map_simple_ops += cost.simple;
+    work.map_special_ops += cost.special;
+  }
+  if (uses_y()) (y_is_row() ? work.map_row_operands : work.map_tile_operands) = 1;
+  work.softmax_extra_simple_ops = (scale != 1.0 ? 1 : 0) + (causal_shift != kNoCausalMask ? 1 : 0);
+  work.pool_window = r * s;
+  work.pool_average = average;
+  return work;
+}
+
+bool VecOp::operator==(const VecOp& other) const {
+  return kind == other.kind && dtype == other.dtype && x_address == other.x_address &&
+         y_address == other.y_address && g_address == other.g_address && b_address == other.b_address &&
+         o_address == other.o_address && x_pitch_bytes == other.x_pitch_bytes &&
+         y_pitch_bytes == other.y_pitch_bytes && o_pitch_bytes == other.o_pitch_bytes && rows == other.rows &&
+         cols == other.cols && chain == other.chain && scale == other.scale &&
+         causal_shift == other.causal_shift && eps == other.eps && ih == other.ih && iw == other.iw &&
+         e == other.e && q == other.q && r == other.r && s == other.s && stride == other.stride &&
+         pad_top == other.pad_top && pad_left == other.pad_left && average == other.average;
+}
+
+VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_column) {
+  VecOp op;
+  const auto& kinds = mnemonics();
+  op.kind = static_cast<VectorKind>(std::find(kinds.begin(), kinds.end(), mnemonic) - kinds.begin());
+  const std::string operation = std::string("vec ") + std::string(mnemonic);
+  const uint32_t allowed = allowed_of(op.kind);
+  uint32_t given = 0;
+  while (!in.at_operation_end()) {
+    const int option_column = in.column();
+    const auto option =
+        static_cast<VecOption>(in.read_option(option_names(), 0, given, operation, kVecSyntax));
+    if ((allowed & bit(option)) == 0)
+      in.fail(option_column, fmt::format("{} takes no {}=", operation, option_names()[option]), kVecSyntax);
+    switch (option) {
+      case key_x:
+        op.x_address = in.read_unsigned("the SRAM address of X");
+        break;
+      case key_y:
+        op.y_address = in.read_unsigned("the SRAM address of Y");
+        break;
+      case key_g:
+        op.g_address = in.read_unsigned("the SRAM address of gamma");
+        break;
+      case key_b:
+        op.b_address = in.read_unsigned("the SRAM address of beta");
+        break;
+      case key_o:
+        op.o_address = in.read_unsigned("the SRAM address of O");
+        break;
+      case key_rows:
+        op.rows = in.read_positive("rows");
+        break;
+      case key_cols:
+        op.cols = in.read_positive("cols");
+        break;
+      case key_dtype:
+        op.dtype = in.read_dtype("dtype", all_dtype_names());
+        break;
+      case key_x_pitch:
+        op.x_pitch_bytes = in.read_size("the row pitch of X in bytes");
+        break;
+      case key_y_pitch:
+        op.y_pitch_bytes = in.read_size("the row pitch of Y in bytes");
+        break;
+      case key_o_pitch:
+        op.o_pitch_bytes = in.read_size("the row pitch of O in bytes");
+        break;
+      case key_fn:
+        for (const std::string& name : in.read_name_list("the chain's functions", vec_fn_names()))
+          op.chain.push_back(static_cast<VecFn>(
+              std::find(vec_fn_names().begin(), vec_fn_names().end(), name) - vec_fn_names().begin()));
+        break;
+      case key_scale:
+        op.scale = in.read_real("scale");
+        break;
+      case key_causal_shift:
+        op.causal_shift = in.read_signed("causal_shift");
+        break;
+      case key_eps:
+        op.eps = in.read_real("eps");
+        break;
+      case key_ih:
+        op.ih = in.read_positive("ih");
+        break;
+      case key_iw:
+        op.iw = in.read_positive("iw");
+        break;
+      case key_e:
+        op.e = in.read_positive("e");
+        break;
+      case key_q:
+        op.q = in.read_positive("q");
+        break;
+      case key_r:
+        op.r = in.read_positive("r");
+        break;
+      case key_s:
+        op.s = in.read_positive("s");
+        break;
+      case key_stride:
+        op.stride = in.read_positive("stride");
+        break;
+      case key_pad_top:
+        op.pad_top = in.read_size("pad_top");
+        break;
+      case key_pad_left:
+        op.pad_left = in.read_size("pad_left");
+        break;
+      case key_mode:
+        op.average = in.read_name_list("the pooling mode (max or avg)", {"max", "avg"}).at(0) == "avg";
+        break;
+    }
+  }
+  in.require_options(option_names(), given, required_of(op.kind), operation_column, operation, kVecSyntax);
+  if (op.kind == VectorKind::pool) op.rows = op.e * op.q;
+  return op;
+}
+
+void VecOp::write(LineWriter& out) const {
+  out.put("{} x=0x{:x}", mnemonics()[static_cast<size_t>(kind)], x_address);
+  if (uses_y()) out.put(" y=0x{:x}", y_address);
+  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" g=0x{:x}", g_address);
+  if (kind == VectorKind::layernorm) out.put(" b=0x{:x}", b_address);
+  out.put(" o=0x{:x}", o_address);
+  if (kind != VectorKind::pool) out.put(" rows={}", rows);
+  out.put(" cols={} dtype={}", cols, name_of(dtype));
+  out.write_pitch("x_pitch", x_pitch_bytes);
+  if (uses_y()) out.write_pitch("y_pitch", y_pitch_bytes);
+  out.write_pitch("o_pitch", o_pitch_bytes);
+  if (kind == VectorKind::map) {
+    std::string names;
+    for (VecFn fn : chain) names += (names.empty() ? "" : "+") + vec_fn_names()[static_cast<size_t>(fn)];
+    out.put(" fn={}", names);
+  }
+  if (kind == VectorKind::softmax && scale != 1.0) out.put(" scale={}", scale);
+  if (kind == VectorKind::softmax && causal_shift != kNoCausalMask) out.put(" causal_shift={}", causal_shift);
+  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" eps={}", eps);
+  if (kind == VectorKind::pool) {
+    out.put(" ih={} iw={} e={} q={} r={} s={}", ih, iw, e, q, r, s);
+    if (stride != 1) out.put(" stride={}", stride);
+    if (pad_top != 0) out.put(" pad_top={}", pad_top);
+    if (pad_left != 0) out.put(" pad_left={}", pad_left);
+    out.put(" mode={}", average ? "avg" : "max");
+  }
+}
+
+void VecOp::check(const InstructionChecks& checks) const {
+  const auto& vector = checks.spec().core.vector;
+  if (!vector)
+    checks.fail("the machine has no vector unit", "give its cores one: core.vector (docs/vector-unit.md)");
+  if (dtype != DType::fp32 && dtype != DType::bf16 && dtype != DType::fp16)
+    checks.fail(fmt::format("a vector instruction stores fp32, bf16 or fp16, not {}", name_of(dtype)));
+  if (kind == VectorKind::map) {
+    int readers_of_y = 0;
+    for (VecFn fn : chain)
+      readers_of_y += fn == VecFn::add || fn == VecFn::mul || fn == VecFn::bias || fn == VecFn::swiglu;
+    if (readers_of_y > 1)
+      checks.fail("a chain reads y in at most one step", "split the chain into two vec map instructions");
+  }
+  if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !(eps > 0 && std::isfinite(eps)))
+    checks.fail(fmt::format("eps must be a positive number, got {}", eps));
+  if (kind == VectorKind::softmax && !(scale > 0 && std::isfinite(scale)))
+    checks.fail(fmt::format("scale must be a positive number, got {}", scale));
+  if (kind == VectorKind::pool &&
+      (r > ih + 2 * pad_top || s > iw + 2 * pad_left || (e - 1) * stride + r > ih + 2 * pad_top ||
+       (q - 1) * stride + s > iw + 2 * pad_left))
+    checks.fail(
+        fmt::format("an e x q = {}x{} output of a {}x{}/{} window needs more than the {}x{} input tile "
+                    "with its padding",
+                    e, q, r, s, stride, ih, iw));
+  if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
+    checks.fail(problem);
+  // The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.
+  const int64_t element = size_bytes(dtype);
+  const int64_t sram = checks.spec().core.sram.bytes;
+  const int64_t x_rows = kind == VectorKind::pool ? ih * iw : rows;
+  if (x_rows > sram || cols > sram / element) checks.fail("the tiles are larger than the core's SRAM");
+  checks.sram_range("operand x", x_address, x_rows, cols * element, x_pitch_bytes);
+  const bool one_per_row = kind == VectorKind::reduce_sum || kind == VectorKind::reduce_max;
+  checks.sram_range("result o", o_address, rows, (one_per_row ? 1 : cols) * element, o_pitch_bytes);
+  if (uses_y())
+    checks.sram_range("operand y", y_address, y_is_row() ? 1 : rows, cols * element, y_pitch_bytes);
+  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm)
+    checks.sram_range("gamma", g_address, 1, cols * element, 0);
+  if (kind == VectorKind::layernorm) checks.sram_range("beta", b_address, 1, cols * element, 0);
+}
+
+}  // namespace tessera::arch

@@ -1,0 +1,65 @@
+// vec <kind>: an instruction of the vector unit on tiles in the core's SRAM (docs/tile-program.md, "vec";
+// docs/vector-unit.md: the unit, the passes of each kind and their closed-form timing).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/isa/cause.hpp"
+#include "arch/isa/queue.hpp"
+#include "arch/timing/vector_timing.hpp"
+#include "common/dtype.hpp"
+
+namespace tessera::arch {
+
+class LineReader;
+class LineWriter;
+class InstructionChecks;
+
+// The steps of an elementwise chain (vec map fn=bias+gelu): as ops::ElementwiseFn names them. add, mul and
+// swiglu take the tile at y; bias the 1 x cols row at y.
+enum class VecFn : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };
+const std::vector<std::string>& vec_fn_names();
+// The simple and special ops a step costs per element on the vector unit (docs/vector-unit.md, "map").
+struct VecFnCost {
+  int64_t simple = 0, special = 0;
+};
+VecFnCost cost_of(VecFn fn);
+
+constexpr int64_t kNoCausalMask = std::numeric_limits<int64_t>::min();
+
+// X [rows x cols] -> O [rows x cols] (reduce_*: O [rows x 1]; pool: X is ih x iw pixels of cols channels and
+// O e x q pixels, rows = e * q), every tile of `dtype` (fp32 compute). Pitches in bytes, 0 = packed rows.
+struct VecOp {
+  VectorKind kind = VectorKind::map;
+  DType dtype = DType::bf16;
+  uint64_t x_address = 0, y_address = 0, g_address = 0, b_address = 0, o_address = 0;
+  int64_t x_pitch_bytes = 0, y_pitch_bytes = 0, o_pitch_bytes = 0;
+  int64_t rows = 0, cols = 0;
+  std::vector<VecFn> chain;              // map
+  double scale = 1.0;                    // softmax: of the logits
+  int64_t causal_shift = kNoCausalMask;  // softmax: row i sees columns 0 .. i + causal_shift
+  double eps = 0;                        // layernorm, rmsnorm
+  // pool: the input tile, the output tile's pixels, the window (padding occupies no SRAM)
+  int64_t ih = 0, iw = 0, e = 0, q = 0, r = 1, s = 1, stride = 1, pad_top = 0, pad_left = 0;
+  bool average = false;
+
+  bool uses_y() const;    // a map with a step that reads y
+  bool y_is_row() const;  // ... and it reads a bias row there rather than a tile
+  // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
+  VectorWork work() const;
+  bool operator==(const VecOp& other) const;
+
+  static constexpr QueueKind kQueue = QueueKind::vec;
+  // What a unit waiting on this instruction's signal is charged.
+  static constexpr Cause kWaitersCause = Cause::vector;
+  static const std::vector<std::string>& mnemonics();  // map, reduce_sum, reduce_max, softmax, ...
+  static VecOp read(LineReader& in, std::string_view mnemonic, int column);
+  void write(LineWriter& out) const;
+  void check(const InstructionChecks& checks) const;
+};
+
+}  // namespace tessera::arch

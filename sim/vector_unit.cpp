@@ -1,0 +1,156 @@
+#include "sim/vector_unit.hpp"
+
+#include <algorithm>
+
+#include "arch/timing/vector_timing.hpp"
+#include "ops/vector_kernels.hpp"
+
+namespace tessera::sim {
+
+namespace {
+
+int64_t packed_or(int64_t pitch, int64_t row_bytes) {
+  return pitch != 0 ? pitch : row_bytes;
+}
+
+// Passes over a tile of `elements` that `element_reads` reads per element of the work amount to.
+int64_t passes_over(int64_t element_reads, int64_t work_elements, int64_t tile_elements) {
+  if (element_reads == 0 || tile_elements == 0) return 0;
+  const int64_t reads = element_reads * work_elements;
+  return (reads + tile_elements - 1) / tile_elements;
+}
+
+}  // namespace
+
+VectorUnit::VectorUnit(sc_core::sc_module_name name, MachineState& machine, int core)
+    : Unit(name, machine, core, arch::QueueId{arch::QueueKind::vec, 0}),
+      bank_words_(machine.spec.core.sram.banks, 0) {}
+
+void VectorUnit::execute(const arch::Instruction& instruction, int32_t position) {
+  const auto& op = std::get<arch::VecOp>(instruction.operation);
+  const arch::VectorSpec& spec = *machine_.spec.core.vector;
+  const arch::VectorWork work = op.work();
+  const arch::VectorTiming timing = arch::vector_timing(spec, work);
+
+  // After the waits, and after the previous instruction (its time is on the timeline already).
+  const Tick ready = now();
+  timeline_.advance_waits(ready, waits_, position);
+  const Tick start = std::max(ready, timeline_.cursor());
+  Tick end = start + cycles_to_ticks(timing.cycles);
+
+  // SRAM traffic: the words each tile's reads and writes touch, over the instruction's span.
+  const int64_t element = size_bytes(op.dtype);
+  arch::VectorElementBytes bytes{element, element, element};
+  const arch::VectorSramTraffic traffic = arch::vector_sram_traffic(work, bytes);
+  int64_t x_reads = 0, o_accesses = 0;
+  for (const arch::VectorPass& pass : arch::vector_passes(work)) {
+    x_reads += pass.input_reads;
+    o_accesses += pass.output_reads + pass.output_writes;
+  }
+  const int64_t work_elements = work.rows * work.cols;
+  const int64_t x_rows = op.kind == arch::VectorKind::pool ? op.ih * op.iw : op.rows;
+  const bool one_per_row = op.kind == arch::VectorKind::reduce_sum || op.kind == arch::VectorKind::reduce_max;
+  const int64_t o_cols = one_per_row ? 1 : op.cols;
+  std::fill(bank_words_.begin(), bank_words_.end(), 0);
+  Fabric& fabric = machine_.fabric;
+  fabric.count_bank_words(op.x_address, x_rows, op.cols * element,
+                          packed_or(op.x_pitch_bytes, op.cols * element),
+                          passes_over(x_reads, work_elements, x_rows * op.cols), bank_words_);
+  fabric.count_bank_words(op.o_address, op.rows, o_cols * element,
+                          packed_or(op.o_pitch_bytes, o_cols * element), one_per_row ? 1 : o_accesses,
+                          bank_words_);
+  if (op.uses_y()) {
+    const int64_t y_rows = op.y_is_row() ? 1 : op.rows;
+    fabric.count_bank_words(op.y_address, y_rows, op.cols * element,
+                            packed_or(op.y_pitch_bytes, op.cols * element), op.y_is_row() ? op.rows : 1,
+                            bank_words_);
+  }
+  if (op.kind == arch::VectorKind::layernorm || op.kind == arch::VectorKind::rmsnorm) {
+    fabric.count_bank_words(op.g_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
+    if (op.kind == arch::VectorKind::layernorm)
+      fabric.count_bank_words(op.b_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
+  }
+  fabric.traffic().sram_read_bytes += traffic.read_bytes;
+  fabric.traffic().sram_write_bytes += traffic.write_bytes;
+  const Tick stretch = fabric.book_pe_traffic(core_, start, end, bank_words_);
+
+  // The issue port busy, then its stalls on row statistics and the pipeline's drain; a bank that could not
+  // keep up holds the last of it.
+  timeline_.advance(start, arch::Cause::sync, position);
+  timeline_.advance(start + cycles_to_ticks(timing.busy_cycles), arch::Cause::busy, position);
+  timeline_.advance(end, arch::Cause::fill_drain, position);
+  if (stretch > 0) {
+    end += cycles_to_ticks(ticks_to_cycles_ceil(stretch));
+    timeline_.advance(end, arch::Cause::bank_conflict, position);
+  }
+  counters_.vector_elements += work_elements;
+
+  std::function<void()> commit;
+  wait_until(start);
+  if (machine_.functional) commit = functional_commit(op);
+  complete_at(end, instruction, std::move(commit));
+}
+
+std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
+  const uint8_t* sram = machine_.cores[core_].sram.data();
+  const int64_t element = size_bytes(op.dtype);
+  const int64_t x_rows = op.kind == arch::VectorKind::pool ? op.ih * op.iw : op.rows;
+  const std::vector<float> x = ops::read_tile(
+      op.dtype, sram + op.x_address, packed_or(op.x_pitch_bytes, op.cols * element), x_rows, op.cols);
+  std::vector<float> out;
+  int64_t out_cols = op.cols;
+  switch (op.kind) {
+    case arch::VectorKind::map: {
+      std::vector<float> second;
+      if (op.uses_y())
+        second = ops::read_tile(op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element),
+                                op.y_is_row() ? 1 : op.rows, op.cols);
+      std::vector<ops::ChainStep> steps;
+      for (arch::VecFn fn : op.chain) steps.push_back(static_cast<ops::ChainStep>(fn));
+      out = x;
+      ops::apply_chain(steps, out, second, op.rows, op.cols);
+      break;
+    }
+    case arch::VectorKind::reduce_sum:
+    case arch::VectorKind::reduce_max:
+      out = ops::reduce_rows(x, op.rows, op.cols, op.kind == arch::VectorKind::reduce_max);
+      out_cols = 1;
+      break;
+    case arch::VectorKind::softmax:
+      out.resize(x.size());
+      ops::softmax_rows(
+          x.data(), out.data(), op.rows, op.cols, static_cast<float>(op.scale),
+          op.causal_shift == arch::kNoCausalMask ? std::nullopt : std::optional<int64_t>(op.causal_shift));
+      break;
+    case arch::VectorKind::layernorm:
+    case arch::VectorKind::rmsnorm: {
+      const std::vector<float> gamma =
+          ops::read_tile(op.dtype, sram + op.g_address, op.cols * element, 1, op.cols);
+      out.resize(x.size());
+      if (op.kind == arch::VectorKind::layernorm) {
+        const std::vector<float> beta =
+            ops::read_tile(op.dtype, sram + op.b_address, op.cols * element, 1, op.cols);
+        ops::layernorm_rows(x.data(), gamma.data(), beta.data(), out.data(), op.rows, op.cols,
+                            static_cast<float>(op.eps));
+      } else {
+        ops::rmsnorm_rows(x.data(), gamma.data(), out.data(), op.rows, op.cols, static_cast<float>(op.eps));
+      }
+      break;
+    }
+    case arch::VectorKind::pool:
+      out = ops::pool_tile(x, ops::PoolTileGeometry{op.ih, op.iw, op.e, op.q, op.cols, op.r, op.s, op.stride,
+                                                    op.pad_top, op.pad_left, op.average});
+      break;
+  }
+  const int64_t pitch = packed_or(op.o_pitch_bytes, out_cols * element);
+  return [this, op, out = std::move(out), out_cols, pitch]() {
+    CoreState& core = machine_.cores[core_];
+    ops::write_tile(op.dtype, out, core.sram.data() + op.o_address, pitch, op.rows, out_cols);
+    // Logged like a DMA's write, so that a PE instruction reading the tile meanwhile sees the race.
+    core.write_log.push_back(SramWrite{
+        machine_.now(), op.o_address,
+        op.o_address + static_cast<uint64_t>((op.rows - 1) * pitch + out_cols * size_bytes(op.dtype))});
+  };
+}
+
+}  // namespace tessera::sim
