@@ -55,7 +55,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   outcome.record.shape = op.shape_text();
   outcome.record.dtype = name_of(op.dtype);
   outcome.record.macs = op.macs();
-  if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows); stages.forms.empty()) {
+  if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows); !stages.mapped()) {
     outcome.record.not_simulated = fmt::format("{}: a {} is not lowered or timed (its output is not checked)",
                                                stages.not_mapped, op.kind_name());
     // The GPU's time for it is still worth showing next to the layers that are simulated.

@@ -43,8 +43,7 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
     entry.kind = op.kind_name();
     entry.shape = op.shape_text();
     entry.dtype = name_of(op.dtype);
-    if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows);
-        stages.forms.empty()) {
+    if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows); !stages.mapped()) {
       entry.not_mapped = fmt::format("{}: a {} is not mapped", stages.not_mapped, op.kind_name());
       report.ops.push_back(std::move(entry));
       continue;

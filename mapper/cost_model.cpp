@@ -1,5 +1,7 @@
 #include "mapper/cost_model.hpp"
 
+#include "mapper/vector_stage.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -74,6 +76,7 @@ double CostModel::hottest_link_share(int cores_used) const {
 }
 
 Cost CostModel::evaluate(const Mapping& mapping) const {
+  if (mapping.vector_stage) return evaluate_vector(mapping, spec_);
   Cost cost;
   const arch::ArchSpec& spec = spec_;
   const ContractionStage& stage = *mapping.stage;

@@ -17,6 +17,8 @@ const char* tensor_name(int tensor) {
 
 std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t loser_cycles,
                       const Mapping& winner, const Cost& winner_cost, int64_t winner_cycles) {
+  if (!loser.stage || !winner.stage)
+    return fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
   const ContractionShape& problem = loser.stage->shape();
   const std::string head = fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
   switch (loser_cost.bound) {

@@ -9,6 +9,7 @@
 #include "mapper/buffers.hpp"
 #include "mapper/plan.hpp"
 #include "mapper/stage.hpp"
+#include "mapper/vector_stage.hpp"
 
 namespace tessera::mapper {
 
@@ -393,6 +394,7 @@ class Lowering {
 
 arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                     const std::string& program_name) {
+  if (mapping.vector_stage) return lower_vector(op, seed, mapping, spec, program_name);
   return Lowering(op, seed, mapping, spec).run(program_name);
 }
 

@@ -11,10 +11,14 @@ std::string Mapping::order_name() const {
 }
 
 std::string Mapping::label() const {
+  if (vector_stage) return "vec";
   return stage ? stage->label(dataflow) : arch::name_of(dataflow);
 }
 
 std::string Mapping::describe() const {
+  if (vector_stage)
+    return fmt::format("vec cores {} rows {} per core, blocks of {} db={}", split_m, tile_n, tile_m,
+                       double_buffer_inputs ? "io" : "-");
   const char* buffering =
       double_buffer_inputs ? (double_buffer_output ? "io" : "i") : (double_buffer_output ? "o" : "-");
   return fmt::format("{}{} cores {}x{}x{} tile {}x{}x{} {} db={}{}", arch::name_of(dataflow),
@@ -24,9 +28,9 @@ std::string Mapping::describe() const {
 
 bool Mapping::operator==(const Mapping& other) const {
   const bool same_stage = stage == other.stage || (stage && other.stage && stage->same_form(*other.stage));
-  return same_stage && dataflow == other.dataflow && split_m == other.split_m && split_n == other.split_n &&
-         split_k == other.split_k && tile_m == other.tile_m && tile_n == other.tile_n &&
-         tile_k == other.tile_k && order == other.order &&
+  return same_stage && vector_stage == other.vector_stage && dataflow == other.dataflow &&
+         split_m == other.split_m && split_n == other.split_n && split_k == other.split_k &&
+         tile_m == other.tile_m && tile_n == other.tile_n && tile_k == other.tile_k && order == other.order &&
          double_buffer_inputs == other.double_buffer_inputs &&
          double_buffer_output == other.double_buffer_output;
 }

@@ -14,10 +14,14 @@
 namespace tessera::mapper {
 
 class ContractionStage;
+class VectorStage;
 
 struct Mapping {
   // The stage it maps (mapper/stage.hpp): its problem, and how its tiles become instructions.
   std::shared_ptr<const ContractionStage> stage;
+  // Or a vector stage (mapper/vector_stage.hpp): its units split over split_m cores in shares of tile_n,
+  // streamed through SRAM in blocks of tile_m, double-buffered when double_buffer_inputs.
+  std::shared_ptr<const VectorStage> vector_stage;
   arch::Dataflow dataflow = arch::Dataflow::ws;
   // Cores along each dimension; split_m * split_n * split_k cores are used. A k split reduces partial sums
   // over the NoC.

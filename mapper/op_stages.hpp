@@ -10,6 +10,7 @@
 
 #include "arch/spec.hpp"
 #include "mapper/stage.hpp"
+#include "mapper/vector_stage.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {
@@ -21,8 +22,10 @@ struct StageForm {
 };
 
 struct OpStages {
-  std::vector<StageForm> forms;  // in the order they are searched and listed
-  std::string not_mapped;        // why there are none ("the machine model has no vector unit")
+  std::vector<StageForm> forms;               // in the order they are searched and listed
+  std::shared_ptr<const VectorStage> vector;  // or the op is vector work (mapper/vector_stage.hpp)
+  bool mapped() const { return !forms.empty() || vector; }
+  std::string not_mapped;  // why there are none ("the machine model has no vector unit")
 };
 
 // The forms of `op` on `spec` when `dataflows` are requested.

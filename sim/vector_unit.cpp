@@ -39,8 +39,8 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
   Tick end = start + cycles_to_ticks(timing.cycles);
 
   // SRAM traffic: the words each tile's reads and writes touch, over the instruction's span.
-  const int64_t element = size_bytes(op.dtype);
-  arch::VectorElementBytes bytes{element, element, element};
+  const int64_t element = size_bytes(op.dtype), out_element = size_bytes(op.out_dtype);
+  arch::VectorElementBytes bytes{element, out_element, element};
   const arch::VectorSramTraffic traffic = arch::vector_sram_traffic(work, bytes);
   int64_t x_reads = 0, o_accesses = 0;
   for (const arch::VectorPass& pass : arch::vector_passes(work)) {
@@ -48,16 +48,15 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
     o_accesses += pass.output_reads + pass.output_writes;
   }
   const int64_t work_elements = work.rows * work.cols;
-  const int64_t x_rows = op.kind == arch::VectorKind::pool ? op.ih * op.iw : op.rows;
-  const bool one_per_row = op.kind == arch::VectorKind::reduce_sum || op.kind == arch::VectorKind::reduce_max;
-  const int64_t o_cols = one_per_row ? 1 : op.cols;
+  const int64_t x_rows = op.x_rows(), o_cols = op.o_cols();
+  const bool one_per_row = o_cols == 1 && op.cols != 1;
   std::fill(bank_words_.begin(), bank_words_.end(), 0);
   Fabric& fabric = machine_.fabric;
   fabric.count_bank_words(op.x_address, x_rows, op.cols * element,
                           packed_or(op.x_pitch_bytes, op.cols * element),
                           passes_over(x_reads, work_elements, x_rows * op.cols), bank_words_);
-  fabric.count_bank_words(op.o_address, op.rows, o_cols * element,
-                          packed_or(op.o_pitch_bytes, o_cols * element), one_per_row ? 1 : o_accesses,
+  fabric.count_bank_words(op.o_address, op.rows, o_cols * out_element,
+                          packed_or(op.o_pitch_bytes, o_cols * out_element), one_per_row ? 1 : o_accesses,
                           bank_words_);
   if (op.uses_y()) {
     const int64_t y_rows = op.y_is_row() ? 1 : op.rows;
@@ -94,7 +93,7 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
 std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
   const uint8_t* sram = machine_.cores[core_].sram.data();
   const int64_t element = size_bytes(op.dtype);
-  const int64_t x_rows = op.kind == arch::VectorKind::pool ? op.ih * op.iw : op.rows;
+  const int64_t x_rows = op.x_rows();
   const std::vector<float> x = ops::read_tile(
       op.dtype, sram + op.x_address, packed_or(op.x_pitch_bytes, op.cols * element), x_rows, op.cols);
   std::vector<float> out;
@@ -142,14 +141,14 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
                                                     op.pad_top, op.pad_left, op.average});
       break;
   }
-  const int64_t pitch = packed_or(op.o_pitch_bytes, out_cols * element);
+  const int64_t pitch = packed_or(op.o_pitch_bytes, out_cols * size_bytes(op.out_dtype));
   return [this, op, out = std::move(out), out_cols, pitch]() {
     CoreState& core = machine_.cores[core_];
-    ops::write_tile(op.dtype, out, core.sram.data() + op.o_address, pitch, op.rows, out_cols);
+    ops::write_tile(op.out_dtype, out, core.sram.data() + op.o_address, pitch, op.rows, out_cols);
     // Logged like a DMA's write, so that a PE instruction reading the tile meanwhile sees the race.
     core.write_log.push_back(SramWrite{
         machine_.now(), op.o_address,
-        op.o_address + static_cast<uint64_t>((op.rows - 1) * pitch + out_cols * size_bytes(op.dtype))});
+        op.o_address + static_cast<uint64_t>((op.rows - 1) * pitch + out_cols * size_bytes(op.out_dtype))});
   };
 }
 

@@ -46,6 +46,7 @@ enum VecOption : size_t {
   key_pad_top,
   key_pad_left,
   key_mode,
+  key_out,
 };
 
 const std::vector<std::string>& option_names() {
@@ -53,7 +54,7 @@ const std::vector<std::string>& option_names() {
       "x",      "y",       "g",        "b",       "o",  "rows",  "cols",
       "dtype",  "x_pitch", "y_pitch",  "o_pitch", "fn", "scale", "causal_shift",
       "eps",    "ih",      "iw",       "e",       "q",  "r",     "s",
-      "stride", "pad_top", "pad_left", "mode"};
+      "stride", "pad_top", "pad_left", "mode",    "out"};
   return names;
 }
 
@@ -80,7 +81,7 @@ uint32_t required_of(VectorKind kind) {
 }
 
 uint32_t allowed_of(VectorKind kind) {
-  const uint32_t pitches = bit(key_x_pitch) | bit(key_o_pitch);
+  const uint32_t pitches = bit(key_x_pitch) | bit(key_o_pitch) | bit(key_out);
   switch (kind) {
     case VectorKind::map:
       return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch);
@@ -154,14 +155,15 @@ VectorWork VecOp::work() const {
 }
 
 bool VecOp::operator==(const VecOp& other) const {
-  return kind == other.kind && dtype == other.dtype && x_address == other.x_address &&
-         y_address == other.y_address && g_address == other.g_address && b_address == other.b_address &&
-         o_address == other.o_address && x_pitch_bytes == other.x_pitch_bytes &&
-         y_pitch_bytes == other.y_pitch_bytes && o_pitch_bytes == other.o_pitch_bytes && rows == other.rows &&
-         cols == other.cols && chain == other.chain && scale == other.scale &&
-         causal_shift == other.causal_shift && eps == other.eps && ih == other.ih && iw == other.iw &&
-         e == other.e && q == other.q && r == other.r && s == other.s && stride == other.stride &&
-         pad_top == other.pad_top && pad_left == other.pad_left && average == other.average;
+  return kind == other.kind && dtype == other.dtype && out_dtype == other.out_dtype &&
+         x_address == other.x_address && y_address == other.y_address && g_address == other.g_address &&
+         b_address == other.b_address && o_address == other.o_address &&
+         x_pitch_bytes == other.x_pitch_bytes && y_pitch_bytes == other.y_pitch_bytes &&
+         o_pitch_bytes == other.o_pitch_bytes && rows == other.rows && cols == other.cols &&
+         chain == other.chain && scale == other.scale && causal_shift == other.causal_shift &&
+         eps == other.eps && ih == other.ih && iw == other.iw && e == other.e && q == other.q &&
+         r == other.r && s == other.s && stride == other.stride && pad_top == other.pad_top &&
+         pad_left == other.pad_left && average == other.average;
 }
 
 VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_column) {
@@ -201,6 +203,9 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
         break;
       case key_dtype:
         op.dtype = in.read_dtype("dtype", all_dtype_names());
+        break;
+      case key_out:
+        op.out_dtype = in.read_dtype("out", all_dtype_names());
         break;
       case key_x_pitch:
         op.x_pitch_bytes = in.read_size("the row pitch of X in bytes");
@@ -258,6 +263,7 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
     }
   }
   in.require_options(option_names(), given, required_of(op.kind), operation_column, operation, kVecSyntax);
+  if ((given & bit(key_out)) == 0) op.out_dtype = op.dtype;
   if (op.kind == VectorKind::pool) op.rows = op.e * op.q;
   return op;
 }
@@ -270,6 +276,7 @@ void VecOp::write(LineWriter& out) const {
   out.put(" o=0x{:x}", o_address);
   if (kind != VectorKind::pool) out.put(" rows={}", rows);
   out.put(" cols={} dtype={}", cols, name_of(dtype));
+  if (out_dtype != dtype) out.put(" out={}", name_of(out_dtype));
   out.write_pitch("x_pitch", x_pitch_bytes);
   if (uses_y()) out.write_pitch("y_pitch", y_pitch_bytes);
   out.write_pitch("o_pitch", o_pitch_bytes);
@@ -294,8 +301,10 @@ void VecOp::check(const InstructionChecks& checks) const {
   const auto& vector = checks.spec().core.vector;
   if (!vector)
     checks.fail("the machine has no vector unit", "give its cores one: core.vector (docs/vector-unit.md)");
-  if (dtype != DType::fp32 && dtype != DType::bf16 && dtype != DType::fp16)
-    checks.fail(fmt::format("a vector instruction stores fp32, bf16 or fp16, not {}", name_of(dtype)));
+  for (DType type : {dtype, out_dtype})
+    if (type != DType::fp32 && type != DType::bf16 && type != DType::fp16)
+      checks.fail(
+          fmt::format("a vector instruction reads and stores fp32, bf16 or fp16, not {}", name_of(type)));
   if (kind == VectorKind::map) {
     int readers_of_y = 0;
     for (VecFn fn : chain)
@@ -317,13 +326,11 @@ void VecOp::check(const InstructionChecks& checks) const {
   if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
     checks.fail(problem);
   // The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.
-  const int64_t element = size_bytes(dtype);
+  const int64_t element = size_bytes(dtype), out_element = size_bytes(out_dtype);
   const int64_t sram = checks.spec().core.sram.bytes;
-  const int64_t x_rows = kind == VectorKind::pool ? ih * iw : rows;
-  if (x_rows > sram || cols > sram / element) checks.fail("the tiles are larger than the core's SRAM");
-  checks.sram_range("operand x", x_address, x_rows, cols * element, x_pitch_bytes);
-  const bool one_per_row = kind == VectorKind::reduce_sum || kind == VectorKind::reduce_max;
-  checks.sram_range("result o", o_address, rows, (one_per_row ? 1 : cols) * element, o_pitch_bytes);
+  if (x_rows() > sram || cols > sram / 4) checks.fail("the tiles are larger than the core's SRAM");
+  checks.sram_range("operand x", x_address, x_rows(), cols * element, x_pitch_bytes);
+  checks.sram_range("result o", o_address, rows, o_cols() * out_element, o_pitch_bytes);
   if (uses_y())
     checks.sram_range("operand y", y_address, y_is_row() ? 1 : rows, cols * element, y_pitch_bytes);
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm)

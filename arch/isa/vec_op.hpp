@@ -32,10 +32,12 @@ VecFnCost cost_of(VecFn fn);
 constexpr int64_t kNoCausalMask = std::numeric_limits<int64_t>::min();
 
 // X [rows x cols] -> O [rows x cols] (reduce_*: O [rows x 1]; pool: X is ih x iw pixels of cols channels and
-// O e x q pixels, rows = e * q), every tile of `dtype` (fp32 compute). Pitches in bytes, 0 = packed rows.
+// O e x q pixels, rows = e * q): X, Y, gamma and beta of `dtype`, O of `out_dtype` (fp32 compute). Pitches in
+// bytes, 0 = packed rows.
 struct VecOp {
   VectorKind kind = VectorKind::map;
   DType dtype = DType::bf16;
+  DType out_dtype = DType::bf16;  // `out=`; written only where it differs from dtype
   uint64_t x_address = 0, y_address = 0, g_address = 0, b_address = 0, o_address = 0;
   int64_t x_pitch_bytes = 0, y_pitch_bytes = 0, o_pitch_bytes = 0;
   int64_t rows = 0, cols = 0;
@@ -52,6 +54,10 @@ struct VecOp {
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
   bool operator==(const VecOp& other) const;
+  int64_t x_rows() const { return kind == VectorKind::pool ? ih * iw : rows; }
+  int64_t o_cols() const {
+    return kind == VectorKind::reduce_sum || kind == VectorKind::reduce_max ? 1 : cols;
+  }
 
   static constexpr QueueKind kQueue = QueueKind::vec;
   // What a unit waiting on this instruction's signal is charged.

@@ -250,8 +250,9 @@ ops:
                "ops[0].stride: expected a positive integer, got 0");
 }
 
-// A pool is listed in the report as not simulated: never dropped, never timed as if it were free.
-TEST(CliErrors, APoolIsReportedAsNotSimulated) {
+// Vector work (a pool here) on a machine without a vector unit is a located error naming the op and the
+// missing key; with one, the pool runs on it and its output passes the CPU reference.
+TEST(CliErrors, VectorWorkOnAMachineWithoutAVectorUnitNamesTheOpAndTheMissingKey) {
   const std::string workload = R"(name: small
 seed: 1
 ops:
@@ -259,11 +260,23 @@ ops:
   - {name: p, kind: pool, c: 8, h: 6, w: 6, r: 2, s: 2, stride: 2, mode: max, dtype: bf16}
 )";
   const Failure result = run_broken(kMachine, workload);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("  p    pool   max 2x2/2 p0 on 1x6x6x8 not simulated"), std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("not simulated: the machine model has no vector unit: a pool"), std::string::npos)
-      << result.output;
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_EQ(result.output,
+            "error: small.yaml:5:5: p: p (pool max 2x2/2 p0 on 1x6x6x8) is vector work, and machine tiny has no "
+            "vector unit\n  hint: give the machine's cores one: core.vector: {lanes, special_per_cycle, "
+            "latency_cycles} (docs/vector-unit.md)\n");
+  const std::string with_vector =
+      std::string(kMachine) + "  vector: {lanes: 8, special_per_cycle: 2, latency_cycles: 4}\n";
+  ScratchDir scratch;
+  write_text(scratch.file("tiny.yaml"), with_vector);
+  write_text(scratch.file("small.yaml"), workload);
+  const CommandResult run = run_tessera({"run", "--arch", scratch.file("tiny.yaml"), "--workload",
+                                         scratch.file("small.yaml"), "--format", "json", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto pool = nlohmann::json::parse(run.output)["ops"][1];
+  EXPECT_FALSE(pool.contains("not_simulated"));
+  EXPECT_EQ(pool["runs"][0]["dataflow"], "vec");
+  EXPECT_TRUE(pool["runs"][0]["numerics"][0]["pass"].get<bool>());
 }
 
 }  // namespace tessera

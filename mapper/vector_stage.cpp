@@ -1,0 +1,409 @@
+#include "mapper/vector_stage.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "arch/figures.hpp"
+#include "arch/timing/vector_timing.hpp"
+#include "mapper/search.hpp"
+#include "ops/kinds/elementwise.hpp"
+#include "ops/kinds/norm.hpp"
+#include "ops/kinds/pool.hpp"
+#include "ops/kinds/softmax.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Buffers of SRAM are bank-row aligned, so that blocks start on bank 0 the way the PE lowering's do.
+int64_t aligned(int64_t bytes, int64_t alignment) {
+  return ceil_div(bytes, alignment) * alignment;
+}
+
+// The SRAM a mapping's buffers take, laid out one after another: X blocks, Y blocks, O blocks, row
+// parameters.
+struct VectorBuffers {
+  int count = 2;  // per operand: 2 with double buffering
+  int64_t x_bytes = 0, y_bytes = 0, o_bytes = 0, parameter_bytes = 0;
+  uint64_t x(int buffer) const { return static_cast<uint64_t>(buffer * x_bytes); }
+  uint64_t y(int buffer) const { return static_cast<uint64_t>(count * x_bytes + buffer * y_bytes); }
+  uint64_t o(int buffer) const {
+    return static_cast<uint64_t>(count * (x_bytes + y_bytes) + buffer * o_bytes);
+  }
+  uint64_t parameters() const { return static_cast<uint64_t>(count * (x_bytes + y_bytes + o_bytes)); }
+  int64_t total() const { return count * (x_bytes + y_bytes + o_bytes) + parameter_bytes; }
+};
+
+VectorBuffers buffers_of(const VectorStage& stage, int64_t block_units, bool double_buffer,
+                         const arch::ArchSpec& spec) {
+  const int64_t alignment = spec.core.sram.bank_row_bytes;
+  const int64_t element = size_bytes(stage.dtype()), out_element = size_bytes(stage.out_dtype());
+  VectorBuffers buffers;
+  buffers.count = double_buffer ? 2 : 1;
+  // The largest block's X: a pool block that starts at an image's first row reads the fewest halo rows, so
+  // take the largest over the first blocks of an image and of the middle.
+  int64_t x_elements = 0;
+  for (int64_t first : {int64_t{0}, int64_t{1}})
+    x_elements = std::max(x_elements, stage.x_elements(std::min(first, stage.units() - 1),
+                                                       std::min(block_units, stage.units())));
+  buffers.x_bytes = aligned(x_elements * element, alignment);
+  buffers.y_bytes = aligned(stage.y_elements(block_units) * element, alignment);
+  buffers.o_bytes = aligned(stage.o_elements(block_units) * out_element, alignment);
+  buffers.parameter_bytes = aligned(stage.row_parameter_elements() * element, alignment);
+  return buffers;
+}
+
+// Cores used by a split of `units` units into shares of `per_core`.
+int cores_used(int64_t units, int64_t per_core) {
+  return static_cast<int>(ceil_div(units, per_core));
+}
+
+}  // namespace
+
+std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
+  auto stage = std::make_shared<VectorStage>();
+  stage->dtype_ = stage->out_dtype_ = op.dtype;
+  if (const auto* softmax = op.as<ops::SoftmaxShape>()) {
+    stage->kind_ = arch::VectorKind::softmax;
+    stage->rows_ = softmax->rows, stage->cols_ = softmax->cols;
+    stage->scale_ = softmax->scale;
+    stage->causal_ = softmax->causal == ops::Causal::yes;
+  } else if (const auto* norm = op.as<ops::NormShape>()) {
+    stage->kind_ =
+        op.kind_name() == std::string("layernorm") ? arch::VectorKind::layernorm : arch::VectorKind::rmsnorm;
+    stage->rows_ = norm->rows, stage->cols_ = norm->cols;
+    stage->eps_ = norm->eps;
+  } else if (const auto* elementwise = op.as<ops::ElementwiseShape>()) {
+    stage->kind_ = arch::VectorKind::map;
+    stage->rows_ = elementwise->rows, stage->cols_ = elementwise->cols;
+    stage->chain_ = {static_cast<arch::VecFn>(elementwise->fn)};  // the same names in the same order
+    stage->y_row_ = elementwise->fn == ops::ElementwiseFn::bias;
+    stage->y_tile_ = !stage->y_row_ && ops::elementwise_inputs(elementwise->fn) == 2;
+  } else if (const auto* pool = op.as<ops::PoolShape>()) {
+    if (op.dtype == DType::int8) return nullptr;  // the vector unit computes on floats
+    stage->kind_ = arch::VectorKind::pool;
+    stage->out_dtype_ = accumulator_of(op.dtype);
+    stage->cols_ = pool->c;
+    stage->h_ = pool->h, stage->w_ = pool->w, stage->p_ = pool->p(), stage->q_ = pool->q();
+    stage->r_ = pool->r, stage->s_ = pool->s, stage->stride_ = pool->stride, stage->pad_ = pool->pad;
+    stage->average_ = pool->mode == ops::PoolMode::avg;
+    stage->rows_ = pool->n * stage->p_ * stage->q_;
+    stage->units_ = pool->n * stage->p_;
+    return stage;
+  } else {
+    return nullptr;
+  }
+  stage->units_ = stage->rows_;
+  return stage;
+}
+
+int64_t VectorStage::units_left_in_image(int64_t first_unit) const {
+  return kind_ == arch::VectorKind::pool ? p_ - first_unit % p_ : units_ - first_unit;
+}
+
+VectorStage::Rows VectorStage::x_rows(int64_t first_unit, int64_t units) const {
+  if (kind_ != arch::VectorKind::pool) return {first_unit, units};
+  const int64_t image = first_unit / p_, y0 = first_unit % p_;
+  const int64_t top = std::max<int64_t>(0, y0 * stride_ - pad_);
+  const int64_t bottom = std::min(h_, (y0 + units - 1) * stride_ - pad_ + r_);
+  return {(image * h_ + top) * w_, (bottom - top) * w_};
+}
+
+VectorStage::Rows VectorStage::o_rows(int64_t first_unit, int64_t units) const {
+  if (kind_ != arch::VectorKind::pool) return {first_unit, units};
+  return {first_unit * q_, units * q_};
+}
+
+int64_t VectorStage::x_elements(int64_t first_unit, int64_t units) const {
+  return x_rows(first_unit, units).count * cols_;
+}
+int64_t VectorStage::y_elements(int64_t units) const {
+  return y_tile_ ? units * cols_ : 0;
+}
+int64_t VectorStage::row_parameter_elements() const {
+  if (kind_ == arch::VectorKind::layernorm) return 2 * cols_;
+  if (kind_ == arch::VectorKind::rmsnorm || y_row_) return cols_;
+  return 0;
+}
+int64_t VectorStage::o_elements(int64_t units) const {
+  return o_rows(0, units).count * cols_;
+}
+
+arch::VecOp VectorStage::block(int64_t first_unit, int64_t units) const {
+  arch::VecOp op;
+  op.kind = kind_;
+  op.dtype = dtype_;
+  op.out_dtype = out_dtype_;
+  op.cols = cols_;
+  op.chain = chain_;
+  op.scale = scale_;
+  op.eps = eps_;
+  if (kind_ == arch::VectorKind::softmax && causal_) op.causal_shift = first_unit + cols_ - rows_;
+  if (kind_ == arch::VectorKind::pool) {
+    const int64_t y0 = first_unit % p_;
+    const int64_t top = std::max<int64_t>(0, y0 * stride_ - pad_);
+    op.ih = x_rows(first_unit, units).count / w_;
+    op.iw = w_;
+    op.e = units;
+    op.q = q_;
+    op.r = r_, op.s = s_, op.stride = stride_;
+    op.pad_top = top - (y0 * stride_ - pad_);
+    op.pad_left = pad_;
+    op.average = average_;
+    op.rows = units * q_;
+    return op;
+  }
+  op.rows = units;
+  return op;
+}
+
+Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
+  const VectorStage& stage = *mapping.vector_stage;
+  const int64_t per_core = mapping.tile_n, block = mapping.tile_m;
+  const int cores = cores_used(stage.units(), per_core);
+  const int64_t blocks = ceil_div(per_core, block);
+  const arch::VectorTiming vector = arch::vector_timing(*spec.core.vector, stage.block(0, block).work());
+  const int64_t element = size_bytes(stage.dtype()), out_element = size_bytes(stage.out_dtype());
+  const int64_t load_bytes =
+      (stage.x_elements(std::min<int64_t>(1, stage.units() - 1), block) + stage.y_elements(block)) * element;
+  const int64_t store_bytes = stage.o_elements(block) * out_element;
+  const arch::DmaSpec& dma = spec.core.dma;
+  auto transfer = [&](int64_t bytes, int descriptors) {
+    return descriptors * int64_t{dma.setup_cycles} +
+           static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
+  };
+  const int64_t load = transfer(load_bytes, stage.y_elements(block) > 0 ? 2 : 1);
+  const int64_t store = transfer(store_bytes, 1);
+  const int64_t dram = static_cast<int64_t>(
+      std::ceil(static_cast<double>((load_bytes + store_bytes) * cores) / spec.dram.bytes_per_cycle));
+  const int64_t dma_per_block = dma.engines > 1 ? std::max(load, store) : load + store;
+  const int64_t step = mapping.double_buffer_inputs ? std::max({vector.cycles, dma_per_block, dram})
+                                                    : vector.cycles + load + store;
+  Cost cost;
+  cost.compute_cycles = blocks * vector.cycles;
+  cost.dma_cycles = blocks * dma_per_block;
+  cost.dram_cycles = blocks * dram;
+  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} + load + store +
+                         transfer(stage.row_parameter_elements() * element, 1);
+  cost.cycles = blocks * step + cost.overhead_cycles;
+  cost.bound = cost.compute_cycles >= std::max(cost.dma_cycles, cost.dram_cycles) ? Bound::compute
+               : cost.dram_cycles >= cost.dma_cycles                              ? Bound::dram
+                                                                                  : Bound::dma;
+  // DRAM bytes: every block's X (a pool's halo rows again), Y and O; the row parameters once per core.
+  const int64_t x_total = stage.kind() == arch::VectorKind::pool
+                              ? stage.x_elements(1, block) * ceil_div(stage.units(), block)
+                              : stage.x_elements(0, stage.units());
+  cost.dram_bytes_by_tensor = {
+      x_total * element, (stage.y_elements(stage.units()) + stage.row_parameter_elements() * cores) * element,
+      stage.o_elements(stage.units()) * out_element};
+  cost.dram_bytes =
+      cost.dram_bytes_by_tensor[0] + cost.dram_bytes_by_tensor[1] + cost.dram_bytes_by_tensor[2];
+  const arch::VectorSramTraffic sram = arch::vector_sram_traffic(
+      stage.block(0, block).work(), arch::VectorElementBytes{element, out_element, element});
+  cost.sram_bytes = (sram.read_bytes + sram.write_bytes) * ceil_div(stage.units(), block) + cost.dram_bytes;
+  cost.energy_pj = static_cast<double>(cost.sram_bytes) * spec.energy_pj.sram_byte +
+                   static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte;
+  return cost;
+}
+
+SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, const arch::ArchSpec& spec,
+                           const SearchOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
+  DataflowSearch search;
+  search.stage_kind = "vector";
+  search.label_text = "vec";
+  int64_t evaluated = 0;
+  std::string smallest_need;
+  const int64_t units = stage->units();
+  // Per core: a power of two of the cores (or all of them), each taking an equal share of the units.
+  std::vector<int> core_counts;
+  for (int cores = 1; cores < spec.mesh.cores(); cores *= 2) core_counts.push_back(cores);
+  core_counts.push_back(spec.mesh.cores());
+  uint64_t index = 0;
+  for (int cores : core_counts) {
+    const int64_t per_core = ceil_div(units, std::min<int64_t>(cores, units));
+    if (cores > 1 && cores_used(units, per_core) < cores && cores != spec.mesh.cores()) continue;
+    std::vector<int64_t> blocks;
+    const int64_t largest = std::min(per_core, stage->units_left_in_image(0));
+    for (int64_t block = 1; block < largest; block *= 2) blocks.push_back(block);
+    blocks.push_back(largest);
+    for (int64_t block : blocks) {
+      for (bool double_buffer : {true, false}) {
+        const VectorBuffers buffers = buffers_of(*stage, block, double_buffer, spec);
+        if (buffers.total() > spec.core.sram.bytes) {
+          if (smallest_need.empty() && block == 1 && !double_buffer)
+            smallest_need = fmt::format("a block of one row needs {} KiB of SRAM, the core has {} KiB",
+                                        ceil_div(buffers.total(), 1024), spec.core.sram.kib);
+          continue;
+        }
+        if (!arch::vector_work_problem(*spec.core.vector, stage->block(0, block).work()).empty()) continue;
+        Mapping mapping;
+        mapping.vector_stage = stage;
+        mapping.split_m = cores_used(units, per_core);
+        mapping.tile_n = per_core;
+        mapping.tile_m = block;
+        mapping.double_buffer_inputs = mapping.double_buffer_output = double_buffer;
+        Candidate candidate{mapping, evaluate_vector(mapping, spec), index++};
+        ++evaluated;
+        ++search.legal;
+        auto place = std::upper_bound(search.best.begin(), search.best.end(), candidate, ranks_before);
+        search.best.insert(place, std::move(candidate));
+        if (search.best.size() > limit) search.best.pop_back();
+      }
+    }
+  }
+  if (search.legal == 0) {
+    const std::string field = "core.sram.kib";
+    const SourceLocation where = options.locate_field ? options.locate_field(field) : SourceLocation{};
+    throw InputError(
+        where, field,
+        fmt::format("no legal mapping for {}: {}", options.op_description,
+                    smallest_need.empty() ? "no block fits the vector unit's limits" : smallest_need),
+        "give the core more SRAM, or make the rows shorter");
+  }
+  SearchResult result;
+  result.per_dataflow.push_back(std::move(search));
+  result.evaluated = evaluated;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                           const arch::ArchSpec& spec, const std::string& program_name) {
+  const VectorStage& stage = *mapping.vector_stage;
+  arch::Program program;
+  program.name = program_name;
+  program.mesh = spec.mesh;
+  arch::OpBinding binding;
+  binding.kind = op.kind_name();
+  for (const auto& [key, value] : ops::entry_of(op))
+    if (key != "kind") binding.attributes[key] = value;
+  binding.attributes["index"] = std::to_string(op.index);
+  binding.attributes["seed"] = std::to_string(seed);
+  program.op = binding;
+  // The op's tensors in its order: X, then a second input (Y, a bias row, gamma), beta, and O last; one after
+  // another in DRAM on 1 MiB boundaries.
+  constexpr uint64_t kAlignment = 1 << 20;
+  uint64_t address = 0;
+  std::vector<int> inputs;
+  int output = -1;
+  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
+    arch::TensorDecl tensor;
+    tensor.name = desc.name;
+    tensor.dtype = desc.dtype;
+    tensor.rows = desc.rows;
+    tensor.cols = desc.cols;
+    tensor.dram_address = address;
+    tensor.role = desc.is_output ? arch::TensorRole::output : arch::TensorRole::input;
+    if (!desc.is_output) tensor.seed = seed, tensor.generator_id = desc.tensor_id;
+    address += (static_cast<uint64_t>(tensor.size_in_bytes()) + kAlignment - 1) / kAlignment * kAlignment;
+    program.tensors.push_back(tensor);
+    (desc.is_output ? output : inputs.emplace_back()) = static_cast<int>(program.tensors.size() - 1);
+  }
+  const VectorBuffers buffers = buffers_of(stage, mapping.tile_m, mapping.double_buffer_inputs, spec);
+  const int nb = buffers.count;
+  const int store_engine = spec.core.dma.engines > 1 ? 1 : 0;
+  auto semaphore = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
+  };
+  auto instruction = [](arch::QueueId queue, arch::Operation operation,
+                        std::vector<arch::SemaphoreWait> waits, std::vector<arch::SemaphoreRef> signals) {
+    arch::Instruction made;
+    made.queue = queue;
+    made.operation = std::move(operation);
+    made.waits = std::move(waits);
+    made.signals = std::move(signals);
+    return made;
+  };
+  const arch::QueueId load_queue{arch::QueueKind::dma, 0}, store_queue{arch::QueueKind::dma, store_engine},
+      vec_queue{arch::QueueKind::vec, 0};
+  const int64_t element = size_bytes(stage.dtype());
+  const bool y_tile = stage.y_elements(1) > 0;
+  const int64_t parameter_rows = stage.kind() == arch::VectorKind::layernorm ? 2
+                                 : stage.row_parameter_elements() > 0        ? 1
+                                                                             : 0;
+  for (int core = 0; core < mapping.split_m; ++core) {
+    const int64_t first = core * mapping.tile_n, last = std::min(stage.units(), first + mapping.tile_n);
+    if (first >= last) continue;
+    // The core's blocks: at most tile_m units, never across an image (pool).
+    std::vector<std::pair<int64_t, int64_t>> blocks;
+    for (int64_t unit = first; unit < last;) {
+      const int64_t units = std::min({mapping.tile_m, last - unit, stage.units_left_in_image(unit)});
+      blocks.emplace_back(unit, units);
+      unit += units;
+    }
+    arch::CoreProgram program_core;
+    program_core.coord = arch::core_coord(core, spec.mesh);
+    auto& list = program_core.instructions;
+    // The row parameters (gamma, beta, a bias row), once.
+    for (int64_t p = 0; p < parameter_rows; ++p) {
+      arch::DmaLoad load;
+      load.source = arch::TensorRegion{inputs.at(static_cast<size_t>(1 + p)), 0, 1, 0, stage.cols()};
+      load.sram_address = buffers.parameters() + static_cast<uint64_t>(p * stage.cols() * element);
+      list.push_back(instruction(load_queue, load, {}, {semaphore("p_full")}));
+    }
+    auto emit_load = [&](size_t t) {
+      const int buffer = static_cast<int>(t % nb);
+      const auto [unit, units] = blocks[t];
+      const VectorStage::Rows rows = stage.x_rows(unit, units);
+      std::vector<arch::SemaphoreWait> waits;
+      if (t >= static_cast<size_t>(nb))
+        waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("x_free[{}]", buffer)), 1});
+      arch::DmaLoad x;
+      x.source = arch::TensorRegion{inputs[0], rows.first, rows.count, 0, stage.cols()};
+      x.sram_address = buffers.x(buffer);
+      list.push_back(instruction(load_queue, x, waits, {semaphore(fmt::format("x_full[{}]", buffer))}));
+      if (y_tile) {
+        arch::DmaLoad y;
+        y.source = arch::TensorRegion{inputs[1], rows.first, rows.count, 0, stage.cols()};
+        y.sram_address = buffers.y(buffer);
+        list.push_back(instruction(load_queue, y, {}, {semaphore(fmt::format("x_full[{}]", buffer))}));
+      }
+    };
+    for (size_t t = 0; t < blocks.size() && t < static_cast<size_t>(nb); ++t) emit_load(t);
+    for (size_t t = 0; t < blocks.size(); ++t) {
+      const int buffer = static_cast<int>(t % nb);
+      const auto [unit, units] = blocks[t];
+      arch::VecOp op = stage.block(unit, units);
+      op.x_address = buffers.x(buffer);
+      op.o_address = buffers.o(buffer);
+      if (y_tile) op.y_address = buffers.y(buffer);
+      if (op.uses_y() && op.y_is_row()) op.y_address = buffers.parameters();
+      op.g_address = buffers.parameters();
+      op.b_address = buffers.parameters() + static_cast<uint64_t>(stage.cols() * element);
+      std::vector<arch::SemaphoreWait> waits = {
+          arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", buffer)), y_tile ? 2 : 1}};
+      if (t == 0 && parameter_rows > 0)
+        waits.push_back(arch::SemaphoreWait{semaphore("p_full"), static_cast<int>(parameter_rows)});
+      if (t >= static_cast<size_t>(nb))
+        waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("o_free[{}]", buffer)), 1});
+      std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("o_full[{}]", buffer))};
+      const bool reused = t + nb < blocks.size();
+      if (reused) signals.push_back(semaphore(fmt::format("x_free[{}]", buffer)));
+      list.push_back(instruction(vec_queue, op, waits, signals));
+      arch::DmaStore store;
+      store.sram_address = buffers.o(buffer);
+      const VectorStage::Rows rows = stage.o_rows(unit, units);
+      store.destination = arch::TensorRegion{output, rows.first, rows.count, 0, stage.cols()};
+      list.push_back(instruction(
+          store_queue, store, {arch::SemaphoreWait{semaphore(fmt::format("o_full[{}]", buffer)), 1}},
+          reused ? std::vector<arch::SemaphoreRef>{semaphore(fmt::format("o_free[{}]", buffer))}
+                 : std::vector<arch::SemaphoreRef>{}));
+      if (t + nb < blocks.size()) emit_load(t + nb);
+    }
+    program.cores.push_back(std::move(program_core));
+  }
+  std::sort(program.cores.begin(), program.cores.end(),
+            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
+  program.number_semaphores_by_appearance();
+  return program;
+}
+
+}  // namespace tessera::mapper

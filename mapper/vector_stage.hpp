@@ -1,0 +1,70 @@
+// A vector stage (DESIGN.md, "Operators as stage graphs"): an op's work on the vector unit — a softmax, a
+// norm, an elementwise function, a pooling window — over the rows of its tensors. The mapper splits the rows
+// over cores and tiles each core's share into row blocks that stream through SRAM (load, one vec instruction,
+// store), double-buffered or not; the cost model times a block with the vector unit's closed form
+// (arch/timing/vector_timing) and its DMA and DRAM transfers; the lowering writes the tile program.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/isa/program.hpp"
+#include "arch/isa/vec_op.hpp"
+#include "arch/spec.hpp"
+#include "mapper/cost_model.hpp"
+#include "mapper/mapping.hpp"
+#include "mapper/search.hpp"
+#include "ops/op.hpp"
+
+namespace tessera::mapper {
+
+class VectorStage {
+ public:
+  // The stage of a vector op kind (softmax, layernorm, rmsnorm, elementwise, pool); nullptr for others.
+  static std::shared_ptr<const VectorStage> of(const ops::Op& op);
+
+  arch::VectorKind kind() const { return kind_; }
+  // What one block of `units` row units does (pool: units are output image rows; else rows of the tile).
+  arch::VecOp block(int64_t first_unit, int64_t units) const;
+  int64_t units() const { return units_; }
+  // Elements of X, Y (a second tile or a bias row), O that a block of `units` moves from and to DRAM.
+  int64_t x_elements(int64_t first_unit, int64_t units) const;
+  int64_t y_elements(int64_t units) const;  // per block: a tile's share, or 0 for a row loaded once per core
+  int64_t row_parameter_elements() const;   // gamma, beta or a bias row: loaded once per core
+  int64_t o_elements(int64_t units) const;
+  DType dtype() const { return dtype_; }
+  DType out_dtype() const { return out_dtype_; }
+  int64_t cols() const { return cols_; }
+
+  // ---- lowering: the X rows a block reads (pool: whole input rows with their halo), the O rows it writes.
+  struct Rows {
+    int64_t first = 0, count = 0;
+  };
+  Rows x_rows(int64_t first_unit, int64_t units) const;
+  Rows o_rows(int64_t first_unit, int64_t units) const;
+  // Blocks never cross an image (pool): the largest block a unit can start.
+  int64_t units_left_in_image(int64_t first_unit) const;
+
+ private:
+  arch::VectorKind kind_ = arch::VectorKind::map;
+  DType dtype_ = DType::bf16, out_dtype_ = DType::bf16;
+  int64_t rows_ = 0, cols_ = 0, units_ = 0;
+  std::vector<arch::VecFn> chain_;
+  bool y_tile_ = false, y_row_ = false;
+  double scale_ = 1.0, eps_ = 0;
+  bool causal_ = false;
+  // pool
+  int64_t h_ = 0, w_ = 0, p_ = 0, q_ = 0, r_ = 1, s_ = 1, stride_ = 1, pad_ = 0;
+  bool average_ = false;
+};
+
+// The vector stage's search: every legal (cores, rows per block, buffering), scored; the best few kept.
+SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, const arch::ArchSpec& spec,
+                           const SearchOptions& options);
+Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec);
+arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                           const arch::ArchSpec& spec, const std::string& program_name);
+
+}  // namespace tessera::mapper
