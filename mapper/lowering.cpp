@@ -8,6 +8,7 @@
 
 #include "mapper/buffers.hpp"
 #include "mapper/plan.hpp"
+#include "mapper/program_header.hpp"
 #include "mapper/stage.hpp"
 #include "mapper/vector_stage.hpp"
 
@@ -128,35 +129,10 @@ class Lowering {
   // ids), declared as the stage's operands (a convolution's A may be the im2col view of its input X, its W
   // the block-diagonal view of packed groups).
   void declare(const std::string& name) {
-    program_.name = name;
-    program_.mesh = spec_.mesh;
-    arch::OpBinding binding;
-    binding.kind = op_.kind_name();
-    for (const auto& [key, value] : ops::entry_of(op_))
-      if (key != "kind") binding.attributes[key] = value;
-    binding.attributes["index"] = std::to_string(op_.index);
-    binding.attributes["seed"] = std::to_string(seed_);
-    program_.op = binding;
-    // Tensors one after another in DRAM, each starting on a 1 MiB boundary (a multiple of any interleave).
-    constexpr uint64_t kAlignment = 1 << 20;
-    uint64_t address = 0;
+    start_program(program_, name, op_, seed_, spec_);
     TensorDeclarer declarer;
-    declarer.add = [&](arch::TensorDecl tensor) {
-      tensor.dram_address = tensor.role == arch::TensorRole::view ? 0 : address;
-      address += (static_cast<uint64_t>(tensor.size_in_bytes()) + kAlignment - 1) / kAlignment * kAlignment;
-      program_.tensors.push_back(std::move(tensor));
-      return static_cast<int>(program_.tensors.size() - 1);
-    };
-    declarer.declared = [&](const ops::TensorDesc& desc) {
-      arch::TensorDecl tensor;
-      tensor.name = desc.name;
-      tensor.dtype = desc.dtype;
-      tensor.rows = desc.rows;
-      tensor.cols = desc.cols;
-      tensor.role = desc.is_output ? arch::TensorRole::output : arch::TensorRole::input;
-      if (!desc.is_output) tensor.seed = seed_, tensor.generator_id = desc.tensor_id;
-      return tensor;
-    };
+    declarer.add = [&](arch::TensorDecl tensor) { return add_tensor(program_, std::move(tensor)); };
+    declarer.declared = [&](const ops::TensorDesc& desc) { return declared_tensor(desc, seed_); };
     const std::array<int, 3> operands = stage_.declare_operands(op_, declarer);
     for (int tensor : {kA, kW, kO}) tensor_[tensor] = operands[tensor];
   }

@@ -7,6 +7,7 @@
 
 #include "arch/figures.hpp"
 #include "arch/timing/vector_timing.hpp"
+#include "mapper/program_header.hpp"
 #include "mapper/search.hpp"
 #include "ops/kinds/elementwise.hpp"
 #include "ops/kinds/norm.hpp"
@@ -279,33 +280,13 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
                            const arch::ArchSpec& spec, const std::string& program_name) {
   const VectorStage& stage = *mapping.vector_stage;
   arch::Program program;
-  program.name = program_name;
-  program.mesh = spec.mesh;
-  arch::OpBinding binding;
-  binding.kind = op.kind_name();
-  for (const auto& [key, value] : ops::entry_of(op))
-    if (key != "kind") binding.attributes[key] = value;
-  binding.attributes["index"] = std::to_string(op.index);
-  binding.attributes["seed"] = std::to_string(seed);
-  program.op = binding;
-  // The op's tensors in its order: X, then a second input (Y, a bias row, gamma), beta, and O last; one after
-  // another in DRAM on 1 MiB boundaries.
-  constexpr uint64_t kAlignment = 1 << 20;
-  uint64_t address = 0;
+  start_program(program, program_name, op, seed, spec);
+  // The op's tensors in its order: X, then a second input (Y, a bias row, gamma), beta, and O last.
   std::vector<int> inputs;
   int output = -1;
   for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
-    arch::TensorDecl tensor;
-    tensor.name = desc.name;
-    tensor.dtype = desc.dtype;
-    tensor.rows = desc.rows;
-    tensor.cols = desc.cols;
-    tensor.dram_address = address;
-    tensor.role = desc.is_output ? arch::TensorRole::output : arch::TensorRole::input;
-    if (!desc.is_output) tensor.seed = seed, tensor.generator_id = desc.tensor_id;
-    address += (static_cast<uint64_t>(tensor.size_in_bytes()) + kAlignment - 1) / kAlignment * kAlignment;
-    program.tensors.push_back(tensor);
-    (desc.is_output ? output : inputs.emplace_back()) = static_cast<int>(program.tensors.size() - 1);
+    const int tensor = add_tensor(program, declared_tensor(desc, seed));
+    (desc.is_output ? output : inputs.emplace_back()) = tensor;
   }
   const VectorBuffers buffers = buffers_of(stage, mapping.tile_m, mapping.double_buffer_inputs, spec);
   const int nb = buffers.count;
