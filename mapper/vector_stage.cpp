@@ -124,6 +124,21 @@ VectorStage::Rows VectorStage::o_rows(int64_t first_unit, int64_t units) const {
 int64_t VectorStage::x_elements(int64_t first_unit, int64_t units) const {
   return x_rows(first_unit, units).count * cols_;
 }
+int64_t VectorStage::x_elements_in_blocks(int64_t per_core, int64_t block) const {
+  if (kind_ != arch::VectorKind::pool) return rows_ * cols_;
+  // A pool's blocks re-read their halo rows: walk the blocks (a few per image), the lowering's way.
+  int64_t total = 0;
+  for (int64_t first = 0; first < units_; first += per_core) {
+    const int64_t last = std::min(units_, first + per_core);
+    for (int64_t unit = first; unit < last;) {
+      const int64_t units = std::min({block, last - unit, units_left_in_image(unit)});
+      total += x_elements(unit, units);
+      unit += units;
+    }
+  }
+  return total;
+}
+
 int64_t VectorStage::y_elements(int64_t units) const {
   return y_tile_ ? units * cols_ : 0;
 }
@@ -197,9 +212,7 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
                : cost.dram_cycles >= cost.dma_cycles                              ? Bound::dram
                                                                                   : Bound::dma;
   // DRAM bytes: every block's X (a pool's halo rows again), Y and O; the row parameters once per core.
-  const int64_t x_total = stage.kind() == arch::VectorKind::pool
-                              ? stage.x_elements(1, block) * ceil_div(stage.units(), block)
-                              : stage.x_elements(0, stage.units());
+  const int64_t x_total = stage.x_elements_in_blocks(per_core, block);
   cost.dram_bytes_by_tensor = {
       x_total * element, (stage.y_elements(stage.units()) + stage.row_parameter_elements() * cores) * element,
       stage.o_elements(stage.units()) * out_element};

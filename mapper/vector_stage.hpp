@@ -31,6 +31,9 @@ class VectorStage {
   int64_t units() const { return units_; }
   // Elements of X, Y (a second tile or a bias row), O that a block of `units` moves from and to DRAM.
   int64_t x_elements(int64_t first_unit, int64_t units) const;
+  // X elements all blocks of a split into shares of `per_core` units and blocks of `block` read (a pool's
+  // blocks re-read their halo rows).
+  int64_t x_elements_in_blocks(int64_t per_core, int64_t block) const;
   int64_t y_elements(int64_t units) const;  // per block: a tile's share, or 0 for a row loaded once per core
   int64_t row_parameter_elements() const;   // gamma, beta or a bias row: loaded once per core
   int64_t o_elements(int64_t units) const;

@@ -178,9 +178,7 @@ int64_t LineReader::read_signed(std::string_view what) {
 
 double LineReader::read_real(std::string_view what) {
   const int number_column = column();
-  const std::string text(scan_run([](char c) {
-    return syntax::is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
-  }));
+  const std::string text(scan_run([](char c) { return syntax::is_number_char(c) || c == '-' || c == '+'; }));
   if (text.empty()) fail_expected(number_column, what);
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);

@@ -15,7 +15,8 @@ namespace {
 
 constexpr const char* kVecSyntax =
     "a vector instruction is written: map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR "
-    "rows=R cols=C dtype=DT [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B]; softmax: "
+    "rows=R cols=C dtype=DT [out=DT] [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B]; "
+    "softmax: "
     "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E; rmsnorm: g=ADDR eps=E; or pool x=ADDR "
     "o=ADDR "
     "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg";
@@ -316,13 +317,14 @@ void VecOp::check(const InstructionChecks& checks) const {
     checks.fail(fmt::format("eps must be a positive number, got {}", eps));
   if (kind == VectorKind::softmax && !(scale > 0 && std::isfinite(scale)))
     checks.fail(fmt::format("scale must be a positive number, got {}", scale));
-  if (kind == VectorKind::pool &&
-      (r > ih + 2 * pad_top || s > iw + 2 * pad_left || (e - 1) * stride + r > ih + 2 * pad_top ||
-       (q - 1) * stride + s > iw + 2 * pad_left))
+  // Every output window of a pool must see a pixel of the tile: padding (above, left, and past the tile's
+  // last row or column) takes no part in a max and counts as zero in an average.
+  if (kind == VectorKind::pool && (pad_top >= r || pad_left >= s || (e - 1) * stride - pad_top >= ih ||
+                                   (q - 1) * stride - pad_left >= iw))
     checks.fail(
-        fmt::format("an e x q = {}x{} output of a {}x{}/{} window needs more than the {}x{} input tile "
-                    "with its padding",
-                    e, q, r, s, stride, ih, iw));
+        fmt::format("an e x q = {}x{} output of a {}x{}/{} window (pad_top {}, pad_left {}) has windows "
+                    "outside the {}x{} input tile",
+                    e, q, r, s, stride, pad_top, pad_left, ih, iw));
   if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
     checks.fail(problem);
   // The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.
