@@ -83,7 +83,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   };
   std::vector<Pending> pending;
   for (size_t r = 0; r < pick.rows.size(); ++r) {
-    const std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
+    std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
+    std::replace(name.begin(), name.end(), ' ', '-');  // "ffn1.ws-fused"
     for (const mapper::Candidate& candidate : pick.rows[r].candidates)
       pending.push_back(Pending{r, candidate, mapper::lower(op, seed, candidate.mapping, spec, name),
                                 std::make_pair(key, candidate.mapping.describe())});
@@ -147,6 +148,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     }
     traces::RunRecord record = record_of(result, spec, op.macs());
     record.dataflow = row.candidate.mapping.label();
+    if (row.candidate.mapping.epilogue) record.fusion = mapper::name_of(row.candidate.mapping.fusion);
     record.winner = is_winner;
     record.analytical_cycles = row.candidate.cost.cycles;
     record.analytical_bound = mapper::name_of(row.candidate.cost.bound);

@@ -86,7 +86,8 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
                                                winner.mapping, winner.cost, winner.cost.cycles);
       }
       if (settings.write_programs) {
-        const std::string name = fmt::format("{}.{}", op.name, best.dataflow);
+        std::string name = fmt::format("{}.{}", op.name, best.dataflow);
+        std::replace(name.begin(), name.end(), ' ', '-');  // "ffn1.ws-fused"
         map.program_files.emplace_back(
             name + ".tprog",
             arch::write_program(mapper::lower(op, workload.seed, candidate.mapping, spec, name)));

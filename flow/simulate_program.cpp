@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "arch/isa/program_check.hpp"
 #include "flow/numerics.hpp"
 #include "flow/records.hpp"
+#include "ops/op_registry.hpp"
 #include "ops/reference.hpp"
 #include "ops/workload.hpp"
 #include "sim/machine.hpp"
@@ -32,10 +35,25 @@ ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& progr
     return value;
   };
   // The rest of the line is the op's workload entry: read it as one, with the workload's own checks.
+  // A list field is written as its names joined by '+' ("epilogue=bias+gelu"): the kind says which are lists.
+  std::vector<std::string> lists;
+  if (const ops::OpKind* kind = ops::op_registry().find(binding.kind)) lists = ops::list_fields_of(*kind);
   YAML::Node entry;
   entry["kind"] = binding.kind;
-  for (const auto& [key, value] : binding.attributes)
-    if (key != "index" && key != "seed") entry[key] = value;
+  for (const auto& [key, value] : binding.attributes) {
+    if (key == "index" || key == "seed") continue;
+    if (std::find(lists.begin(), lists.end(), key) == lists.end()) {
+      entry[key] = value;
+      continue;
+    }
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (size_t start = 0; start <= value.size();) {
+      const size_t end = std::min(value.find('+', start), value.size());
+      list.push_back(value.substr(start, end - start));
+      start = end + 1;
+    }
+    entry[key] = list;
+  }
   YAML::Node root;
   root["name"] = "program";
   root["seed"] = integer("seed");

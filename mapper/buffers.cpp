@@ -35,6 +35,16 @@ BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec) {
   plan.w_base = plan.a_base + static_cast<uint64_t>(plan.a_count * plan.a_stride);
   plan.o_base = plan.w_base + static_cast<uint64_t>(plan.w_count * plan.w_stride);
   plan.total_bytes = static_cast<int64_t>(plan.o_base) + plan.o_count * plan.o_stride;
+  if (mapping.epilogue && mapping.fusion == Fusion::fused) {
+    plan.e_stride = plan.o_stride;
+    plan.e_base = static_cast<uint64_t>(plan.total_bytes);
+    plan.total_bytes += plan.o_count * plan.e_stride;
+    if (mapping.epilogue->bias()) {
+      plan.bias_stride = align_up(mapping.tile_n * accumulator, alignment);
+      plan.bias_base = static_cast<uint64_t>(plan.total_bytes);
+      plan.total_bytes += plan.o_count * plan.bias_stride;
+    }
+  }
   return plan;
 }
 

@@ -7,6 +7,7 @@
 
 #include "arch/figures.hpp"
 #include "arch/timing/pe_traffic.hpp"
+#include "arch/timing/vector_timing.hpp"
 #include "arch/topology.hpp"
 #include "mapper/plan.hpp"
 
@@ -32,6 +33,8 @@ const char* name_of(Bound bound) {
       return "noc";
     case Bound::sram:
       return "sram";
+    case Bound::vector:
+      return "vector";
   }
   return "?";
 }
@@ -77,6 +80,29 @@ double CostModel::hottest_link_share(int cores_used) const {
 
 Cost CostModel::evaluate(const Mapping& mapping) const {
   if (mapping.vector_stage) return evaluate_vector(mapping, spec_);
+  if (!(mapping.epilogue && mapping.fusion == Fusion::unfused)) return evaluate_contraction(mapping);
+  // Unfused: the contraction stores its raw output, every core meets at a barrier, then the epilogue's pass
+  // streams it through the vector units: one after the other.
+  Mapping contraction = mapping;
+  contraction.epilogue = nullptr;
+  contraction.fusion = Fusion::none;
+  contraction.epilogue_pass = nullptr;
+  Cost cost = evaluate_contraction(contraction);
+  const Cost pass = evaluate_vector(*mapping.epilogue_pass, spec_);
+  cost.cycles += pass.cycles;
+  cost.overhead_cycles += pass.overhead_cycles;
+  cost.vector_cycles = pass.compute_cycles;
+  cost.dram_bytes += pass.dram_bytes;
+  cost.epilogue_dram_bytes = pass.dram_bytes;
+  cost.noc_bytes += pass.dram_bytes;
+  cost.sram_bytes += pass.sram_bytes;
+  cost.energy_pj += pass.energy_pj +
+                    static_cast<double>(pass.dram_bytes) * average_dram_hops_ * spec_.energy_pj.noc_byte_hop;
+  cost.pe_utilization = arch::pe_utilization(spec_, mapping.stage->useful_macs(), cost.cycles);
+  return cost;
+}
+
+Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   Cost cost;
   const arch::ArchSpec& spec = spec_;
   const ContractionStage& stage = *mapping.stage;
@@ -138,7 +164,15 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   a_bytes *= groups, w_bytes *= groups, o_bytes *= groups;
   cost.reduction_bytes *= groups;
   cost.dram_bytes_by_tensor = {a_bytes, w_bytes, o_bytes};
-  cost.dram_bytes = a_bytes + w_bytes + o_bytes;
+  // A fused epilogue loads, per output tile, its slice of the bias row and its tile of the residual.
+  const bool fused = mapping.epilogue && mapping.fusion == Fusion::fused;
+  const int64_t out_tiles_m = pm.tiles();
+  if (fused) {
+    cost.epilogue_dram_bytes = ((mapping.epilogue->bias() ? out_tiles_m * problem.n : 0) +
+                                (mapping.epilogue->residual() ? problem.m * pixels * problem.n : 0)) *
+                               accumulator * groups;
+  }
+  cost.dram_bytes = a_bytes + w_bytes + o_bytes + cost.epilogue_dram_bytes;
 
   // The busiest core: the most tiles along every dimension, all full-sized.
   const int64_t tiles_m = pm.max_tile_count(), tiles_n = pn.max_tile_count(), tiles_k = pk.max_tile_count();
@@ -163,6 +197,21 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
                          tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true)) *
                         groups;
   const int64_t stores = tiles_m * tiles_n * o_factor * groups;
+  // A fused epilogue on the busiest core: one vec map per output tile, and its operands' loads (on the store
+  // engine, with the stores).
+  int64_t vector_tile = 0, core_epilogue = 0, epilogue_loads = 0;
+  arch::VectorSramTraffic vector_sram{};
+  if (fused) {
+    const arch::VectorWork work = mapping.epilogue->tile_op(tm * pixels, tn).work();
+    vector_tile = arch::vector_timing(*spec.core.vector, work).cycles;
+    const int64_t acc = accumulator;
+    vector_sram = arch::vector_sram_traffic(work, arch::VectorElementBytes{acc, acc, acc});
+    cost.vector_cycles = vector_tile * stores;
+    core_epilogue =
+        ((mapping.epilogue->bias() ? tn : 0) + (mapping.epilogue->residual() ? tm * pixels * tn : 0)) *
+        accumulator * stores;
+    epilogue_loads = ((mapping.epilogue->bias() ? 1 : 0) + (mapping.epilogue->residual() ? 1 : 0)) * stores;
+  }
 
   // DMA engines: A on one, W on another, stores with the lighter one (the plan's rule, as in the lowering),
   // each at the rate its rows allow: a tile's runs (stage.runs: an im2col row gathered in short runs, a tile
@@ -171,16 +220,18 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   const TileRuns runs = stage.runs(tm, tn, tk);
   const double a_rate = dma_bytes_per_cycle(runs.a * element), w_rate = dma_bytes_per_cycle(runs.w * element),
                o_rate = dma_bytes_per_cycle(runs.o * accumulator);
-  const double setup = static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores);
+  const double setup =
+      static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores + epilogue_loads);
   if (dma.engines >= 2) {
-    const double store_time = static_cast<double>(core_o) / o_rate;
+    const double store_time = static_cast<double>(core_o + core_epilogue) / o_rate;
     const bool store_with_a = plan.store_engine(core_a, core_w) == plan.load_engine[kA];
     const double engine0 = static_cast<double>(core_a) / a_rate + (store_with_a ? store_time : 0);
     const double engine1 = static_cast<double>(core_w) / w_rate + (store_with_a ? 0 : store_time);
     cost.dma_cycles = static_cast<int64_t>(std::ceil(std::max(engine0, engine1))) +
                       static_cast<int64_t>(setup / dma.engines);
   } else {
-    cost.dma_cycles = static_cast<int64_t>(std::ceil(core_a / a_rate + core_w / w_rate + core_o / o_rate)) +
+    cost.dma_cycles = static_cast<int64_t>(std::ceil(core_a / a_rate + core_w / w_rate +
+                                                     static_cast<double>(core_o + core_epilogue) / o_rate)) +
                       static_cast<int64_t>(setup);
   }
   cost.dram_cycles = cycles_for(static_cast<double>(cost.dram_bytes), spec.dram.bytes_per_cycle);
@@ -194,13 +245,15 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   const double linked_a = static_cast<double>(core_a) / (multicast_a ? mapping.split_n : 1);
   const double linked_w = static_cast<double>(core_w) / (multicast_w ? mapping.split_m : 1);
   const double hottest_link =
-      (linked_a + linked_w + static_cast<double>(core_o)) * hottest_link_share(cores_used);
-  cost.noc_cycles = cycles_for(std::max({static_cast<double>(core_a + core_w) + reduction_per_core,
-                                         static_cast<double>(core_o), hottest_link}),
-                               spec.noc.link_bytes_per_cycle);
+      (linked_a + linked_w + static_cast<double>(core_o + core_epilogue)) * hottest_link_share(cores_used);
+  cost.noc_cycles =
+      cycles_for(std::max({static_cast<double>(core_a + core_w + core_epilogue) + reduction_per_core,
+                           static_cast<double>(core_o), hottest_link}),
+                 spec.noc.link_bytes_per_cycle);
   const arch::PeSramTraffic pe_traffic = stage.pe_traffic(mapping.dataflow, tm, tn, tk, spec);
-  const int64_t core_sram =
-      instructions * (pe_traffic.read_bytes + pe_traffic.write_bytes) + core_a + core_w + core_o;
+  const int64_t core_sram = instructions * (pe_traffic.read_bytes + pe_traffic.write_bytes) + core_a +
+                            core_w + core_o + core_epilogue +
+                            stores * (vector_sram.read_bytes + vector_sram.write_bytes);
   cost.sram_cycles =
       cycles_for(static_cast<double>(core_sram), static_cast<double>(spec.core.sram.bank_row_bytes));
   cost.sram_bytes = core_sram * spec.mesh.cores();  // estimate: every used core like the busiest
@@ -235,8 +288,10 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
     // With one DMA engine the two operands' loads queue behind each other.
     double stall = dma.engines >= 2 ? std::max(a_stall, w_stall) : a_stall + w_stall;
     if (!mapping.double_buffer_output) {
-      // One O buffer: the next output tile cannot start before this one's store has drained it.
-      const double store = route + static_cast<double>(tm * pixels * tn * accumulator) / o_rate;
+      // One O buffer: the next output tile cannot start before this one's store (or, fused, the epilogue
+      // that reads it into its E buffer) has drained it.
+      const double store = fused ? static_cast<double>(vector_tile)
+                                 : route + static_cast<double>(tm * pixels * tn * accumulator) / o_rate;
       stall += store * static_cast<double>(stores);
     }
     cost.load_stall_cycles = static_cast<int64_t>(stall);
@@ -248,14 +303,18 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   const double route_latency = (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
   cost.overhead_cycles =
       static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +
-                           first_bytes / std::min(a_rate, w_rate) + last_bytes / o_rate);
+                           first_bytes / std::min(a_rate, w_rate) + last_bytes / o_rate) +
+      vector_tile;  // the last tile's epilogue
 
-  const std::array<std::pair<int64_t, Bound>, 5> limits = {
+  // A fused epilogue's vec maps overlap the next tiles' matmuls: with the vector unit slower than the PE
+  // array, the array waits for it (the vector bound).
+  const std::array<std::pair<int64_t, Bound>, 6> limits = {
       {{cost.compute_cycles + cost.load_stall_cycles, Bound::compute},
        {cost.dram_cycles, Bound::dram},
        {cost.dma_cycles, Bound::dma},
        {cost.noc_cycles, Bound::noc},
-       {cost.sram_cycles, Bound::sram}}};
+       {cost.sram_cycles, Bound::sram},
+       {cost.vector_cycles, Bound::vector}}};
   auto slowest = std::max_element(limits.begin(), limits.end(),
                                   [](const auto& a, const auto& b) { return a.first < b.first; });
   cost.bound = slowest->second;

@@ -17,7 +17,7 @@
 
 namespace tessera::mapper {
 
-enum class Bound : uint8_t { compute, dram, dma, noc, sram };
+enum class Bound : uint8_t { compute, dram, dma, noc, sram, vector };
 const char* name_of(Bound bound);
 
 struct Cost {
@@ -29,13 +29,15 @@ struct Cost {
   int64_t dma_cycles = 0;         // busiest core's DMA engines
   int64_t noc_cycles = 0;         // busiest core's NoC port
   int64_t sram_cycles = 0;        // busiest core's SRAM banks
+  int64_t vector_cycles = 0;      // busiest core's vector unit: a fused epilogue's tiles, or the unfused pass
   int64_t overhead_cycles = 0;    // first loads and last store, not overlapped
   Bound bound = Bound::compute;
   std::array<int64_t, 3> dram_bytes_by_tensor{};  // A, W, O
-  int64_t dram_bytes = 0;
-  int64_t noc_bytes = 0;        // payload into the mesh, once per destination
-  int64_t reduction_bytes = 0;  // partial sums sent between cores (k split)
-  int64_t sram_bytes = 0;       // all cores, reads and writes
+  int64_t dram_bytes = 0;                         // all of it: A, W, O and the epilogue's
+  int64_t epilogue_dram_bytes = 0;  // the epilogue's operands, and (unfused) its pass over the output
+  int64_t noc_bytes = 0;            // payload into the mesh, once per destination
+  int64_t reduction_bytes = 0;      // partial sums sent between cores (k split)
+  int64_t sram_bytes = 0;           // all cores, reads and writes
   double energy_pj = 0;
   double pe_utilization = 0;  // MACs over PE-cycles of the cores used... of the whole machine
   double edge_waste = 0;      // PE slots of the folds left idle by ragged edges
@@ -48,6 +50,8 @@ class CostModel {
   explicit CostModel(const arch::ArchSpec& spec);
   // The estimate of a mapping of its stage (mapping.stage).
   Cost evaluate(const Mapping& mapping) const;
+  // The estimate of the contraction stage alone (an unfused epilogue's pass is evaluate's to add).
+  Cost evaluate_contraction(const Mapping& mapping) const;
   const arch::ArchSpec& spec() const { return spec_; }
 
  private:

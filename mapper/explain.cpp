@@ -21,6 +21,29 @@ std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t lose
     return fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
   const ContractionShape& problem = loser.stage->shape();
   const std::string head = fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
+  if (loser.epilogue && winner.epilogue && loser.fusion != winner.fusion) {
+    if (loser.fusion == Fusion::unfused)
+      return fmt::format(
+          "{}; unfused: its epilogue pass writes the output, re-reads it with its operands and writes it "
+          "again "
+          "({:.2f} MB of DRAM traffic where the fused winner's epilogue moves {:.2f} MB), after a barrier, "
+          "{} vector-unit cycles per core",
+          head, loser_cost.epilogue_dram_bytes / 1e6 + loser_cost.dram_bytes_by_tensor[kO] / 1e6,
+          winner_cost.epilogue_dram_bytes / 1e6, loser_cost.vector_cycles);
+    const int finishing = loser.split_m * loser.split_n;
+    if (loser_cost.bound == Bound::vector)
+      return fmt::format(
+          "{}; fused: vector-bound: the epilogue takes {} vector-unit cycles on each of the {} cores that "
+          "finish output tiles, the PE array {}, where the unfused pass spreads it over {} cores ({} cycles "
+          "each)",
+          head, loser_cost.vector_cycles, finishing, loser_cost.compute_cycles,
+          winner.epilogue_pass ? winner.epilogue_pass->split_m : 0, winner_cost.vector_cycles);
+    if (loser.split_k == 1 && winner.split_k > 1)
+      return fmt::format(
+          "{}; fused: its output tiles must each be finished once on one core, which rules out the winner's "
+          "k split over {} cores",
+          head, winner.split_m * winner.split_n * winner.split_k);
+  }
   switch (loser_cost.bound) {
     case Bound::dram: {
       int worst = kA;
@@ -74,6 +97,10 @@ std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t lose
     case Bound::sram:
       return fmt::format("{}; SRAM-bandwidth-bound: {:.2f}x the winner's bank traffic", head,
                          ratio(loser_cost.sram_cycles, winner_cost.sram_cycles));
+    case Bound::vector:
+      return fmt::format(
+          "{}; vector-bound: the epilogue takes {} vector-unit cycles per core, the PE array {}", head,
+          loser_cost.vector_cycles, loser_cost.compute_cycles);
   }
   return head;
 }

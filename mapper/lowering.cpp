@@ -87,6 +87,9 @@ class Lowering {
     element_ = size_bytes(op.dtype);
     accumulator_type_ = accumulator_of(op.dtype);
     w_loads_per_tile_ = stage_.loads_per_w_tile(mapping);
+    fused_ = mapping.epilogue && mapping.fusion == Fusion::fused;
+    unfused_ = mapping.epilogue && mapping.fusion == Fusion::unfused;
+    TESSERA_ASSERT(!unfused_ || mapping.epilogue_pass, "an unfused epilogue has its pass");
   }
 
   arch::Program run(const std::string& name) {
@@ -118,6 +121,15 @@ class Lowering {
       for (Keyed& keyed : list) core.instructions.push_back(std::move(keyed.instruction));
       program_.cores.push_back(std::move(core));
     }
+    // Unfused: after every core's stores of Z (the barrier), the epilogue's pass turns Z into O.
+    if (unfused_) {
+      VectorTensors tensors;
+      tensors.x = tensor_[kO];
+      tensors.y = residual_tensor_;
+      if (bias_tensor_ >= 0) tensors.parameters.push_back(bias_tensor_);
+      tensors.o = output_tensor_;
+      append_vector_pass(program_, *mapping_.epilogue_pass, spec_, tensors, "e_", "z_stored", z_stores_);
+    }
     std::sort(program_.cores.begin(), program_.cores.end(),
               [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
     program_.number_semaphores_by_appearance();
@@ -133,8 +145,22 @@ class Lowering {
     TensorDeclarer declarer;
     declarer.add = [&](arch::TensorDecl tensor) { return add_tensor(program_, std::move(tensor)); };
     declarer.declared = [&](const ops::TensorDesc& desc) { return declared_tensor(desc, seed_); };
+    // Unfused, the stage's output is the raw Z; the epilogue's pass writes O.
+    declarer.declared = [&](const ops::TensorDesc& desc) {
+      arch::TensorDecl tensor = declared_tensor(desc, seed_);
+      if (unfused_ && desc.is_output) tensor.name = "Z";
+      return tensor;
+    };
     const std::array<int, 3> operands = stage_.declare_operands(op_, declarer);
     for (int tensor : {kA, kW, kO}) tensor_[tensor] = operands[tensor];
+    output_tensor_ = tensor_[kO];
+    if (!mapping_.epilogue) return;
+    // The epilogue's operands (a bias row B, a residual R), and O after them when Z is the stage's.
+    for (const ops::TensorDesc& desc : ops::tensors_of(op_)) {
+      if (desc.name == "B") bias_tensor_ = add_tensor(program_, declared_tensor(desc, seed_));
+      if (desc.name == "R") residual_tensor_ = add_tensor(program_, declared_tensor(desc, seed_));
+      if (desc.is_output && unfused_) output_tensor_ = add_tensor(program_, declared_tensor(desc, seed_));
+    }
   }
 
   TileFrame frame() const {
@@ -240,6 +266,7 @@ class Lowering {
     const std::vector<Residency> outputs = residencies(core.iterations, kO);
     const bool k_split = mapping_.split_k > 1;
     const bool root = core.ik == 0;
+    const int core_index = core.index;
     const int store_engine = store_engine_of(place);
     std::map<std::tuple<int64_t, int64_t, int64_t>, int>
         visits;  // O tile -> residencies so far (revisits add)
@@ -256,6 +283,8 @@ class Lowering {
         std::vector<arch::SemaphoreWait> waits;
         std::vector<arch::SemaphoreRef> signals;
         if (i == output.first && reuses_buffer) waits.push_back({semaphore("o_free", buffer), 1});
+        if (i == output.first && fused_ && (!k_split || root))
+          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0);
         for (int tensor : {kA, kW}) {
           auto first = first_use_[tensor][place].find(i);
           if (first != first_use_[tensor][place].end())
@@ -297,6 +326,7 @@ class Lowering {
              {{semaphore("o_done", buffer), 1}, {semaphore("rdy", buffer), 1}}, std::move(signals));
         continue;
       }
+      double store_key = key;
       arch::DmaStore store;
       store.sram_address = plan_.o_address(buffer);
       store.sram_pitch_bytes = pitch;
@@ -306,10 +336,82 @@ class Lowering {
       std::vector<arch::SemaphoreWait> waits = {{semaphore("o_done", buffer), 1}};
       if (k_split) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
       std::vector<arch::SemaphoreRef> signals;
-      if (buffer_reused_later) signals.push_back(semaphore("o_free", buffer));
-      emit(place, key, arch::QueueId{arch::QueueKind::dma, store_engine}, store, std::move(waits),
+      if (fused_) {
+        // The epilogue reads the finished tile (and frees the O buffer for the next one), writes its result
+        // into the E buffer, and the store drains that.
+        TESSERA_ASSERT(!store.accumulate, "a fused epilogue's output tiles are finished once");
+        arch::VecOp vec = mapping_.epilogue->tile_op(rows, cols);
+        vec.x_address = plan_.o_address(buffer);
+        vec.x_pitch_bytes = pitch;
+        vec.o_address = plan_.e_address(buffer);
+        vec.o_pitch_bytes = pitch;
+        if (vec.uses_y()) vec.y_address = plan_.e_address(buffer), vec.y_pitch_bytes = pitch;
+        if (vec.uses_b()) vec.b_address = plan_.bias_address(buffer);
+        const int loads = (bias_tensor_ >= 0 ? 1 : 0) + (residual_tensor_ >= 0 ? 1 : 0);
+        if (loads > 0)
+          waits.push_back({semaphore("e_full", buffer), loads});
+        else if (reuses_buffer)
+          waits.push_back({semaphore("e_free", buffer), 1});
+        std::vector<arch::SemaphoreRef> vec_signals = {semaphore("v_done", buffer)};
+        if (buffer_reused_later) vec_signals.push_back(semaphore("o_free", buffer));
+        emit(place, key, arch::QueueId{arch::QueueKind::vec, 0}, vec, std::move(waits),
+             std::move(vec_signals));
+        store.sram_address = plan_.e_address(buffer);
+        waits = {{semaphore("v_done", buffer), 1}};
+        // Queued after the loads of the next o_count - 1 tiles: a store waiting for a slow vector unit would
+        // otherwise hold back the loads the PE array needs meanwhile, and the array would starve on them
+        // rather than wait, as it should, for the epilogue to free its O buffer.
+        store_key =
+            static_cast<double>(outputs[std::min(r + plan_.o_count - 1, outputs.size() - 1)].last) + 0.4;
+        if (buffer_reused_later) signals.push_back(semaphore("e_free", buffer));
+      } else if (buffer_reused_later) {
+        signals.push_back(semaphore("o_free", buffer));
+      }
+      if (unfused_) {
+        // Every core's vector pass waits for every store of Z.
+        ++z_stores_;
+        for (int core = 0; core < mapping_.epilogue_pass->split_m; ++core)
+          signals.push_back(arch::SemaphoreRef{program_.semaphore_id("z_stored"),
+                                               core == core_index ? arch::kSameCore : core});
+      }
+      emit(place, store_key, arch::QueueId{arch::QueueKind::dma, store_engine}, store, std::move(waits),
            std::move(signals));
     }
+  }
+
+  // A fused epilogue's operands for residency `r` of the core at `place` (its output tile in O buffer
+  // `buffer`): the residual tile into the E buffer, the bias row's slice into the bias buffer, on the store
+  // engine, ahead of the tile's first PE instruction once the store two tiles back has drained the buffer.
+  void lower_epilogue_loads(size_t place, size_t r, const Residency& output, int buffer,
+                            size_t previous_last) {
+    const CorePlace& core = places_[place];
+    const TileIteration& last = core.iterations[output.last];
+    const int64_t rows = contraction_.parts[0].tile_size(last.m_tile) * stage_.pixels_per_m(),
+                  cols = contraction_.parts[1].tile_size(last.n_tile);
+    const arch::TensorRegion region = stage_.output_region(frame(), last, rows, cols);
+    const int64_t row_bytes = cols * size_bytes(accumulator_type_);
+    // Queued right after the store that drains this E buffer (o_count tiles back; fused stores are queued
+    // late, see lower_compute_and_output), so that the operands arrive while earlier tiles compute.
+    const double key =
+        r > 0 ? static_cast<double>(previous_last) + 0.45 : static_cast<double>(output.first) - 0.5;
+    const arch::QueueId queue{arch::QueueKind::dma, store_engine_of(place)};
+    bool first = true;
+    auto load = [&](int tensor, arch::TensorRegion source, uint64_t address, int64_t pitch) {
+      arch::DmaLoad operation;
+      source.tensor = tensor;
+      operation.source = source;
+      operation.sram_address = address;
+      operation.sram_pitch_bytes = pitch;
+      std::vector<arch::SemaphoreWait> waits;
+      if (first && r >= static_cast<size_t>(plan_.o_count)) waits.push_back({semaphore("e_free", buffer), 1});
+      first = false;
+      emit(place, key, queue, operation, std::move(waits), {semaphore("e_full", buffer)});
+    };
+    if (residual_tensor_ >= 0)
+      load(residual_tensor_, region, plan_.e_address(buffer),
+           pitch_unless_packed(plan_.o_row_bytes, row_bytes));
+    if (bias_tensor_ >= 0)
+      load(bias_tensor_, arch::TensorRegion{0, 0, 1, region.col, region.cols}, plan_.bias_address(buffer), 0);
   }
 
   PeOperands operands(int a_buffer, int w_buffer, int o_buffer, bool accumulate) const {
@@ -352,7 +454,10 @@ class Lowering {
   const arch::ArchSpec& spec_;
   ContractionPlan contraction_;
   BufferPlan plan_;
-  int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O
+  int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O (unfused: Z)
+  bool fused_ = false, unfused_ = false;
+  int bias_tensor_ = -1, residual_tensor_ = -1, output_tensor_ = -1;
+  int z_stores_ = 0;
   int64_t element_ = 0;
   int w_loads_per_tile_ = 1;
   DType accumulator_type_ = DType::fp32;

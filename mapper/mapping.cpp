@@ -21,9 +21,13 @@ std::string Mapping::describe() const {
                        double_buffer_inputs ? "io" : "-");
   const char* buffering =
       double_buffer_inputs ? (double_buffer_output ? "io" : "i") : (double_buffer_output ? "o" : "-");
-  return fmt::format("{}{} cores {}x{}x{} tile {}x{}x{} {} db={}{}", arch::name_of(dataflow),
-                     stage ? stage->kind_suffix() : "", split_m, split_n, split_k, tile_m, tile_n, tile_k,
-                     order_name(), buffering, stage ? stage->form_suffix() : "");
+  std::string text = fmt::format("{}{} cores {}x{}x{} tile {}x{}x{} {} db={}{}", arch::name_of(dataflow),
+                                 stage ? stage->kind_suffix() : "", split_m, split_n, split_k, tile_m, tile_n,
+                                 tile_k, order_name(), buffering, stage ? stage->form_suffix() : "");
+  if (epilogue && fusion == Fusion::fused) text += " fused " + epilogue->text();
+  if (epilogue && fusion == Fusion::unfused)
+    text += " unfused " + epilogue->text() + (epilogue_pass ? ", then " + epilogue_pass->describe() : "");
+  return text;
 }
 
 bool Mapping::operator==(const Mapping& other) const {
@@ -32,7 +36,9 @@ bool Mapping::operator==(const Mapping& other) const {
          split_m == other.split_m && split_n == other.split_n && split_k == other.split_k &&
          tile_m == other.tile_m && tile_n == other.tile_n && tile_k == other.tile_k && order == other.order &&
          double_buffer_inputs == other.double_buffer_inputs &&
-         double_buffer_output == other.double_buffer_output;
+         double_buffer_output == other.double_buffer_output && fusion == other.fusion &&
+         (epilogue_pass == other.epilogue_pass ||
+          (epilogue_pass && other.epilogue_pass && *epilogue_pass == *other.epilogue_pass));
 }
 
 }  // namespace tessera::mapper

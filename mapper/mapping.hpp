@@ -9,6 +9,7 @@
 #include <string>
 
 #include "arch/spec.hpp"
+#include "mapper/epilogue_work.hpp"
 #include "mapper/tiling.hpp"
 
 namespace tessera::mapper {
@@ -35,11 +36,19 @@ struct Mapping {
   std::array<Dim, 3> order = {Dim::m, Dim::n, Dim::k};  // tile loops, outermost first
   bool double_buffer_inputs = true;  // two A and two W buffers: the next tile loads while this one computes
   bool double_buffer_output = true;  // two O buffers: a finished tile drains while the next accumulates
+  // The op's epilogue (mapper/epilogue_work.hpp), and how it runs: fused on each output tile in SRAM (the O
+  // buffers then drain through as many epilogue buffers), or unfused as `epilogue_pass`, a mapping of the
+  // vector stage over the stored output after a barrier.
+  std::shared_ptr<const EpilogueWork> epilogue;
+  Fusion fusion = Fusion::none;
+  std::shared_ptr<const Mapping> epilogue_pass;
 
   std::string order_name() const;  // "mnk"
   // The dataflow as reports name it: "ws", or the stage's name for it ("ws-direct", "rs").
   std::string label() const;
-  std::string describe() const;  // "ws cores 4x4x1 tile 256x256x128 mnk db=io"
+  // "ws cores 4x4x1 tile 256x256x128 mnk db=io", then " fused bias+gelu" or " unfused bias+gelu, then vec
+  // cores 16 ...".
+  std::string describe() const;
   bool operator==(const Mapping& other) const;
 };
 

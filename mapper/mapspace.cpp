@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "arch/timing/vector_timing.hpp"
 #include "mapper/buffers.hpp"
 
 namespace tessera::mapper {
@@ -52,7 +53,8 @@ std::vector<int64_t> tile_ladder(int64_t extent, int parts, int64_t granule) {
 int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
                            arch::Dataflow dataflow,
                            const std::function<bool(size_t split_index)>& split_filter,
-                           const std::function<void(const Mapping&, size_t split_index)>& visit) {
+                           const std::function<void(const Mapping&, size_t split_index)>& visit,
+                           const std::shared_ptr<const EpilogueWork>& fused_epilogue) {
   const ContractionShape& problem = stage->shape();
   const arch::PeArraySpec& pe = spec.core.pe_array;
   if (!pe.supports(dataflow) || !pe.supports(problem.dtype)) return 0;
@@ -83,6 +85,10 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
     mapping.split_m = split.m;
     mapping.split_n = split.n;
     mapping.split_k = split.k;
+    if (fused_epilogue) {
+      mapping.epilogue = fused_epilogue;
+      mapping.fusion = Fusion::fused;
+    }
     for (int64_t tile_m : ladder(problem.m, split.m, granules.m)) {
       if (DimPartition(problem.m, tile_m, split.m).tiles() < split.m) continue;
       for (int64_t tile_n : ladder(problem.n, split.n, granules.n)) {
@@ -103,9 +109,22 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
             }
           }
           if (!fits) continue;
+          if (fused_epilogue &&
+              !arch::vector_work_problem(*spec.core.vector,
+                                         fused_epilogue
+                                             ->tile_op(std::min(tile_m, problem.m) * stage->pixels_per_m(),
+                                                       std::min(tile_n, problem.n))
+                                             .work())
+                   .empty())
+            continue;
+          const std::array<int64_t, 3> trips = {DimPartition(problem.m, tile_m, split.m).max_tile_count(),
+                                                DimPartition(problem.n, tile_n, split.n).max_tile_count(),
+                                                DimPartition(problem.k, tile_k, split.k).max_tile_count()};
           for (const auto& order : all_orders()) {
             // A k split reduces finished output tiles over the NoC: k must be the innermost loop.
             if (split.k > 1 && order[2] != Dim::k) continue;
+            // A fused epilogue runs on finished output tiles: none may be left and met again.
+            if (fused_epilogue && reload_factor(trips, order, true, true, false) > 1) continue;
             mapping.order = order;
             ++legal;
             visit(mapping, s);

@@ -1,5 +1,7 @@
 #include "mapper/op_stages.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "common/error.hpp"
@@ -23,8 +25,20 @@ constexpr KindStages kDecompositions[] = {
 
 OpStages stages_of(const ops::Op& op, const arch::ArchSpec& spec,
                    const std::vector<arch::Dataflow>& dataflows) {
-  for (const KindStages& entry : kDecompositions)
-    if (std::strcmp(entry.kind, op.kind_name()) == 0) return entry.stages(op, spec, dataflows);
+  for (const KindStages& entry : kDecompositions) {
+    if (std::strcmp(entry.kind, op.kind_name()) != 0) continue;
+    OpStages stages = entry.stages(op, spec, dataflows);
+    // A contraction's epilogue runs on the vector unit, fused or not: without one it cannot run at all.
+    stages.epilogue = EpilogueWork::of(op);
+    if (stages.epilogue && !spec.core.vector)
+      throw InputError(
+          op.where, op.name,
+          fmt::format("{} ({} {}) has an epilogue ({}), and machine {} has no vector unit to run it", op.name,
+                      op.kind_name(), op.shape_text(), stages.epilogue->text(), spec.name),
+          "give the machine's cores one: core.vector: {lanes, special_per_cycle, latency_cycles} "
+          "(docs/vector-unit.md), or drop the epilogue");
+    return stages;
+  }
   TESSERA_ASSERT(false, "every registered op kind has a decomposition into stages");
 }
 

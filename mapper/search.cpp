@@ -35,7 +35,9 @@ std::vector<Candidate> SearchResult::ranked() const {
 }
 
 SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
-                          const SearchOptions& options) {
+                          const SearchOptions& options, const EpilogueSearch& epilogue) {
+  const bool fused = epilogue.work && epilogue.fusion == Fusion::fused;
+  const bool unfused = epilogue.work && epilogue.fusion == Fusion::unfused;
   const auto started = std::chrono::steady_clock::now();
   const CostModel model(spec);
   const int threads = std::max(1, options.threads);
@@ -52,11 +54,18 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
       size_t current_split = ~size_t{0};
       workers[worker].legal = enumerate_mappings(
           stage, spec, dataflow, [&](size_t split) { return static_cast<int>(split % threads) == worker; },
-          [&](const Mapping& mapping, size_t split) {
+          [&](const Mapping& enumerated, size_t split) {
             if (split != current_split) current_split = split, within_split = 0;
+            Mapping mapping = enumerated;
+            if (unfused) {
+              mapping.epilogue = epilogue.work;
+              mapping.fusion = Fusion::unfused;
+              mapping.epilogue_pass = epilogue.pass;
+            }
             Candidate candidate{mapping, model.evaluate(mapping), (uint64_t{split} << 32) | within_split++};
             keep_best(workers[worker].best, std::move(candidate), limit);
-          });
+          },
+          fused ? epilogue.work : nullptr);
     };
     std::vector<std::thread> pool;
     for (int worker = 1; worker < threads; ++worker) pool.emplace_back(work, worker);
@@ -67,6 +76,10 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
     search.dataflow = dataflow;
     search.stage_kind = stage->kind();
     search.label_text = stage->label(dataflow);
+    if (epilogue.work) {
+      search.fusion = epilogue.fusion;
+      search.label_text += std::string(" ") + name_of(epilogue.fusion);
+    }
     for (Worker& worker : workers) {
       search.legal += worker.legal;
       for (Candidate& candidate : worker.best) keep_best(search.best, std::move(candidate), limit);
@@ -97,53 +110,70 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
   TESSERA_ASSERT(stages.mapped(), "search_op is asked only of ops with stages");
   if (stages.vector) return search_vector(stages.vector, spec, options);
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
-  // Per stage kind, in the order the forms list them: its merged rows, and the error of its first form.
+  // Per stage kind (and fusion), in the order the forms list them: its merged rows, and the error of its
+  // first form.
   struct Group {
     std::string kind;
+    Fusion fusion = Fusion::none;
     std::shared_ptr<const ContractionStage> stage;  // the first form's
     std::vector<DataflowSearch> rows;
     std::optional<InputError> first_error;
   };
-  std::vector<Group> groups;
-  SearchResult merged;
-  for (size_t f = 0; f < stages.forms.size(); ++f) {
-    const StageForm& form = stages.forms[f];
-    auto group = std::find_if(groups.begin(), groups.end(),
-                              [&](const Group& candidate) { return candidate.kind == form.stage->kind(); });
-    const bool first_of_kind = group == groups.end();
-    if (first_of_kind) {
-      groups.push_back(Group{form.stage->kind(), form.stage, {}, std::nullopt});
-      group = groups.end() - 1;
-    }
-    SearchOptions form_options = options;
-    form_options.dataflows = form.dataflows;
-    SearchResult result;
+  // An epilogue is searched fused, then unfused with the best mapping of its pass over the output.
+  std::vector<EpilogueSearch> fusions = {EpilogueSearch{}};
+  if (stages.epilogue) {
+    fusions = {EpilogueSearch{stages.epilogue, Fusion::fused, nullptr}};
     try {
-      result = search_stage(form.stage, spec, form_options);
-    } catch (const InputError& error) {
-      // A wider packing may not fit where a narrower one does; say why for the first form of each kind.
-      if (first_of_kind) group->first_error = error;
-      continue;
-    }
-    merged.evaluated += result.evaluated;
-    merged.seconds += result.seconds;
-    if (group->rows.empty()) {
-      group->rows = result.per_dataflow;
-      for (DataflowSearch& search : group->rows) search.best.clear(), search.legal = 0;
-    }
-    for (size_t d = 0; d < result.per_dataflow.size(); ++d) {
-      DataflowSearch& into = group->rows[d];
-      into.legal += result.per_dataflow[d].legal;
-      for (Candidate candidate : result.per_dataflow[d].best) {
-        candidate.index |= static_cast<uint64_t>(f) << 56;  // ties break towards the earlier form
-        keep_best(into.best, std::move(candidate), limit);
-      }
+      const SearchResult pass = search_vector(VectorStage::epilogue_pass(*stages.epilogue), spec, options);
+      fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::unfused,
+                                       std::make_shared<const Mapping>(pass.ranked().front().mapping)});
+    } catch (const InputError&) {
+      // No pass fits the core's SRAM: only the fused form is searched.
     }
   }
+  std::vector<Group> groups;
+  SearchResult merged;
+  size_t searched = 0;
+  for (const EpilogueSearch& fusion : fusions)
+    for (size_t f = 0; f < stages.forms.size(); ++f, ++searched) {
+      const StageForm& form = stages.forms[f];
+      auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& candidate) {
+        return candidate.kind == form.stage->kind() && candidate.fusion == fusion.fusion;
+      });
+      const bool first_of_kind = group == groups.end();
+      if (first_of_kind) {
+        groups.push_back(Group{form.stage->kind(), fusion.fusion, form.stage, {}, std::nullopt});
+        group = groups.end() - 1;
+      }
+      SearchOptions form_options = options;
+      form_options.dataflows = form.dataflows;
+      SearchResult result;
+      try {
+        result = search_stage(form.stage, spec, form_options, fusion);
+      } catch (const InputError& error) {
+        // A wider packing may not fit where a narrower one does; say why for the first form of each kind.
+        if (first_of_kind) group->first_error = error;
+        continue;
+      }
+      merged.evaluated += result.evaluated;
+      merged.seconds += result.seconds;
+      if (group->rows.empty()) {
+        group->rows = result.per_dataflow;
+        for (DataflowSearch& search : group->rows) search.best.clear(), search.legal = 0;
+      }
+      for (size_t d = 0; d < result.per_dataflow.size(); ++d) {
+        DataflowSearch& into = group->rows[d];
+        into.legal += result.per_dataflow[d].legal;
+        for (Candidate candidate : result.per_dataflow[d].best) {
+          candidate.index |= static_cast<uint64_t>(searched) << 56;  // ties break towards the earlier form
+          keep_best(into.best, std::move(candidate), limit);
+        }
+      }
+    }
   // A dataflow a stage kind can never run (row stationary on a GEMM) is listed where another kind lists it.
   auto listed_elsewhere = [&](const Group& group, arch::Dataflow dataflow) {
     for (const Group& other : groups)
-      if (&other != &group)
+      if (other.kind != group.kind)
         for (const StageForm& form : stages.forms)
           if (form.stage->kind() == other.kind &&
               std::find(form.dataflows.begin(), form.dataflows.end(), dataflow) != form.dataflows.end())

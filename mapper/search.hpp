@@ -42,7 +42,8 @@ struct SearchOptions {
 struct DataflowSearch {
   arch::Dataflow dataflow = arch::Dataflow::ws;
   std::string stage_kind;  // ContractionStage::kind()
-  std::string label_text;  // as reports name the dataflow on that kind of stage ("ws-direct")
+  std::string label_text;  // as reports name the dataflow on that kind of stage ("ws-direct"; "ws fused")
+  Fusion fusion = Fusion::none;  // of an op with an epilogue: fused or unfused
   const std::string& label() const { return label_text; }
   int64_t legal = 0;
   std::vector<Candidate> best;  // ranked, at most keep_per_dataflow
@@ -56,16 +57,25 @@ struct SearchResult {
   std::vector<Candidate> ranked() const;  // every kept candidate, best first
 };
 
+// How an op's epilogue is searched: its work, fused or unfused, and the unfused pass's mapping.
+struct EpilogueSearch {
+  std::shared_ptr<const EpilogueWork> work;
+  Fusion fusion = Fusion::none;
+  std::shared_ptr<const Mapping> pass;
+};
+
 // One stage's search. Throws InputError when no requested dataflow has a legal mapping, naming the constraint
 // that kills the smallest tile.
 SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
-                          const SearchOptions& options);
+                          const SearchOptions& options, const EpilogueSearch& epilogue = {});
 
 // An op's search: each of its forms (op_stages.hpp), the forms of one stage kind merged per dataflow (each
 // candidate's mapping says its stage); per_dataflow lists the kinds one after another (a conv's implicit
 // GEMM's WS, OS, IS, then its direct form's WS, OS, IS and RS), side by side. A dataflow a stage kind can
 // never run is listed only where no other kind lists it. Throws like search_stage when no form has a legal
-// mapping; an op with no forms is the caller's to report (stages_of says why).
+// mapping; an op with no forms is the caller's to report (stages_of says why). An op with an epilogue is
+// searched fused and unfused side by side: each kind's rows twice, "ws fused" ... then "ws unfused" ... (the
+// unfused pass's mapping is the vector stage's best over the output, whatever the contraction's).
 SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options);
 
 }  // namespace tessera::mapper

@@ -104,6 +104,18 @@ std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
   return stage;
 }
 
+std::shared_ptr<const VectorStage> VectorStage::epilogue_pass(const EpilogueWork& epilogue) {
+  auto stage = std::make_shared<VectorStage>();
+  stage->kind_ = arch::VectorKind::map;
+  stage->dtype_ = stage->out_dtype_ = epilogue.dtype();
+  stage->rows_ = stage->units_ = epilogue.rows();
+  stage->cols_ = epilogue.cols();
+  stage->chain_ = epilogue.chain();
+  stage->y_tile_ = epilogue.residual();
+  stage->y_row_ = epilogue.bias();
+  return stage;
+}
+
 int64_t VectorStage::units_left_in_image(int64_t first_unit) const {
   return kind_ == arch::VectorKind::pool ? p_ - first_unit % p_ : units_ - first_unit;
 }
@@ -294,18 +306,33 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
   const VectorStage& stage = *mapping.vector_stage;
   arch::Program program;
   start_program(program, program_name, op, seed, spec);
-  // The op's tensors in its order: X, then a second input (Y, a bias row, gamma), beta, and O last.
+  // The op's tensors in its order: X, then a second input (a tile Y, or a bias row, gamma), beta, O last.
   std::vector<int> inputs;
-  int output = -1;
+  VectorTensors tensors;
   for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
     const int tensor = add_tensor(program, declared_tensor(desc, seed));
-    (desc.is_output ? output : inputs.emplace_back()) = tensor;
+    (desc.is_output ? tensors.o : inputs.emplace_back()) = tensor;
   }
+  tensors.x = inputs.at(0);
+  const bool y_tile = stage.y_elements(1) > 0;
+  if (y_tile) tensors.y = inputs.at(1);
+  tensors.parameters.assign(inputs.begin() + (y_tile ? 2 : 1), inputs.end());
+  append_vector_pass(program, mapping, spec, tensors, "", "", 0);
+  std::sort(program.cores.begin(), program.cores.end(),
+            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
+  program.number_semaphores_by_appearance();
+  return program;
+}
+
+void append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
+                        const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
+                        int barrier_count) {
+  const VectorStage& stage = *mapping.vector_stage;
   const VectorBuffers buffers = buffers_of(stage, mapping.tile_m, mapping.double_buffer_inputs, spec);
   const int nb = buffers.count;
   const int store_engine = spec.core.dma.engines > 1 ? 1 : 0;
   auto semaphore = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
+    return arch::SemaphoreRef{program.semaphore_id(prefix + name), arch::kSameCore};
   };
   auto instruction = [](arch::QueueId queue, arch::Operation operation,
                         std::vector<arch::SemaphoreWait> waits, std::vector<arch::SemaphoreRef> signals) {
@@ -319,10 +346,8 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
   const arch::QueueId load_queue{arch::QueueKind::dma, 0}, store_queue{arch::QueueKind::dma, store_engine},
       vec_queue{arch::QueueKind::vec, 0};
   const int64_t element = size_bytes(stage.dtype());
-  const bool y_tile = stage.y_elements(1) > 0;
-  const int64_t parameter_rows = stage.kind() == arch::VectorKind::layernorm ? 2
-                                 : stage.row_parameter_elements() > 0        ? 1
-                                                                             : 0;
+  const bool y_tile = tensors.y >= 0;
+  const auto parameter_rows = static_cast<int64_t>(tensors.parameters.size());
   for (int core = 0; core < mapping.split_m; ++core) {
     const int64_t first = core * mapping.tile_n, last = std::min(stage.units(), first + mapping.tile_n);
     if (first >= last) continue;
@@ -333,15 +358,32 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
       blocks.emplace_back(unit, units);
       unit += units;
     }
-    arch::CoreProgram program_core;
-    program_core.coord = arch::core_coord(core, spec.mesh);
-    auto& list = program_core.instructions;
+    const arch::Coord coord = arch::core_coord(core, spec.mesh);
+    auto found = std::find_if(program.cores.begin(), program.cores.end(),
+                              [&](const arch::CoreProgram& existing) { return existing.coord == coord; });
+    if (found == program.cores.end()) {
+      program.cores.emplace_back();
+      program.cores.back().coord = coord;
+      found = program.cores.end() - 1;
+    }
+    auto& list = found->instructions;
+    // The first load waits for the barrier: every load is on one queue, in order.
+    bool barrier_waited = barrier_count == 0;
+    auto barrier_wait = [&](std::vector<arch::SemaphoreWait>& waits) {
+      if (barrier_waited) return;
+      waits.insert(waits.begin(),
+                   arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id(barrier), arch::kSameCore},
+                                       barrier_count});
+      barrier_waited = true;
+    };
     // The row parameters (gamma, beta, a bias row), once.
     for (int64_t p = 0; p < parameter_rows; ++p) {
       arch::DmaLoad load;
-      load.source = arch::TensorRegion{inputs.at(static_cast<size_t>(1 + p)), 0, 1, 0, stage.cols()};
+      load.source = arch::TensorRegion{tensors.parameters[static_cast<size_t>(p)], 0, 1, 0, stage.cols()};
       load.sram_address = buffers.parameters() + static_cast<uint64_t>(p * stage.cols() * element);
-      list.push_back(instruction(load_queue, load, {}, {semaphore("p_full")}));
+      std::vector<arch::SemaphoreWait> waits;
+      barrier_wait(waits);
+      list.push_back(instruction(load_queue, load, waits, {semaphore("p_full")}));
     }
     auto emit_load = [&](size_t t) {
       const int buffer = static_cast<int>(t % nb);
@@ -350,13 +392,14 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
       std::vector<arch::SemaphoreWait> waits;
       if (t >= static_cast<size_t>(nb))
         waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("x_free[{}]", buffer)), 1});
+      barrier_wait(waits);
       arch::DmaLoad x;
-      x.source = arch::TensorRegion{inputs[0], rows.first, rows.count, 0, stage.cols()};
+      x.source = arch::TensorRegion{tensors.x, rows.first, rows.count, 0, stage.cols()};
       x.sram_address = buffers.x(buffer);
       list.push_back(instruction(load_queue, x, waits, {semaphore(fmt::format("x_full[{}]", buffer))}));
       if (y_tile) {
         arch::DmaLoad y;
-        y.source = arch::TensorRegion{inputs[1], rows.first, rows.count, 0, stage.cols()};
+        y.source = arch::TensorRegion{tensors.y, rows.first, rows.count, 0, stage.cols()};
         y.sram_address = buffers.y(buffer);
         list.push_back(instruction(load_queue, y, {}, {semaphore(fmt::format("x_full[{}]", buffer))}));
       }
@@ -369,9 +412,10 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
       op.x_address = buffers.x(buffer);
       op.o_address = buffers.o(buffer);
       if (y_tile) op.y_address = buffers.y(buffer);
-      if (op.uses_y() && op.y_is_row()) op.y_address = buffers.parameters();
       op.g_address = buffers.parameters();
-      op.b_address = buffers.parameters() + static_cast<uint64_t>(stage.cols() * element);
+      op.b_address = op.kind == arch::VectorKind::map
+                         ? buffers.parameters()  // a bias row
+                         : buffers.parameters() + static_cast<uint64_t>(stage.cols() * element);
       std::vector<arch::SemaphoreWait> waits = {
           arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", buffer)), y_tile ? 2 : 1}};
       if (t == 0 && parameter_rows > 0)
@@ -385,19 +429,14 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
       arch::DmaStore store;
       store.sram_address = buffers.o(buffer);
       const VectorStage::Rows rows = stage.o_rows(unit, units);
-      store.destination = arch::TensorRegion{output, rows.first, rows.count, 0, stage.cols()};
+      store.destination = arch::TensorRegion{tensors.o, rows.first, rows.count, 0, stage.cols()};
       list.push_back(instruction(
           store_queue, store, {arch::SemaphoreWait{semaphore(fmt::format("o_full[{}]", buffer)), 1}},
           reused ? std::vector<arch::SemaphoreRef>{semaphore(fmt::format("o_free[{}]", buffer))}
                  : std::vector<arch::SemaphoreRef>{}));
       if (t + nb < blocks.size()) emit_load(t + nb);
     }
-    program.cores.push_back(std::move(program_core));
   }
-  std::sort(program.cores.begin(), program.cores.end(),
-            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
-  program.number_semaphores_by_appearance();
-  return program;
 }
 
 }  // namespace tessera::mapper

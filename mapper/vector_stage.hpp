@@ -14,6 +14,7 @@
 #include "arch/isa/vec_op.hpp"
 #include "arch/spec.hpp"
 #include "mapper/cost_model.hpp"
+#include "mapper/epilogue_work.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/search.hpp"
 #include "ops/op.hpp"
@@ -24,6 +25,9 @@ class VectorStage {
  public:
   // The stage of a vector op kind (softmax, layernorm, rmsnorm, elementwise, pool); nullptr for others.
   static std::shared_ptr<const VectorStage> of(const ops::Op& op);
+  // The unfused pass of a contraction's epilogue over its stored output (mapper/epilogue_work.hpp): a map of
+  // its chain over the output's rows, reading the residual tile and the bias row where the chain has them.
+  static std::shared_ptr<const VectorStage> epilogue_pass(const EpilogueWork& epilogue);
 
   arch::VectorKind kind() const { return kind_; }
   // What one block of `units` row units does (pool: units are output image rows; else rows of the tile).
@@ -69,5 +73,19 @@ SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, cons
 Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec);
 arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                            const arch::ArchSpec& spec, const std::string& program_name);
+
+// The program tensors a vector stage reads and writes: X, the tile Y (or -1), the row parameters (gamma and
+// beta, or a bias row), O.
+struct VectorTensors {
+  int x = -1, y = -1;
+  std::vector<int> parameters;
+  int o = -1;
+};
+// Appends a vector stage's instructions to the cores of `program` (after what they already run), its
+// semaphores named with `prefix`. With a `barrier` count, each core's first load waits for that many signals
+// of the barrier semaphore (its name without prefix) on its own core.
+void append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
+                        const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
+                        int barrier_count);
 
 }  // namespace tessera::mapper

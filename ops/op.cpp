@@ -21,6 +21,7 @@ class IdentityWriter : public FieldVisitor {
   }
   void choice_list(const char* name, std::vector<int>& indices,
                    const std::vector<std::string>& names) override {
+    if (indices.empty()) return;  // an empty list is an absent one: ops without it keep their identity
     FieldValue& field = add(name, FieldValue::Type::list);
     for (int index : indices)
       field.choice += (field.choice.empty() ? "" : "+") + names.at(static_cast<size_t>(index));
@@ -35,7 +36,25 @@ class IdentityWriter : public FieldVisitor {
   }
   std::vector<FieldValue>& fields_;
 };
+// Names the list fields.
+class ListFinder : public FieldVisitor {
+ public:
+  void integer(const char*, int64_t&, IntegerRule, std::optional<int64_t>) override {}
+  void choice(const char*, int&, const std::vector<std::string>&, std::optional<int>) override {}
+  void real(const char*, double&, RealRule, std::optional<double>) override {}
+  void choice_list(const char* name, std::vector<int>&, const std::vector<std::string>&) override {
+    lists.emplace_back(name);
+  }
+  std::vector<std::string> lists;
+};
 }  // namespace
+
+std::vector<std::string> list_fields_of(const OpKind& kind) {
+  std::any fields = kind.default_fields();
+  ListFinder finder;
+  kind.visit(fields, finder);
+  return finder.lists;
+}
 
 std::string FieldValue::text() const {
   switch (type) {

@@ -103,7 +103,11 @@ struct OpIdentity {
 OpIdentity identity_of(const Op& op);
 
 // The op as its workload entry reads, key by key: name, kind, the kind's fields, dtype (the text form of a
-// tile program's op line and of the GPU runner's --op).
+// tile program's op line and of the GPU runner's --op). A list field is its names joined by '+'; an empty
+// list is left out, as a workload entry may leave it out.
 std::vector<std::pair<std::string, std::string>> entry_of(const Op& op);
+
+// The names of a kind's list fields (whose entry text joins names by '+').
+std::vector<std::string> list_fields_of(const OpKind& kind);
 
 }  // namespace tessera::ops

@@ -75,8 +75,8 @@ class OpKind {
   virtual std::type_index fields_type() const = 0;
   virtual std::any default_fields() const = 0;
   virtual void visit(std::any& fields, FieldVisitor& visitor) const = 0;
-  // The rules that involve several fields (each field's own rule is in visit).
-  virtual void check(const std::any& fields, const FieldChecks& checks) const = 0;
+  // The rules that involve several fields, and the operand type (each field's own rule is in visit).
+  virtual void check(const std::any& fields, DType dtype, const FieldChecks& checks) const = 0;
   // The shape in one line, as reports show it: "512x3072x768".
   virtual std::string shape_text(const std::any& fields) const = 0;
   virtual int64_t macs(const std::any& fields) const = 0;  // multiply-accumulates of the op (0: none)
@@ -101,8 +101,9 @@ class OpKindOf : public OpKind {
   void visit(std::any& fields, FieldVisitor& visitor) const final {
     visit_fields(std::any_cast<Fields&>(fields), visitor);
   }
-  void check(const std::any& fields, const FieldChecks& checks) const final {
+  void check(const std::any& fields, DType dtype, const FieldChecks& checks) const final {
     check_fields(std::any_cast<const Fields&>(fields), checks);
+    check_dtype(std::any_cast<const Fields&>(fields), dtype, checks);
   }
   std::string shape_text(const std::any& fields) const final {
     return text_of(std::any_cast<const Fields&>(fields));
@@ -112,6 +113,7 @@ class OpKindOf : public OpKind {
  protected:
   virtual void visit_fields(Fields& fields, FieldVisitor& visitor) const = 0;
   virtual void check_fields(const Fields& fields, const FieldChecks& checks) const {}
+  virtual void check_dtype(const Fields& fields, DType dtype, const FieldChecks& checks) const {}
   virtual std::string text_of(const Fields& fields) const = 0;
   virtual int64_t macs_of(const Fields& fields) const = 0;
 };

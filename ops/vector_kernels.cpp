@@ -112,7 +112,7 @@ void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int
 }
 
 void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
-                 int64_t rows, int64_t cols) {
+                 const std::vector<float>& bias, int64_t rows, int64_t cols) {
   for (ChainStep step : steps) {
     for (int64_t i = 0; i < rows * cols; ++i) {
       float& value = x[static_cast<size_t>(i)];
@@ -124,7 +124,7 @@ void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, con
           value *= second[static_cast<size_t>(i)];
           break;
         case ChainStep::bias:
-          value += second[static_cast<size_t>(i % cols)];
+          value += bias[static_cast<size_t>(i % cols)];
           break;
         case ChainStep::relu:
           value = activate(Activation::relu, value);

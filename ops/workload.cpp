@@ -111,7 +111,7 @@ Workload workload_from_yaml(const config::Document& document) {
     op.fields = op.kind->default_fields();
     FieldReader fields(reader);
     op.kind->visit(op.fields, fields);
-    op.kind->check(op.fields, fields);
+    op.kind->check(op.fields, op.dtype, fields);
     reader.finish();
     workload.ops.push_back(std::move(op));
   }

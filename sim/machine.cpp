@@ -81,6 +81,7 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
   state_->origin = now_ticks();
   state_->last_completion = 0;
   state_->core_done.assign(state_->cores.size(), std::nullopt);
+  state_->vector_done.assign(state_->cores.size(), std::nullopt);
 
   if (!initialized_) {
     // SystemC's initialisation phase runs every thread up to its first wait: afterwards each unit waits on

@@ -46,6 +46,9 @@ struct MachineState {
   // Per core, its latest instruction completion so far (none: the core has no instruction in this run): the
   // end of the core's share, after which its idle units wait for the other cores (Cause::imbalance).
   std::vector<std::optional<Tick>> core_done;
+  // Per core, its vector unit's latest completion so far: until then a unit done with its own work waits for
+  // the core's vector work (an epilogue, a pass over an output) rather than for the other units.
+  std::vector<std::optional<Tick>> vector_done;
   int64_t hazards = 0;  // PE instructions whose operands were overwritten while they read them
 
   // Runs `action` at `at` ticks after the run's origin.

@@ -77,6 +77,10 @@ void Unit::acquire(const arch::Instruction& instruction) {
 void Unit::complete_at(Tick at, const arch::Instruction& instruction, std::function<void()> commit) {
   std::optional<Tick>& done = machine_.core_done[static_cast<size_t>(core_)];
   done = std::max(done.value_or(0), at);
+  if (queue_.kind == arch::QueueKind::vec) {
+    std::optional<Tick>& vector = machine_.vector_done[static_cast<size_t>(core_)];
+    vector = std::max(vector.value_or(0), at);
+  }
   const arch::Cause cause = arch::waiters_cause(instruction.operation);
   std::vector<Semaphore*> targets;
   for (const arch::SemaphoreRef& ref : instruction.signals) {
@@ -116,9 +120,12 @@ std::string Unit::describe_blocked() const {
 
 UnitResult Unit::finish(Tick end) {
   close_timeline();
-  // Idle after its own work: waiting for the rest of its core (sync) until the core's share is done, then for
-  // the other cores (imbalance). A core without instructions this run is not behind anyone: sync.
+  // Idle after its own work: waiting for its core's vector unit (vector) while that still works, for the rest
+  // of its core (sync) until the core's share is done, then for the other cores (imbalance). A core without
+  // instructions this run is not behind anyone: sync.
   const std::optional<Tick> core_done = machine_.core_done[static_cast<size_t>(core_)];
+  if (const std::optional<Tick> vector_done = machine_.vector_done[static_cast<size_t>(core_)])
+    timeline_.advance(*vector_done, arch::Cause::vector);
   timeline_.advance(core_done.value_or(end), arch::Cause::sync);
   timeline_.advance(end, arch::Cause::imbalance);
   UnitResult result;

@@ -58,17 +58,13 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
   fabric.count_bank_words(op.o_address, op.rows, o_cols * out_element,
                           packed_or(op.o_pitch_bytes, o_cols * out_element), one_per_row ? 1 : o_accesses,
                           bank_words_);
-  if (op.uses_y()) {
-    const int64_t y_rows = op.y_is_row() ? 1 : op.rows;
-    fabric.count_bank_words(op.y_address, y_rows, op.cols * element,
-                            packed_or(op.y_pitch_bytes, op.cols * element), op.y_is_row() ? op.rows : 1,
-                            bank_words_);
-  }
-  if (op.kind == arch::VectorKind::layernorm || op.kind == arch::VectorKind::rmsnorm) {
+  if (op.uses_y())
+    fabric.count_bank_words(op.y_address, op.rows, op.cols * element,
+                            packed_or(op.y_pitch_bytes, op.cols * element), 1, bank_words_);
+  if (op.kind == arch::VectorKind::layernorm || op.kind == arch::VectorKind::rmsnorm)
     fabric.count_bank_words(op.g_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
-    if (op.kind == arch::VectorKind::layernorm)
-      fabric.count_bank_words(op.b_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
-  }
+  if (op.uses_b())  // beta, or a bias row: read once per row
+    fabric.count_bank_words(op.b_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
   fabric.traffic().sram_read_bytes += traffic.read_bytes;
   fabric.traffic().sram_write_bytes += traffic.write_bytes;
   const Tick stretch = fabric.book_pe_traffic(core_, start, end, bank_words_);
@@ -100,14 +96,15 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
   int64_t out_cols = op.cols;
   switch (op.kind) {
     case arch::VectorKind::map: {
-      std::vector<float> second;
+      std::vector<float> second, bias;
       if (op.uses_y())
         second = ops::read_tile(op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element),
-                                op.y_is_row() ? 1 : op.rows, op.cols);
+                                op.rows, op.cols);
+      if (op.uses_b()) bias = ops::read_tile(op.dtype, sram + op.b_address, op.cols * element, 1, op.cols);
       std::vector<ops::ChainStep> steps;
       for (arch::VecFn fn : op.chain) steps.push_back(static_cast<ops::ChainStep>(fn));
       out = x;
-      ops::apply_chain(steps, out, second, op.rows, op.cols);
+      ops::apply_chain(steps, out, second, bias, op.rows, op.cols);
       break;
     }
     case arch::VectorKind::reduce_sum:

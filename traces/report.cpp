@@ -153,15 +153,20 @@ std::string top_pe_bubble(const RunRecord& run) {
   return "-";
 }
 
+// A run as tables name it: its dataflow, and fused or unfused where the op has an epilogue ("ws fused").
+std::string run_label(const RunRecord& run) {
+  return run.fusion.empty() ? run.dataflow : run.dataflow + " " + run.fusion;
+}
+
 // One line per op: the winner, every dataflow's cycles against it, and where the winner's PE time goes.
 std::string layer_table(const Report& report) {
-  size_t name_width = 4, shape_width = 5, others_width = 6;
+  size_t name_width = 4, shape_width = 5, others_width = 6, win_width = 9;
   auto others_of = [](const OpRecord& op) {
     const RunRecord& best = op.best();
     std::string others;
     for (const RunRecord& run : op.runs)
       if (!run.winner)
-        others += fmt::format("{}{} {:.2f}", others.empty() ? "" : " ", run.dataflow,
+        others += fmt::format("{}{} {:.2f}", others.empty() ? "" : " ", run_label(run),
                               best.cycles > 0 ? static_cast<double>(run.cycles) / best.cycles : 0.0);
     return others.empty() ? std::string("-") : others;
   };
@@ -169,14 +174,15 @@ std::string layer_table(const Report& report) {
     name_width = std::max(name_width, op.name.size());
     shape_width = std::max(shape_width, op.shape.size());
     if (op.winner >= 0) others_width = std::max(others_width, others_of(op).size());
+    if (op.winner >= 0) win_width = std::max(win_width, run_label(op.best()).size());
   }
   std::string out =
       "\nper layer (the winner of each; others as cycles relative to it; PEs: the most one core used at "
       "once):\n";
   out += fmt::format(
-      "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9} {:>6} {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} {:>8}  {}\n",
-      "op", name_width, "kind", "shape", shape_width, "win", "cycles", "time_us", "util", "PEs", "DRAM_MB",
-      "others", others_width, "top PE bubble", "gpu_us", "gpu16_us", "fw_us", "numerics");
+      "  {:<{}} {:<6} {:<{}} {:<{}} {:>12} {:>9} {:>6} {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} {:>8}  {}\n",
+      "op", name_width, "kind", "shape", shape_width, "win", win_width, "cycles", "time_us", "util", "PEs",
+      "DRAM_MB", "others", others_width, "top PE bubble", "gpu_us", "gpu16_us", "fw_us", "numerics");
   // The GPU's cells of a layer: the runner's path for tessera's output type (whose output is compared), the
   // runner's path that stores what the framework stores, and the framework.
   auto gpu_cells = [](const OpRecord& op) {
@@ -205,8 +211,8 @@ std::string layer_table(const Report& report) {
       } else {
         out += fmt::format("  {:<{}} {:<6} {:<{}} {:<{}} {:>8} {:>8} {:>8}\n", op.name, name_width, op.kind,
                            op.shape, shape_width, "not simulated",
-                           9 + 1 + 12 + 1 + 9 + 1 + 6 + 1 + 5 + 1 + 9 + 2 + others_width + 2 + 26, cells[0],
-                           cells[1], cells[2]);
+                           win_width + 1 + 12 + 1 + 9 + 1 + 6 + 1 + 5 + 1 + 9 + 2 + others_width + 2 + 26,
+                           cells[0], cells[1], cells[2]);
       }
       continue;
     }
@@ -226,9 +232,10 @@ std::string layer_table(const Report& report) {
       if (gpu->framework_us > 0) framework_total += gpu->framework_us, ++with_framework;
     }
     out += fmt::format(
-        "  {:<{}} {:<6} {:<{}} {:<9} {:>12} {:>9.2f} {:>5.1f}% {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} {:>8} "
+        "  {:<{}} {:<6} {:<{}} {:<{}} {:>12} {:>9.2f} {:>5.1f}% {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} "
+        "{:>8} "
         " {}\n",
-        op.name, name_width, op.kind, op.shape, shape_width, best.dataflow, grouped(best.cycles),
+        op.name, name_width, op.kind, op.shape, shape_width, run_label(best), win_width, grouped(best.cycles),
         best.time_us, 100 * best.pe_utilization, best.active_pes, megabytes(best.dram_bytes), others,
         others_width, top_pe_bubble(best), cells[0], cells[1], cells[2], numerics);
   }
@@ -272,9 +279,14 @@ std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
     return result;
   };
   static const std::vector<std::pair<std::string, std::string>> kWhat = {
-      {"input_starvation", "wait for DMA loads"}, {"output_backpressure", "wait for stores to free a buffer"},
-      {"noc", "wait for core-to-core transfers"}, {"bank_conflict", "are held up by SRAM bank conflicts"},
-      {"sync", "wait for other units"},           {"fill_drain", "preload, fill and drain"}};
+      {"input_starvation", "wait for DMA loads"},
+      {"output_backpressure", "wait for stores to free a buffer"},
+      {"noc", "wait for core-to-core transfers"},
+      {"bank_conflict", "are held up by SRAM bank conflicts"},
+      {"sync", "wait for other units"},
+      {"fill_drain", "preload, fill and drain"},
+      {"vector", "wait for the vector unit"},
+      {"imbalance", "sit idle after their share, waiting for other cores"}};
   const auto loser_shares = shares(loser), winner_shares = shares(winner);
   std::string worst;
   double worst_excess = 0, loser_share = 0, winner_share = 0;
@@ -300,10 +312,40 @@ std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
   if (winner.dram_bytes > 0 && loser.dram_bytes > 1.15 * winner.dram_bytes)
     text +=
         fmt::format("; {:.2f}x the DRAM traffic", static_cast<double>(loser.dram_bytes) / winner.dram_bytes);
+  if (!loser.fusion.empty() && loser.fusion != winner.fusion)
+    text += fmt::format(
+        "; {} epilogue: {} MB of DRAM and {} MB of SRAM traffic (the {} winner {} and {})", loser.fusion,
+        megabytes(loser.dram_bytes), megabytes(loser.sram_read_bytes + loser.sram_write_bytes), winner.fusion,
+        megabytes(winner.dram_bytes), megabytes(winner.sram_read_bytes + winner.sram_write_bytes));
   if (loser.pe_utilization > 0 && loser.mapping.edge_waste > winner.mapping.edge_waste + 0.05)
     text +=
         fmt::format("; {:.0f}% of its PE slots idle on ragged edge folds", 100 * loser.mapping.edge_waste);
   return text;
+}
+
+FusionComparison fusion_comparison(const OpRecord& op) {
+  FusionComparison comparison;
+  for (const RunRecord& run : op.runs) {
+    const RunRecord** slot = run.fusion == "fused"     ? &comparison.fused
+                             : run.fusion == "unfused" ? &comparison.unfused
+                                                       : nullptr;
+    if (slot && (!*slot || run.cycles < (*slot)->cycles)) *slot = &run;
+  }
+  return comparison;
+}
+
+std::string FusionComparison::text() const {
+  if (!available()) return "";
+  auto side = [](const RunRecord& run) {
+    return fmt::format("{} {} {} cycles, {} MB DRAM, {} MB SRAM traffic", run.fusion, run.dataflow,
+                       grouped(run.cycles), megabytes(run.dram_bytes),
+                       megabytes(run.sram_read_bytes + run.sram_write_bytes));
+  };
+  const bool fused_wins = fused->cycles <= unfused->cycles;
+  const RunRecord& faster = fused_wins ? *fused : *unfused;
+  const RunRecord& slower = fused_wins ? *unfused : *fused;
+  return fmt::format("{} vs {}: {} is {:.2f}x faster", side(*fused), side(*unfused), faster.fusion,
+                     faster.cycles > 0 ? static_cast<double>(slower.cycles) / faster.cycles : 0.0);
 }
 
 bool Report::numerics_pass() const {
@@ -344,6 +386,19 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     Json runs = Json::array();
     for (const RunRecord& run : op.runs) runs.push_back(run_json(run));
     entry["runs"] = runs;
+    if (const FusionComparison fusion = fusion_comparison(op); fusion.available()) {
+      auto side = [](const RunRecord& run) {
+        return Json{{"dataflow", run.dataflow},
+                    {"cycles", run.cycles},
+                    {"dram_bytes", run.dram_bytes},
+                    {"sram_bytes", run.sram_read_bytes + run.sram_write_bytes}};
+      };
+      entry["fusion"] = {{"fused", side(*fusion.fused)},
+                         {"unfused", side(*fusion.unfused)},
+                         {"winner", fusion.fused->cycles <= fusion.unfused->cycles ? "fused" : "unfused"},
+                         {"unfused_vs_fused_cycles", static_cast<double>(fusion.unfused->cycles) /
+                                                         std::max<int64_t>(1, fusion.fused->cycles)}};
+    }
     Json gpu = Json::array();
     for (const GpuComparison& record : op.gpu) {
       Json item{
@@ -428,12 +483,16 @@ std::string to_table(const Report& report) {
       out += fmt::format("  not simulated: {}\n", op.not_simulated);
       continue;
     }
-    out += fmt::format("  {:<3} {:<9}", "", "dataflow");
+    // The dataflow column says fused or unfused where the op has an epilogue.
+    const auto& label = run_label;
+    size_t width = 9;
+    for (const RunRecord& run : op.runs) width = std::max(width, label(run).size());
+    out += fmt::format("  {:<3} {:<{}}", "", "dataflow", width);
     for (const RunStat& stat : run_stats())
       if (stat.table_cell) out += fmt::format(" {:>{}}", stat.table_heading, stat.table_width);
     out += fmt::format("  {:<44} {}\n", "mapping", "numerics");
     for (const RunRecord& run : op.runs) {
-      out += fmt::format("  {:<3} {:<9}", run.winner ? "*" : "", run.dataflow);
+      out += fmt::format("  {:<3} {:<{}}", run.winner ? "*" : "", label(run), width);
       for (const RunStat& stat : run_stats())
         if (stat.table_cell)
           out += fmt::format(" {:>{}}", stat.table_cell(number_of(run, stat)), stat.table_width);
@@ -441,7 +500,9 @@ std::string to_table(const Report& report) {
     }
     for (const RunRecord& run : op.runs)
       if (!run.loses_because.empty())
-        out += fmt::format("      {} loses: {}\n", run.dataflow, run.loses_because);
+        out += fmt::format("      {} loses: {}\n", label(run), run.loses_because);
+    if (const FusionComparison fusion = fusion_comparison(op); fusion.available())
+      out += fmt::format("      fusion: {}\n", fusion.text());
     if (!op.pruned.empty()) {
       std::string list;
       for (const auto& [dataflow, ratio] : op.pruned)
@@ -489,7 +550,7 @@ std::string to_table(const Report& report) {
     if (!op.gpu_note.empty()) out += fmt::format("  GPU: {}\n", op.gpu_note);
     if (op.winner < 0) continue;
     const RunRecord& best = op.best();
-    out += fmt::format("  where the {} cycles go (cycles, summed over the cores):\n", best.dataflow);
+    out += fmt::format("  where the {} cycles go (cycles, summed over the cores):\n", run_label(best));
     out += fmt::format("    {:<5}", "unit");
     for (const std::string& cause : report.cause_names) out += fmt::format(" {:>19}", cause);
     out += "\n";

@@ -55,6 +55,11 @@ const std::vector<RunStat>& run_stats() {
        "PE instructions whose operands were overwritten while being read (a race)", &RunRecord::sram_hazards},
       {"candidates_simulated", "mappings", "of the dataflow's, simulated to pick this one",
        &RunRecord::candidates_simulated},
+      {"fusion", "",
+       "an epilogue's: fused (on each output tile in SRAM) or unfused (a vector pass over the stored "
+       "output); "
+       "empty for an op without one",
+       &RunRecord::fusion, true},
   };
   return stats;
 }

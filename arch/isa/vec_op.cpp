@@ -15,7 +15,8 @@ namespace {
 
 constexpr const char* kVecSyntax =
     "a vector instruction is written: map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR "
-    "rows=R cols=C dtype=DT [out=DT] [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B]; "
+    "rows=R cols=C dtype=DT [out=DT] [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] "
+    "[b=ADDR]; "
     "softmax: "
     "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E; rmsnorm: g=ADDR eps=E; or pool x=ADDR "
     "o=ADDR "
@@ -85,7 +86,7 @@ uint32_t allowed_of(VectorKind kind) {
   const uint32_t pitches = bit(key_x_pitch) | bit(key_o_pitch) | bit(key_out);
   switch (kind) {
     case VectorKind::map:
-      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch);
+      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch) | bit(key_b);
     case VectorKind::softmax:
       return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift);
     case VectorKind::pool:
@@ -128,14 +129,19 @@ const std::vector<std::string>& VecOp::mnemonics() {
   return names;
 }
 
+namespace {
+bool reads_tile(VecFn fn) {
+  return fn == VecFn::add || fn == VecFn::mul || fn == VecFn::swiglu;
+}
+}  // namespace
+
 bool VecOp::uses_y() const {
-  return kind == VectorKind::map && std::any_of(chain.begin(), chain.end(), [](VecFn fn) {
-           return fn == VecFn::add || fn == VecFn::mul || fn == VecFn::bias || fn == VecFn::swiglu;
-         });
+  return kind == VectorKind::map && std::any_of(chain.begin(), chain.end(), reads_tile);
 }
 
-bool VecOp::y_is_row() const {
-  return uses_y() && std::find(chain.begin(), chain.end(), VecFn::bias) != chain.end();
+bool VecOp::uses_b() const {
+  return kind == VectorKind::layernorm ||
+         (kind == VectorKind::map && std::find(chain.begin(), chain.end(), VecFn::bias) != chain.end());
 }
 
 VectorWork VecOp::work() const {
@@ -148,7 +154,10 @@ VectorWork VecOp::work() const {
     work.map_simple_ops += cost.simple;
     work.map_special_ops += cost.special;
   }
-  if (uses_y()) (y_is_row() ? work.map_row_operands : work.map_tile_operands) = 1;
+  if (kind == VectorKind::map) {
+    work.map_tile_operands = uses_y() ? 1 : 0;
+    work.map_row_operands = uses_b() ? 1 : 0;
+  }
   work.softmax_extra_simple_ops = (scale != 1.0 ? 1 : 0) + (causal_shift != kNoCausalMask ? 1 : 0);
   work.pool_window = r * s;
   work.pool_average = average;
@@ -191,7 +200,8 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
         op.g_address = in.read_unsigned("the SRAM address of gamma");
         break;
       case key_b:
-        op.b_address = in.read_unsigned("the SRAM address of beta");
+        op.b_address = in.read_unsigned(op.kind == VectorKind::map ? "the SRAM address of the bias row"
+                                                                   : "the SRAM address of beta");
         break;
       case key_o:
         op.o_address = in.read_unsigned("the SRAM address of O");
@@ -273,7 +283,7 @@ void VecOp::write(LineWriter& out) const {
   out.put("{} x=0x{:x}", mnemonics()[static_cast<size_t>(kind)], x_address);
   if (uses_y()) out.put(" y=0x{:x}", y_address);
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" g=0x{:x}", g_address);
-  if (kind == VectorKind::layernorm) out.put(" b=0x{:x}", b_address);
+  if (uses_b()) out.put(" b=0x{:x}", b_address);
   out.put(" o=0x{:x}", o_address);
   if (kind != VectorKind::pool) out.put(" rows={}", rows);
   out.put(" cols={} dtype={}", cols, name_of(dtype));
@@ -307,11 +317,12 @@ void VecOp::check(const InstructionChecks& checks) const {
       checks.fail(
           fmt::format("a vector instruction reads and stores fp32, bf16 or fp16, not {}", name_of(type)));
   if (kind == VectorKind::map) {
-    int readers_of_y = 0;
-    for (VecFn fn : chain)
-      readers_of_y += fn == VecFn::add || fn == VecFn::mul || fn == VecFn::bias || fn == VecFn::swiglu;
+    const auto readers_of_y = std::count_if(chain.begin(), chain.end(), reads_tile);
     if (readers_of_y > 1)
       checks.fail("a chain reads y in at most one step", "split the chain into two vec map instructions");
+    if (std::count(chain.begin(), chain.end(), VecFn::bias) > 1)
+      checks.fail("a chain adds the bias row at b in at most one step",
+                  "split the chain into two vec map instructions");
   }
   if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !(eps > 0 && std::isfinite(eps)))
     checks.fail(fmt::format("eps must be a positive number, got {}", eps));
@@ -333,8 +344,8 @@ void VecOp::check(const InstructionChecks& checks) const {
   if (x_rows() > sram || cols > sram / 4) checks.fail("the tiles are larger than the core's SRAM");
   checks.sram_range("operand x", x_address, x_rows(), cols * element, x_pitch_bytes);
   checks.sram_range("result o", o_address, rows, o_cols() * out_element, o_pitch_bytes);
-  if (uses_y())
-    checks.sram_range("operand y", y_address, y_is_row() ? 1 : rows, cols * element, y_pitch_bytes);
+  if (uses_y()) checks.sram_range("operand y", y_address, rows, cols * element, y_pitch_bytes);
+  if (kind == VectorKind::map && uses_b()) checks.sram_range("bias row b", b_address, 1, cols * element, 0);
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm)
     checks.sram_range("gamma", g_address, 1, cols * element, 0);
   if (kind == VectorKind::layernorm) checks.sram_range("beta", b_address, 1, cols * element, 0);

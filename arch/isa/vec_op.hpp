@@ -20,7 +20,8 @@ class LineWriter;
 class InstructionChecks;
 
 // The steps of an elementwise chain (vec map fn=bias+gelu): as ops::ElementwiseFn names them. add, mul and
-// swiglu take the tile at y; bias the 1 x cols row at y.
+// swiglu take the tile at y; bias the 1 x cols row at b (a chain may take both: an epilogue's bias and
+// residual).
 enum class VecFn : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };
 const std::vector<std::string>& vec_fn_names();
 // The simple and special ops a step costs per element on the vector unit (docs/vector-unit.md, "map").
@@ -49,8 +50,8 @@ struct VecOp {
   int64_t ih = 0, iw = 0, e = 0, q = 0, r = 1, s = 1, stride = 1, pad_top = 0, pad_left = 0;
   bool average = false;
 
-  bool uses_y() const;    // a map with a step that reads y
-  bool y_is_row() const;  // ... and it reads a bias row there rather than a tile
+  bool uses_y() const;  // a map with a step that reads the tile at y (add, mul, swiglu)
+  bool uses_b() const;  // a layernorm (beta), or a map with a bias step (the row at b)
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
   bool operator==(const VecOp& other) const;

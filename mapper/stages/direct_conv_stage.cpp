@@ -95,7 +95,9 @@ std::array<int, 3> DirectConvStage::declare_operands(const ops::Op& op,
                                                      const TensorDeclarer& declarer) const {
   const std::vector<ops::TensorDesc> tensors = ops::tensors_of(op);
   std::array<int, 3> operand{};
-  for (int tensor : {kA, kW, kO}) operand[tensor] = declarer.add(declarer.declared(tensors[tensor]));
+  operand[kA] = declarer.add(declarer.declared(tensors[0]));
+  operand[kW] = declarer.add(declarer.declared(tensors[1]));
+  operand[kO] = declarer.add(declarer.declared(tensors.back()));  // O is the last (after an epilogue's)
   return operand;
 }
 

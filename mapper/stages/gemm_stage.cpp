@@ -74,7 +74,7 @@ std::array<int, 3> GemmStage::declare_operands(const ops::Op& op, const TensorDe
     view.cols = view.block_diagonal->cols();
     operand[kW] = declarer.add(view);
   }
-  operand[kO] = declarer.add(declarer.declared(tensors[2]));
+  operand[kO] = declarer.add(declarer.declared(tensors.back()));  // O is the last
   return operand;
 }
 

@@ -41,12 +41,15 @@ class Conv2dKind : public OpKindOf<ConvShape> {
   std::vector<TensorDesc> tensors(const Op& op) const override {
     const ConvShape& conv = *op.as<ConvShape>();
     const auto index = static_cast<uint32_t>(op.index);
-    return {
+    std::vector<TensorDesc> tensors = {
         {"X", op.dtype, conv.n * conv.h * conv.w, conv.c, tensor_id(index, 0), false},
         {"W", op.dtype, conv.groups * conv.r * conv.s * conv.group_c(), conv.group_k(), tensor_id(index, 1),
          false},
-        {"O", accumulator_of(op.dtype), conv.n * conv.p() * conv.q(), conv.k, 0, true},
     };
+    const int64_t pixels = conv.n * conv.p() * conv.q();
+    add_epilogue_tensors(tensors, conv.epilogue, op.index, accumulator_of(op.dtype), pixels, conv.k);
+    tensors.push_back({"O", accumulator_of(op.dtype), pixels, conv.k, 0, true});
+    return tensors;
   }
 
   std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs,
@@ -60,6 +63,7 @@ class Conv2dKind : public OpKindOf<ConvShape> {
       const RowMajorMatrix w = weights.middleRows(group * taps, taps);
       gemm_rows(columns, w, out.data() + group * kg, conv.k, threads);
     }
+    apply_epilogue(conv.epilogue, out, conv.n * conv.p() * conv.q(), conv.k, inputs, 2);
     return out;
   }
 
@@ -90,7 +94,8 @@ class Conv2dKind : public OpKindOf<ConvShape> {
             sum += generated_value(op.dtype, seed, a_id, x_at) * generated_value(op.dtype, seed, w_id, w_at);
           }
         }
-      values.push_back(sum);
+      values.push_back(apply_epilogue_at(conv.epilogue, sum, pixel, channel, conv.k, accumulator_of(op.dtype),
+                                         seed, op.index));
     }
     return values;
   }
@@ -108,6 +113,10 @@ class Conv2dKind : public OpKindOf<ConvShape> {
     visitor.integer("pad", conv.pad, IntegerRule::nonnegative, 0);
     visitor.integer("dilation", conv.dilation, IntegerRule::positive, 1);
     visitor.integer("groups", conv.groups, IntegerRule::positive, 1);
+    visit_epilogue(visitor, conv.epilogue);
+  }
+  void check_dtype(const ConvShape& conv, DType dtype, const FieldChecks& checks) const override {
+    check_epilogue_dtype(conv.epilogue, dtype, checks);
   }
 
   void check_fields(const ConvShape& conv, const FieldChecks& checks) const override {
@@ -133,7 +142,7 @@ class Conv2dKind : public OpKindOf<ConvShape> {
                                    conv.r, conv.s, conv.stride, conv.pad);
     if (conv.groups > 1) text += fmt::format(" g{}", conv.groups);
     if (conv.dilation > 1) text += fmt::format(" d{}", conv.dilation);
-    return text;
+    return text + conv.epilogue.text();
   }
 
   int64_t macs_of(const ConvShape& conv) const override {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "ops/epilogue.hpp"
 #include "ops/kinds/gemm.hpp"
 #include "ops/op_kind.hpp"
 
@@ -14,6 +15,7 @@ struct ConvShape {
   int64_t n = 1, c = 0, h = 0, w = 0;  // batch, input channels, input height and width
   int64_t k = 0, r = 0, s = 0;         // output channels, filter height and width
   int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
+  Epilogue epilogue;  // applied to O (ops/epilogue.hpp): a layer's bias, ReLU, residual add
 
   int64_t p() const { return (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1; }  // output height
   int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }  // output width

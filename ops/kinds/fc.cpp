@@ -29,9 +29,13 @@ class FcKind : public OpKindOf<FcShape> {
     visitor.integer("batch", fc.batch, IntegerRule::positive, 1);
     visitor.integer("inputs", fc.inputs, IntegerRule::positive, std::nullopt);
     visitor.integer("outputs", fc.outputs, IntegerRule::positive, std::nullopt);
+    visit_epilogue(visitor, fc.epilogue);
+  }
+  void check_dtype(const FcShape& fc, DType dtype, const FieldChecks& checks) const override {
+    check_epilogue_dtype(fc.epilogue, dtype, checks);
   }
   std::string text_of(const FcShape& fc) const override {
-    return fmt::format("{}x{}->{}", fc.batch, fc.inputs, fc.outputs);
+    return fmt::format("{}x{}->{}{}", fc.batch, fc.inputs, fc.outputs, fc.epilogue.text());
   }
   int64_t macs_of(const FcShape& fc) const override {
     const GemmShape gemm = fc.gemm();

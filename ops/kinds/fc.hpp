@@ -11,7 +11,8 @@ namespace tessera::ops {
 
 struct FcShape {
   int64_t batch = 1, inputs = 0, outputs = 0;
-  GemmShape gemm() const { return GemmShape{batch, outputs, inputs}; }
+  Epilogue epilogue;
+  GemmShape gemm() const { return GemmShape{batch, outputs, inputs, epilogue}; }
 };
 
 std::unique_ptr<OpKind> make_fc_kind();

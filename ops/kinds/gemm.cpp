@@ -10,17 +10,20 @@ namespace tessera::ops {
 
 std::vector<TensorDesc> gemm_tensors(const Op& op, const GemmShape& gemm) {
   const auto index = static_cast<uint32_t>(op.index);
-  return {
+  std::vector<TensorDesc> tensors = {
       {"A", op.dtype, gemm.m, gemm.k, tensor_id(index, 0), false},
       {"W", op.dtype, gemm.k, gemm.n, tensor_id(index, 1), false},
-      {"O", accumulator_of(op.dtype), gemm.m, gemm.n, 0, true},
   };
+  add_epilogue_tensors(tensors, gemm.epilogue, op.index, accumulator_of(op.dtype), gemm.m, gemm.n);
+  tensors.push_back({"O", accumulator_of(op.dtype), gemm.m, gemm.n, 0, true});
+  return tensors;
 }
 
 std::vector<double> gemm_reference(const GemmShape& gemm, const std::vector<HostTensor>& inputs,
                                    int threads) {
   std::vector<double> out(static_cast<size_t>(gemm.m * gemm.n));
   gemm_rows(to_matrix(inputs.at(0)), to_matrix(inputs.at(1)), out.data(), gemm.n, threads);
+  apply_epilogue(gemm.epilogue, out, gemm.m, gemm.n, inputs, 2);
   return out;
 }
 
@@ -36,9 +39,16 @@ std::vector<double> gemm_reference_at(const Op& op, const GemmShape& gemm, uint6
     for (int64_t k = 0; k < gemm.k; ++k)
       sum += generated_value(op.dtype, seed, a_id, row * gemm.k + k) *
              generated_value(op.dtype, seed, w_id, k * gemm.n + col);
-    values.push_back(sum);
+    values.push_back(
+        apply_epilogue_at(gemm.epilogue, sum, row, col, gemm.n, accumulator_of(op.dtype), seed, op.index));
   }
   return values;
+}
+
+void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChecks& checks) {
+  if (!epilogue.empty() && dtype == DType::int8)
+    checks.fail("epilogue", "an int8 contraction's int32 output takes no epilogue",
+                "the vector unit computes in floating point: use bf16, fp16 or fp32 operands");
 }
 
 namespace {
@@ -64,9 +74,13 @@ class GemmKind : public OpKindOf<GemmShape> {
     visitor.integer("m", gemm.m, IntegerRule::positive, std::nullopt);
     visitor.integer("n", gemm.n, IntegerRule::positive, std::nullopt);
     visitor.integer("k", gemm.k, IntegerRule::positive, std::nullopt);
+    visit_epilogue(visitor, gemm.epilogue);
+  }
+  void check_dtype(const GemmShape& gemm, DType dtype, const FieldChecks& checks) const override {
+    check_epilogue_dtype(gemm.epilogue, dtype, checks);
   }
   std::string text_of(const GemmShape& gemm) const override {
-    return fmt::format("{}x{}x{}", gemm.m, gemm.n, gemm.k);
+    return fmt::format("{}x{}x{}{}", gemm.m, gemm.n, gemm.k, gemm.epilogue.text());
   }
   int64_t macs_of(const GemmShape& gemm) const override { return gemm.m * gemm.n * gemm.k; }
 };

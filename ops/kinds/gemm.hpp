@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "ops/epilogue.hpp"
 #include "ops/op_kind.hpp"
 
 namespace tessera::ops {
@@ -14,11 +15,15 @@ struct GemmShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  Epilogue epilogue;  // applied to O (ops/epilogue.hpp)
 };
+
+// An epilogue takes a floating-point output: checks it for `dtype`.
+void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChecks& checks);
 
 std::unique_ptr<OpKind> make_gemm_kind();
 
-// A (m x k) and W (k x n) of the op's dtype, O (m x n) of its accumulator type.
+// A (m x k) and W (k x n) of the op's dtype, the epilogue's operands, O (m x n) of its accumulator type.
 std::vector<TensorDesc> gemm_tensors(const Op& op, const GemmShape& gemm);
 std::vector<double> gemm_reference(const GemmShape& gemm, const std::vector<HostTensor>& inputs, int threads);
 std::vector<double> gemm_reference_at(const Op& op, const GemmShape& gemm, uint64_t seed,

@@ -18,7 +18,8 @@ const std::string kHeader =
 
 // Canonical lines of every kind (the writer's spelling: addresses in hex, defaults left out).
 const std::vector<std::string> kLines = {
-    "  vec map x=0x0 y=0x400 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+gelu",
+    "  vec map x=0x0 b=0x400 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+gelu",
+    "  vec map x=0x0 y=0x400 b=0x1000 o=0x800 rows=4 cols=64 dtype=fp32 fn=bias+add+relu",
     "  vec map x=0x0 y=0x400 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 y_pitch=512 fn=swiglu",
     "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp16 o_pitch=256 fn=relu+silu+gelu_tanh",
     "  vec reduce_sum x=0x0 o=0x800 rows=4 cols=64 dtype=fp32",
@@ -79,7 +80,7 @@ TEST(VecText, EveryKindReadsAndWritesBackCanonically) {
   EXPECT_EQ(pool.rows, 18);  // e * q
   EXPECT_EQ(pool.out_dtype, DType::fp32);
   EXPECT_TRUE(!pool.average);
-  const VecOp softmax = std::get<VecOp>(read(kHeader + kLines[5] + "\n").cores[0].instructions[0].operation);
+  const VecOp softmax = std::get<VecOp>(read(kHeader + kLines[6] + "\n").cores[0].instructions[0].operation);
   EXPECT_EQ(softmax.causal_shift, -3);
   EXPECT_EQ(softmax.scale, 0.125);
 }
@@ -89,7 +90,7 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
       error_of("  vec softmax x=0x0 o=0x800 rows=16 cols=64 dtype=bf16 fn=relu"),
       "v.tprog:5:56: core 0,0 vec #0: vec softmax takes no fn=\n  hint: a vector instruction is written: "
       "map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR rows=R cols=C dtype=DT [out=DT] "
-      "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B]; softmax: [scale=S] "
+      "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR]; softmax: [scale=S] "
       "[causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E; rmsnorm: g=ADDR eps=E; or pool x=ADDR o=ADDR "
       "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg");
   EXPECT_EQ(
@@ -113,6 +114,10 @@ TEST(VecText, TheCheckerRefusesWhatTheMachineCannotRun) {
       check_error("  vec map x=0x0 y=0x400 o=0x800 rows=4 cols=64 dtype=bf16 fn=add+mul"),
       "v.tprog:5: core 0,0 vec #0: a chain reads y in at most one step\n  hint: split the chain into two "
       "vec map instructions");
+  EXPECT_EQ(
+      check_error("  vec map x=0x0 b=0x400 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+relu+bias"),
+      "v.tprog:5: core 0,0 vec #0: a chain adds the bias row at b in at most one step\n  hint: split the "
+      "chain into two vec map instructions");
   EXPECT_EQ(check_error("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=int8 eps=1e-06"),
             "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8");
   EXPECT_NE(check_error("  vec softmax x=0xff00 o=0x800 rows=16 cols=64 dtype=fp32").find("run past the end"),

@@ -1,0 +1,81 @@
+#include "mapper/epilogue_work.hpp"
+
+#include "ops/kinds/conv2d.hpp"
+#include "ops/kinds/fc.hpp"
+#include "ops/kinds/gemm.hpp"
+
+namespace tessera::mapper {
+
+const char* name_of(Fusion fusion) {
+  switch (fusion) {
+    case Fusion::none:
+      return "none";
+    case Fusion::fused:
+      return "fused";
+    case Fusion::unfused:
+      return "unfused";
+  }
+  return "?";
+}
+
+namespace {
+arch::VecFn vec_fn_of(ops::EpilogueStep step) {
+  switch (step) {
+    case ops::EpilogueStep::bias:
+      return arch::VecFn::bias;
+    case ops::EpilogueStep::residual:
+      return arch::VecFn::add;
+    case ops::EpilogueStep::relu:
+      return arch::VecFn::relu;
+    case ops::EpilogueStep::gelu:
+      return arch::VecFn::gelu;
+    case ops::EpilogueStep::gelu_tanh:
+      return arch::VecFn::gelu_tanh;
+    case ops::EpilogueStep::silu:
+      return arch::VecFn::silu;
+  }
+  return arch::VecFn::relu;
+}
+}  // namespace
+
+std::shared_ptr<const EpilogueWork> EpilogueWork::of(const ops::Op& op) {
+  const ops::Epilogue* epilogue = nullptr;
+  int64_t rows = 0, cols = 0;
+  if (const auto* gemm = op.as<ops::GemmShape>()) {
+    epilogue = &gemm->epilogue, rows = gemm->m, cols = gemm->n;
+  } else if (const auto* fc = op.as<ops::FcShape>()) {
+    epilogue = &fc->epilogue, rows = fc->batch, cols = fc->outputs;
+  } else if (const auto* conv = op.as<ops::ConvShape>()) {
+    epilogue = &conv->epilogue, rows = conv->n * conv->p() * conv->q(), cols = conv->k;
+  }
+  if (!epilogue || epilogue->empty()) return nullptr;
+  auto work = std::make_shared<EpilogueWork>();
+  for (ops::EpilogueStep step : epilogue->steps) work->chain_.push_back(vec_fn_of(step));
+  work->bias_ = epilogue->has(ops::EpilogueStep::bias);
+  work->residual_ = epilogue->has(ops::EpilogueStep::residual);
+  work->rows_ = rows, work->cols_ = cols;
+  work->dtype_ = accumulator_of(op.dtype);
+  return work;
+}
+
+std::string EpilogueWork::text() const {
+  std::string text;
+  for (arch::VecFn fn : chain_) {
+    const std::string name =
+        fn == arch::VecFn::add ? "residual" : arch::vec_fn_names()[static_cast<size_t>(fn)];
+    text += (text.empty() ? "" : "+") + name;
+  }
+  return text;
+}
+
+arch::VecOp EpilogueWork::tile_op(int64_t rows, int64_t cols) const {
+  arch::VecOp op;
+  op.kind = arch::VectorKind::map;
+  op.dtype = op.out_dtype = dtype_;
+  op.rows = rows;
+  op.cols = cols;
+  op.chain = chain_;
+  return op;
+}
+
+}  // namespace tessera::mapper

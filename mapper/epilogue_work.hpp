@@ -1,0 +1,45 @@
+// A contraction's epilogue on the vector unit (issue "Ops as stage graphs", section 4; ops/epilogue.hpp):
+// the elementwise chain a gemm, fc or conv2d applies to its output, as one `vec map` per output tile. The
+// mapper runs it either fused — on each output tile while it is in SRAM, between the PE array's last
+// accumulation and the store, pipelined with the next tile's matmul — or unfused — the contraction stores its
+// raw output Z, and after a barrier a vector pass (mapper/vector_stage.hpp) streams Z, the bias row and the
+// residual through every core's vector unit into O. Which is faster is the cost model's to say, and the
+// simulation's to show: neither is a default.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/isa/vec_op.hpp"
+#include "ops/op.hpp"
+
+namespace tessera::mapper {
+
+enum class Fusion : uint8_t { none, fused, unfused };
+const char* name_of(Fusion fusion);
+
+class EpilogueWork {
+ public:
+  // The epilogue of a gemm, fc or conv2d op; nullptr when it has none.
+  static std::shared_ptr<const EpilogueWork> of(const ops::Op& op);
+
+  const std::vector<arch::VecFn>& chain() const { return chain_; }
+  bool bias() const { return bias_; }          // reads the 1 x cols row B
+  bool residual() const { return residual_; }  // reads the rows x cols tile R
+  int64_t rows() const { return rows_; }       // of O
+  int64_t cols() const { return cols_; }
+  DType dtype() const { return dtype_; }  // O's and the operands' (the accumulator type)
+  std::string text() const;               // "bias+gelu"
+  // The vec map of one rows x cols tile of O in SRAM (addresses left to the caller).
+  arch::VecOp tile_op(int64_t rows, int64_t cols) const;
+
+ private:
+  std::vector<arch::VecFn> chain_;
+  bool bias_ = false, residual_ = false;
+  int64_t rows_ = 0, cols_ = 0;
+  DType dtype_ = DType::fp32;
+};
+
+}  // namespace tessera::mapper

@@ -1,0 +1,95 @@
+#include "ops/epilogue.hpp"
+
+#include <algorithm>
+
+#include "ops/input_generator.hpp"
+#include "ops/op.hpp"
+#include "ops/reference_kernels.hpp"
+#include "ops/vector_kernels.hpp"
+
+namespace tessera::ops {
+
+namespace {
+
+constexpr uint32_t kBiasSlot = 2, kResidualSlot = 3;
+
+double step_value(EpilogueStep step, double value, double bias, double residual) {
+  switch (step) {
+    case EpilogueStep::bias:
+      return value + bias;
+    case EpilogueStep::residual:
+      return value + residual;
+    case EpilogueStep::relu:
+      return activate(Activation::relu, value);
+    case EpilogueStep::gelu:
+      return activate(Activation::gelu, value);
+    case EpilogueStep::gelu_tanh:
+      return activate(Activation::gelu_tanh, value);
+    case EpilogueStep::silu:
+      return activate(Activation::silu, value);
+  }
+  return value;
+}
+
+}  // namespace
+
+const std::vector<std::string>& epilogue_step_names() {
+  static const std::vector<std::string> names = {"bias", "relu", "gelu", "gelu_tanh", "silu", "residual"};
+  return names;
+}
+
+bool Epilogue::has(EpilogueStep step) const {
+  return std::find(steps.begin(), steps.end(), step) != steps.end();
+}
+
+std::string Epilogue::text() const {
+  std::string text;
+  for (EpilogueStep step : steps)
+    text += (text.empty() ? " +" : "+") + epilogue_step_names()[static_cast<size_t>(step)];
+  return text;
+}
+
+void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue) {
+  visit_choice_list(visitor, "epilogue", epilogue.steps, epilogue_step_names());
+}
+
+void add_epilogue_tensors(std::vector<TensorDesc>& tensors, const Epilogue& epilogue, int op_index,
+                          DType output, int64_t rows, int64_t cols) {
+  const auto index = static_cast<uint32_t>(op_index);
+  if (epilogue.has(EpilogueStep::bias))
+    tensors.push_back({"B", output, 1, cols, tensor_id(index, kBiasSlot), false});
+  if (epilogue.has(EpilogueStep::residual))
+    tensors.push_back({"R", output, rows, cols, tensor_id(index, kResidualSlot), false});
+}
+
+void apply_epilogue(const Epilogue& epilogue, std::vector<double>& out, int64_t rows, int64_t cols,
+                    const std::vector<HostTensor>& inputs, size_t contraction_inputs) {
+  if (epilogue.empty()) return;
+  size_t next = contraction_inputs;
+  const HostTensor* bias = epilogue.has(EpilogueStep::bias) ? &inputs.at(next++) : nullptr;
+  const HostTensor* residual = epilogue.has(EpilogueStep::residual) ? &inputs.at(next++) : nullptr;
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t col = 0; col < cols; ++col) {
+      double& value = out[static_cast<size_t>(row * cols + col)];
+      for (EpilogueStep step : epilogue.steps)
+        value = step_value(step, value, bias ? bias->value(col) : 0.0,
+                           residual ? residual->value(row * cols + col) : 0.0);
+    }
+}
+
+double apply_epilogue_at(const Epilogue& epilogue, double value, int64_t row, int64_t col, int64_t cols,
+                         DType output, uint64_t seed, int op_index) {
+  const auto index = static_cast<uint32_t>(op_index);
+  for (EpilogueStep step : epilogue.steps) {
+    const double bias =
+        step == EpilogueStep::bias ? generated_value(output, seed, tensor_id(index, kBiasSlot), col) : 0.0;
+    const double residual =
+        step == EpilogueStep::residual
+            ? generated_value(output, seed, tensor_id(index, kResidualSlot), row * cols + col)
+            : 0.0;
+    value = step_value(step, value, bias, residual);
+  }
+  return value;
+}
+
+}  // namespace tessera::ops

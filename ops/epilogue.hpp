@@ -1,0 +1,43 @@
+// A contraction's epilogue (issue "Ops as stage graphs", section 4): a chain of elementwise steps applied to
+// its output — `epilogue: [bias, gelu]` on a gemm, fc or conv2d — that the mapper may run on the vector unit
+// on each output tile while it is in SRAM (fused) or as a pass over the output in DRAM afterwards (unfused),
+// whichever its cost model says is faster. The steps' operands are in the output's (accumulator) type: a bias
+// row B [1 x cols] and a residual R [rows x cols] of the op's output shape.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/op_kind.hpp"
+#include "ops/tensor.hpp"
+
+namespace tessera::ops {
+
+enum class EpilogueStep : uint8_t { bias, relu, gelu, gelu_tanh, silu, residual };
+const std::vector<std::string>& epilogue_step_names();
+
+struct Epilogue {
+  std::vector<EpilogueStep> steps;  // applied in order
+  bool empty() const { return steps.empty(); }
+  bool has(EpilogueStep step) const;
+  std::string text() const;  // " +bias+gelu" (empty when there is none), after an op's shape
+};
+
+// The epilogue field of a contraction kind (a list of step names; absent: none).
+void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue);
+
+// The epilogue's operands, appended to an op's inputs (before its output): B (generator slot 2), R (slot 3).
+void add_epilogue_tensors(std::vector<TensorDesc>& tensors, const Epilogue& epilogue, int op_index,
+                          DType output, int64_t rows, int64_t cols);
+
+// Applies the steps in float64 to `out` (rows x cols), the operands among `inputs` after the first
+// `contraction_inputs` (A and W, or X and W).
+void apply_epilogue(const Epilogue& epilogue, std::vector<double>& out, int64_t rows, int64_t cols,
+                    const std::vector<HostTensor>& inputs, size_t contraction_inputs);
+
+// The same at one output element (row, col) whose contraction value is `value`, the operands generated.
+double apply_epilogue_at(const Epilogue& epilogue, double value, int64_t row, int64_t col, int64_t cols,
+                         DType output, uint64_t seed, int op_index);
+
+}  // namespace tessera::ops
