@@ -112,6 +112,11 @@ Workload workload_from_yaml(const config::Document& document) {
     FieldReader fields(reader);
     op.kind->visit(op.fields, fields);
     op.kind->check(op.fields, op.dtype, fields);
+    const std::vector<std::string> lists = list_fields_of(*op.kind);
+    if (reader.has("epilogue") && std::find(lists.begin(), lists.end(), "epilogue") == lists.end())
+      reader.fail(
+          "epilogue", fmt::format("a {} takes no epilogue: gemm, fc and conv2d do", op.kind_name()),
+          "write the step as an op of its own: kind: elementwise, fn: relu (or gelu, silu, add, ...)");
     reader.finish();
     workload.ops.push_back(std::move(op));
   }

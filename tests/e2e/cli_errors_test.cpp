@@ -261,10 +261,11 @@ ops:
 )";
   const Failure result = run_broken(kMachine, workload);
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_EQ(result.output,
-            "error: small.yaml:5:5: p: p (pool max 2x2/2 p0 on 1x6x6x8) is vector work, and machine tiny has no "
-            "vector unit\n  hint: give the machine's cores one: core.vector: {lanes, special_per_cycle, "
-            "latency_cycles} (docs/vector-unit.md)\n");
+  EXPECT_EQ(
+      result.output,
+      "error: small.yaml:5:5: p: p (pool max 2x2/2 p0 on 1x6x6x8) is vector work, and machine tiny has no "
+      "vector unit\n  hint: give the machine's cores one: core.vector: {lanes, special_per_cycle, "
+      "latency_cycles} (docs/vector-unit.md)\n");
   const std::string with_vector =
       std::string(kMachine) + "  vector: {lanes: 8, special_per_cycle: 2, latency_cycles: 4}\n";
   ScratchDir scratch;
@@ -341,6 +342,48 @@ TEST(CliErrors, RowStationaryRunsConvolutionsOnlyAndNeedsRoomForAFilterRow) {
   EXPECT_NE(small_spad.output.find("hint: give the PEs larger scratchpads (core.pe_spad_bytes)"),
             std::string::npos)
       << small_spad.output;
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+TEST(CliErrors, BadEpiloguesAreLocatedAndSayWhatIsAllowed) {
+  auto op = [](const std::string& line) { return "name: small\nseed: 1\nops:\n  - " + line + "\n"; };
+  const std::string with_vector =
+      std::string(kMachine) + "  vector: {lanes: 8, special_per_cycle: 2, latency_cycles: 4}\n";
+  EXPECT_EQ(
+      run_broken(with_vector, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [bias, "
+                                 "gleu]}"))
+          .output,
+      "error: small.yaml:4:78: ops[0].epilogue[1]: 'gleu' is not one of bias, relu, gelu, gelu_tanh, silu or "
+      "residual; did you mean 'gelu'?\n");
+  EXPECT_EQ(
+      run_broken(with_vector, op("{name: p, kind: pool, c: 8, h: 6, w: 6, r: 2, s: 2, stride: 2, mode: max, "
+                                 "dtype: bf16, epilogue: [relu]}"))
+          .output,
+      "error: small.yaml:4:102: ops[0].epilogue: a pool takes no epilogue: gemm, fc and conv2d do\n  hint: "
+      "write the step as an op of its own: kind: elementwise, fn: relu (or gelu, silu, add, ...)\n");
+  EXPECT_EQ(
+      run_broken(with_vector, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: int8, epilogue: [relu]}"))
+          .output,
+      "error: small.yaml:4:71: ops[0].epilogue: an int8 contraction's int32 output takes no epilogue\n  "
+      "hint: the "
+      "vector unit computes in floating point: use bf16, fp16 or fp32 operands\n");
+  EXPECT_EQ(
+      run_broken(with_vector, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [relu, "
+                                 "relu]}"))
+          .output,
+      "error: small.yaml:4:78: ops[0].epilogue[1]: 'relu' is listed twice\n");
+  const Failure no_unit = run_broken(
+      kMachine, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [bias, gelu]}"));
+  EXPECT_EQ(no_unit.exit_code, 2);
+  EXPECT_EQ(no_unit.output,
+            "error: small.yaml:4:5: g: g (gemm 64x48x40 +bias+gelu) has an epilogue (bias+gelu), and machine "
+            "tiny has "
+            "no vector unit to run it\n  hint: give the machine's cores one: core.vector: {lanes, "
+            "special_per_cycle, "
+            "latency_cycles} (docs/vector-unit.md), or drop the epilogue\n");
 }
 
 }  // namespace tessera
