@@ -22,7 +22,8 @@ CandidatePick pick_candidates(const mapper::SearchResult& search, const Candidat
     for (const mapper::DataflowSearch& sibling : search.per_dataflow)
       behind_sibling =
           behind_sibling ||
-          (sibling.dataflow == dataflow.dataflow && sibling.stage_kind != dataflow.stage_kind &&
+          (sibling.dataflow == dataflow.dataflow &&
+           (sibling.stage_kind != dataflow.stage_kind || sibling.fusion != dataflow.fusion) &&
            !sibling.best.empty() && sibling.best.front().cost.cycles < dataflow.best.front().cost.cycles);
     const size_t simulated = behind > rules.narrow_ratio || behind_sibling ? 1 : dataflow.best.size();
     CandidateRow row;

@@ -17,7 +17,8 @@ struct CandidateRules {
   // simulates every dataflow.
   double prune_ratio = 4.0;
   // ... more than this many times, or behind the same dataflow on another kind of stage (a conv's implicit
-  // GEMM or direct form): only its best candidate is simulated.
+  // GEMM or direct form) or with its epilogue the other way (fused, unfused): only its best candidate is
+  // simulated.
   double narrow_ratio = 1.2;
 };
 

@@ -73,8 +73,15 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
       const auto recorded = record.shape.find(key);
       same_shape = same_shape && recorded != record.shape.end() && recorded->second == value;
     }
+    // A record of the bare contraction (made before the op had its epilogue) times the contraction alone.
+    bool contraction_only = false;
+    std::string epilogue;
     for (const auto& [key, text] : others) {
       const auto recorded = record.texts.find(key);
+      if (key == "epilogue" && recorded == record.texts.end()) {
+        contraction_only = true, epilogue = text;
+        continue;
+      }
       same_shape = same_shape && recorded != record.texts.end() && recorded->second == text;
     }
     const bool same = record.kind == op.kind_name() && same_shape && record.mode == mode &&
@@ -95,6 +102,12 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
           record.kind, record.mode.empty() ? "" : " " + record.mode, shape_text(recorded), record.dtype,
           record.index, record.seed, op.kind_name(), mode.empty() ? "" : " " + mode, shape_text(shape),
           name_of(op.dtype), op.index, seed);
+    } else if (contraction_only) {
+      // Its output lacks the epilogue: no output check against it, and its time is said to be the
+      // contraction's.
+      comparison.contraction_only = true;
+      comparison.note = fmt::format(
+          "recorded without the epilogue ({}): the GPU time is the contraction's alone", epilogue);
     } else {
       found.matched.push_back(record);
     }

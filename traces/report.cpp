@@ -191,7 +191,7 @@ std::string layer_table(const Report& report) {
       return record.compared && record.time_us > 0;
     });
     if (gpu == op.gpu.end()) return std::make_pair(cells, static_cast<const GpuComparison*>(nullptr));
-    cells[0] = fmt::format("{:.1f}", gpu->time_us);
+    cells[0] = fmt::format("{:.1f}{}", gpu->time_us, gpu->contraction_only ? "*" : "");
     if (gpu->framework_us > 0) {
       cells[1] = fmt::format("{:.1f}", gpu->framework_runner_us);
       cells[2] = fmt::format("{:.1f}", gpu->framework_us);
@@ -246,7 +246,8 @@ std::string layer_table(const Report& report) {
     out += fmt::format("; simulated {:.1f} us\n", simulated_total);
     out +=
         "  gpu_us: the runner's path for tessera's output type (its output is compared); gpu16_us: its path "
-        "storing what the framework stores; fw_us: the framework's\n";
+        "storing what the framework stores; fw_us: the framework's; *: the contraction alone (recorded "
+        "without its epilogue)\n";
   }
   return out;
 }
@@ -404,6 +405,7 @@ std::string to_json(const Report& report, bool include_host_seconds) {
       Json item{
           {"gpu", record.gpu}, {"record", record.file}, {"date", record.date}, {"compared", record.compared}};
       if (!record.note.empty()) item["note"] = record.note;
+      if (record.contraction_only) item["contraction_only"] = true;
       if (record.time_us > 0) {
         item["path"] = record.path;
         item["time_us"] = record.time_us;
@@ -530,6 +532,7 @@ std::string to_table(const Report& report) {
       }
       if (op.winner >= 0) out += fmt::format("; simulated {:.1f} us", op.best().time_us);
       out += "\n";
+      if (gpu.contraction_only) out += fmt::format("    {}\n", gpu.note);
       if (op.winner >= 0) {
         const RunRecord& best = op.best();
         const SideBySide both = side_by_side(gpu, best, report);

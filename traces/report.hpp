@@ -81,6 +81,7 @@ struct GpuComparison {
   double framework_runner_us = 0;  // the runner's path the framework time is like for like with
   double framework_eager_us = 0;
   double ratio = 0, ratio_min = 0, ratio_max = 0;  // runner/framework over the A/B rounds
+  bool contraction_only = false;  // recorded without the op's epilogue: times the contraction alone
   int rounds = 0;
   // Nsight Compute's counters of the reported path, where the record has them.
   bool profiled = false;

@@ -39,7 +39,10 @@ TEST(Eyeriss, AlexnetConvLayersUseThePublishedPesAndRunNearThePublishedTimes) {
     const auto op = std::find_if(workload.ops.begin(), workload.ops.end(),
                                  [&](const ops::Op& candidate) { return candidate.name == published.name; });
     ASSERT_NE(op, workload.ops.end()) << published.name;
-    const flow::OpOutcome outcome = flow::evaluate_op(*op, workload.seed, spec, machine, settings);
+    // The conv alone: Eyeriss applies its ReLU in the PE array's output path as results leave it, at no cost
+    // to the layer's time, where tessera's model runs an epilogue on the vector unit.
+    const flow::OpOutcome outcome =
+        flow::evaluate_op(without_epilogue(*op), workload.seed, spec, machine, settings);
     const traces::RunRecord& best = outcome.record.best();
     EXPECT_EQ(best.dataflow, "rs");
     EXPECT_EQ(best.active_pes, published.active_pes) << published.name << ": " << best.mapping.description;

@@ -17,6 +17,7 @@
 
 #include "common/config.hpp"
 #include "e2e/cli_helpers.hpp"
+#include "e2e/pipeline_fixture.hpp"
 #include "e2e/run_tessera.hpp"
 #include "ops/numerics.hpp"
 #include "ops/reference.hpp"
@@ -97,7 +98,10 @@ TEST(GpuReference, RecordedGpuOutputsMatchTheCpuReferenceWithinTheDtypeTolerance
         if (!record.no_gpu_path.empty()) continue;  // the test above fails it
         ASSERT_EQ(record.indices.size(), record.values.size()) << record.file;
         ASSERT_FALSE(record.indices.empty()) << record.file;
-        const std::vector<double> reference = reference_at_recorded(op, workload.seed, record.indices);
+        // A record made before the op had its epilogue holds the bare contraction's output.
+        const bool bare = record.texts.count("epilogue") == 0;
+        const std::vector<double> reference =
+            reference_at_recorded(bare ? without_epilogue(op) : op, workload.seed, record.indices);
         // The GPU's values as a tensor of its output type (they were fp32 or int32: exact in double).
         const DType output = accumulator_of(op.dtype);
         ops::HostTensor gpu(output, 1, static_cast<int64_t>(record.values.size()));
@@ -239,9 +243,18 @@ TEST(GpuReference, EveryNetworkLayerIsTimedNextToTheFrameworkAndTheRecordSaysWhi
 namespace tessera {
 
 TEST(GpuReference, TheRunReportShowsTheGpuNextToTheSimulationAndComparesTheirOutputs) {
-  const CommandResult result = run_tessera({"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload",
-                                            shipped("workloads/bert-ffn.yaml"), "--dataflow", "ws",
-                                            "--simulate-top", "1", "--format", "json", "--quiet"});
+  // bert-ffn's GEMMs as they were recorded, without the epilogues the shipped workload now has.
+  ScratchDir scratch;
+  std::string workload = read_text(shipped("workloads/bert-ffn.yaml"));
+  for (const std::string epilogue : {", epilogue: [bias, gelu]", ", epilogue: [bias, residual]"}) {
+    const size_t at = workload.find(epilogue);
+    ASSERT_NE(at, std::string::npos) << epilogue;
+    workload.erase(at, epilogue.size());
+  }
+  write_text(scratch.file("bert-ffn.yaml"), workload);
+  const CommandResult result =
+      run_tessera({"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload", scratch.file("bert-ffn.yaml"),
+                   "--dataflow", "ws", "--simulate-top", "1", "--format", "json", "--quiet"});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto report = nlohmann::json::parse(result.output);
   for (const auto& op : report["ops"]) {
@@ -254,6 +267,30 @@ TEST(GpuReference, TheRunReportShowsTheGpuNextToTheSimulationAndComparesTheirOut
     ASSERT_EQ(numerics.size(), 2u) << "cpu and gpu-recorded";
     EXPECT_EQ(numerics[1]["reference"], "gpu-recorded NVIDIA H200 (sampled)");
     EXPECT_TRUE(numerics[1]["pass"].get<bool>());
+  }
+}
+
+TEST(GpuReference, ARecordMadeWithoutTheEpilogueTimesTheContractionAloneAndChecksNoOutput) {
+  const CommandResult result = run_tessera({"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload",
+                                            shipped("workloads/bert-ffn.yaml"), "--dataflow", "ws",
+                                            "--simulate-top", "1", "--timing-only", "--quiet"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(
+      result.output.find("    recorded without the epilogue (bias+gelu): the GPU time is the contraction's "
+                         "alone\n"),
+      std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("*: the contraction alone (recorded without its epilogue)"),
+            std::string::npos);
+  const CommandResult json = run_tessera({"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload",
+                                          shipped("workloads/bert-ffn.yaml"), "--dataflow", "ws",
+                                          "--simulate-top", "1", "--format", "json", "--quiet"});
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  for (const auto& op : nlohmann::json::parse(json.output)["ops"]) {
+    const auto& gpu = op["gpu_reference"].at(0);
+    EXPECT_TRUE(gpu["compared"].get<bool>());
+    EXPECT_TRUE(gpu["contraction_only"].get<bool>());
+    for (const auto& run : op["runs"]) EXPECT_EQ(run["numerics"].size(), 1u) << "the CPU reference only";
   }
 }
 

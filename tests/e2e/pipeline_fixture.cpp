@@ -7,6 +7,7 @@
 #include "mapper/search.hpp"
 #include "ops/numerics.hpp"
 #include "ops/reference.hpp"
+#include "ops/workload.hpp"
 
 namespace tessera {
 
@@ -21,6 +22,22 @@ ops::Op conv_op(const ops::ConvShape& shape, DType dtype) {
 
 ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype) {
   return ops::make_op("test", dtype, ops::GemmShape{m, n, k});
+}
+
+ops::Op without_epilogue(const ops::Op& op) {
+  YAML::Node entry;
+  for (const auto& [key, value] : ops::entry_of(op))
+    if (key != "epilogue") entry[key] = value;
+  YAML::Node root;
+  root["name"] = "bare";
+  root["seed"] = 1;  // the op's inputs are generated with the seed its caller gives
+  root["ops"].push_back(entry);
+  config::Document document;
+  document.root = root;
+  document.file = "bare";
+  ops::Op bare = std::move(ops::workload_from_yaml(document).ops.front());
+  bare.index = op.index;
+  return bare;
 }
 
 mapper::Mapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {

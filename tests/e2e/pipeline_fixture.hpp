@@ -25,6 +25,8 @@ mapper::Mapping best_stage_mapping(const std::shared_ptr<const mapper::Contracti
                                    const arch::ArchSpec& spec, arch::Dataflow dataflow);
 // ... of a conv's direct form (the 7-D loop nest).
 mapper::Mapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow);
+// The same op without its epilogue (the bare contraction, as GPU records made before epilogues measured it).
+ops::Op without_epilogue(const ops::Op& op);
 // Numerics of a functional run's output against the CPU reference.
 bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
                               std::string* detail);
