@@ -144,7 +144,6 @@ class Lowering {
     start_program(program_, name, op_, seed_, spec_);
     TensorDeclarer declarer;
     declarer.add = [&](arch::TensorDecl tensor) { return add_tensor(program_, std::move(tensor)); };
-    declarer.declared = [&](const ops::TensorDesc& desc) { return declared_tensor(desc, seed_); };
     // Unfused, the stage's output is the raw Z; the epilogue's pass writes O.
     declarer.declared = [&](const ops::TensorDesc& desc) {
       arch::TensorDecl tensor = declared_tensor(desc, seed_);
@@ -381,7 +380,7 @@ class Lowering {
 
   // A fused epilogue's operands for residency `r` of the core at `place` (its output tile in O buffer
   // `buffer`): the residual tile into the E buffer, the bias row's slice into the bias buffer, on the store
-  // engine, ahead of the tile's first PE instruction once the store two tiles back has drained the buffer.
+  // engine, while the tile computes, once the store o_count tiles back has drained the buffer.
   void lower_epilogue_loads(size_t place, size_t r, const Residency& output, int buffer,
                             size_t previous_last) {
     const CorePlace& core = places_[place];
