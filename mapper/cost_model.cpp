@@ -164,12 +164,13 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   a_bytes *= groups, w_bytes *= groups, o_bytes *= groups;
   cost.reduction_bytes *= groups;
   cost.dram_bytes_by_tensor = {a_bytes, w_bytes, o_bytes};
-  // A fused epilogue loads, per output tile, its slice of the bias row and its tile of the residual.
+  // A fused epilogue loads, per output tile, its slice of the bias row and its tile of the residual (or of a
+  // SwiGLU's up projection).
   const bool fused = mapping.epilogue && mapping.fusion == Fusion::fused;
   const int64_t out_tiles_m = pm.tiles();
   if (fused) {
     cost.epilogue_dram_bytes = ((mapping.epilogue->bias() ? out_tiles_m * problem.n : 0) +
-                                (mapping.epilogue->residual() ? problem.m * pixels * problem.n : 0)) *
+                                (mapping.epilogue->tile() ? problem.m * pixels * problem.n : 0)) *
                                accumulator * groups;
   }
   cost.dram_bytes = a_bytes + w_bytes + o_bytes + cost.epilogue_dram_bytes;
@@ -208,9 +209,9 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     vector_sram = arch::vector_sram_traffic(work, arch::VectorElementBytes{acc, acc, acc});
     cost.vector_cycles = vector_tile * stores;
     core_epilogue =
-        ((mapping.epilogue->bias() ? tn : 0) + (mapping.epilogue->residual() ? tm * pixels * tn : 0)) *
+        ((mapping.epilogue->bias() ? tn : 0) + (mapping.epilogue->tile() ? tm * pixels * tn : 0)) *
         accumulator * stores;
-    epilogue_loads = ((mapping.epilogue->bias() ? 1 : 0) + (mapping.epilogue->residual() ? 1 : 0)) * stores;
+    epilogue_loads = ((mapping.epilogue->bias() ? 1 : 0) + (mapping.epilogue->tile() ? 1 : 0)) * stores;
   }
 
   // DMA engines: A on one, W on another, stores with the lighter one (the plan's rule, as in the lowering),

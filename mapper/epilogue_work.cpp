@@ -33,6 +33,8 @@ arch::VecFn vec_fn_of(ops::EpilogueStep step) {
       return arch::VecFn::gelu_tanh;
     case ops::EpilogueStep::silu:
       return arch::VecFn::silu;
+    case ops::EpilogueStep::swiglu:
+      return arch::VecFn::swiglu;
   }
   return arch::VecFn::relu;
 }
@@ -52,7 +54,7 @@ std::shared_ptr<const EpilogueWork> EpilogueWork::of(const ops::Op& op) {
   auto work = std::make_shared<EpilogueWork>();
   for (ops::EpilogueStep step : epilogue->steps) work->chain_.push_back(vec_fn_of(step));
   work->bias_ = epilogue->has(ops::EpilogueStep::bias);
-  work->residual_ = epilogue->has(ops::EpilogueStep::residual);
+  work->tile_ = epilogue->reads_tile();
   work->rows_ = rows, work->cols_ = cols;
   work->dtype_ = accumulator_of(op.dtype);
   return work;

@@ -26,9 +26,11 @@ class EpilogueWork {
   static std::shared_ptr<const EpilogueWork> of(const ops::Op& op);
 
   const std::vector<arch::VecFn>& chain() const { return chain_; }
-  bool bias() const { return bias_; }          // reads the 1 x cols row B
-  bool residual() const { return residual_; }  // reads the rows x cols tile R
-  int64_t rows() const { return rows_; }       // of O
+  bool bias() const { return bias_; }  // reads the 1 x cols row B
+  bool tile() const {
+    return tile_;
+  }  // reads a rows x cols tile: the residual R or a SwiGLU's up projection U
+  int64_t rows() const { return rows_; }  // of O
   int64_t cols() const { return cols_; }
   DType dtype() const { return dtype_; }  // O's and the operands' (the accumulator type)
   std::string text() const;               // "bias+gelu"
@@ -37,7 +39,7 @@ class EpilogueWork {
 
  private:
   std::vector<arch::VecFn> chain_;
-  bool bias_ = false, residual_ = false;
+  bool bias_ = false, tile_ = false;
   int64_t rows_ = 0, cols_ = 0;
   DType dtype_ = DType::fp32;
 };

@@ -125,7 +125,7 @@ class Lowering {
     if (unfused_) {
       VectorTensors tensors;
       tensors.x = tensor_[kO];
-      tensors.y = residual_tensor_;
+      tensors.y = tile_tensor_;
       if (bias_tensor_ >= 0) tensors.parameters.push_back(bias_tensor_);
       tensors.o = output_tensor_;
       append_vector_pass(program_, *mapping_.epilogue_pass, spec_, tensors, "e_", "z_stored", z_stores_);
@@ -154,10 +154,12 @@ class Lowering {
     for (int tensor : {kA, kW, kO}) tensor_[tensor] = operands[tensor];
     output_tensor_ = tensor_[kO];
     if (!mapping_.epilogue) return;
-    // The epilogue's operands (a bias row B, a residual R), and O after them when Z is the stage's.
+    // The epilogue's operands (a bias row B, a tile: the residual R or a SwiGLU's up projection U), and O
+    // after them when Z is the stage's.
     for (const ops::TensorDesc& desc : ops::tensors_of(op_)) {
       if (desc.name == "B") bias_tensor_ = add_tensor(program_, declared_tensor(desc, seed_));
-      if (desc.name == "R") residual_tensor_ = add_tensor(program_, declared_tensor(desc, seed_));
+      if (desc.name == "R" || desc.name == "U")
+        tile_tensor_ = add_tensor(program_, declared_tensor(desc, seed_));
       if (desc.is_output && unfused_) output_tensor_ = add_tensor(program_, declared_tensor(desc, seed_));
     }
   }
@@ -346,7 +348,7 @@ class Lowering {
         vec.o_pitch_bytes = pitch;
         if (vec.uses_y()) vec.y_address = plan_.e_address(buffer), vec.y_pitch_bytes = pitch;
         if (vec.uses_b()) vec.b_address = plan_.bias_address(buffer);
-        const int loads = (bias_tensor_ >= 0 ? 1 : 0) + (residual_tensor_ >= 0 ? 1 : 0);
+        const int loads = (bias_tensor_ >= 0 ? 1 : 0) + (tile_tensor_ >= 0 ? 1 : 0);
         if (loads > 0)
           waits.push_back({semaphore("e_full", buffer), loads});
         else if (reuses_buffer)
@@ -406,9 +408,8 @@ class Lowering {
       first = false;
       emit(place, key, queue, operation, std::move(waits), {semaphore("e_full", buffer)});
     };
-    if (residual_tensor_ >= 0)
-      load(residual_tensor_, region, plan_.e_address(buffer),
-           pitch_unless_packed(plan_.o_row_bytes, row_bytes));
+    if (tile_tensor_ >= 0)
+      load(tile_tensor_, region, plan_.e_address(buffer), pitch_unless_packed(plan_.o_row_bytes, row_bytes));
     if (bias_tensor_ >= 0)
       load(bias_tensor_, arch::TensorRegion{0, 0, 1, region.col, region.cols}, plan_.bias_address(buffer), 0);
   }
@@ -455,7 +456,7 @@ class Lowering {
   BufferPlan plan_;
   int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O (unfused: Z)
   bool fused_ = false, unfused_ = false;
-  int bias_tensor_ = -1, residual_tensor_ = -1, output_tensor_ = -1;
+  int bias_tensor_ = -1, tile_tensor_ = -1, output_tensor_ = -1;  // tile: R or U
   int z_stores_ = 0;
   int64_t element_ = 0;
   int w_loads_per_tile_ = 1;

@@ -111,7 +111,7 @@ std::shared_ptr<const VectorStage> VectorStage::epilogue_pass(const EpilogueWork
   stage->rows_ = stage->units_ = epilogue.rows();
   stage->cols_ = epilogue.cols();
   stage->chain_ = epilogue.chain();
-  stage->y_tile_ = epilogue.residual();
+  stage->y_tile_ = epilogue.tile();
   stage->y_row_ = epilogue.bias();
   return stage;
 }

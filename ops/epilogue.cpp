@@ -11,14 +11,17 @@ namespace tessera::ops {
 
 namespace {
 
-constexpr uint32_t kBiasSlot = 2, kResidualSlot = 3;
+constexpr uint32_t kBiasSlot = 2, kResidualSlot = 3, kUpSlot = 4;
 
-double step_value(EpilogueStep step, double value, double bias, double residual) {
+// `tile` is the step's tile operand: the residual's or the up projection's element.
+double step_value(EpilogueStep step, double value, double bias, double tile) {
   switch (step) {
+    case EpilogueStep::swiglu:
+      return activate(Activation::silu, value) * tile;
     case EpilogueStep::bias:
       return value + bias;
     case EpilogueStep::residual:
-      return value + residual;
+      return value + tile;
     case EpilogueStep::relu:
       return activate(Activation::relu, value);
     case EpilogueStep::gelu:
@@ -34,7 +37,8 @@ double step_value(EpilogueStep step, double value, double bias, double residual)
 }  // namespace
 
 const std::vector<std::string>& epilogue_step_names() {
-  static const std::vector<std::string> names = {"bias", "relu", "gelu", "gelu_tanh", "silu", "residual"};
+  static const std::vector<std::string> names = {"bias", "relu",     "gelu",  "gelu_tanh",
+                                                 "silu", "residual", "swiglu"};
   return names;
 }
 
@@ -60,6 +64,8 @@ void add_epilogue_tensors(std::vector<TensorDesc>& tensors, const Epilogue& epil
     tensors.push_back({"B", output, 1, cols, tensor_id(index, kBiasSlot), false});
   if (epilogue.has(EpilogueStep::residual))
     tensors.push_back({"R", output, rows, cols, tensor_id(index, kResidualSlot), false});
+  if (epilogue.has(EpilogueStep::swiglu))
+    tensors.push_back({"U", output, rows, cols, tensor_id(index, kUpSlot), false});
 }
 
 void apply_epilogue(const Epilogue& epilogue, std::vector<double>& out, int64_t rows, int64_t cols,
@@ -67,13 +73,13 @@ void apply_epilogue(const Epilogue& epilogue, std::vector<double>& out, int64_t 
   if (epilogue.empty()) return;
   size_t next = contraction_inputs;
   const HostTensor* bias = epilogue.has(EpilogueStep::bias) ? &inputs.at(next++) : nullptr;
-  const HostTensor* residual = epilogue.has(EpilogueStep::residual) ? &inputs.at(next++) : nullptr;
+  const HostTensor* tile = epilogue.reads_tile() ? &inputs.at(next++) : nullptr;  // R or U
   for (int64_t row = 0; row < rows; ++row)
     for (int64_t col = 0; col < cols; ++col) {
       double& value = out[static_cast<size_t>(row * cols + col)];
       for (EpilogueStep step : epilogue.steps)
         value = step_value(step, value, bias ? bias->value(col) : 0.0,
-                           residual ? residual->value(row * cols + col) : 0.0);
+                           tile ? tile->value(row * cols + col) : 0.0);
     }
 }
 
@@ -83,11 +89,13 @@ double apply_epilogue_at(const Epilogue& epilogue, double value, int64_t row, in
   for (EpilogueStep step : epilogue.steps) {
     const double bias =
         step == EpilogueStep::bias ? generated_value(output, seed, tensor_id(index, kBiasSlot), col) : 0.0;
-    const double residual =
-        step == EpilogueStep::residual
-            ? generated_value(output, seed, tensor_id(index, kResidualSlot), row * cols + col)
+    const double tile =
+        step == EpilogueStep::residual || step == EpilogueStep::swiglu
+            ? generated_value(output, seed,
+                              tensor_id(index, step == EpilogueStep::residual ? kResidualSlot : kUpSlot),
+                              row * cols + col)
             : 0.0;
-    value = step_value(step, value, bias, residual);
+    value = step_value(step, value, bias, tile);
   }
   return value;
 }

@@ -2,7 +2,9 @@
 // its output — `epilogue: [bias, gelu]` on a gemm, fc or conv2d — that the mapper may run on the vector unit
 // on each output tile while it is in SRAM (fused) or as a pass over the output in DRAM afterwards (unfused),
 // whichever its cost model says is faster. The steps' operands are in the output's (accumulator) type: a bias
-// row B [1 x cols] and a residual R [rows x cols] of the op's output shape.
+// row B [1 x cols], a residual R [rows x cols] of the op's output shape (added), or the up projection U
+// [rows x cols] of a SwiGLU gate (`swiglu`: the output becomes silu(output) * U, the op being the gate
+// projection, as in Llama's FFN). An epilogue reads at most one such tile: residual or swiglu.
 #pragma once
 
 #include <cstdint>
@@ -14,20 +16,22 @@
 
 namespace tessera::ops {
 
-enum class EpilogueStep : uint8_t { bias, relu, gelu, gelu_tanh, silu, residual };
+enum class EpilogueStep : uint8_t { bias, relu, gelu, gelu_tanh, silu, residual, swiglu };
 const std::vector<std::string>& epilogue_step_names();
 
 struct Epilogue {
   std::vector<EpilogueStep> steps;  // applied in order
   bool empty() const { return steps.empty(); }
   bool has(EpilogueStep step) const;
+  bool reads_tile() const { return has(EpilogueStep::residual) || has(EpilogueStep::swiglu); }
   std::string text() const;  // " +bias+gelu" (empty when there is none), after an op's shape
 };
 
 // The epilogue field of a contraction kind (a list of step names; absent: none).
 void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue);
 
-// The epilogue's operands, appended to an op's inputs (before its output): B (generator slot 2), R (slot 3).
+// The epilogue's operands, appended to an op's inputs (before its output): B (generator slot 2), R (slot 3)
+// or U (slot 4).
 void add_epilogue_tensors(std::vector<TensorDesc>& tensors, const Epilogue& epilogue, int op_index,
                           DType output, int64_t rows, int64_t cols);
 

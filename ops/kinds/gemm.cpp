@@ -49,6 +49,9 @@ void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChec
   if (!epilogue.empty() && dtype == DType::int8)
     checks.fail("epilogue", "an int8 contraction's int32 output takes no epilogue",
                 "the vector unit computes in floating point: use bf16, fp16 or fp32 operands");
+  if (epilogue.has(EpilogueStep::residual) && epilogue.has(EpilogueStep::swiglu))
+    checks.fail("epilogue", "an epilogue reads one tile beside its output: residual or swiglu, not both",
+                "add the residual in an op of its own (an elementwise add)");
 }
 
 namespace {

@@ -356,8 +356,15 @@ TEST(CliErrors, BadEpiloguesAreLocatedAndSayWhatIsAllowed) {
       run_broken(with_vector, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [bias, "
                                  "gleu]}"))
           .output,
-      "error: small.yaml:4:78: ops[0].epilogue[1]: 'gleu' is not one of bias, relu, gelu, gelu_tanh, silu or "
-      "residual; did you mean 'gelu'?\n");
+      "error: small.yaml:4:78: ops[0].epilogue[1]: 'gleu' is not one of bias, relu, gelu, gelu_tanh, silu, "
+      "residual or swiglu; did you mean 'gelu'?\n");
+  EXPECT_EQ(
+      run_broken(with_vector,
+                 op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [residual, "
+                    "swiglu]}"))
+          .output,
+      "error: small.yaml:4:71: ops[0].epilogue: an epilogue reads one tile beside its output: residual or "
+      "swiglu, not both\n  hint: add the residual in an op of its own (an elementwise add)\n");
   EXPECT_EQ(
       run_broken(with_vector, op("{name: p, kind: pool, c: 8, h: 6, w: 6, r: 2, s: 2, stride: 2, mode: max, "
                                  "dtype: bf16, epilogue: [relu]}"))

@@ -30,6 +30,8 @@ ops:
   - {name: act, kind: gemm, m: 256, n: 256, k: 32, dtype: bf16, epilogue: [gelu]}
   - {name: tanh, kind: gemm, m: 64, n: 64, k: 64, dtype: bf16, epilogue: [gelu_tanh, residual]}
   - {name: fc, kind: fc, batch: 5, inputs: 200, outputs: 96, dtype: bf16, epilogue: [bias, relu]}
+  - {name: glu, kind: gemm, m: 48, n: 80, k: 64, dtype: bf16, epilogue: [bias, swiglu]}
+  - {name: glu32, kind: fc, batch: 7, inputs: 96, outputs: 40, dtype: fp32, epilogue: [swiglu]}
   - {name: block, kind: conv2d, n: 1, c: 16, h: 10, w: 10, k: 32, r: 3, s: 3, pad: 1, dtype: bf16,
      epilogue: [bias, residual, relu]}
   - {name: grouped, kind: conv2d, n: 2, c: 16, h: 8, w: 8, k: 16, r: 3, s: 3, pad: 1, groups: 4, dtype: bf16,
