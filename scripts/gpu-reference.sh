@@ -41,9 +41,19 @@ for workload in "$@"; do
   else
     "$root/build-gpu/tessera_gpu_ref" --out "$dir" "${args[@]}"
   fi
-  if [[ "${TESSERA_PROFILE:-1}" != 0 ]] && command -v ncu >/dev/null; then
-    # A profile that fails leaves the records as they are, and says so.
-    "$python" "$root/scripts/gpu_profile.py" --runner "$root/build-gpu/tessera_gpu_ref" --records "$dir" \
-      "${args[@]}" || echo "gpu-reference: $name: no profile (gpu_profile.py failed)" >&2
+  why=""
+  if [[ "${TESSERA_PROFILE:-1}" == 0 ]]; then
+    why="not profiled: recorded with TESSERA_PROFILE=0"
+  elif ! command -v ncu >/dev/null; then
+    why="not profiled: no ncu (Nsight Compute) on this machine"
+  elif ! "$python" "$root/scripts/gpu_profile.py" --runner "$root/build-gpu/tessera_gpu_ref" --records "$dir" \
+      "${args[@]}"; then
+    why="not profiled: gpu_profile.py failed"
+  fi
+  if [[ -n "$why" ]]; then
+    # run.json says why its records have no profiles (the records themselves are as measured).
+    echo "gpu-reference: $name: $why" >&2
+    "$python" -c 'import json, sys; p = sys.argv[1]; r = json.load(open(p)); r["profile"] = sys.argv[2]; json.dump(r, open(p, "w"), indent=1)' \
+      "$dir/run.json" "$why"
   fi
 done

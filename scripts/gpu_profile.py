@@ -61,8 +61,10 @@ def number(text):
 
 # ncu prints a metric's values in the unit of its column (the CSV's second row); --print-units base asks for
 # bytes and nanoseconds, and the scale below converts whatever unit a column has anyway.
+# Nsight Compute 2025 prints base units short ("ns", "B"); older versions long ("nsecond", "byte").
 SCALE = {"": 1, "%": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1, "usecond": 1e3,
-         "msecond": 1e6, "second": 1e9, "register/thread": 1, "thread": 1, "block": 1}
+         "msecond": 1e6, "second": 1e9, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "ns": 1, "us": 1e3, "ms": 1e6,
+         "s": 1e9, "register/thread": 1, "thread": 1, "block": 1, "warp": 1, "cycle": 1, "inst": 1}
 
 
 def kernel_profile(row, units, metrics):
@@ -73,9 +75,9 @@ def kernel_profile(row, units, metrics):
         if value is None:
             continue
         unit = units.get(metric, "")
-        if unit not in SCALE:
+        if unit not in SCALE and key in ("duration_ns", "dram_bytes_read", "dram_bytes_written"):
             sys.exit(f"gpu_profile: {metric} is in '{unit}', a unit this script does not convert")
-        value *= SCALE[unit]
+        value *= SCALE.get(unit, 1)  # percentages, ratios and counts as printed
         if key.startswith("tensor:"):
             tensor[key[7:]] = value
         elif key.startswith("stall:"):
@@ -114,6 +116,9 @@ def main():
     for text in args.op:
         name = dict(pair.split("=", 1) for pair in text.split(","))["name"]
         path = os.path.join(args.records, name + ".json")
+        if not os.path.exists(path):  # the runner could not measure the op: nothing to profile
+            print(f"gpu_profile: {name}: no record, not profiled", file=sys.stderr)
+            continue
         record = json.load(open(path))
         records[name] = (path, record)
         by_name = {p["path"]: p for p in record.get("paths", [])}
@@ -124,7 +129,8 @@ def main():
     command = [args.ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
                "--metrics", ",".join(metrics), "-f", "-o", report, args.runner, "--profile", work]
     for text in args.op:
-        command += ["--op", text]
+        if dict(pair.split("=", 1) for pair in text.split(","))["name"] in records:
+            command += ["--op", text]
     subprocess.run(command + pins, check=True)
     raw = subprocess.run([args.ncu, "-i", report + ".ncu-rep", "--csv", "--page", "raw", "--print-units", "base",
                           "--metrics", ",".join(metrics)], check=True, capture_output=True, text=True).stdout

@@ -186,6 +186,65 @@ class Inputs:
         return tensor
 
 
+def epilogue_steps(op):
+    """The op's epilogue steps in order ("bias+gelu_tanh" -> ["bias", "gelu_tanh"]; none: [])."""
+    text = op.get("epilogue", "")
+    return text.split("+") if text else []
+
+
+def apply_steps(torch, steps, x, bias, residual):
+    """The epilogue's steps on x, each one PyTorch op, as a framework's eager chain runs them."""
+    F = torch.nn.functional
+    for step in steps:
+        if step == "bias":
+            x = x + bias
+        elif step == "residual":
+            x = x + residual
+        elif step == "swiglu":  # the gate projection's output x, the up projection's U
+            x = F.silu(x) * residual
+        else:
+            x = {"relu": torch.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+                 "silu": F.silu}[step](x)
+    return x
+
+
+def epilogue_operands(torch, runner, op, inputs, rows, cols, copies):
+    """The epilogue's bias row [cols] and tile copies [rows, cols]: the generator's fp32 values (the
+    accumulator type's, as the simulator's) stored in the output type."""
+    steps, out_dtype = epilogue_steps(op), torch_dtype(op["dtype"])
+
+    def generated(slot, shape):
+        tensor = torch.empty(shape, dtype=torch.float32, device="cuda")
+        runner.generate(tensor, "fp32", inputs.seed, runner.tensor_id(inputs.index, slot))
+        return tensor.to(out_dtype)
+    bias = generated(2, (cols,)) if "bias" in steps else None
+    # The tile an epilogue reads: the residual (slot 3) or a SwiGLU gate's up projection (slot 4).
+    residual = generated(4 if "swiglu" in steps else 3, (rows, cols)) if {"residual", "swiglu"} & set(steps) else None
+    residuals = [residual] + [residual.clone() for _ in range(copies - 1)] if residual is not None else [None] * copies
+    return bias, residuals
+
+
+def epilogue_variants(torch, base, steps, bias, residuals, fused=None):
+    """A contraction's variants with its epilogue: the eager chain (the contraction, then one PyTorch op per
+    step), PyTorch's own fused call where it has one (`fused`: name and function of the same arguments), and
+    torch.compile of the chain (Inductor fuses the pointwise steps into one kernel after the extern call)."""
+    variants = []
+    for entry in base:
+        contraction = entry["fn"]
+        chain = lambda *a, contraction=contraction: apply_steps(torch, steps, contraction(*a[:2]), a[2], a[3])
+        args = lambda i, inner=entry["args"]: (*inner(i), bias, residuals[i % len(residuals)])
+        name, _, dtype_part = entry["path"].partition("-")
+        variants.append({**entry, "path": f"{name}+{'+'.join(steps)}-{dtype_part}", "fn": chain, "args": args,
+                         "variant": "eager chain"})
+        variants.append({**entry, "path": f"torch.compile({name[len('torch.'):]}+{'+'.join(steps)})-{dtype_part}",
+                         "fn": torch.compile(chain, dynamic=False), "args": args, "variant": "torch.compile"})
+        if fused:
+            fused_name, fused_fn = fused
+            variants.append({**entry, "path": f"{fused_name}-{dtype_part}", "fn": fused_fn, "args": args,
+                             "variant": "fused library call"})
+    return variants
+
+
 def gemm_variants(torch, runner, op, inputs):
     """torch.matmul (int8: torch._int_mm) on A [m, k] and W [k, n], row-major like tessera's."""
     if op["kind"] == "fc":  # the GEMM m = batch, n = outputs, k = inputs
@@ -202,12 +261,26 @@ def gemm_variants(torch, runner, op, inputs):
         return copies, [dict(path="torch._int_mm", cls="int8-int32", output="int32", tf32=False, fn=torch._int_mm,
                              args=args)]
     if dtype == "fp32":
-        return copies, [dict(path="torch.matmul-fp32-fp32", cls="fp32", output="fp32", tf32=False, fn=torch.matmul,
-                             args=args),
-                        dict(path="torch.matmul-fp32-tf32", cls="tf32", output="fp32", tf32=True, fn=torch.matmul,
-                             args=args)]
-    return copies, [dict(path=f"torch.matmul-{dtype}", cls=f"{dtype}-{dtype}out", output=dtype, tf32=False,
-                         fn=torch.matmul, args=args)]
+        base = [dict(path="torch.matmul-fp32-fp32", cls="fp32", output="fp32", tf32=False, fn=torch.matmul,
+                     args=args),
+                dict(path="torch.matmul-fp32-tf32", cls="tf32", output="fp32", tf32=True, fn=torch.matmul,
+                     args=args)]
+    else:
+        base = [dict(path=f"torch.matmul-{dtype}", cls=f"{dtype}-{dtype}out", output=dtype, tf32=False,
+                     fn=torch.matmul, args=args)]
+    steps = epilogue_steps(op)
+    if not steps:
+        return copies, base
+    bias, residuals = epilogue_operands(torch, runner, op, inputs, m, n, copies)
+    fused = None
+    if steps in (["bias", "relu"], ["bias", "gelu_tanh"]):  # cuBLASLt's epilogue through PyTorch
+        gelu = steps[1] == "gelu_tanh"
+        fused = ("torch._addmm_activation", lambda a, w, b, r: torch._addmm_activation(b, a, w, use_gelu=gelu))
+    elif steps == ["bias"]:
+        fused = ("torch.addmm", lambda a, w, b, r: torch.addmm(b, a, w))
+    elif steps in (["bias", "residual"], ["residual", "bias"]):
+        fused = ("torch.addmm(bias+residual)", lambda a, w, b, r: torch.addmm(r + b, a, w))
+    return copies, epilogue_variants(torch, base, steps, bias, residuals, fused)
 
 
 def conv_variants(torch, runner, op, inputs):
@@ -232,10 +305,24 @@ def conv_variants(torch, runner, op, inputs):
                                                    groups=groups)
     args = lambda i: (xs[i % copies], ws[i % copies])
     if dtype == "fp32":
-        return copies, [dict(path="torch.conv2d-fp32-fp32", cls="fp32", output="fp32", tf32=False, fn=conv, args=args),
-                        dict(path="torch.conv2d-fp32-tf32", cls="tf32", output="fp32", tf32=True, fn=conv, args=args)]
-    return copies, [dict(path=f"torch.conv2d-{dtype}", cls=f"{dtype}-{dtype}out", output=dtype, tf32=False,
-                         fn=conv, args=args)]
+        base = [dict(path="torch.conv2d-fp32-fp32", cls="fp32", output="fp32", tf32=False, fn=conv, args=args),
+                dict(path="torch.conv2d-fp32-tf32", cls="tf32", output="fp32", tf32=True, fn=conv, args=args)]
+    else:
+        base = [dict(path=f"torch.conv2d-{dtype}", cls=f"{dtype}-{dtype}out", output=dtype, tf32=False,
+                     fn=conv, args=args)]
+    steps = epilogue_steps(op)
+    if not steps:
+        return copies, base
+    bias, residuals = epilogue_operands(torch, runner, op, inputs, n * p * q, k, copies)
+    # NCHW-shaped views of the NHWC bias broadcast and residual (channels-last, like the conv's output).
+    bias = bias.view(1, k, 1, 1) if bias is not None else None
+    residuals = [r.view(n, p, q, k).permute(0, 3, 1, 2) if r is not None else None for r in residuals]
+    fused = None
+    if steps[0] == "bias" and "bias" not in steps[1:]:  # conv2d's own bias argument, the rest one op each
+        fused = ("torch.conv2d(bias)+" + "+".join(steps[1:]) if steps[1:] else "torch.conv2d(bias)",
+                 lambda x, w, b, r: apply_steps(torch, steps[1:], torch.nn.functional.conv2d(
+                     x, w, b.view(-1), stride=stride, padding=pad, dilation=dilation, groups=groups), b, r))
+    return copies, epilogue_variants(torch, base, steps, bias, residuals, fused)
 
 
 def pool_variants(torch, runner, op, inputs):
@@ -311,7 +398,8 @@ VARIANTS = {"gemm": gemm_variants, "fc": gemm_variants, "conv2d": conv_variants,
             "elementwise": vector_variants}
 # Where torch.compile is not applied, and why: Inductor lowers a lone matmul or conv2d to the same extern call
 # (cuBLAS / cuDNN) that eager PyTorch makes (checked on the H200 with --compile-all: same kernels, same time),
-# so a compiled variant measures nothing new; pools are lowered to Inductor's own Triton kernel.
+# so a compiled variant measures nothing new; pools are lowered to Inductor's own Triton kernel. A matmul or
+# conv2d with an epilogue is compiled (Inductor fuses its pointwise steps).
 NOT_COMPILED = {"gemm": "Inductor lowers a lone matmul to the eager extern cuBLAS call",
                 "fc": "Inductor lowers a lone matmul to the eager extern cuBLAS call",
                 "conv2d": "Inductor lowers a lone conv2d to the eager extern cuDNN call"}
@@ -335,9 +423,12 @@ def as_tessera_layout(torch, out):
 
 def measure_framework(torch, runner, handle, op, record, l2_bytes, compile_all):
     """PyTorch's variants of the op: each timed (device and eager) and checked."""
+    # Each op's compiled variants start from an empty Dynamo cache: the variants of every op share their
+    # Python functions, and past Dynamo's recompile limit (8 by default) a function silently runs eagerly.
+    torch._dynamo.reset()
     inputs = Inputs(torch, runner, op, l2_bytes)
     copies, variants = VARIANTS[op["kind"]](torch, runner, op, inputs)
-    if compile_all and op["kind"] in NOT_COMPILED:
+    if compile_all and op["kind"] in NOT_COMPILED and not epilogue_steps(op):
         for variant in list(variants):
             name, _, dtype_part = variant["path"].partition("-")
             variants.append({**variant, "path": f"torch.compile({name[len('torch.'):]})-{dtype_part}",
@@ -358,6 +449,8 @@ def measure_framework(torch, runner, handle, op, record, l2_bytes, compile_all):
             tolerance = runner.tolerance(variant["output"], op["dtype"] in ("bf16", "fp16"), variant["tf32"])
             entry["check"] = runner.check(handle, as_tessera_layout(torch, out), variant["output"], tolerance)
             entry["kernels"] = kernels_of(torch, launch)
+            if entry["variant"] == "torch.compile" and not any(k.startswith("triton") for k in entry["kernels"]):
+                entry["compile_note"] = "no Inductor kernel ran: the compiled function launched library kernels only"
             entry["eager"] = time_eager(torch, launch)
             paired = runner_fastest.get(variant["cls"])
             launches = (runner.launches_per_graph(handle, paired["path"]) if paired
@@ -448,6 +541,10 @@ def main():
     args = parser.parse_args()
     import torch
 
+    for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                  "accumulated_recompile_limit"):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 4096)
     runner = Runner(args.lib)
     l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
     ops, comparison = [], []
@@ -476,7 +573,7 @@ def main():
             entry["paths"] = results
             if not results:
                 entry["no_framework_path"] = f"PyTorch has no {op['dtype']} {op['kind']} on CUDA"
-            if op["kind"] in NOT_COMPILED and not args.compile_all:
+            if op["kind"] in NOT_COMPILED and not args.compile_all and not epilogue_steps(op):
                 entry["not_compiled"] = NOT_COMPILED[op["kind"]]
             rows = ab_rounds(torch, runner, handle, op, record, variants, results, args.rounds)
             comparison.extend(rows)

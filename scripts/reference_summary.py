@@ -6,6 +6,12 @@ usage: scripts/reference_summary.py ROOT [WORKLOAD ...]   per op: device time, e
        scripts/reference_summary.py --networks ROOT       per network: sums and layers within 10% (device and
                                                           eager), then every layer more than 10% slower
        scripts/reference_summary.py --gemms ROOT          every gemm/fc op: device ratio per output class
+       scripts/reference_summary.py --vector ROOT         every vector-kind op (softmax, norms, elementwise,
+                                                          pool): device ratio per output class
+       scripts/reference_summary.py --epilogues ROOT [KIND ...]  every op (of these kinds) with an epilogue,
+                                                          in the output class compared with PyTorch: the
+                                                          runner's fused and unfused chains against each other
+                                                          and PyTorch's best
 
 ROOT is e.g. traces/reference/nvidia-h200. Device time is the median of CUDA-graph replays (both sides); the
 ratio runner/PyTorch is the median of the A/B rounds' ratios, with their lowest and highest; eager time is
@@ -20,13 +26,23 @@ WITHIN = 1.10  # "within 10%": runner/PyTorch at most this
 PARITY = 1.03  # "at parity": within the A/B rounds' typical spread
 
 
+VECTOR_KINDS = ("softmax", "layernorm", "rmsnorm", "elementwise", "pool")
+
+
 def shape(op):
+    epilogue = f' +{op["epilogue"]}' if op.get("epilogue") else ""
+    if op["kind"] in ("softmax", "layernorm", "rmsnorm", "elementwise"):
+        extra = {"softmax": lambda: (f' scale {op["scale"]}' if "scale" in op else "") +
+                 (" causal" if op.get("causal") in (True, "true") else ""),
+                 "elementwise": lambda: f' {op["fn"]}'}.get(op["kind"], lambda: "")()
+        return f'{op["rows"]}x{op["cols"]}{extra}'
     if op["kind"] == "pool":
         return f'{op["mode"]} {op["r"]}x{op["s"]}/{op["stride"]} p{op["pad"]} on {op["n"]}x{op["h"]}x{op["w"]}x{op["c"]}'
     if op["kind"] == "conv2d":
         text = f'{op["n"]}x{op["h"]}x{op["w"]}x{op["c"]} k{op["k"]} {op["r"]}x{op["s"]}/{op["stride"]} p{op["pad"]}'
-        return text + (f' g{op["groups"]}' if op["groups"] > 1 else "") + (f' d{op["dilation"]}' if op["dilation"] > 1 else "")
-    return f'{op["m"]}x{op["n"]}x{op["k"]}'
+        return (text + (f' g{op["groups"]}' if op["groups"] > 1 else "") +
+                (f' d{op["dilation"]}' if op["dilation"] > 1 else "") + epilogue)
+    return f'{op["m"]}x{op["n"]}x{op["k"]}{epilogue}'
 
 
 def load(directory):
@@ -162,9 +178,73 @@ def gemms(root):
                       f'{row["eager_runner_over_framework"]:.2f} |')
 
 
+def ab_table(root, kinds):
+    """Every op of these kinds: the A/B row of each output class."""
+    print("| workload | op | kind | shape | dtype | class | runner path | PyTorch path (variant) | runner µs | "
+          "PyTorch µs | runner/PyTorch device (range) | within 10% | eager ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for directory in workload_dirs(root):
+        records, framework = load(directory)
+        for record in records:
+            op = record["op"]
+            if op["kind"] not in kinds:
+                continue
+            for row in framework["comparison"]:
+                if row["op"] != op["name"]:
+                    continue
+                print(f'| {os.path.basename(directory)} | {op["name"]} | {op["kind"]} | {shape(op)} | {op["dtype"]} | '
+                      f'{row["class"]} | {row["runner_path"]} | {row["framework_path"]} ({row["framework_variant"]}) | '
+                      f'{row["runner_us"]:.2f} | {row["framework_us"]:.2f} | {row["runner_over_framework"]:.2f} '
+                      f'({row["ratio_min"]:.2f}–{row["ratio_max"]:.2f}) | '
+                      f'{"yes" if row["runner_over_framework"] <= WITHIN else "NO"} | '
+                      f'{row["eager_runner_over_framework"]:.2f} |')
+
+
+def output_class(path_name):
+    base = path_name.split(" (", 1)[0]
+    return base.split("-", 1)[1] if "-" in base else base
+
+
+def epilogues(root, kinds=()):
+    """Per op with an epilogue, in each output class compared with PyTorch: the runner's fastest checked fused
+    and unfused paths (device time as recorded), and the A/B row against PyTorch's best variant."""
+    print("| workload | op | shape | class | runner fused path | fused µs | runner unfused path | unfused µs | "
+          "fused/unfused | PyTorch best (variant) | runner/PyTorch device (range) | within 10% |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for directory in workload_dirs(root):
+        records, framework = load(directory)
+        for record in records:
+            op = record["op"]
+            if not op.get("epilogue") or (kinds and op["kind"] not in kinds):
+                continue
+            best = {}
+            for path in record.get("paths", []):
+                if not path.get("ran") or not path.get("check", {}).get("pass") or "fusion" not in path:
+                    continue
+                key = (output_class(path["path"]), path["fusion"])
+                if key not in best or path["time_us"] < best[key]["time_us"]:
+                    best[key] = path
+            for cls in sorted({key[0] for key in best}):
+                fused, unfused = best.get((cls, "fused")), best.get((cls, "unfused"))
+                row = next((r for r in framework["comparison"] if r["op"] == op["name"] and r["class"] == cls), None)
+                if not row:
+                    continue
+                cell = lambda path: (f'{path["path"]} | {path["time_us"]:.2f}' if path else "- | -")
+                versus = (f'{row["framework_path"]} ({row["framework_variant"]}) | {row["runner_over_framework"]:.2f} '
+                          f'({row["ratio_min"]:.2f}–{row["ratio_max"]:.2f}) | '
+                          f'{"yes" if row["runner_over_framework"] <= WITHIN else "NO"}' if row else "- | - | -")
+                ratio = f'{fused["time_us"] / unfused["time_us"]:.2f}' if fused and unfused else "-"
+                print(f'| {os.path.basename(directory)} | {op["name"]} | {shape(op)} | {cls} | {cell(fused)} | '
+                      f'{cell(unfused)} | {ratio} | {versus} |')
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if sys.argv[1] == "--vector":
+        return ab_table(sys.argv[2], VECTOR_KINDS)
+    if sys.argv[1] == "--epilogues":
+        return epilogues(sys.argv[2], set(sys.argv[3:]))
     if sys.argv[1] == "--networks":
         networks(sys.argv[2])
     elif sys.argv[1] == "--gemms":

@@ -21,6 +21,7 @@
 #include "ops/cuda/cudnn_graph.hpp"
 #include "ops/cuda/cudnn_loader.hpp"
 #include "ops/cuda/device.cuh"
+#include "ops/cuda/epilogue.cuh"
 #include "ops/cuda/lt_matmul.hpp"
 
 namespace tessera::gpu {
@@ -290,7 +291,7 @@ std::vector<Variant> variants() {
 }  // namespace tiled
 
 // The exact output at the sampled positions, in float64 from the generator's values.
-__global__ void conv_reference_at(Conv v, const int64_t* indices, int count, double* out) {
+__global__ void conv_reference_at(Conv v, Epilogue epilogue, const int64_t* indices, int count, double* out) {
   const int sample = blockIdx.x * blockDim.x + threadIdx.x;
   if (sample >= count) return;
   const int64_t row = indices[sample] / v.k, column = indices[sample] % v.k;
@@ -302,7 +303,7 @@ __global__ void conv_reference_at(Conv v, const int64_t* indices, int count, dou
       sum += input_value(v.dtype, v.seed, v.x_id, from) *
              input_value(v.dtype, v.seed, v.w_id, (group * taps + tap) * group_k + filter);
   }
-  out[sample] = sum;
+  out[sample] = epilogue_reference(epilogue, sum, row, column);
 }
 
 enum class Method { im2col_gemm, direct, direct_tiled, cudnn, cudnn_graph };
@@ -622,14 +623,16 @@ cudnn::GraphConvShape graph_shape_of(const Conv& v, const Path& path) {
 struct ConvState {
   Operands operands;
   LtMatmul matmul;
+  EpilogueOperands epilogue;  // a fused epilogue's bias and residuals
   std::unique_ptr<CudnnConv> dnn;
   std::unique_ptr<cudnn::GraphConv> graph;
 };
 
 // Builds one path: its operands and the library call or kernel, its candidate chosen by device time (or the
-// pinned one).
+// pinned one). With `fused`, an im2col GEMM of one group computes that epilogue in cuBLASLt's.
 std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunContext& context,
-                                   const std::string* pinned, std::string* note) {
+                                   const std::string* pinned, std::string* note,
+                                   const Epilogue* fused = nullptr) {
   const bool uses_cudnn = path.method == Method::cudnn || path.method == Method::cudnn_graph;
   const cudnn::Api* api = uses_cudnn ? cudnn::api(note) : nullptr;
   if (uses_cudnn && !api) return std::nullopt;
@@ -646,17 +649,31 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
   live.state = state;
   live.copies = operands->copies;
   live.output = operands->out[0].get();
+  live.output_at = [operands](int copy) { return operands->out[copy].get(); };
   switch (path.method) {
     case Method::im2col_gemm: {
-      if (!describe_batched_gemm(s->matmul, v, path)) return std::nullopt;
-      live.launch = [s, operands, v](int i) {
+      const EpilogueOperands* epilogue = nullptr;
+      if (fused) {
+        s->epilogue = make_epilogue_operands(*fused, output_type_of(path.output), operands->copies);
+        epilogue = &s->epilogue;
+        s->matmul.set_epilogue(*lt_epilogue_of(*fused), fused->has(EpilogueStep::residual));
+      }
+      if (!describe_batched_gemm(s->matmul, v, path)) {
+        if (fused) *note = "cuBLASLt has no algorithm with this epilogue for this shape and type";
+        return std::nullopt;
+      }
+      live.launch = [s, operands, v, epilogue](int i) {
         const int copy = i % operands->copies;
+        const void* bias = epilogue ? epilogue->bias_data() : nullptr;
+        const void* residual = epilogue ? epilogue->residual_data(copy) : nullptr;
         if (patches_are_x(v)) {
-          s->matmul.run(operands->w[copy].get(), operands->x[copy].get(), operands->out[copy].get());
+          s->matmul.run(operands->w[copy].get(), operands->x[copy].get(), operands->out[copy].get(), bias,
+                        residual);
           return;
         }
         launch_im2col(v, operands->x[copy].get(), operands->patches.get());
-        s->matmul.run(operands->w[copy].get(), operands->patches.get(), operands->out[copy].get());
+        s->matmul.run(operands->w[copy].get(), operands->patches.get(), operands->out[copy].get(), bias,
+                      residual);
       };
       if (choose_algorithm(s->matmul, live.launch, live.copies, pinned, live)) return live;
       *note = "no cuBLASLt algorithm the heuristic proposed ran";
@@ -798,7 +815,15 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
   v.set_output_size();
   if (v.p() <= 0 || v.q() <= 0) fail("conv2d " + args.text + ": not a valid convolution");
   const double element = static_cast<double>(element_bytes(v.dtype));
-  const double input_bytes = (v.x_elements() + v.w_elements()) * element;
+  const Epilogue epilogue = parse_epilogue(args, v.pixels(), v.k);
+  // Inputs once (an epilogue's bias row and residual in the output type too).
+  auto input_bytes_with = [&](double output_bytes) {
+    return (v.x_elements() + v.w_elements()) * element +
+           output_bytes *
+               ((epilogue.has(EpilogueStep::bias) ? v.k : 0) +
+                (epilogue.has(EpilogueStep::residual) || epilogue.has(EpilogueStep::swiglu) ? v.o_elements()
+                                                                                            : 0));
+  };
 
   OpSpec spec;
   spec.kind = "conv2d";
@@ -807,33 +832,45 @@ OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
   spec.op.set("n", v.n).set("c", v.c).set("h", v.h).set("w", v.w).set("k", v.k).set("r", v.r).set("s", v.s);
   spec.op.set("stride", v.stride).set("pad", v.pad).set("dilation", v.dilation).set("groups", v.groups);
   spec.op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(v.seed));
+  if (!epilogue.empty()) spec.op.set("epilogue", args.get("epilogue"));
   spec.seed = v.seed;
   spec.out_elements = v.o_elements();
   spec.work = 2.0 * v.macs();
   spec.rate_kind = rate_kind_of(v.dtype);
-  spec.bytes = input_bytes + v.o_elements() * 4.0;
-  spec.reference = [v](const int64_t* positions, int count, double* out) {
-    conv_reference_at<<<(count + 255) / 256, 256>>>(v, positions, count, out);
+  spec.bytes = input_bytes_with(4) + v.o_elements() * 4.0;
+  spec.reference = [v, epilogue](const int64_t* positions, int count, double* out) {
+    conv_reference_at<<<(count + 255) / 256, 256>>>(v, epilogue, positions, count, out);
   };
+  // With an epilogue, every path is the conv and then the runner's epilogue kernel (unfused, as a
+  // framework's chain runs), and an im2col GEMM of one group also computes it in cuBLASLt's epilogue (fused)
+  // where cuBLASLt has those steps.
   spec.notes.emplace_back("cudnn", cudnn::library_text());
   for (const Path& path : paths_for(v.dtype)) {
     if (path.pad_channels && !pads(v, path.pad_channels)) continue;  // channels already a multiple of it
     if (path.method == Method::direct_tiled && !tiled::applies(v)) continue;  // written for one shape
-    PathSpec path_spec;
-    path_spec.name = path.name;
-    path_spec.numerics = path.numerics;
-    path_spec.output = output_type_of(path.output);
-    path_spec.tolerance = tolerance_for(path_spec.output, v.dtype != Dtype::fp32 && v.dtype != Dtype::int8,
-                                        path.compute == CUBLAS_COMPUTE_32F_FAST_TF32);
-    path_spec.bytes = input_bytes + static_cast<double>(v.o_elements() * bytes_of(path.output));
-    // The direct kernel reads its window straight from X: worth timing where per-group GEMMs are tiny or for
-    // int8. A large dense conv would spend seconds in it and teach nothing.
-    if (path.method == Method::direct && v.groups == 1 && v.dtype != Dtype::int8 && v.macs() > 2e8)
-      path_spec.skip = "not timed: a dense conv of this size is a GEMM's job";
-    path_spec.build = [v, path, name = spec.name](const RunContext& run, std::string* note) {
-      return build_path(v, path, run, run.pinned_choice(name, path.name), note);
-    };
-    spec.paths.push_back(path_spec);
+    for (const std::string& form :
+         epilogue_forms(epilogue, path.method == Method::im2col_gemm && v.groups == 1)) {
+      PathSpec path_spec;
+      path_spec.name = epilogue_path_name(path.name, form);
+      path_spec.fusion = form;
+      path_spec.numerics = path.numerics;
+      path_spec.output = output_type_of(path.output);
+      path_spec.tolerance = tolerance_for(path_spec.output, v.dtype != Dtype::fp32 && v.dtype != Dtype::int8,
+                                          path.compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+      path_spec.bytes = input_bytes_with(static_cast<double>(bytes_of(path.output))) +
+                        static_cast<double>(v.o_elements() * bytes_of(path.output));
+      // The direct kernel reads its window straight from X: worth timing where per-group GEMMs are tiny or
+      // for int8. A large dense conv would spend seconds in it and teach nothing.
+      if (path.method == Method::direct && v.groups == 1 && v.dtype != Dtype::int8 && v.macs() > 2e8)
+        path_spec.skip = "not timed: a dense conv of this size is a GEMM's job";
+      path_spec.build = [v, path, form, epilogue, name = spec.name, spec_name = path_spec.name](
+                            const RunContext& run, std::string* note) {
+        return build_epilogue_form(form, epilogue, output_type_of(path.output), [&](const Epilogue* fused) {
+          return build_path(v, path, run, run.pinned_choice(name, spec_name), note, fused);
+        });
+      };
+      spec.paths.push_back(path_spec);
+    }
   }
   return measure_op(spec, context);
 }

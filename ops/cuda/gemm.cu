@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ops/cuda/device.cuh"
+#include "ops/cuda/epilogue.cuh"
 #include "ops/cuda/lt_matmul.hpp"
 
 namespace tessera::gpu {
@@ -33,14 +34,14 @@ __global__ void fill_input_transposed(Dtype dtype, uint64_t seed, uint32_t tenso
 // One output element per thread, summed in float64 over the exact operand values: the reference at the
 // sampled positions, with no host in the loop.
 __global__ void reference_at(Dtype dtype, uint64_t seed, uint32_t a_id, uint32_t w_id, int64_t n, int64_t k,
-                             const int64_t* indices, int count, double* out) {
+                             Epilogue epilogue, const int64_t* indices, int count, double* out) {
   const int sample = blockIdx.x * blockDim.x + threadIdx.x;
   if (sample >= count) return;
   const int64_t row = indices[sample] / n, col = indices[sample] % n;
   double sum = 0;
   for (int64_t kk = 0; kk < k; ++kk)
     sum += input_value(dtype, seed, a_id, row * k + kk) * input_value(dtype, seed, w_id, kk * n + col);
-  out[sample] = sum;
+  out[sample] = epilogue_reference(epilogue, sum, row, col);
 }
 
 // int8 x int8 -> int32 for shapes cuBLASLt's int8 kernels do not take (dimensions not multiples of 4): a
@@ -168,11 +169,14 @@ Operands make_operands(const Problem& p, size_t output_bytes, size_t rotate_byte
 struct GemmState {
   Operands operands;
   LtMatmul matmul;
+  EpilogueOperands epilogue;  // a fused epilogue's bias and residuals
 };
 
-// Builds one path: its operands, and the library call with its algorithm chosen by device time.
+// Builds one path: its operands, and the library call with its algorithm chosen by device time. With
+// `fused`, a cuBLASLt path computes that epilogue in cuBLASLt's (lt_epilogue_of must have one for it).
 std::optional<LivePath> build_path(const Problem& p, const Path& path, const RunContext& context,
-                                   const std::string* pinned, std::string* note) {
+                                   const std::string* pinned, std::string* note,
+                                   const Epilogue* fused = nullptr) {
   auto state = std::make_shared<GemmState>();
   state->operands = make_operands(p, bytes_of(path.output), context.rotate_bytes);
   Operands* operands = &state->operands;
@@ -180,6 +184,7 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
   live.state = state;
   live.copies = operands->copies;
   live.output = operands->out[0].get();
+  live.output_at = [operands](int copy) { return operands->out[copy].get(); };
   if (path.legacy) {
     // Column-major: out (n x m) = first (n x k, or stored k x n and transposed) * A (k x m).
     const bool integer = path.compute == CUBLAS_COMPUTE_32I;
@@ -204,22 +209,31 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
   }
   // Column-major: first is n x k (stored k x n when transposed), second k x m, out n x m.
   LtMatmul& matmul = state->matmul;
+  const EpilogueOperands* epilogue = nullptr;
+  if (fused) {
+    state->epilogue = make_epilogue_operands(*fused, output_type_of(path.output), operands->copies);
+    epilogue = &state->epilogue;
+    matmul.set_epilogue(*lt_epilogue_of(*fused), fused->has(EpilogueStep::residual));
+  }
   const bool described = path.transposed_w
                              ? matmul.describe_problem(path.compute, CUBLAS_OP_T, path.input, path.output,
                                                        p.k, p.n, p.k, p.k, p.m, p.k, p.n, p.m, p.n)
                              : matmul.describe_problem(path.compute, CUBLAS_OP_N, path.input, path.output,
                                                        p.n, p.k, p.n, p.k, p.m, p.k, p.n, p.m, p.n);
   if (described) {
-    live.launch = [&matmul, operands, transposed = path.transposed_w](int i) {
+    live.launch = [&matmul, operands, epilogue, transposed = path.transposed_w](int i) {
       const int copy = i % operands->copies;
       matmul.run(transposed ? operands->w_transposed[copy].get() : operands->w[copy].get(),
-                 operands->a[copy].get(), operands->out[copy].get());
+                 operands->a[copy].get(), operands->out[copy].get(),
+                 epilogue ? epilogue->bias_data() : nullptr,
+                 epilogue ? epilogue->residual_data(copy) : nullptr);
     };
     if (choose_algorithm(matmul, live.launch, live.copies, pinned, live)) return live;
     *note = "no cuBLASLt algorithm the heuristic proposed ran";
     return std::nullopt;
   }
-  if (p.dtype != Dtype::int8) return std::nullopt;  // no algorithm: the record says so
+  if (fused) *note = "cuBLASLt has no algorithm with this epilogue for this shape and type";
+  if (p.dtype != Dtype::int8 || fused) return std::nullopt;  // no algorithm: the record says so
   // cuBLASLt has no int8 algorithm for this shape (dimensions not multiples of 4): the tiled kernel.
   live.launch = [p, operands](int i) {
     const int copy = i % operands->copies;
@@ -246,7 +260,14 @@ OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
   const uint32_t index = static_cast<uint32_t>(args.integer("index"));
   p.a_id = ops::tensor_id(index, 0);
   p.w_id = ops::tensor_id(index, 1);
-  const double input_bytes = static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype));
+  const Epilogue epilogue = parse_epilogue(args, p.m, p.n);
+  // Inputs once (an epilogue's bias row and residual in the output type too).
+  auto input_bytes_with = [&](size_t output_bytes) {
+    return static_cast<double>((p.m * p.k + p.k * p.n) * element_bytes(p.dtype)) +
+           static_cast<double>(output_bytes) *
+               ((epilogue.has(EpilogueStep::bias) ? p.n : 0) +
+                (epilogue.has(EpilogueStep::residual) || epilogue.has(EpilogueStep::swiglu) ? p.m * p.n : 0));
+  };
 
   OpSpec spec;
   spec.kind = args.get("kind");
@@ -258,27 +279,38 @@ OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
       .set("k", p.k)
       .set("dtype", args.get("dtype"))
       .set("seed", static_cast<int64_t>(p.seed));
+  if (!epilogue.empty()) spec.op.set("epilogue", args.get("epilogue"));
   spec.seed = p.seed;
   spec.out_elements = p.m * p.n;
   spec.work = 2.0 * p.m * p.n * p.k;
   spec.rate_kind = rate_kind_of(p.dtype);
-  spec.bytes = input_bytes + static_cast<double>(p.m * p.n * 4);
-  spec.reference = [p](const int64_t* positions, int count, double* out) {
-    reference_at<<<(count + 255) / 256, 256>>>(p.dtype, p.seed, p.a_id, p.w_id, p.n, p.k, positions, count,
-                                               out);
+  spec.bytes = input_bytes_with(4) + static_cast<double>(p.m * p.n * 4);
+  spec.reference = [p, epilogue](const int64_t* positions, int count, double* out) {
+    reference_at<<<(count + 255) / 256, 256>>>(p.dtype, p.seed, p.a_id, p.w_id, p.n, p.k, epilogue, positions,
+                                               count, out);
   };
+  // With an epilogue, every path is the contraction and then the runner's epilogue kernel (unfused, as a
+  // framework's eager chain runs), and each cuBLASLt path also computes it in cuBLASLt's epilogue (fused)
+  // where cuBLASLt has those steps.
   for (const Path& path : paths_for(p.dtype)) {
-    PathSpec path_spec;
-    path_spec.name = path.name;
-    path_spec.numerics = path.numerics;
-    path_spec.output = output_type_of(path.output);
-    path_spec.tolerance =
-        tolerance_for(path_spec.output, p.dtype != Dtype::fp32, path.compute == CUBLAS_COMPUTE_32F_FAST_TF32);
-    path_spec.bytes = input_bytes + static_cast<double>(p.m * p.n * bytes_of(path.output));
-    path_spec.build = [p, path, name = spec.name](const RunContext& run, std::string* note) {
-      return build_path(p, path, run, run.pinned_choice(name, path.name), note);
-    };
-    spec.paths.push_back(path_spec);
+    for (const std::string& form : epilogue_forms(epilogue, !path.legacy)) {
+      PathSpec path_spec;
+      path_spec.name = epilogue_path_name(path.name, form);
+      path_spec.fusion = form;
+      path_spec.numerics = path.numerics;
+      path_spec.output = output_type_of(path.output);
+      path_spec.tolerance = tolerance_for(path_spec.output, p.dtype != Dtype::fp32,
+                                          path.compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+      path_spec.bytes =
+          input_bytes_with(bytes_of(path.output)) + static_cast<double>(p.m * p.n * bytes_of(path.output));
+      path_spec.build = [p, path, form, epilogue, name = spec.name, spec_name = path_spec.name](
+                            const RunContext& run, std::string* note) {
+        return build_epilogue_form(form, epilogue, output_type_of(path.output), [&](const Epilogue* fused) {
+          return build_path(p, path, run, run.pinned_choice(name, spec_name), note, fused);
+        });
+      };
+      spec.paths.push_back(path_spec);
+    }
   }
   return measure_op(spec, context);
 }

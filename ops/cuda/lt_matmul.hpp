@@ -26,11 +26,19 @@ class LtMatmul {
                         int64_t b_cols, int64_t b_ld, int64_t c_rows, int64_t c_cols, int64_t c_ld,
                         int32_t batch = 1, const int64_t* offsets = nullptr,
                         const uint32_t* alignments = nullptr);
+  // Before describe_problem: D = epilogue(op(a) * b + C + bias) with cuBLASLt's epilogue `kind` (the bias,
+  // when it has one, in the output type) and, with `residual`, C read from the residual run() is given (beta
+  // 1).
+  void set_epilogue(cublasLtEpilogue_t kind, bool residual) {
+    epilogue_ = kind;
+    residual_ = residual;
+  }
   int candidates() const { return static_cast<int>(candidates_.size()); }
   void select(int candidate) { selected_ = candidate; }
   int selected() const { return selected_; }
   std::string selected_text() const;  // "algo 21 tile 18 stages 30 split-k 1"
-  void run(const void* a, const void* b, void* out) const;
+  void run(const void* a, const void* b, void* out, const void* bias = nullptr,
+           const void* residual = nullptr) const;
 
  private:
   cublasLtMatmulDesc_t operation_ = nullptr;
@@ -39,6 +47,8 @@ class LtMatmul {
   int selected_ = 0;
   DeviceBuffer workspace_;
   bool int_scale_ = false;
+  cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
+  bool residual_ = false;
 };
 
 // Selects the matmul's candidate that `launch` runs: the pinned one ("heuristic N"), else the fastest by

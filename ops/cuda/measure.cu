@@ -70,6 +70,15 @@ __global__ void whole_output_stats(const void* out, const void* anchor, int64_t 
   }
 }
 
+// A 16-bit output widened to fp32 (an anchor of an op whose every numerics path stores 16 bits: the vector
+// kinds store in the op's type, as tessera's vector unit does).
+template <OutputType T>
+__global__ void widen(const void* in, int64_t elements, float* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elements;
+       i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = static_cast<float>(value_at<T>(in, i));
+}
+
 template <OutputType T>
 __global__ void gather(const void* out, const int64_t* positions, int count, double* values) {
   const int sample = blockIdx.x * blockDim.x + threadIdx.x;
@@ -148,9 +157,19 @@ OpChecker::OpChecker(const OpSpec& spec) : elements_(spec.out_elements) {
 }
 
 void OpChecker::set_anchor(const void* output, OutputType type, const std::string& name) {
-  if (type != OutputType::fp32 && type != OutputType::int32) fail("an anchor output is fp32 or int32");
   anchor_ = DeviceBuffer(static_cast<size_t>(elements_) * 4);
-  TESSERA_CUDA(cudaMemcpy(anchor_.get(), output, anchor_.bytes(), cudaMemcpyDeviceToDevice));
+  if (type == OutputType::bf16 || type == OutputType::fp16) {
+    auto* widened = static_cast<float*>(anchor_.get());
+    if (type == OutputType::bf16) {
+      widen<OutputType::bf16><<<grid_for(elements_), 256>>>(output, elements_, widened);
+    } else {
+      widen<OutputType::fp16><<<grid_for(elements_), 256>>>(output, elements_, widened);
+    }
+    check_launch("widen an anchor output");
+    type = OutputType::fp32;
+  } else {
+    TESSERA_CUDA(cudaMemcpy(anchor_.get(), output, anchor_.bytes(), cudaMemcpyDeviceToDevice));
+  }
   anchor_type_ = type;
   anchor_name_ = name;
 }
@@ -319,6 +338,7 @@ OpMeasurement measure_op(const OpSpec& spec, const RunContext& context) {
   for (const PathSpec* path : order) {
     Json json = Json::object();
     json.set("path", path->name).set("numerics", path->numerics).set("output_dtype", name_of(path->output));
+    if (!path->fusion.empty()) json.set("fusion", path->fusion);
     if (!path->skip.empty() || !context.builds(spec.name, path->name)) {
       paths.push(json.set("ran", false).set("note", path->skip.empty() ? "not asked for" : path->skip));
       continue;

@@ -28,8 +28,9 @@ double tolerance_for(OutputType output, bool reduced_precision_inputs, bool tf32
 // library objects the launch uses.
 struct LivePath {
   Launch launch;
-  void* output = nullptr;  // launch(0)'s output
-  int copies = 1;          // input copies the launches rotate over
+  void* output = nullptr;                    // launch(0)'s output
+  std::function<void*(int copy)> output_at;  // the output launch(i) writes, i % copies (an epilogue kernel's)
+  int copies = 1;                            // input copies the launches rotate over
   std::shared_ptr<void> state;
   int algorithms_tried = 0;  // library candidates (cuBLASLt algorithms, cuDNN plans, kernel tilings) timed
   std::string chosen;        // the candidate kept, in words
@@ -46,7 +47,8 @@ struct PathSpec {
   bool numerics = false;  // tessera's output type at tessera's precision: the reported path is one of these
   OutputType output = OutputType::fp32;
   double tolerance = 0;
-  double bytes = 0;  // the fewest bytes the path must move: inputs once, its output once
+  double bytes = 0;    // the fewest bytes the path must move: inputs once, its output once
+  std::string fusion;  // with an epilogue: "fused" (in the library's epilogue) or "unfused" (a kernel after)
   // Builds the path, or returns nothing with *note saying why there is none (the library has no algorithm).
   std::function<std::optional<LivePath>(const RunContext&, std::string* note)> build;
   std::string skip;  // set: not built; the record says why

@@ -7,6 +7,7 @@
 // the fastest by device time kept. Elementwise: one thread per 16-byte vector. PyTorch's torch.softmax,
 // layer_norm, rms_norm and activations (eager and torch.compile) are timed next to these by
 // scripts/gpu_torch_reference.py.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cmath>
@@ -45,7 +46,7 @@ __device__ inline float to_float(Storage<D> value) {
 template <Dtype D>
 __device__ inline Storage<D> from_float(float value) {
   if constexpr (D == Dtype::fp32) return value;
-  if constexpr (D == Dtype::bf16) return ops::float_to_bf16(value);  // round to nearest even
+  if constexpr (D == Dtype::bf16) return __bfloat16_as_ushort(__float2bfloat16_rn(value));  // one cvt, RNE
   if constexpr (D == Dtype::fp16) return __half_as_ushort(__float2half_rn(value));
   return 0;
 }
@@ -265,7 +266,9 @@ std::vector<RowVariant> row_variants_of(const Tile& tile) {
 
 // ---- elementwise
 
-__device__ inline float apply(Fn fn, float x, float y) {
+template <Fn F>
+__device__ inline float apply(float x, float y) {
+  constexpr Fn fn = F;
   switch (fn) {
     case Fn::add:
     case Fn::bias:
@@ -276,8 +279,8 @@ __device__ inline float apply(Fn fn, float x, float y) {
       return fmaxf(x, 0.0f);
     case Fn::gelu:
       return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case Fn::gelu_tanh:
-      return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case Fn::gelu_tanh:  // 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)): one fast exponential, not tanhf's dozens
+      return x / (1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
     case Fn::silu:
       return x / (1.0f + __expf(-x));
     case Fn::swiglu:
@@ -286,33 +289,58 @@ __device__ inline float apply(Fn fn, float x, float y) {
   return x;
 }
 
-// One thread per V elements; `second` is Y (add, mul, swiglu), the bias row (bias), or unused.
-template <Dtype D, int V>
-__global__ void elementwise_kernel(Tile tile, Fn fn, const void* x, const void* second, void* out) {
-  const int64_t vectors = tile.elements() / V;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < vectors;
-       i += int64_t{gridDim.x} * blockDim.x) {
+// One thread per V elements; `second` is Y (add, mul, swiglu), the bias row (bias), or unused. The function
+// is a template argument: one small kernel per function (a switch per element over all of them made a
+// kernel too large for the instruction cache: its warps stalled on instruction fetch).
+template <Dtype D, int V, Fn F, typename Index>
+__global__ void elementwise_kernel(Tile tile, const void* x, const void* second, void* out) {
+  const Index vectors = static_cast<Index>(tile.elements() / V), cols = static_cast<Index>(tile.cols);
+  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < vectors;
+       i += Index{gridDim.x} * blockDim.x) {
     float a[V], b[V];
-    load<D, V>(x, i * V, a);
-    if (fn == Fn::bias) {
-      load<D, V>(second, (i * V) % tile.cols, b);
-    } else if (fn == Fn::add || fn == Fn::mul || fn == Fn::swiglu) {
-      load<D, V>(second, i * V, b);
+    load<D, V>(x, int64_t{i} * V, a);
+    if constexpr (F == Fn::bias) {
+      load<D, V>(second, (i * V) % cols, b);
+    } else if constexpr (F == Fn::add || F == Fn::mul || F == Fn::swiglu) {
+      load<D, V>(second, int64_t{i} * V, b);
     }
 #pragma unroll
-    for (int j = 0; j < V; ++j) a[j] = apply(fn, a[j], b[j]);
-    store<D, V>(out, i * V, a);
+    for (int j = 0; j < V; ++j) a[j] = apply<F>(a[j], b[j]);
+    store<D, V>(out, int64_t{i} * V, a);
+  }
+}
+
+template <Dtype D, Fn F>
+void launch_elementwise_fn(const Tile& tile, const void* x, const void* second, void* out) {
+  constexpr int kWide = 16 / static_cast<int>(sizeof(Storage<D>));
+  if (tile.cols % kWide == 0 && tile.elements() < (int64_t{1} << 31)) {
+    elementwise_kernel<D, kWide, F, uint32_t>
+        <<<grid_for(tile.elements() / kWide), 256, 0, work_stream()>>>(tile, x, second, out);
+  } else {
+    elementwise_kernel<D, 1, F, int64_t>
+        <<<grid_for(tile.elements()), 256, 0, work_stream()>>>(tile, x, second, out);
   }
 }
 
 template <Dtype D>
 void launch_elementwise(const Tile& tile, Fn fn, const void* x, const void* second, void* out) {
-  constexpr int kWide = 16 / static_cast<int>(sizeof(Storage<D>));
-  if (tile.cols % kWide == 0) {
-    elementwise_kernel<D, kWide>
-        <<<grid_for(tile.elements() / kWide), 256, 0, work_stream()>>>(tile, fn, x, second, out);
-  } else {
-    elementwise_kernel<D, 1><<<grid_for(tile.elements()), 256, 0, work_stream()>>>(tile, fn, x, second, out);
+  switch (fn) {
+    case Fn::add:
+      return launch_elementwise_fn<D, Fn::add>(tile, x, second, out);
+    case Fn::mul:
+      return launch_elementwise_fn<D, Fn::mul>(tile, x, second, out);
+    case Fn::bias:
+      return launch_elementwise_fn<D, Fn::bias>(tile, x, second, out);
+    case Fn::relu:
+      return launch_elementwise_fn<D, Fn::relu>(tile, x, second, out);
+    case Fn::gelu:
+      return launch_elementwise_fn<D, Fn::gelu>(tile, x, second, out);
+    case Fn::gelu_tanh:
+      return launch_elementwise_fn<D, Fn::gelu_tanh>(tile, x, second, out);
+    case Fn::silu:
+      return launch_elementwise_fn<D, Fn::silu>(tile, x, second, out);
+    case Fn::swiglu:
+      return launch_elementwise_fn<D, Fn::swiglu>(tile, x, second, out);
   }
 }
 
