@@ -546,8 +546,12 @@ std::string to_table(const Report& report) {
           return fmt::format("{:.0f} FLOP/B, {:.1f} of a {:.1f} TFLOP/s roof ({}-bound)", at.flop_per_byte,
                              at.attained_tflops, at.roof_tflops, at.bound);
         };
-        out += fmt::format("    roofline: GPU {}{}; simulated {}\n", position(both.gpu),
-                           both.gpu_bytes_counted ? "" : " [fewest bytes]", position(both.simulated));
+        if (both.simulated.roof_tflops > 0) {
+          out += fmt::format("    roofline: GPU {}{}; simulated {}\n", position(both.gpu),
+                             both.gpu_bytes_counted ? "" : " [fewest bytes]", position(both.simulated));
+        } else {
+          out += "    roofline: none (no matrix work: the op runs on the vector unit)\n";
+        }
       }
     }
     if (!op.gpu_note.empty()) out += fmt::format("  GPU: {}\n", op.gpu_note);

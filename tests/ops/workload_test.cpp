@@ -88,7 +88,9 @@ TEST(ShippedWorkloads, EveryWorkloadParsesAndSurvivesItsResolvedForm) {
     EXPECT_FALSE(workload.ops.empty());
     for (size_t i = 0; i < workload.ops.size(); ++i) {
       EXPECT_EQ(workload.ops[i].index, static_cast<int>(i));
-      EXPECT_EQ(workload.ops[i].macs() > 0, workload.ops[i].kind_name() != std::string("pool"));
+      // Multiply-accumulates are a contraction's; a pool and the vector kinds have none.
+      const std::string kind = workload.ops[i].kind_name();
+      EXPECT_EQ(workload.ops[i].macs() > 0, kind == "gemm" || kind == "fc" || kind == "conv2d") << kind;
       EXPECT_EQ(workload.ops[i].where.file, entry.path().string());
       EXPECT_EQ(workload.ops[i].where.line,
                 workload.ops[0].where.line + static_cast<int>(i));  // one op a line
@@ -96,7 +98,8 @@ TEST(ShippedWorkloads, EveryWorkloadParsesAndSurvivesItsResolvedForm) {
     expect_same_workload(through_resolved_form(workload), workload);
     names.insert(workload.name);
   }
-  for (const char* name : {"default", "bert-ffn", "gemm-256", "gemm-4096", "llm-decode-proj", "ragged"})
+  for (const char* name :
+       {"default", "bert-ffn", "gemm-256", "gemm-4096", "llm-decode-proj", "ragged", "transformer-vector"})
     EXPECT_EQ(names.count(name), 1u) << name;
 }
 
@@ -172,9 +175,11 @@ TEST(Workload, MissingSizeIsRequired) {
 
 TEST(Workload, UnknownKindIsRejectedWithDidYouMean) {
   EXPECT_EQ(std::string(parse_error(workload_with("b, kind: gemm", "b, kind: gemn")).what()),
-            "w.yaml:5:21: ops[1].kind: 'gemn' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm or elementwise; did you mean 'gemm'?");
+            "w.yaml:5:21: ops[1].kind: 'gemn' is not one of gemm, conv2d, fc, pool, softmax, layernorm, "
+            "rmsnorm or elementwise; did you mean 'gemm'?");
   EXPECT_EQ(parse_error(workload_with("b, kind: gemm", "b, kind: conv")).message(),
-            "'conv' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm or elementwise; did you mean 'conv2d'?");
+            "'conv' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm or elementwise; did "
+            "you mean 'conv2d'?");
 }
 
 TEST(Workload, UnknownDtypeIsRejectedWithDidYouMean) {
