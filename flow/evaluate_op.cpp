@@ -148,7 +148,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     }
     traces::RunRecord record = record_of(result, spec, op.macs());
     record.dataflow = row.candidate.mapping.label();
-    if (row.candidate.mapping.epilogue) record.fusion = mapper::name_of(row.candidate.mapping.fusion);
+    if (row.candidate.mapping.fusion != mapper::Fusion::none)
+      record.fusion = mapper::name_of(row.candidate.mapping.fusion);
     record.winner = is_winner;
     record.analytical_cycles = row.candidate.cost.cycles;
     record.analytical_bound = mapper::name_of(row.candidate.cost.bound);

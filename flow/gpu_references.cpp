@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "flow/numerics.hpp"
 
 namespace tessera::flow {
@@ -15,6 +17,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
   std::vector<std::pair<std::string, int64_t>> shape;
   std::string mode;
   std::vector<std::pair<std::string, std::string>> others;  // every other field as text: eps, epilogue, ...
+  std::set<std::string> defaults;  // choices at their default: a record without the field computed it
   for (const ops::FieldValue& field : identity.fields) {
     if (field.is_integer())
       shape.emplace_back(field.name, field.number);
@@ -22,6 +25,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
       mode = field.choice;
     else
       others.emplace_back(field.name, field.text());
+    if (field.is_choice() && field.is_default) defaults.insert(field.name);
   }
   auto shape_text = [](const std::vector<std::pair<std::string, int64_t>>& fields) {
     std::string text;
@@ -82,6 +86,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
         contraction_only = true, epilogue = text;
         continue;
       }
+      if (recorded == record.texts.end() && defaults.count(key)) continue;  // made before the field existed
       same_shape = same_shape && recorded != record.texts.end() && recorded->second == text;
     }
     const bool same = record.kind == op.kind_name() && same_shape && record.mode == mode &&

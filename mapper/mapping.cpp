@@ -16,9 +16,13 @@ std::string Mapping::label() const {
 }
 
 std::string Mapping::describe() const {
-  if (vector_stage)
-    return fmt::format("vec cores {} rows {} per core, blocks of {} db={}", split_m, tile_n, tile_m,
-                       double_buffer_inputs ? "io" : "-");
+  if (vector_stage) {
+    std::string text = fmt::format("vec cores {} rows {} per core, blocks of {} db={}", split_m, tile_n,
+                                   tile_m, double_buffer_inputs ? "io" : "-");
+    if (fusion == Fusion::fused) text += " fused x+residual";
+    if (prologue_pass) text = "x+residual: " + prologue_pass->describe() + "; then " + text;
+    return text;
+  }
   const char* buffering =
       double_buffer_inputs ? (double_buffer_output ? "io" : "i") : (double_buffer_output ? "o" : "-");
   std::string text = fmt::format("{}{} cores {}x{}x{} tile {}x{}x{} {} db={}{}", arch::name_of(dataflow),
@@ -38,7 +42,9 @@ bool Mapping::operator==(const Mapping& other) const {
          double_buffer_inputs == other.double_buffer_inputs &&
          double_buffer_output == other.double_buffer_output && fusion == other.fusion &&
          (epilogue_pass == other.epilogue_pass ||
-          (epilogue_pass && other.epilogue_pass && *epilogue_pass == *other.epilogue_pass));
+          (epilogue_pass && other.epilogue_pass && *epilogue_pass == *other.epilogue_pass)) &&
+         (prologue_pass == other.prologue_pass ||
+          (prologue_pass && other.prologue_pass && *prologue_pass == *other.prologue_pass));
 }
 
 }  // namespace tessera::mapper

@@ -42,6 +42,10 @@ struct Mapping {
   std::shared_ptr<const EpilogueWork> epilogue;
   Fusion fusion = Fusion::none;
   std::shared_ptr<const Mapping> epilogue_pass;
+  // A vector stage whose first step another pass may take (a norm of X + R): fused, one instruction reads
+  // both tiles; unfused, `prologue_pass` (a map X + R -> T over every core) runs first and after a barrier
+  // this mapping's stage normalises T.
+  std::shared_ptr<const Mapping> prologue_pass;
 
   std::string order_name() const;  // "mnk"
   // The dataflow as reports name it: "ws", or the stage's name for it ("ws-direct", "rs").

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <optional>
 
 #include "arch/figures.hpp"
 #include "arch/timing/vector_timing.hpp"
@@ -80,6 +82,11 @@ std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
         op.kind_name() == std::string("layernorm") ? arch::VectorKind::layernorm : arch::VectorKind::rmsnorm;
     stage->rows_ = norm->rows, stage->cols_ = norm->cols;
     stage->eps_ = norm->eps;
+    if (norm->adds_residual()) {  // the norm of X + R: R streams beside X, added by the instruction's first
+                                  // pass
+      stage->chain_ = {arch::VecFn::add};
+      stage->y_tile_ = true;
+    }
   } else if (const auto* elementwise = op.as<ops::ElementwiseShape>()) {
     stage->kind_ = arch::VectorKind::map;
     stage->rows_ = elementwise->rows, stage->cols_ = elementwise->cols;
@@ -113,6 +120,28 @@ std::shared_ptr<const VectorStage> VectorStage::epilogue_pass(const EpilogueWork
   stage->chain_ = epilogue.chain();
   stage->y_tile_ = epilogue.tile();
   stage->y_row_ = epilogue.bias();
+  return stage;
+}
+
+bool VectorStage::norm_adds_tile() const {
+  return (kind_ == arch::VectorKind::layernorm || kind_ == arch::VectorKind::rmsnorm) && y_tile_;
+}
+
+std::shared_ptr<const VectorStage> VectorStage::norm_alone() const {
+  auto stage = std::make_shared<VectorStage>(*this);
+  stage->chain_.clear();
+  stage->y_tile_ = false;
+  return stage;
+}
+
+std::shared_ptr<const VectorStage> VectorStage::residual_add_pass() const {
+  auto stage = std::make_shared<VectorStage>();
+  stage->kind_ = arch::VectorKind::map;
+  stage->dtype_ = stage->out_dtype_ = dtype_;
+  stage->rows_ = stage->units_ = rows_;
+  stage->cols_ = cols_;
+  stage->chain_ = {arch::VecFn::add};
+  stage->y_tile_ = true;
   return stage;
 }
 
@@ -192,6 +221,25 @@ arch::VecOp VectorStage::block(int64_t first_unit, int64_t units) const {
 }
 
 Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
+  if (mapping.prologue_pass) {
+    // Unfused: the pass X + R -> T over every core, a barrier, then this stage over T: one after the other;
+    // T goes to DRAM and comes back.
+    Mapping main = mapping;
+    main.prologue_pass = nullptr;
+    Cost cost = evaluate_vector(main, spec);
+    const Cost first = evaluate_vector(*mapping.prologue_pass, spec);
+    cost.cycles += first.cycles;
+    cost.compute_cycles += first.compute_cycles;
+    cost.dma_cycles += first.dma_cycles;
+    cost.dram_cycles += first.dram_cycles;
+    cost.overhead_cycles += first.overhead_cycles;
+    for (size_t t = 0; t < cost.dram_bytes_by_tensor.size(); ++t)
+      cost.dram_bytes_by_tensor[t] += first.dram_bytes_by_tensor[t];
+    cost.dram_bytes += first.dram_bytes;
+    cost.sram_bytes += first.sram_bytes;
+    cost.energy_pj += first.energy_pj;
+    return cost;
+  }
   const VectorStage& stage = *mapping.vector_stage;
   const int64_t per_core = mapping.tile_n, block = mapping.tile_m;
   const int cores = cores_used(stage.units(), per_core);
@@ -238,14 +286,17 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   return cost;
 }
 
-SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, const arch::ArchSpec& spec,
-                           const SearchOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
+namespace {
+
+// Every legal (cores, rows per block, buffering) of `stage`, scored; the best `limit` kept. Throws InputError
+// when none fits.
+DataflowSearch search_blocks(const std::shared_ptr<const VectorStage>& stage, const arch::ArchSpec& spec,
+                             const SearchOptions& options, int64_t& evaluated,
+                             const std::function<void(Mapping&)>& complete) {
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   DataflowSearch search;
   search.stage_kind = "vector";
   search.label_text = "vec";
-  int64_t evaluated = 0;
   std::string smallest_need;
   const int64_t units = stage->units();
   // Per core: a power of two of the cores (or all of them), each taking an equal share of the units.
@@ -276,6 +327,7 @@ SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, cons
         mapping.tile_n = per_core;
         mapping.tile_m = block;
         mapping.double_buffer_inputs = mapping.double_buffer_output = double_buffer;
+        if (complete) complete(mapping);
         Candidate candidate{mapping, evaluate_vector(mapping, spec), index++};
         ++evaluated;
         ++search.legal;
@@ -294,8 +346,46 @@ SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, cons
                     smallest_need.empty() ? "no block fits the vector unit's limits" : smallest_need),
         "give the core more SRAM, or make the rows shorter");
   }
+  return search;
+}
+
+}  // namespace
+
+SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, const arch::ArchSpec& spec,
+                           const SearchOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  int64_t evaluated = 0;
   SearchResult result;
-  result.per_dataflow.push_back(std::move(search));
+  if (!stage->norm_adds_tile()) {
+    result.per_dataflow.push_back(search_blocks(stage, spec, options, evaluated, nullptr));
+  } else {
+    // A norm of X + R, searched both ways side by side: fused (one instruction reads both tiles), and
+    // unfused (the best pass X + R -> T over every core, a barrier, then the norm of T).
+    std::optional<InputError> fused_error;
+    try {
+      DataflowSearch fused = search_blocks(stage, spec, options, evaluated,
+                                           [](Mapping& mapping) { mapping.fusion = Fusion::fused; });
+      fused.fusion = Fusion::fused;
+      fused.label_text = "vec fused";
+      result.per_dataflow.push_back(std::move(fused));
+    } catch (const InputError& error) {
+      fused_error = error;  // its two input tiles may not fit where the unfused passes' do
+    }
+    try {
+      const DataflowSearch add = search_blocks(stage->residual_add_pass(), spec, options, evaluated, nullptr);
+      const auto prologue = std::make_shared<const Mapping>(add.best.front().mapping);
+      DataflowSearch unfused =
+          search_blocks(stage->norm_alone(), spec, options, evaluated, [&](Mapping& mapping) {
+            mapping.fusion = Fusion::unfused;
+            mapping.prologue_pass = prologue;
+          });
+      unfused.fusion = Fusion::unfused;
+      unfused.label_text = "vec unfused";
+      result.per_dataflow.push_back(std::move(unfused));
+    } catch (const InputError&) {
+      if (fused_error) throw *fused_error;
+    }
+  }
   result.evaluated = evaluated;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
@@ -309,24 +399,44 @@ arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapp
   // The op's tensors in its order: X, then a second input (a tile Y, or a bias row, gamma), beta, O last.
   std::vector<int> inputs;
   VectorTensors tensors;
+  int t = -1;  // an unfused norm of X + R: the sum T, an output of the program declared before O (O is last)
   for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
+    if (desc.is_output && mapping.prologue_pass) {
+      arch::TensorDecl sum = declared_tensor(desc, seed);
+      sum.name = "T";
+      t = add_tensor(program, sum);
+    }
     const int tensor = add_tensor(program, declared_tensor(desc, seed));
     (desc.is_output ? tensors.o : inputs.emplace_back()) = tensor;
   }
   tensors.x = inputs.at(0);
-  const bool y_tile = stage.y_elements(1) > 0;
-  if (y_tile) tensors.y = inputs.at(1);
-  tensors.parameters.assign(inputs.begin() + (y_tile ? 2 : 1), inputs.end());
-  append_vector_pass(program, mapping, spec, tensors, "", "", 0);
+  if (mapping.prologue_pass) {
+    // Unfused norm of X + R: X + R -> T on the first pass's cores, every store signalling each core of the
+    // norm's pass, which starts once all of them have landed and normalises T into O.
+    const int stores = append_vector_pass(program, *mapping.prologue_pass, spec,
+                                          VectorTensors{tensors.x, inputs.at(1), {}, t}, "a_", "", 0,
+                                          StoreSignal{"t_stored", mapping.split_m});
+    VectorTensors norm;
+    norm.x = t;
+    norm.parameters.assign(inputs.begin() + 2, inputs.end());
+    norm.o = tensors.o;
+    append_vector_pass(program, mapping, spec, norm, "n_", "t_stored", stores);
+  } else {
+    const bool y_tile = stage.y_elements(1) > 0;
+    if (y_tile) tensors.y = inputs.at(1);
+    tensors.parameters.assign(inputs.begin() + (y_tile ? 2 : 1), inputs.end());
+    append_vector_pass(program, mapping, spec, tensors, "", "", 0);
+  }
   std::sort(program.cores.begin(), program.cores.end(),
             [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
   program.number_semaphores_by_appearance();
   return program;
 }
 
-void append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
-                        const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
-                        int barrier_count) {
+int append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
+                       const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
+                       int barrier_count, const StoreSignal& stored) {
+  int stores = 0;
   const VectorStage& stage = *mapping.vector_stage;
   const VectorBuffers buffers = buffers_of(stage, mapping.tile_m, mapping.double_buffer_inputs, spec);
   const int nb = buffers.count;
@@ -430,13 +540,19 @@ void append_vector_pass(arch::Program& program, const Mapping& mapping, const ar
       store.sram_address = buffers.o(buffer);
       const VectorStage::Rows rows = stage.o_rows(unit, units);
       store.destination = arch::TensorRegion{tensors.o, rows.first, rows.count, 0, stage.cols()};
-      list.push_back(instruction(
-          store_queue, store, {arch::SemaphoreWait{semaphore(fmt::format("o_full[{}]", buffer)), 1}},
-          reused ? std::vector<arch::SemaphoreRef>{semaphore(fmt::format("o_free[{}]", buffer))}
-                 : std::vector<arch::SemaphoreRef>{}));
+      std::vector<arch::SemaphoreRef> store_signals;
+      if (reused) store_signals.push_back(semaphore(fmt::format("o_free[{}]", buffer)));
+      for (int other = 0; other < stored.cores; ++other)
+        store_signals.push_back(
+            arch::SemaphoreRef{program.semaphore_id(stored.name), other == core ? arch::kSameCore : other});
+      ++stores;
+      list.push_back(instruction(store_queue, store,
+                                 {arch::SemaphoreWait{semaphore(fmt::format("o_full[{}]", buffer)), 1}},
+                                 std::move(store_signals)));
       if (t + nb < blocks.size()) emit_load(t + nb);
     }
   }
+  return stores;
 }
 
 }  // namespace tessera::mapper

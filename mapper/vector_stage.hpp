@@ -28,6 +28,11 @@ class VectorStage {
   // The unfused pass of a contraction's epilogue over its stored output (mapper/epilogue_work.hpp): a map of
   // its chain over the output's rows, reading the residual tile and the bias row where the chain has them.
   static std::shared_ptr<const VectorStage> epilogue_pass(const EpilogueWork& epilogue);
+  // A norm of X + R (norm_adds_tile): the same norm of one tile, and the pass X + R -> T before it (its
+  // unfused form).
+  bool norm_adds_tile() const;
+  std::shared_ptr<const VectorStage> norm_alone() const;
+  std::shared_ptr<const VectorStage> residual_add_pass() const;
 
   arch::VectorKind kind() const { return kind_; }
   // What one block of `units` row units does (pool: units are output image rows; else rows of the tile).
@@ -83,9 +88,15 @@ struct VectorTensors {
 };
 // Appends a vector stage's instructions to the cores of `program` (after what they already run), its
 // semaphores named with `prefix`. With a `barrier` count, each core's first load waits for that many signals
-// of the barrier semaphore (its name without prefix) on its own core.
-void append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
-                        const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
-                        int barrier_count);
+// of the barrier semaphore (its name without prefix) on its own core. With `stored` (a name and a core
+// count), every store signals that semaphore on each of those cores: the barrier of a pass after this one.
+// Returns the stores appended.
+struct StoreSignal {
+  std::string name;
+  int cores = 0;
+};
+int append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
+                       const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
+                       int barrier_count, const StoreSignal& stored = {});
 
 }  // namespace tessera::mapper

@@ -13,8 +13,10 @@ class IdentityWriter : public FieldVisitor {
     add(name, FieldValue::Type::integer).number = value;
   }
   void choice(const char* name, int& index, const std::vector<std::string>& names,
-              std::optional<int>) override {
-    add(name, FieldValue::Type::choice).choice = names.at(static_cast<size_t>(index));
+              std::optional<int> fallback) override {
+    FieldValue& field = add(name, FieldValue::Type::choice);
+    field.choice = names.at(static_cast<size_t>(index));
+    field.is_default = fallback == index;
   }
   void real(const char* name, double& value, RealRule, std::optional<double>) override {
     add(name, FieldValue::Type::real).real = value;

@@ -73,6 +73,8 @@ struct FieldValue {
   int64_t number = 0;
   double real = 0;
   std::string choice;  // a choice's name; a list's names joined by '+' ("bias+gelu"; "" when empty)
+  // A choice at its default: what a record made before the field existed computed (not part of equality).
+  bool is_default = false;
   bool is_choice() const { return type == Type::choice; }
   bool is_integer() const { return type == Type::integer; }
   // As the runner's --op and a tile program's op line write it: one word, no commas.

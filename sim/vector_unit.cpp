@@ -52,6 +52,8 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
   const bool one_per_row = o_cols == 1 && op.cols != 1;
   std::fill(bank_words_.begin(), bank_words_.end(), 0);
   Fabric& fabric = machine_.fabric;
+  // The passes' input reads count the tile at y too (the same size): its words are booked on its own below.
+  if (op.uses_y()) x_reads -= 1;
   fabric.count_bank_words(op.x_address, x_rows, op.cols * element,
                           packed_or(op.x_pitch_bytes, op.cols * element),
                           passes_over(x_reads, work_elements, x_rows * op.cols), bank_words_);
@@ -122,14 +124,26 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
     case arch::VectorKind::rmsnorm: {
       const std::vector<float> gamma =
           ops::read_tile(op.dtype, sram + op.g_address, op.cols * element, 1, op.cols);
-      out.resize(x.size());
+      std::vector<float> input = x;
+      if (op.norm_adds_y()) {
+        // X + Y, kept in the output tile by the first pass and read back by the others: rounded to its type.
+        const std::vector<float> y = ops::read_tile(
+            op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element), op.rows, op.cols);
+        for (size_t i = 0; i < input.size(); ++i) input[i] += y[i];
+        const int64_t out_element = size_bytes(op.out_dtype);
+        std::vector<uint8_t> stored(static_cast<size_t>(op.rows * op.cols * out_element));
+        ops::write_tile(op.out_dtype, input, stored.data(), op.cols * out_element, op.rows, op.cols);
+        input = ops::read_tile(op.out_dtype, stored.data(), op.cols * out_element, op.rows, op.cols);
+      }
+      out.resize(input.size());
       if (op.kind == arch::VectorKind::layernorm) {
         const std::vector<float> beta =
             ops::read_tile(op.dtype, sram + op.b_address, op.cols * element, 1, op.cols);
-        ops::layernorm_rows(x.data(), gamma.data(), beta.data(), out.data(), op.rows, op.cols,
+        ops::layernorm_rows(input.data(), gamma.data(), beta.data(), out.data(), op.rows, op.cols,
                             static_cast<float>(op.eps));
       } else {
-        ops::rmsnorm_rows(x.data(), gamma.data(), out.data(), op.rows, op.cols, static_cast<float>(op.eps));
+        ops::rmsnorm_rows(input.data(), gamma.data(), out.data(), op.rows, op.cols,
+                          static_cast<float>(op.eps));
       }
       break;
     }

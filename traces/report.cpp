@@ -306,18 +306,21 @@ std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
     return fmt::format("a tie: {} cycles more (within 0.5%)", loser.cycles - winner.cycles);
   std::string text = fmt::format("{:.2f}x the cycles",
                                  winner.cycles > 0 ? static_cast<double>(loser.cycles) / winner.cycles : 0.0);
+  // A vector op's PE arrays have no work: their waits say nothing of why it lost.
+  const bool pe_work = loser.pe_utilization > 0 || winner.pe_utilization > 0;
   for (const auto& [cause, what] : kWhat)
-    if (cause == worst)
+    if (cause == worst && pe_work)
       text += fmt::format(": its PE arrays {} {:.0f}% of the time (winner {:.0f}%)", what, 100 * loser_share,
                           100 * winner_share);
   if (winner.dram_bytes > 0 && loser.dram_bytes > 1.15 * winner.dram_bytes)
     text +=
         fmt::format("; {:.2f}x the DRAM traffic", static_cast<double>(loser.dram_bytes) / winner.dram_bytes);
   if (!loser.fusion.empty() && loser.fusion != winner.fusion)
-    text += fmt::format(
-        "; {} epilogue: {} MB of DRAM and {} MB of SRAM traffic (the {} winner {} and {})", loser.fusion,
-        megabytes(loser.dram_bytes), megabytes(loser.sram_read_bytes + loser.sram_write_bytes), winner.fusion,
-        megabytes(winner.dram_bytes), megabytes(winner.sram_read_bytes + winner.sram_write_bytes));
+    text += fmt::format("; {}{}: {} MB of DRAM and {} MB of SRAM traffic (the {} winner {} and {})",
+                        loser.fusion, pe_work ? " epilogue" : "", megabytes(loser.dram_bytes),
+                        megabytes(loser.sram_read_bytes + loser.sram_write_bytes), winner.fusion,
+                        megabytes(winner.dram_bytes),
+                        megabytes(winner.sram_read_bytes + winner.sram_write_bytes));
   if (loser.pe_utilization > 0 && loser.mapping.edge_waste > winner.mapping.edge_waste + 0.05)
     text +=
         fmt::format("; {:.0f}% of its PE slots idle on ragged edge folds", 100 * loser.mapping.edge_waste);

@@ -18,7 +18,8 @@ constexpr const char* kVecSyntax =
     "rows=R cols=C dtype=DT [out=DT] [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] "
     "[b=ADDR]; "
     "softmax: "
-    "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E; rmsnorm: g=ADDR eps=E; or pool x=ADDR "
+    "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR "
+    "eps=E [fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR "
     "o=ADDR "
     "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg";
 
@@ -91,6 +92,9 @@ uint32_t allowed_of(VectorKind kind) {
       return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift);
     case VectorKind::pool:
       return required_of(kind) | pitches | bit(key_stride) | bit(key_pad_top) | bit(key_pad_left);
+    case VectorKind::layernorm:
+    case VectorKind::rmsnorm:  // fn=add: the tile at y added to X before normalising (a residual)
+      return required_of(kind) | pitches | bit(key_fn) | bit(key_y) | bit(key_y_pitch);
     default:
       return required_of(kind) | pitches;
   }
@@ -136,7 +140,12 @@ bool reads_tile(VecFn fn) {
 }  // namespace
 
 bool VecOp::uses_y() const {
-  return kind == VectorKind::map && std::any_of(chain.begin(), chain.end(), reads_tile);
+  return (kind == VectorKind::map || norm_adds_y()) && std::any_of(chain.begin(), chain.end(), reads_tile);
+}
+
+bool VecOp::norm_adds_y() const {
+  return (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) &&
+         chain == std::vector<VecFn>{VecFn::add};
 }
 
 bool VecOp::uses_b() const {
@@ -158,6 +167,7 @@ VectorWork VecOp::work() const {
     work.map_tile_operands = uses_y() ? 1 : 0;
     work.map_row_operands = uses_b() ? 1 : 0;
   }
+  work.norm_adds_tile = norm_adds_y();
   work.softmax_extra_simple_ops = (scale != 1.0 ? 1 : 0) + (causal_shift != kNoCausalMask ? 1 : 0);
   work.pool_window = r * s;
   work.pool_average = average;
@@ -275,6 +285,12 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
   }
   in.require_options(option_names(), given, required_of(op.kind), operation_column, operation, kVecSyntax);
   if ((given & bit(key_out)) == 0) op.out_dtype = op.dtype;
+  if ((op.kind == VectorKind::layernorm || op.kind == VectorKind::rmsnorm) &&
+      ((given & bit(key_fn)) != 0) != ((given & bit(key_y)) != 0))
+    in.fail(operation_column,
+            fmt::format("{} takes fn=add and y=ADDR together (the tile at y added to X before normalising)",
+                        operation),
+            kVecSyntax);
   if (op.kind == VectorKind::pool) op.rows = op.e * op.q;
   return op;
 }
@@ -299,6 +315,7 @@ void VecOp::write(LineWriter& out) const {
   if (kind == VectorKind::softmax && scale != 1.0) out.put(" scale={}", scale);
   if (kind == VectorKind::softmax && causal_shift != kNoCausalMask) out.put(" causal_shift={}", causal_shift);
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" eps={}", eps);
+  if (norm_adds_y()) out.put(" fn=add");
   if (kind == VectorKind::pool) {
     out.put(" ih={} iw={} e={} q={} r={} s={}", ih, iw, e, q, r, s);
     if (stride != 1) out.put(" stride={}", stride);
@@ -324,6 +341,9 @@ void VecOp::check(const InstructionChecks& checks) const {
       checks.fail("a chain adds the bias row at b in at most one step",
                   "split the chain into two vec map instructions");
   }
+  if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !chain.empty() && !norm_adds_y())
+    checks.fail(fmt::format("a {}'s fn= is add (the tile at y added to X before normalising), nothing else",
+                            name_of(kind)));
   if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !(eps > 0 && std::isfinite(eps)))
     checks.fail(fmt::format("eps must be a positive number, got {}", eps));
   if (kind == VectorKind::softmax && !(scale > 0 && std::isfinite(scale)))

@@ -42,7 +42,7 @@ struct VecOp {
   uint64_t x_address = 0, y_address = 0, g_address = 0, b_address = 0, o_address = 0;
   int64_t x_pitch_bytes = 0, y_pitch_bytes = 0, o_pitch_bytes = 0;
   int64_t rows = 0, cols = 0;
-  std::vector<VecFn> chain;              // map
+  std::vector<VecFn> chain;              // map; layernorm and rmsnorm: {add} to add the tile at y first
   double scale = 1.0;                    // softmax: of the logits
   int64_t causal_shift = kNoCausalMask;  // softmax: row i sees columns 0 .. i + causal_shift
   double eps = 0;                        // layernorm, rmsnorm
@@ -50,8 +50,9 @@ struct VecOp {
   int64_t ih = 0, iw = 0, e = 0, q = 0, r = 1, s = 1, stride = 1, pad_top = 0, pad_left = 0;
   bool average = false;
 
-  bool uses_y() const;  // a map with a step that reads the tile at y (add, mul, swiglu)
-  bool uses_b() const;  // a layernorm (beta), or a map with a bias step (the row at b)
+  bool uses_y() const;       // a map with a step that reads the tile at y (add, mul, swiglu), or norm_adds_y
+  bool norm_adds_y() const;  // a layernorm or rmsnorm of X + Y (fn=add: a residual added first)
+  bool uses_b() const;       // a layernorm (beta), or a map with a bias step (the row at b)
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
   bool operator==(const VecOp& other) const;

@@ -201,7 +201,8 @@ VectorPasses vector_passes(const VectorWork& work) {
       break;
     }
     case VectorKind::layernorm: {
-      VectorPass sum = simple_pass("row sum (mean)", 1);
+      VectorPass sum = simple_pass(work.norm_adds_tile ? "x + y kept in o, row sum (mean)" : "row sum (mean)",
+                                   work.norm_adds_tile ? 2 : 1);
       sum.reduces = true;
       add(sum);
       VectorPass deviations = simple_pass("row sum of squared deviations (variance)", 3);  // sub, mul, add
@@ -217,7 +218,9 @@ VectorPasses vector_passes(const VectorWork& work) {
       break;
     }
     case VectorKind::rmsnorm: {
-      VectorPass squares = simple_pass("row sum of squares", 2);  // mul, add
+      VectorPass squares =
+          simple_pass(work.norm_adds_tile ? "x + y kept in o, row sum of squares" : "row sum of squares",
+                      work.norm_adds_tile ? 3 : 2);  // [add,] mul, add
       squares.reduces = true;
       add(squares);
       VectorPass normalise = simple_pass("x * rstd * gamma", 2);  // mul, mul
@@ -235,6 +238,16 @@ VectorPasses vector_passes(const VectorWork& work) {
       window.output_writes = 1;
       add(window);
       break;
+    }
+  }
+  // A norm of X + Y: the first pass reads both and writes their sum into the output tile; every later pass
+  // reads that sum back instead of X (the unit holds no tile).
+  if (work.norm_adds_tile && (work.kind == VectorKind::layernorm || work.kind == VectorKind::rmsnorm)) {
+    passes.pass[0].input_reads = 2;
+    passes.pass[0].output_writes = 1;
+    for (int p = 1; p < passes.count; ++p) {
+      passes.pass[p].input_reads = 0;
+      passes.pass[p].output_reads = 1;
     }
   }
   return passes;

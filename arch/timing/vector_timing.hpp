@@ -29,6 +29,9 @@ struct VectorWork {
   // up projection of a SwiGLU), and 1 x cols rows read again for every row (a bias).
   int64_t map_tile_operands = 0;
   int64_t map_row_operands = 0;
+  // layernorm, rmsnorm: normalise X + Y (a residual added first): the first pass reads Y too, adds it and
+  // keeps the sum in the output tile, which the later passes read instead of X.
+  bool norm_adds_tile = false;
   // softmax: simple ops added to the exp pass per element: 1 for a scale (mul), 1 for a causal mask (select).
   int64_t softmax_extra_simple_ops = 0;
   // pool: rows are output pixels, cols channels; each output reads a window of r*s inputs.

@@ -21,8 +21,9 @@ struct ConvShape {
   int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }  // output width
   int64_t group_c() const { return c / groups; }
   int64_t group_k() const { return k / groups; }
-  // Per group, the implicit GEMM: m = n*p*q output pixels, n = k/groups filters, k = r*s*c/groups taps.
-  GemmShape group_gemm() const { return GemmShape{n * p() * q(), group_k(), r * s * group_c()}; }
+  // Per group, the implicit GEMM: m = n*p*q output pixels, n = k/groups filters, k = r*s*c/groups taps
+  // (without the conv's epilogue, which applies to the whole output).
+  GemmShape group_gemm() const { return GemmShape{n * p() * q(), group_k(), r * s * group_c(), Epilogue{}}; }
 };
 
 std::unique_ptr<OpKind> make_conv2d_kind();

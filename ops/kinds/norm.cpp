@@ -12,6 +12,11 @@ namespace tessera::ops {
 
 namespace {
 
+const std::vector<std::string>& residual_names() {
+  static const std::vector<std::string> names = {"false", "true"};
+  return names;
+}
+
 // The two norms differ in their fields' defaults, their tensors (rmsnorm has no beta) and their formula.
 template <bool kLayer>
 class NormKind : public OpKindOf<NormShape> {
@@ -22,8 +27,11 @@ class NormKind : public OpKindOf<NormShape> {
   std::vector<TensorDesc> tensors(const Op& op) const override {
     const NormShape& norm = *op.as<NormShape>();
     const auto index = static_cast<uint32_t>(op.index);
-    std::vector<TensorDesc> tensors = {{"X", op.dtype, norm.rows, norm.cols, tensor_id(index, 0), false},
-                                       {"G", op.dtype, 1, norm.cols, tensor_id(index, 1), false}};
+    // X, the residual R (a second tile: the vector stage reads it beside X), gamma, beta, O.
+    std::vector<TensorDesc> tensors = {{"X", op.dtype, norm.rows, norm.cols, tensor_id(index, 0), false}};
+    if (norm.adds_residual())
+      tensors.push_back({"R", op.dtype, norm.rows, norm.cols, tensor_id(index, 3), false});
+    tensors.push_back({"G", op.dtype, 1, norm.cols, tensor_id(index, 1), false});
     if (kLayer) tensors.push_back({"B", op.dtype, 1, norm.cols, tensor_id(index, 2), false});
     tensors.push_back({"O", op.dtype, norm.rows, norm.cols, 0, true});
     return tensors;
@@ -32,23 +40,25 @@ class NormKind : public OpKindOf<NormShape> {
   // In float64, independently of the vector unit's fp32 kernels.
   std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs, int) const override {
     const NormShape& norm = *op.as<NormShape>();
-    const HostTensor &x = inputs.at(0), &gamma = inputs.at(1);
+    const size_t first_parameter = norm.adds_residual() ? 2 : 1;
+    const HostTensor &x = inputs.at(0), &gamma = inputs.at(first_parameter);
     const int64_t cols = norm.cols;
+    auto input = [&](int64_t i) { return x.value(i) + (norm.adds_residual() ? inputs.at(1).value(i) : 0.0); };
     std::vector<double> out(static_cast<size_t>(norm.rows * cols));
     for (int64_t row = 0; row < norm.rows; ++row) {
       double mean = 0, squares = 0;
       if (kLayer) {
-        for (int64_t col = 0; col < cols; ++col) mean += x.value(row * cols + col);
+        for (int64_t col = 0; col < cols; ++col) mean += input(row * cols + col);
         mean /= static_cast<double>(cols);
       }
       for (int64_t col = 0; col < cols; ++col) {
-        const double centred = x.value(row * cols + col) - mean;
+        const double centred = input(row * cols + col) - mean;
         squares += centred * centred;
       }
       const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(cols) + norm.eps);
       for (int64_t col = 0; col < cols; ++col) {
-        double value = (x.value(row * cols + col) - mean) * rstd * gamma.value(col);
-        if (kLayer) value += inputs.at(2).value(col);
+        double value = (input(row * cols + col) - mean) * rstd * gamma.value(col);
+        if (kLayer) value += inputs.at(first_parameter + 1).value(col);
         out[static_cast<size_t>(row * cols + col)] = value;
       }
     }
@@ -61,9 +71,11 @@ class NormKind : public OpKindOf<NormShape> {
     visitor.integer("cols", norm.cols, IntegerRule::positive, std::nullopt);
     // The usual defaults: PyTorch's LayerNorm 1e-5, Llama's RMSNorm 1e-6.
     visitor.real("eps", norm.eps, RealRule::positive, kLayer ? 1e-5 : 1e-6);
+    visit_choice(visitor, "residual", norm.input, residual_names(), std::optional<NormInput>(NormInput::x));
   }
   std::string text_of(const NormShape& norm) const override {
-    return fmt::format("{}x{} eps {}", norm.rows, norm.cols, norm.eps);
+    return fmt::format("{}x{} eps {}{}", norm.rows, norm.cols, norm.eps,
+                       norm.adds_residual() ? " +residual" : "");
   }
   int64_t macs_of(const NormShape&) const override { return 0; }
 };

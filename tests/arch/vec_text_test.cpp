@@ -27,6 +27,8 @@ const std::vector<std::string> kLines = {
     "  vec softmax x=0x0 o=0x800 rows=16 cols=64 dtype=bf16 scale=0.125 causal_shift=-3",
     "  vec layernorm x=0x0 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-05",
     "  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-06",
+    "  vec layernorm x=0x0 y=0x2000 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-05 fn=add",
+    "  vec rmsnorm x=0x0 y=0x2000 g=0x4000 o=0x800 rows=16 cols=64 dtype=fp16 y_pitch=256 eps=1e-06 fn=add",
     "  vec pool x=0x0 o=0x8000 cols=16 dtype=bf16 out=fp32 ih=5 iw=11 e=3 q=6 r=3 s=3 stride=2 pad_top=1 "
     "pad_left=1 mode=max",
 };
@@ -91,8 +93,20 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
       "v.tprog:5:56: core 0,0 vec #0: vec softmax takes no fn=\n  hint: a vector instruction is written: "
       "map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR rows=R cols=C dtype=DT [out=DT] "
       "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR]; softmax: [scale=S] "
-      "[causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E; rmsnorm: g=ADDR eps=E; or pool x=ADDR o=ADDR "
+      "[causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR eps=E "
+      "[fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR o=ADDR "
       "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg");
+  // A norm of X + Y names both options; fn= is add and nothing else.
+  const std::string together =
+      error_of("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-6 fn=add");
+  EXPECT_EQ(
+      together.substr(0, together.find('\n')),
+      "v.tprog:5:7: core 0,0 vec #0: vec rmsnorm takes fn=add and y=ADDR together (the tile at y added to X "
+      "before normalising)");
+  EXPECT_EQ(check_error("  vec layernorm x=0x0 y=0x2000 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 "
+                        "eps=1e-5 fn=relu"),
+            "v.tprog:5: core 0,0 vec #0: a layernorm's fn= is add (the tile at y added to X before "
+            "normalising), nothing else");
   EXPECT_EQ(
       error_of("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+gleu"),
       "v.tprog:5:59: core 0,0 vec #0: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu or "

@@ -58,6 +58,13 @@ VectorWork pool_work(int64_t rows, int64_t cols, int64_t window, bool average) {
   return work;
 }
 
+// A norm of X + Y (a residual added first).
+VectorWork norm_plus_tile_work(VectorKind kind) {
+  VectorWork work = make_work(kind, 1, 1);
+  work.norm_adds_tile = true;
+  return work;
+}
+
 std::string describe(const VectorSpec& spec, const VectorWork& work) {
   std::ostringstream out;
   out << name_of(work.kind) << " rows " << work.rows << " cols " << work.cols;
@@ -250,6 +257,11 @@ TEST(VectorPasses, EachKindHasThePassesOfTheDocument) {
   // mul, add; mul, mul after rsqrt
   expect_passes(make_work(VectorKind::rmsnorm, 1, 1),
                 {{2, 0, true, false, false}, {2, 0, false, true, true}});
+  // of x + y: the add before the first pass's ops
+  expect_passes(norm_plus_tile_work(VectorKind::layernorm),
+                {{2, 0, true, false, false}, {3, 0, true, true, false}, {4, 0, false, true, true}});
+  expect_passes(norm_plus_tile_work(VectorKind::rmsnorm),
+                {{3, 0, true, false, false}, {2, 0, false, true, true}});
   expect_passes(pool_work(1, 1, 9, false), {{9, 0, false, false, false}});  // 3x3 max
   expect_passes(pool_work(1, 1, 4, true), {{5, 0, false, false, false}});   // 2x2 average: 4 adds, 1 mul
 }
@@ -387,6 +399,8 @@ const std::vector<KindCase>& kind_cases() {
       {"softmax_scaled_masked", softmax_work(1, 1, 2)},
       {"layernorm", make_work(VectorKind::layernorm, 1, 1)},
       {"rmsnorm", make_work(VectorKind::rmsnorm, 1, 1)},
+      {"layernorm_of_x_plus_y", norm_plus_tile_work(VectorKind::layernorm)},
+      {"rmsnorm_of_x_plus_y", norm_plus_tile_work(VectorKind::rmsnorm)},
       {"pool_max_3x3", pool_work(1, 1, 9, false)},
       {"pool_avg_2x2", pool_work(1, 1, 4, true)},
   };
@@ -458,6 +472,7 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   work.softmax_extra_simple_ops = uniform(0, 3);
   work.pool_window = uniform(1, 12);
   work.pool_average = uniform(0, 1) == 1;
+  work.norm_adds_tile = uniform(0, 1) == 1;
   return {spec, work};
 }
 
@@ -494,6 +509,20 @@ TEST(VectorSramTraffic, EachPassReadsAndWritesItsTilesHandComputed) {
       {make_work(VectorKind::layernorm, 4, 10), {{80, 0}, {80, 0}, {400, 80}}},
       // last pass: x and gamma: 80 + 40 x 4 = 240
       {make_work(VectorKind::rmsnorm, 4, 10), {{80, 0}, {240, 80}}},
+      // of x + y: the first pass reads x and y and writes their sum into the output tile; the later passes
+      // read the sum back instead of x (same sizes: bf16 storage)
+      {[] {
+         VectorWork work = make_work(VectorKind::layernorm, 4, 10);
+         work.norm_adds_tile = true;
+         return work;
+       }(),
+       {{160, 80}, {80, 0}, {400, 80}}},
+      {[] {
+         VectorWork work = make_work(VectorKind::rmsnorm, 4, 10);
+         work.norm_adds_tile = true;
+         return work;
+       }(),
+       {{160, 80}, {240, 80}}},
       // each of the 40 outputs reads its 3x3 window: 40 x 9 x 2 B = 720
       {pool_work(4, 10, 9, false), {{720, 80}}},
       {pool_work(4, 10, 4, true), {{320, 80}}},

@@ -10,6 +10,7 @@
 #include "mapper/lowering.hpp"
 #include "mapper/search.hpp"
 #include "mapper/vector_stage.hpp"
+#include "ops/kinds/norm.hpp"
 #include "ops/workload.hpp"
 #include "sim/machine.hpp"
 
@@ -24,6 +25,8 @@ ops:
   - {name: causal, kind: softmax, rows: 24, cols: 64, causal: true, dtype: fp32}
   - {name: ln, kind: layernorm, rows: 33, cols: 96, dtype: fp16}
   - {name: rms, kind: rmsnorm, rows: 20, cols: 257, dtype: bf16}
+  - {name: add_ln, kind: layernorm, rows: 40, cols: 768, residual: true, dtype: bf16}
+  - {name: add_rms, kind: rmsnorm, rows: 9, cols: 130, residual: true, eps: 1.0e-5, dtype: fp32}
   - {name: gelu, kind: elementwise, rows: 19, cols: 100, fn: gelu, dtype: bf16}
   - {name: gelu_tanh, kind: elementwise, rows: 5, cols: 64, fn: gelu_tanh, dtype: fp32}
   - {name: silu, kind: elementwise, rows: 9, cols: 48, fn: silu, dtype: bf16}
@@ -50,25 +53,35 @@ void run_every_candidate(const std::string& machine_name) {
     options.dataflows = spec.core.pe_array.dataflows;
     options.keep_per_dataflow = 6;
     const mapper::SearchResult search = mapper::search_op(op, spec, options);
-    ASSERT_EQ(search.per_dataflow.size(), 1u) << op.name;
-    EXPECT_EQ(search.per_dataflow[0].label(), "vec");
-    ASSERT_GE(search.per_dataflow[0].best.size(), 2u) << op.name;
-    for (const mapper::Candidate& candidate : search.per_dataflow[0].best) {
-      const arch::Program program = mapper::lower(op, workload.seed, candidate.mapping, spec, op.name);
-      sim::RunResult result;
-      ASSERT_NO_THROW(result = machine.run(program, sim::RunOptions{}))
-          << op.name << " " << candidate.mapping.describe();
-      std::string detail;
-      EXPECT_TRUE(output_matches_reference(op, workload.seed, result, &detail))
-          << machine_name << " " << op.name << " " << candidate.mapping.describe() << ": " << detail;
-      // The cost model's DRAM bytes are the program's.
-      EXPECT_EQ(candidate.cost.dram_bytes, result.traffic.dram_read_bytes + result.traffic.dram_write_bytes)
-          << op.name << " " << candidate.mapping.describe();
-      // Every unit's busy cycles and bubbles add up to the run's.
-      for (const sim::UnitResult& unit : result.units) {
-        int64_t sum = 0;
-        for (int64_t cycles : unit.cycles) sum += cycles;
-        EXPECT_EQ(sum, result.cycles) << unit.name;
+    // A norm of X + R is searched fused and unfused side by side; every other vector op one way.
+    const auto* norm = op.as<ops::NormShape>();
+    const bool chain = norm && norm->adds_residual();
+    std::vector<std::string> labels;
+    for (const mapper::DataflowSearch& row : search.per_dataflow) labels.push_back(row.label());
+    const std::vector<std::string> expected =
+        chain ? std::vector<std::string>{"vec fused", "vec unfused"} : std::vector<std::string>{"vec"};
+    EXPECT_EQ(labels, expected) << op.name;
+    for (const mapper::DataflowSearch& row : search.per_dataflow) {
+      ASSERT_GE(row.best.size(), 2u) << op.name;
+      for (const mapper::Candidate& candidate : row.best) {
+        EXPECT_EQ(candidate.mapping.fusion, row.fusion);
+        EXPECT_EQ(candidate.mapping.prologue_pass != nullptr, row.fusion == mapper::Fusion::unfused);
+        const arch::Program program = mapper::lower(op, workload.seed, candidate.mapping, spec, op.name);
+        sim::RunResult result;
+        ASSERT_NO_THROW(result = machine.run(program, sim::RunOptions{}))
+            << op.name << " " << candidate.mapping.describe();
+        std::string detail;
+        EXPECT_TRUE(output_matches_reference(op, workload.seed, result, &detail))
+            << machine_name << " " << op.name << " " << candidate.mapping.describe() << ": " << detail;
+        // The cost model's DRAM bytes are the program's.
+        EXPECT_EQ(candidate.cost.dram_bytes, result.traffic.dram_read_bytes + result.traffic.dram_write_bytes)
+            << op.name << " " << candidate.mapping.describe();
+        // Every unit's busy cycles and bubbles add up to the run's.
+        for (const sim::UnitResult& unit : result.units) {
+          int64_t sum = 0;
+          for (int64_t cycles : unit.cycles) sum += cycles;
+          EXPECT_EQ(sum, result.cycles) << unit.name;
+        }
       }
     }
   }

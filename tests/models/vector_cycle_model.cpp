@@ -134,6 +134,13 @@ std::vector<ModelPass> passes_of(const VectorWork& work) {
       break;
     }
   }
+  // A norm of X + Y: its first pass adds the tile at y first and keeps the sum in the output tile; the pass
+  // after it reads that sum back (and the normalising pass of a layernorm, after the variance, too).
+  if (work.norm_adds_tile && (work.kind == VectorKind::layernorm || work.kind == VectorKind::rmsnorm)) {
+    passes.front().chain.insert(passes.front().chain.begin(), simple("add y"));
+    passes.front().writes_tile = true;
+    passes[1].chain.front().reads_previous_tile = true;
+  }
   return passes;
 }
 
