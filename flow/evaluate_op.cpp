@@ -56,8 +56,9 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   outcome.record.dtype = name_of(op.dtype);
   outcome.record.macs = op.macs();
   if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows); !stages.mapped()) {
-    outcome.record.not_simulated = fmt::format("{}: a {} is not lowered or timed (its output is not checked)",
-                                               stages.not_mapped, op.kind_name());
+    outcome.record.not_simulated =
+        fmt::format("{}: this {} op is not lowered or timed (its output is not checked)", stages.not_mapped,
+                    op.kind_name());
     // The GPU's time for it is still worth showing next to the layers that are simulated.
     const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
     outcome.record.gpu = gpu.comparisons;

@@ -13,6 +13,8 @@ OpStages fc_stages(const ops::Op& op, const arch::ArchSpec& spec,
                    const std::vector<arch::Dataflow>& dataflows);
 OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,
                        const std::vector<arch::Dataflow>& dataflows);
+OpStages attention_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                          const std::vector<arch::Dataflow>& dataflows);
 // pool and the other vector kinds.
 OpStages vector_work_stages(const ops::Op& op, const arch::ArchSpec& spec,
                             const std::vector<arch::Dataflow>& dataflows);

@@ -1,5 +1,6 @@
 // The op kinds tessera ships, one line each: a new kind is its file in ops/kinds/ and a line here. The order
 // is the order workload errors list the kinds in.
+#include "ops/kinds/attention.hpp"
 #include "ops/kinds/conv2d.hpp"
 #include "ops/kinds/elementwise.hpp"
 #include "ops/kinds/fc.hpp"
@@ -20,6 +21,7 @@ void register_builtins(OpRegistry& registry) {
   registry.add(make_layernorm_kind());
   registry.add(make_rmsnorm_kind());
   registry.add(make_elementwise_kind());
+  registry.add(make_attention_kind());
 }
 
 }  // namespace tessera::ops

@@ -1,0 +1,149 @@
+#include "ops/kinds/attention.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ops/input_generator.hpp"
+#include "ops/kinds/vector_shape.hpp"
+#include "ops/op.hpp"
+
+namespace tessera::ops {
+
+namespace {
+
+const std::vector<std::string>& mask_names() {
+  static const std::vector<std::string> names = {"false", "true"};
+  return names;
+}
+
+// Sizes past which the float64 reference's work (batch * heads * seq_q * seq_kv * head_dim) is not worth
+// checking element by element, and a tensor's rows overflow the simulator's limits.
+constexpr int64_t kMaxDimension = int64_t{1} << 24;
+
+class AttentionKind : public OpKindOf<AttentionShape> {
+ public:
+  const char* name() const override { return "attention"; }
+  const std::vector<std::string>& dtype_names() const override { return float_dtype_names(); }
+
+  std::vector<TensorDesc> tensors(const Op& op) const override {
+    const AttentionShape& a = *op.as<AttentionShape>();
+    const auto index = static_cast<uint32_t>(op.index);
+    const int64_t q_rows = a.batch * a.heads * a.seq_q, kv_rows = a.batch * a.kv_heads * a.seq_kv;
+    return {{"Q", op.dtype, q_rows, a.head_dim, tensor_id(index, 0), false},
+            {"K", op.dtype, kv_rows, a.head_dim, tensor_id(index, 1), false},
+            {"V", op.dtype, kv_rows, a.head_dim, tensor_id(index, 2), false},
+            {"O", op.dtype, q_rows, a.head_dim, 0, true}};
+  }
+
+  // In float64: each query's scores, their softmax (the row max subtracted), the weighted sum of V.
+  std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs, int) const override {
+    const AttentionShape& a = *op.as<AttentionShape>();
+    const HostTensor &q = inputs.at(0), &k = inputs.at(1), &v = inputs.at(2);
+    const int64_t d = a.head_dim;
+    const double scale = a.effective_scale();
+    std::vector<double> out(static_cast<size_t>(a.batch * a.heads * a.seq_q * d), 0.0);
+    std::vector<double> scores(static_cast<size_t>(a.seq_kv));
+    for (int64_t b = 0; b < a.batch; ++b)
+      for (int64_t h = 0; h < a.heads; ++h) {
+        const int64_t kv_head = h / a.group();
+        const int64_t q_base = (b * a.heads + h) * a.seq_q, kv_base = (b * a.kv_heads + kv_head) * a.seq_kv;
+        for (int64_t i = 0; i < a.seq_q; ++i) {
+          const int64_t seen = a.visible_keys(i);
+          double maximum = -std::numeric_limits<double>::infinity();
+          for (int64_t j = 0; j < seen; ++j) {
+            double dot = 0;
+            for (int64_t c = 0; c < d; ++c)
+              dot += q.value((q_base + i) * d + c) * k.value((kv_base + j) * d + c);
+            scores[static_cast<size_t>(j)] = scale * dot;
+            maximum = std::max(maximum, scale * dot);
+          }
+          double sum = 0;
+          for (int64_t j = 0; j < seen; ++j) {
+            scores[static_cast<size_t>(j)] = std::exp(scores[static_cast<size_t>(j)] - maximum);
+            sum += scores[static_cast<size_t>(j)];
+          }
+          double* row = out.data() + (q_base + i) * d;
+          for (int64_t j = 0; j < seen; ++j)
+            for (int64_t c = 0; c < d; ++c)
+              row[c] += scores[static_cast<size_t>(j)] / sum * v.value((kv_base + j) * d + c);
+        }
+      }
+    return out;
+  }
+
+ protected:
+  void visit_fields(AttentionShape& a, FieldVisitor& visitor) const override {
+    visitor.integer("batch", a.batch, IntegerRule::positive, 1);
+    visitor.integer("heads", a.heads, IntegerRule::positive, std::nullopt);
+    visitor.integer("kv_heads", a.kv_heads, IntegerRule::positive, std::nullopt);
+    visitor.integer("seq_q", a.seq_q, IntegerRule::positive, std::nullopt);
+    visitor.integer("seq_kv", a.seq_kv, IntegerRule::positive, std::nullopt);
+    visitor.integer("head_dim", a.head_dim, IntegerRule::positive, std::nullopt);
+    visit_choice(visitor, "causal", a.mask, mask_names(), std::optional<AttentionMask>(AttentionMask::none));
+    visitor.real("scale", a.scale, RealRule::any, 0.0);
+  }
+  void check_fields(const AttentionShape& a, const FieldChecks& checks) const override {
+    for (const auto& [field, value] : {std::pair<const char*, int64_t>{"batch", a.batch},
+                                       {"heads", a.heads},
+                                       {"seq_q", a.seq_q},
+                                       {"seq_kv", a.seq_kv},
+                                       {"head_dim", a.head_dim}})
+      if (value > kMaxDimension)
+        checks.fail(field,
+                    fmt::format("{} {} is more than tessera models ({})", field, value, kMaxDimension));
+    if (a.kv_heads > a.heads || a.heads % a.kv_heads != 0)
+      checks.fail("kv_heads",
+                  fmt::format("{} query heads cannot share {} kv heads evenly", a.heads, a.kv_heads),
+                  "kv_heads divides heads: equal for MHA, fewer for GQA, 1 for MQA");
+    if (a.mask == AttentionMask::causal && a.seq_q > a.seq_kv)
+      checks.fail("seq_q",
+                  fmt::format("a causal attention of {} queries over {} keys leaves its first queries no key",
+                              a.seq_q, a.seq_kv),
+                  "the queries are the last seq_q positions of the keys: seq_q may not exceed seq_kv");
+    if (!(a.scale >= 0) || !std::isfinite(a.scale))
+      checks.fail("scale", fmt::format("scale must be a positive number, got {}", a.scale),
+                  "leave it out for 1/sqrt(head_dim)");
+    // The rows of Q, K, V and O, and the reference's work, fit int64 by the limits above only if the
+    // products do: check them in steps.
+    const double rows =
+        static_cast<double>(a.batch) * static_cast<double>(a.heads) * static_cast<double>(a.seq_q);
+    const double kv_rows =
+        static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) * static_cast<double>(a.seq_kv);
+    if (std::max(rows, kv_rows) * static_cast<double>(a.head_dim) > static_cast<double>(int64_t{1} << 40))
+      checks.fail("seq_kv", "the Q, K, V or O tensor has more than 2^40 elements",
+                  "model fewer heads, a shorter sequence or a smaller batch");
+    if (2 * rows * static_cast<double>(a.seq_kv) * static_cast<double>(a.head_dim) > 0x1p62)
+      checks.fail("seq_kv", "the attention has more than 2^62 multiply-accumulates",
+                  "model fewer heads, a shorter sequence or a smaller batch");
+  }
+  std::string text_of(const AttentionShape& a) const override {
+    return fmt::format("b{} h{}/{} q{} kv{} d{}{}{}", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
+                       a.head_dim, a.mask == AttentionMask::causal ? " causal" : "",
+                       a.scale != 0 ? fmt::format(" scale {}", a.scale) : std::string());
+  }
+  // QK^T and PV over the visible keys, each a multiply-accumulate per head_dim element.
+  int64_t macs_of(const AttentionShape& a) const override {
+    int64_t pairs = 0;
+    for (int64_t i = 0; i < a.seq_q; ++i) pairs += a.visible_keys(i);
+    return 2 * a.batch * a.heads * pairs * a.head_dim;
+  }
+};
+
+}  // namespace
+
+double AttentionShape::effective_scale() const {
+  return scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
+
+int64_t AttentionShape::visible_keys(int64_t query) const {
+  return mask == AttentionMask::causal ? std::min(seq_kv, query + seq_kv - seq_q + 1) : seq_kv;
+}
+
+std::unique_ptr<OpKind> make_attention_kind() {
+  return std::make_unique<AttentionKind>();
+}
+
+}  // namespace tessera::ops
