@@ -160,7 +160,7 @@ std::string run_label(const RunRecord& run) {
 
 // One line per op: the winner, every dataflow's cycles against it, and where the winner's PE time goes.
 std::string layer_table(const Report& report) {
-  size_t name_width = 4, shape_width = 5, others_width = 6, win_width = 9;
+  size_t name_width = 4, kind_width = 6, shape_width = 5, others_width = 6, win_width = 9;
   auto others_of = [](const OpRecord& op) {
     const RunRecord& best = op.best();
     std::string others;
@@ -172,6 +172,7 @@ std::string layer_table(const Report& report) {
   };
   for (const OpRecord& op : report.ops) {
     name_width = std::max(name_width, op.name.size());
+    kind_width = std::max(kind_width, op.kind.size());
     shape_width = std::max(shape_width, op.shape.size());
     if (op.winner >= 0) others_width = std::max(others_width, others_of(op).size());
     if (op.winner >= 0) win_width = std::max(win_width, run_label(op.best()).size());
@@ -180,9 +181,10 @@ std::string layer_table(const Report& report) {
       "\nper layer (the winner of each; others as cycles relative to it; PEs: the most one core used at "
       "once):\n";
   out += fmt::format(
-      "  {:<{}} {:<6} {:<{}} {:<{}} {:>12} {:>9} {:>6} {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} {:>8}  {}\n",
-      "op", name_width, "kind", "shape", shape_width, "win", win_width, "cycles", "time_us", "util", "PEs",
-      "DRAM_MB", "others", others_width, "top PE bubble", "gpu_us", "gpu16_us", "fw_us", "numerics");
+      "  {:<{}} {:<{}} {:<{}} {:<{}} {:>12} {:>9} {:>6} {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} {:>8}  {}\n",
+      "op", name_width, "kind", kind_width, "shape", shape_width, "win", win_width, "cycles", "time_us",
+      "util", "PEs", "DRAM_MB", "others", others_width, "top PE bubble", "gpu_us", "gpu16_us", "fw_us",
+      "numerics");
   // The GPU's cells of a layer: the runner's path for tessera's output type (whose output is compared), the
   // runner's path that stores what the framework stores, and the framework.
   auto gpu_cells = [](const OpRecord& op) {
@@ -206,11 +208,11 @@ std::string layer_table(const Report& report) {
     if (op.winner < 0) {
       const auto [cells, gpu] = gpu_cells(op);
       if (gpu == nullptr) {
-        out += fmt::format("  {:<{}} {:<6} {:<{}} {}\n", op.name, name_width, op.kind, op.shape, shape_width,
-                           "not simulated");
+        out += fmt::format("  {:<{}} {:<{}} {:<{}} {}\n", op.name, name_width, op.kind, kind_width, op.shape,
+                           shape_width, "not simulated");
       } else {
-        out += fmt::format("  {:<{}} {:<6} {:<{}} {:<{}} {:>8} {:>8} {:>8}\n", op.name, name_width, op.kind,
-                           op.shape, shape_width, "not simulated",
+        out += fmt::format("  {:<{}} {:<{}} {:<{}} {:<{}} {:>8} {:>8} {:>8}\n", op.name, name_width, op.kind,
+                           kind_width, op.shape, shape_width, "not simulated",
                            win_width + 1 + 12 + 1 + 9 + 1 + 6 + 1 + 5 + 1 + 9 + 2 + others_width + 2 + 26,
                            cells[0], cells[1], cells[2]);
       }
@@ -232,12 +234,13 @@ std::string layer_table(const Report& report) {
       if (gpu->framework_us > 0) framework_total += gpu->framework_us, ++with_framework;
     }
     out += fmt::format(
-        "  {:<{}} {:<6} {:<{}} {:<{}} {:>12} {:>9.2f} {:>5.1f}% {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} "
+        "  {:<{}} {:<{}} {:<{}} {:<{}} {:>12} {:>9.2f} {:>5.1f}% {:>5} {:>9}  {:<{}}  {:<26} {:>8} {:>8} "
         "{:>8} "
         " {}\n",
-        op.name, name_width, op.kind, op.shape, shape_width, run_label(best), win_width, grouped(best.cycles),
-        best.time_us, 100 * best.pe_utilization, best.active_pes, megabytes(best.dram_bytes), others,
-        others_width, top_pe_bubble(best), cells[0], cells[1], cells[2], numerics);
+        op.name, name_width, op.kind, kind_width, op.shape, shape_width, run_label(best), win_width,
+        grouped(best.cycles), best.time_us, 100 * best.pe_utilization, best.active_pes,
+        megabytes(best.dram_bytes), others, others_width, top_pe_bubble(best), cells[0], cells[1], cells[2],
+        numerics);
   }
   if (measured > 0) {
     out += fmt::format("  {} (recorded) over the {} layers it measured: {:.1f} us by tessera's GPU runner",
