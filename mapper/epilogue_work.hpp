@@ -27,9 +27,8 @@ class EpilogueWork {
 
   const std::vector<arch::VecFn>& chain() const { return chain_; }
   bool bias() const { return bias_; }  // reads the 1 x cols row B
-  bool tile() const {
-    return tile_;
-  }  // reads a rows x cols tile: the residual R or a SwiGLU's up projection U
+  // Reads a rows x cols tile: the residual R or a SwiGLU's up projection U.
+  bool tile() const { return tile_; }
   int64_t rows() const { return rows_; }  // of O
   int64_t cols() const { return cols_; }
   DType dtype() const { return dtype_; }  // O's and the operands' (the accumulator type)
