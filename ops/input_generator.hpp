@@ -52,4 +52,28 @@ TESSERA_HD inline int8_t input_int8(uint64_t seed, uint32_t tensor, uint64_t ind
   return static_cast<int8_t>(static_cast<uint8_t>(input_bits(seed, tensor, index) >> 56));
 }
 
+// An index table's element `index` (int32 inputs): a pseudorandom permutation of 0 .. count - 1 — a paged KV
+// cache's block table, a permutation of tokens —, computable element by element on the host and the device
+// like every other input: a 4-round Feistel network on the smallest even number of bits that holds count (a
+// bijection of that domain whatever its round function), cycle-walking back into range (the domain is under
+// 4x count, so a few steps). count >= 1.
+TESSERA_HD inline uint64_t input_index(uint64_t seed, uint32_t tensor, uint64_t index, uint64_t count) {
+  int bits = 2;
+  while (bits < 64 && (uint64_t{1} << bits) < count) bits += 2;
+  const int half = bits / 2;
+  const uint64_t mask = (uint64_t{1} << half) - 1;
+  const uint64_t key = mix64(seed * 0x9e3779b97f4a7c15ull + tensor + 1);
+  uint64_t x = index;
+  do {
+    uint64_t left = x >> half, right = x & mask;
+    for (uint64_t round = 0; round < 4; ++round) {
+      const uint64_t next = left ^ (mix64(key + round * 0xd1b54a32d192ed03ull + right) & mask);
+      left = right;
+      right = next;
+    }
+    x = (left << half) | right;
+  } while (x >= count);
+  return x;
+}
+
 }  // namespace tessera::ops

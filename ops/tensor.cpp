@@ -67,8 +67,14 @@ HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed,
       for (int64_t i = 0; i < count; ++i) data[i] = input_int8(seed, tensor, i);
       break;
     }
-    case DType::int32:
-      TESSERA_ASSERT(false, "int32 is an accumulator type, never a generated input");
+    case DType::int32: {  // an index table: a permutation of its element indices
+      auto* data = reinterpret_cast<int32_t*>(out.bytes.data());
+      TESSERA_ASSERT(count >= 1 && count <= (int64_t{1} << 31), "an index table holds 1 .. 2^31 indices");
+      for (int64_t i = 0; i < count; ++i)
+        data[i] = static_cast<int32_t>(
+            input_index(seed, tensor, static_cast<uint64_t>(i), static_cast<uint64_t>(count)));
+      break;
+    }
   }
   return out;
 }

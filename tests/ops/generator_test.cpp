@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "common/error.hpp"
 #include "ops/encodings.hpp"
@@ -171,8 +172,47 @@ TEST(GenerateInput, FillsATensorRowMajorFromTheGenerator) {
   }
 }
 
-TEST(GenerateInput, Int32IsNeverAGeneratedInput) {
-  EXPECT_THROW(generate_input(DType::int32, 2, 2, 1, 0), InternalError);
+TEST(GenerateInput, AnInt32InputIsAnIndexTableOfAtMost2To31Indices) {
+  EXPECT_NO_THROW(generate_input(DType::int32, 2, 2, 1, 0));
+  EXPECT_THROW(generate_input(DType::int32, 0, 2, 1, 0), InternalError);
+}
+
+// An index table (int32 input): a permutation of its element indices, the same from the same arguments,
+// different for another seed or tensor, and scattered (few fixed points).
+TEST(InputGenerator, AnIndexTableIsAPseudorandomPermutationOfItsIndices) {
+  for (uint64_t count :
+       {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{5}, uint64_t{16}, uint64_t{17}, uint64_t{255},
+        uint64_t{256}, uint64_t{257}, uint64_t{1000}, uint64_t{4096}, uint64_t{100003}}) {
+    std::vector<bool> seen(count, false);
+    uint64_t fixed = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t value = input_index(7, 3, i, count);
+      ASSERT_LT(value, count) << "count " << count << " index " << i;
+      ASSERT_FALSE(seen[value]) << "count " << count << ": " << value << " twice";
+      seen[value] = true;
+      fixed += value == i;
+    }
+    if (count >= 256) EXPECT_LT(fixed, count / 32) << "count " << count;  // a random permutation: ~1
+  }
+  int differ_seed = 0, differ_tensor = 0;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(input_index(7, 3, i, 1000), input_index(7, 3, i, 1000));
+    differ_seed += input_index(7, 3, i, 1000) != input_index(8, 3, i, 1000);
+    differ_tensor += input_index(7, 3, i, 1000) != input_index(7, 4, i, 1000);
+  }
+  EXPECT_GT(differ_seed, 900);
+  EXPECT_GT(differ_tensor, 900);
+  // The tensor form: an int32 input [2 x 8] holds a permutation of 0 .. 15.
+  const HostTensor table = generate_input(DType::int32, 2, 8, 7, 3);
+  std::vector<bool> seen(16, false);
+  for (int64_t i = 0; i < 16; ++i) {
+    const auto value = static_cast<int64_t>(table.value(i));
+    ASSERT_GE(value, 0);
+    ASSERT_LT(value, 16);
+    EXPECT_FALSE(seen[static_cast<size_t>(value)]);
+    seen[static_cast<size_t>(value)] = true;
+    EXPECT_EQ(value, static_cast<int64_t>(input_index(7, 3, static_cast<uint64_t>(i), 16)));
+  }
 }
 
 }  // namespace
