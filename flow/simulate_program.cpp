@@ -42,6 +42,10 @@ ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& progr
   entry["kind"] = binding.kind;
   for (const auto& [key, value] : binding.attributes) {
     if (key == "index" || key == "seed") continue;
+    if (const size_t dot = key.find('.'); dot != std::string::npos) {  // a group's field: kv_cache.layout
+      entry[key.substr(0, dot)][key.substr(dot + 1)] = value;
+      continue;
+    }
     if (std::find(lists.begin(), lists.end(), key) == lists.end()) {
       entry[key] = value;
       continue;

@@ -8,7 +8,8 @@ namespace {
 // Records every field as a value.
 class IdentityWriter : public FieldVisitor {
  public:
-  explicit IdentityWriter(std::vector<FieldValue>& fields) : fields_(fields) {}
+  explicit IdentityWriter(std::vector<FieldValue>& fields, std::string prefix = "")
+      : fields_(fields), prefix_(std::move(prefix)) {}
   void integer(const char* name, int64_t& value, IntegerRule, std::optional<int64_t>) override {
     add(name, FieldValue::Type::integer).number = value;
   }
@@ -28,15 +29,20 @@ class IdentityWriter : public FieldVisitor {
     for (int index : indices)
       field.choice += (field.choice.empty() ? "" : "+") + names.at(static_cast<size_t>(index));
   }
+  void group(const char* name, const std::function<void(FieldVisitor&)>& fields) override {
+    IdentityWriter inner(fields_, prefix_ + name + ".");
+    fields(inner);
+  }
 
  private:
   FieldValue& add(const char* name, FieldValue::Type type) {
     fields_.emplace_back();
-    fields_.back().name = name;
+    fields_.back().name = prefix_ + name;
     fields_.back().type = type;
     return fields_.back();
   }
   std::vector<FieldValue>& fields_;
+  std::string prefix_;  // "kv_cache." inside a group
 };
 // Names the list fields.
 class ListFinder : public FieldVisitor {
@@ -47,6 +53,7 @@ class ListFinder : public FieldVisitor {
   void choice_list(const char* name, std::vector<int>&, const std::vector<std::string>&) override {
     lists.emplace_back(name);
   }
+  void group(const char*, const std::function<void(FieldVisitor&)>& fields) override { fields(*this); }
   std::vector<std::string> lists;
 };
 }  // namespace

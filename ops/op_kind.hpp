@@ -6,6 +6,7 @@
 
 #include <any>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <typeindex>
@@ -35,6 +36,9 @@ class FieldVisitor {
   // A list of names from `names` without repeats, in the order given (an epilogue chain); absent: empty.
   virtual void choice_list(const char* name, std::vector<int>& indices,
                            const std::vector<std::string>& names) = 0;
+  // A nested mapping of fields (`kv_cache: {layout: paged, block_tokens: 16}`); absent: each at its default.
+  // Identities and op lines name its fields "kv_cache.layout".
+  virtual void group(const char* name, const std::function<void(FieldVisitor&)>& fields) = 0;
 };
 
 // A list field held as enums whose values are the positions of their names.

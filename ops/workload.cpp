@@ -47,6 +47,12 @@ class FieldReader : public FieldVisitor, public FieldChecks {
     for (const std::string& chosen : reader_.choice_list(name, names, {}))
       indices.push_back(static_cast<int>(std::find(names.begin(), names.end(), chosen) - names.begin()));
   }
+  void group(const char* name, const std::function<void(FieldVisitor&)>& fields) override {
+    config::MapReader nested = reader_.map_or_empty(name);
+    FieldReader inner(nested);
+    fields(inner);
+    nested.finish();
+  }
   [[noreturn]] void fail(const std::string& field, const std::string& message,
                          const std::string& hint) const override {
     reader_.fail(field, message, hint);
@@ -77,6 +83,13 @@ class FieldWriter : public FieldVisitor {
     for (int index : indices) list.push_back(names.at(static_cast<size_t>(index)));
     list.SetStyle(YAML::EmitterStyle::Flow);
     node_[name] = list;
+  }
+  void group(const char* name, const std::function<void(FieldVisitor&)>& fields) override {
+    YAML::Node nested(YAML::NodeType::Map);
+    FieldWriter inner(nested);
+    fields(inner);
+    nested.SetStyle(YAML::EmitterStyle::Flow);
+    node_[name] = nested;
   }
 
  private:

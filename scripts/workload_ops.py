@@ -16,7 +16,13 @@ def main():
         if wanted and op["name"] not in wanted:
             continue
         fields = {"kind": op["kind"], "name": op["name"], "index": index, "seed": workload["seed"]}
-        fields.update({key: value for key, value in op.items() if key not in ("kind", "name")})
+        for key, value in op.items():
+            if key in ("kind", "name"):
+                continue
+            if isinstance(value, dict):  # a group of fields: kv_cache: {layout: paged} -> kv_cache.layout=paged
+                fields.update({f"{key}.{inner}": element for inner, element in value.items()})
+            else:
+                fields[key] = value
         print(",".join(f"{key}={text(value)}" for key, value in fields.items()))
 
 

@@ -18,6 +18,14 @@ const std::vector<std::string>& mask_names() {
   static const std::vector<std::string> names = {"false", "true"};
   return names;
 }
+const std::vector<std::string>& layout_names() {
+  static const std::vector<std::string> names = {"contiguous", "paged"};
+  return names;
+}
+const std::vector<std::string>& order_names() {
+  static const std::vector<std::string> names = {"bhsd", "bshd"};
+  return names;
+}
 
 // Sizes past which the float64 reference's work (batch * heads * seq_q * seq_kv * head_dim) is not worth
 // checking element by element, and a tensor's rows overflow the simulator's limits.
@@ -31,11 +39,14 @@ class AttentionKind : public OpKindOf<AttentionShape> {
   std::vector<TensorDesc> tensors(const Op& op) const override {
     const AttentionShape& a = *op.as<AttentionShape>();
     const auto index = static_cast<uint32_t>(op.index);
-    const int64_t q_rows = a.batch * a.heads * a.seq_q, kv_rows = a.batch * a.kv_heads * a.seq_kv;
-    return {{"Q", op.dtype, q_rows, a.head_dim, tensor_id(index, 0), false},
-            {"K", op.dtype, kv_rows, a.head_dim, tensor_id(index, 1), false},
-            {"V", op.dtype, kv_rows, a.head_dim, tensor_id(index, 2), false},
-            {"O", op.dtype, q_rows, a.head_dim, 0, true}};
+    const int64_t q_rows = a.batch * a.heads * a.seq_q, kv_rows = a.kv_rows();
+    std::vector<TensorDesc> tensors = {{"Q", op.dtype, q_rows, a.head_dim, tensor_id(index, 0), false},
+                                       {"K", op.dtype, kv_rows, a.head_dim, tensor_id(index, 1), false},
+                                       {"V", op.dtype, kv_rows, a.head_dim, tensor_id(index, 2), false}};
+    if (a.paged())  // the block table: an index table, a permutation of the pool's blocks
+      tensors.push_back({"BT", DType::int32, a.batch, a.blocks_per_sequence(), tensor_id(index, 3), false});
+    tensors.push_back({"O", op.dtype, q_rows, a.head_dim, 0, true});
+    return tensors;
   }
 
   // In float64: each query's scores, their softmax (the row max subtracted), the weighted sum of V.
@@ -43,20 +54,21 @@ class AttentionKind : public OpKindOf<AttentionShape> {
     const AttentionShape& a = *op.as<AttentionShape>();
     const HostTensor &q = inputs.at(0), &k = inputs.at(1), &v = inputs.at(2);
     const int64_t d = a.head_dim;
+    const int32_t* table = a.paged() ? reinterpret_cast<const int32_t*>(inputs.at(3).bytes.data()) : nullptr;
     const double scale = a.effective_scale();
     std::vector<double> out(static_cast<size_t>(a.batch * a.heads * a.seq_q * d), 0.0);
     std::vector<double> scores(static_cast<size_t>(a.seq_kv));
     for (int64_t b = 0; b < a.batch; ++b)
       for (int64_t h = 0; h < a.heads; ++h) {
         const int64_t kv_head = h / a.group();
-        const int64_t q_base = (b * a.heads + h) * a.seq_q, kv_base = (b * a.kv_heads + kv_head) * a.seq_kv;
+        const int64_t q_base = (b * a.heads + h) * a.seq_q;
+        auto kv = [&](int64_t token) { return a.kv_row(b, kv_head, token, table) * d; };
         for (int64_t i = 0; i < a.seq_q; ++i) {
           const int64_t seen = a.visible_keys(i);
           double maximum = -std::numeric_limits<double>::infinity();
           for (int64_t j = 0; j < seen; ++j) {
             double dot = 0;
-            for (int64_t c = 0; c < d; ++c)
-              dot += q.value((q_base + i) * d + c) * k.value((kv_base + j) * d + c);
+            for (int64_t c = 0; c < d; ++c) dot += q.value((q_base + i) * d + c) * k.value(kv(j) + c);
             scores[static_cast<size_t>(j)] = scale * dot;
             maximum = std::max(maximum, scale * dot);
           }
@@ -68,7 +80,7 @@ class AttentionKind : public OpKindOf<AttentionShape> {
           double* row = out.data() + (q_base + i) * d;
           for (int64_t j = 0; j < seen; ++j)
             for (int64_t c = 0; c < d; ++c)
-              row[c] += scores[static_cast<size_t>(j)] / sum * v.value((kv_base + j) * d + c);
+              row[c] += scores[static_cast<size_t>(j)] / sum * v.value(kv(j) + c);
         }
       }
     return out;
@@ -84,6 +96,12 @@ class AttentionKind : public OpKindOf<AttentionShape> {
     visitor.integer("head_dim", a.head_dim, IntegerRule::positive, std::nullopt);
     visit_choice(visitor, "causal", a.mask, mask_names(), std::optional<AttentionMask>(AttentionMask::none));
     visitor.real("scale", a.scale, RealRule::any, 0.0);
+    visitor.group("kv_cache", [&](FieldVisitor& cache) {
+      visit_choice(cache, "layout", a.kv_cache.layout, layout_names(),
+                   std::optional<KvLayout>(KvLayout::contiguous));
+      cache.integer("block_tokens", a.kv_cache.block_tokens, IntegerRule::positive, 16);
+      visit_choice(cache, "order", a.kv_cache.order, order_names(), std::optional<KvOrder>(KvOrder::bhsd));
+    });
   }
   void check_fields(const AttentionShape& a, const FieldChecks& checks) const override {
     for (const auto& [field, value] : {std::pair<const char*, int64_t>{"batch", a.batch},
@@ -103,6 +121,12 @@ class AttentionKind : public OpKindOf<AttentionShape> {
                   fmt::format("a causal attention of {} queries over {} keys leaves its first queries no key",
                               a.seq_q, a.seq_kv),
                   "the queries are the last seq_q positions of the keys: seq_q may not exceed seq_kv");
+    if (a.kv_cache.block_tokens > kMaxDimension)
+      checks.fail("kv_cache", fmt::format("block_tokens {} is more than tessera models ({})",
+                                          a.kv_cache.block_tokens, kMaxDimension));
+    if (a.paged() && static_cast<double>(a.batch) * static_cast<double>(a.blocks_per_sequence()) > 0x1p31)
+      checks.fail("kv_cache", "the paged pool holds more than 2^31 blocks",
+                  "use larger blocks (block_tokens)");
     if (!(a.scale >= 0) || !std::isfinite(a.scale))
       checks.fail("scale", fmt::format("scale must be a positive number, got {}", a.scale),
                   "leave it out for 1/sqrt(head_dim)");
@@ -111,7 +135,10 @@ class AttentionKind : public OpKindOf<AttentionShape> {
     const double rows =
         static_cast<double>(a.batch) * static_cast<double>(a.heads) * static_cast<double>(a.seq_q);
     const double kv_rows =
-        static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) * static_cast<double>(a.seq_kv);
+        a.paged()
+            ? static_cast<double>(a.batch) * static_cast<double>(a.blocks_per_sequence()) *
+                  static_cast<double>(a.kv_cache.block_tokens) * static_cast<double>(a.kv_heads)
+            : static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) * static_cast<double>(a.seq_kv);
     if (std::max(rows, kv_rows) * static_cast<double>(a.head_dim) > static_cast<double>(int64_t{1} << 40))
       checks.fail("seq_kv", "the Q, K, V or O tensor has more than 2^40 elements",
                   "model fewer heads, a shorter sequence or a smaller batch");
@@ -120,9 +147,12 @@ class AttentionKind : public OpKindOf<AttentionShape> {
                   "model fewer heads, a shorter sequence or a smaller batch");
   }
   std::string text_of(const AttentionShape& a) const override {
-    return fmt::format("b{} h{}/{} q{} kv{} d{}{}{}", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
+    std::string cache;
+    if (a.paged()) cache = fmt::format(" paged {}", a.kv_cache.block_tokens);
+    if (a.kv_cache.order == KvOrder::bshd) cache += " bshd";
+    return fmt::format("b{} h{}/{} q{} kv{} d{}{}{}{}", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
                        a.head_dim, a.mask == AttentionMask::causal ? " causal" : "",
-                       a.scale != 0 ? fmt::format(" scale {}", a.scale) : std::string());
+                       a.scale != 0 ? fmt::format(" scale {}", a.scale) : std::string(), cache);
   }
   // QK^T and PV over the visible keys, each a multiply-accumulate per head_dim element.
   int64_t macs_of(const AttentionShape& a) const override {
@@ -136,6 +166,21 @@ class AttentionKind : public OpKindOf<AttentionShape> {
 
 double AttentionShape::effective_scale() const {
   return scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
+
+int64_t AttentionShape::kv_rows() const {
+  return paged() ? batch * blocks_per_sequence() * kv_cache.block_tokens * kv_heads
+                 : batch * kv_heads * seq_kv;
+}
+
+int64_t AttentionShape::kv_row(int64_t b, int64_t h, int64_t s, const int32_t* table) const {
+  if (!paged())
+    return kv_cache.order == KvOrder::bhsd ? (b * kv_heads + h) * seq_kv + s
+                                           : (b * seq_kv + s) * kv_heads + h;
+  const int64_t tokens = kv_cache.block_tokens;
+  const int64_t block = table[b * blocks_per_sequence() + s / tokens], t = s % tokens;
+  return kv_cache.order == KvOrder::bhsd ? (block * kv_heads + h) * tokens + t
+                                         : (block * tokens + t) * kv_heads + h;
 }
 
 int64_t AttentionShape::visible_keys(int64_t query) const {

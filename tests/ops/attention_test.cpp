@@ -156,5 +156,58 @@ TEST(Attention, GqaQueryHeadsShareTheirKvHeadAndCausalQueriesAreTheLastPositions
             reference_output(decode.ops[1], decode_inputs, 1));
 }
 
+// The KV cache's layouts hold the same logical K and V: a paged pool gathered through its block table, or a
+// bshd cache read token-major, gives the contiguous bhsd attention's output on the gathered tensors.
+TEST(Attention, APagedOrBshdCacheIsTheContiguousAttentionOfItsGatheredKeysAndValues) {
+  const std::string shape =
+      "heads: 4, kv_heads: 2, seq_q: 3, seq_kv: 37, head_dim: 8, causal: true, dtype: fp32";
+  const Workload workload =
+      parse("  - {name: contiguous, kind: attention, batch: 3, " + shape + "}\n" +
+            "  - {name: paged, kind: attention, batch: 3, " + shape +
+            ", kv_cache: {layout: paged, block_tokens: 16}}\n" +
+            "  - {name: paged_bshd, kind: attention, batch: 3, " + shape +
+            ", kv_cache: {layout: paged, block_tokens: 5, order: bshd}}\n" +
+            "  - {name: bshd, kind: attention, batch: 3, " + shape + ", kv_cache: {order: bshd}}\n");
+  const Op& contiguous = workload.ops[0];
+  for (size_t o = 1; o < workload.ops.size(); ++o) {
+    const Op& op = workload.ops[o];
+    const AttentionShape& a = *op.as<AttentionShape>();
+    const auto inputs = generate_inputs(op, 9);
+    const int32_t* table = a.paged() ? reinterpret_cast<const int32_t*>(inputs.at(3).bytes.data())
+                                     : static_cast<const int32_t*>(nullptr);
+    if (a.paged()) {  // the table is a permutation of the pool's blocks
+      const int64_t blocks = a.batch * a.blocks_per_sequence();
+      ASSERT_EQ(inputs.at(3).elements(), blocks);
+      std::vector<bool> used(static_cast<size_t>(blocks), false);
+      for (int64_t i = 0; i < blocks; ++i) {
+        ASSERT_GE(table[i], 0);
+        ASSERT_LT(table[i], blocks);
+        EXPECT_FALSE(used[static_cast<size_t>(table[i])]);
+        used[static_cast<size_t>(table[i])] = true;
+      }
+      EXPECT_EQ(inputs.at(1).rows,
+                blocks * a.kv_cache.block_tokens * a.kv_heads);  // the pool, padding included
+    }
+    // K and V gathered into bhsd order.
+    std::vector<HostTensor> gathered = {inputs[0], HostTensor(DType::fp32, 3 * 2 * 37, 8),
+                                        HostTensor(DType::fp32, 3 * 2 * 37, 8)};
+    for (int t = 1; t <= 2; ++t)
+      for (int64_t b = 0; b < 3; ++b)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t s = 0; s < 37; ++s)
+            std::memcpy(gathered[t].bytes.data() + ((b * 2 + h) * 37 + s) * 8 * 4,
+                        inputs[t].bytes.data() + a.kv_row(b, h, s, table) * 8 * 4, 8 * 4);
+    EXPECT_EQ(reference_output(op, inputs, 1), reference_output(contiguous, gathered, 1)) << op.name;
+  }
+  EXPECT_EQ(workload.ops[2].shape_text(), "b3 h4/2 q3 kv37 d8 causal paged 5 bshd");
+  // The fields read back from the resolved form, and a bad one inside the group is located there.
+  EXPECT_EQ(to_yaml(workload.ops[1])["kv_cache"]["layout"].as<std::string>(), "paged");
+  EXPECT_EQ(
+      error_of("  - {name: x, kind: attention, heads: 4, kv_heads: 4, seq_q: 8, seq_kv: 8, head_dim: 16, "
+               "kv_cache: {layout: pagd}, dtype: bf16}\n"),
+      "a.yaml:4:109: ops[0].kv_cache.layout: 'pagd' is not one of contiguous or paged; did you mean "
+      "'paged'?");
+}
+
 }  // namespace
 }  // namespace tessera::ops
