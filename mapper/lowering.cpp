@@ -371,9 +371,7 @@ class Lowering {
       if (unfused_) {
         // Every core's vector pass waits for every store of Z.
         ++z_stores_;
-        for (int core = 0; core < mapping_.epilogue_pass->split_m; ++core)
-          signals.push_back(arch::SemaphoreRef{program_.semaphore_id("z_stored"),
-                                               core == core_index ? arch::kSameCore : core});
+        signal_every_core(program_, "z_stored", mapping_.epilogue_pass->split_m, core_index, signals);
       }
       emit(place, store_key, arch::QueueId{arch::QueueKind::dma, store_engine}, store, std::move(waits),
            std::move(signals));

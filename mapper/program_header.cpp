@@ -36,4 +36,10 @@ arch::TensorDecl declared_tensor(const ops::TensorDesc& desc, uint64_t seed) {
   return tensor;
 }
 
+void signal_every_core(arch::Program& program, const std::string& name, int cores, int self,
+                       std::vector<arch::SemaphoreRef>& signals) {
+  for (int core = 0; core < cores; ++core)
+    signals.push_back(arch::SemaphoreRef{program.semaphore_id(name), core == self ? arch::kSameCore : core});
+}
+
 }  // namespace tessera::mapper

@@ -18,6 +18,11 @@ void start_program(arch::Program& program, const std::string& name, const ops::O
 // DRAM); returns its index.
 int add_tensor(arch::Program& program, arch::TensorDecl tensor);
 
+// Signals of semaphore `name` on each of cores 0 .. cores-1 (the signalling core's own as kSameCore): one
+// store's part in a barrier that every core of the pass after it waits on.
+void signal_every_core(arch::Program& program, const std::string& name, int cores, int self,
+                       std::vector<arch::SemaphoreRef>& signals);
+
 // The declaration of one of the op's tensors (ops::tensors_of): an input generated from `seed`, or an output.
 arch::TensorDecl declared_tensor(const ops::TensorDesc& desc, uint64_t seed);
 

@@ -542,9 +542,7 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
       store.destination = arch::TensorRegion{tensors.o, rows.first, rows.count, 0, stage.cols()};
       std::vector<arch::SemaphoreRef> store_signals;
       if (reused) store_signals.push_back(semaphore(fmt::format("o_free[{}]", buffer)));
-      for (int other = 0; other < stored.cores; ++other)
-        store_signals.push_back(
-            arch::SemaphoreRef{program.semaphore_id(stored.name), other == core ? arch::kSameCore : other});
+      signal_every_core(program, stored.name, stored.cores, core, store_signals);
       ++stores;
       list.push_back(instruction(store_queue, store,
                                  {arch::SemaphoreWait{semaphore(fmt::format("o_full[{}]", buffer)), 1}},

@@ -99,4 +99,9 @@ std::vector<std::pair<std::string, std::string>> entry_of(const Op& op) {
   return entry;
 }
 
+const std::vector<std::string>& boolean_names() {
+  static const std::vector<std::string> names = {"false", "true"};
+  return names;
+}
+
 }  // namespace tessera::ops

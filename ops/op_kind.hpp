@@ -41,6 +41,9 @@ class FieldVisitor {
   virtual void group(const char* name, const std::function<void(FieldVisitor&)>& fields) = 0;
 };
 
+// The names of a yes/no choice field (causal, residual): "false", "true" — so its enum lists no first.
+const std::vector<std::string>& boolean_names();
+
 // A list field held as enums whose values are the positions of their names.
 template <class Enum>
 void visit_choice_list(FieldVisitor& visitor, const char* name, std::vector<Enum>& values,

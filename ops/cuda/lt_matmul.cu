@@ -9,8 +9,8 @@ namespace tessera::gpu {
 namespace {
 
 constexpr size_t kWorkspaceBytes = 64u << 20;
-// cuBLASLt's best few for the shape, each timed on the device. Up to 24 are asked for; on the H200 (cuBLAS 13)
-// the heuristic returned 8 for every shipped shape, so the records say "of 8".
+// cuBLASLt's best few for the shape, each timed on the device. Up to 24 are asked for; on the H200 (cuBLAS
+// 13) the heuristic returned 8 for every shipped shape, so the records say "of 8".
 constexpr int kHeuristicAlgorithms = 24;
 
 // A cuBLASLt algorithm in words: its id, tile, stages and split-k, as cublasLtMatmulAlgoConfigGetAttribute

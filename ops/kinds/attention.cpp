@@ -14,10 +14,6 @@ namespace tessera::ops {
 
 namespace {
 
-const std::vector<std::string>& mask_names() {
-  static const std::vector<std::string> names = {"false", "true"};
-  return names;
-}
 const std::vector<std::string>& layout_names() {
   static const std::vector<std::string> names = {"contiguous", "paged"};
   return names;
@@ -94,7 +90,8 @@ class AttentionKind : public OpKindOf<AttentionShape> {
     visitor.integer("seq_q", a.seq_q, IntegerRule::positive, std::nullopt);
     visitor.integer("seq_kv", a.seq_kv, IntegerRule::positive, std::nullopt);
     visitor.integer("head_dim", a.head_dim, IntegerRule::positive, std::nullopt);
-    visit_choice(visitor, "causal", a.mask, mask_names(), std::optional<AttentionMask>(AttentionMask::none));
+    visit_choice(visitor, "causal", a.mask, boolean_names(),
+                 std::optional<AttentionMask>(AttentionMask::none));
     visitor.real("scale", a.scale, RealRule::any, 0.0);
     visitor.group("kv_cache", [&](FieldVisitor& cache) {
       visit_choice(cache, "layout", a.kv_cache.layout, layout_names(),

@@ -12,11 +12,6 @@ namespace tessera::ops {
 
 namespace {
 
-const std::vector<std::string>& residual_names() {
-  static const std::vector<std::string> names = {"false", "true"};
-  return names;
-}
-
 // The two norms differ in their fields' defaults, their tensors (rmsnorm has no beta) and their formula.
 template <bool kLayer>
 class NormKind : public OpKindOf<NormShape> {
@@ -71,7 +66,7 @@ class NormKind : public OpKindOf<NormShape> {
     visitor.integer("cols", norm.cols, IntegerRule::positive, std::nullopt);
     // The usual defaults: PyTorch's LayerNorm 1e-5, Llama's RMSNorm 1e-6.
     visitor.real("eps", norm.eps, RealRule::positive, kLayer ? 1e-5 : 1e-6);
-    visit_choice(visitor, "residual", norm.input, residual_names(), std::optional<NormInput>(NormInput::x));
+    visit_choice(visitor, "residual", norm.input, boolean_names(), std::optional<NormInput>(NormInput::x));
   }
   std::string text_of(const NormShape& norm) const override {
     return fmt::format("{}x{} eps {}{}", norm.rows, norm.cols, norm.eps,

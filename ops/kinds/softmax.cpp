@@ -15,11 +15,6 @@ namespace tessera::ops {
 
 namespace {
 
-const std::vector<std::string>& causal_names() {
-  static const std::vector<std::string> names = {"false", "true"};
-  return names;
-}
-
 class SoftmaxKind : public OpKindOf<SoftmaxShape> {
  public:
   const char* name() const override { return "softmax"; }
@@ -57,7 +52,7 @@ class SoftmaxKind : public OpKindOf<SoftmaxShape> {
     visitor.integer("rows", softmax.rows, IntegerRule::positive, std::nullopt);
     visitor.integer("cols", softmax.cols, IntegerRule::positive, std::nullopt);
     visitor.real("scale", softmax.scale, RealRule::positive, 1.0);
-    visit_choice(visitor, "causal", softmax.causal, causal_names(), std::optional<Causal>(Causal::no));
+    visit_choice(visitor, "causal", softmax.causal, boolean_names(), std::optional<Causal>(Causal::no));
   }
   void check_fields(const SoftmaxShape& softmax, const FieldChecks& checks) const override {
     if (softmax.causal == Causal::yes && softmax.rows > softmax.cols)
