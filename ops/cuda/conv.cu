@@ -508,7 +508,8 @@ __global__ void pad_channels_of(Conv v, const uint16_t* x, void* padded) {
 // and one patch buffer: im2col writes it and the GEMM reads it straight after, as a framework's would.
 struct Operands {
   int copies = 1;
-  std::vector<DeviceBuffer> x, w, out;
+  std::vector<DeviceBuffer> x, w;
+  DeviceBuffer out;  // one output, written by every launch (PyTorch's captured calls reuse one block too)
   DeviceBuffer patches;
   DeviceBuffer x_padded;  // pad8+, pad4+: X with 8 (4) channels, written by each timed launch before the conv
 };
@@ -522,7 +523,7 @@ Operands make_operands(const Conv& v, size_t output_bytes, Method method, int pa
   for (int copy = 0; copy < operands.copies; ++copy) {
     operands.x.emplace_back(v.x_elements() * element);
     operands.w.emplace_back(v.w_elements() * element);
-    operands.out.emplace_back(v.o_elements() * output_bytes);
+    if (copy == 0) operands.out = DeviceBuffer(v.o_elements() * output_bytes);
     if (copy == 0) {
       fill_input<<<grid_for(v.x_elements()), 256>>>(v.dtype, v.seed, v.x_id, v.x_elements(),
                                                     operands.x[0].get());
@@ -648,8 +649,8 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
   LivePath live;
   live.state = state;
   live.copies = operands->copies;
-  live.output = operands->out[0].get();
-  live.output_at = [operands](int copy) { return operands->out[copy].get(); };
+  live.output = operands->out.get();
+  live.output_at = [operands](int) { return operands->out.get(); };
   switch (path.method) {
     case Method::im2col_gemm: {
       const EpilogueOperands* epilogue = nullptr;
@@ -667,13 +668,12 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
         const void* bias = epilogue ? epilogue->bias_data() : nullptr;
         const void* residual = epilogue ? epilogue->residual_data(copy) : nullptr;
         if (patches_are_x(v)) {
-          s->matmul.run(operands->w[copy].get(), operands->x[copy].get(), operands->out[copy].get(), bias,
+          s->matmul.run(operands->w[copy].get(), operands->x[copy].get(), operands->out.get(), bias,
                         residual);
           return;
         }
         launch_im2col(v, operands->x[copy].get(), operands->patches.get());
-        s->matmul.run(operands->w[copy].get(), operands->patches.get(), operands->out[copy].get(), bias,
-                      residual);
+        s->matmul.run(operands->w[copy].get(), operands->patches.get(), operands->out.get(), bias, residual);
       };
       if (choose_algorithm(s->matmul, live.launch, live.copies, pinned, live)) return live;
       *note = "no cuBLASLt algorithm the heuristic proposed ran";
@@ -687,7 +687,7 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
       }
       live.launch = [s, operands](int i) {
         const int copy = i % operands->copies;
-        s->dnn->run(operands->x[copy].get(), operands->w[copy].get(), operands->out[copy].get());
+        s->dnn->run(operands->x[copy].get(), operands->w[copy].get(), operands->out.get());
       };
       int best = -1;
       if (pinned) {
@@ -735,8 +735,7 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
                                                                     operands->x_padded.get());
           x = operands->x_padded.get();
         }
-        cudnn::check(s->graph->run(x, operands->w[copy].get(), operands->out[copy].get()),
-                     "cudnnBackendExecute");
+        cudnn::check(s->graph->run(x, operands->w[copy].get(), operands->out.get()), "cudnnBackendExecute");
       };
       int best = -1;
       if (pinned) {
@@ -776,8 +775,7 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
       auto selected = std::make_shared<int>(0);
       live.launch = [variants, selected, operands, v](int i) {
         const int copy = i % operands->copies;
-        variants[*selected].launch(v, operands->x[copy].get(), operands->w[copy].get(),
-                                   operands->out[copy].get());
+        variants[*selected].launch(v, operands->x[copy].get(), operands->w[copy].get(), operands->out.get());
       };
       std::vector<std::string> names;
       for (const tiled::Variant& variant : variants) names.push_back(variant.name);
@@ -792,7 +790,7 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
         const int copy = i % operands->copies;
         auto kernel = fits_32_bits(v) ? direct_conv<uint32_t> : direct_conv<int64_t>;
         kernel<<<grid_for(v.o_elements()), 256, 0, work_stream()>>>(
-            v, operands->x[copy].get(), operands->w[copy].get(), operands->out[copy].get());
+            v, operands->x[copy].get(), operands->w[copy].get(), operands->out.get());
       };
       return live;
   }

@@ -1,9 +1,8 @@
 #include "ops/cuda/epilogue.cuh"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <memory>
+
+#include "ops/cuda/vectors.cuh"
 
 namespace tessera::gpu {
 
@@ -13,31 +12,19 @@ constexpr uint32_t kBiasSlot = 2, kResidualSlot = 3, kUpSlot = 4;  // ops/epilog
 const char* const kStepNames[] = {"bias", "relu", "gelu", "gelu_tanh", "silu", "residual", "swiglu"};
 
 template <OutputType T>
-using Stored = std::conditional_t<T == OutputType::fp32, float, uint16_t>;
+constexpr Elem kElem = T == OutputType::bf16   ? Elem::bf16
+                       : T == OutputType::fp16 ? Elem::fp16
+                                               : Elem::fp32;
 
 template <OutputType T>
-__device__ inline float load_value(const void* data, int64_t i) {
-  const Stored<T> value = static_cast<const Stored<T>*>(data)[i];
-  if constexpr (T == OutputType::fp32) return value;
-  if constexpr (T == OutputType::bf16) return __uint_as_float(uint32_t{value} << 16);
-  if constexpr (T == OutputType::fp16) return __half2float(__ushort_as_half(value));
-  return 0;
-}
-
-template <OutputType T>
-__device__ inline Stored<T> store_value(float value) {
-  if constexpr (T == OutputType::fp32) return value;
-  if constexpr (T == OutputType::bf16) return __bfloat16_as_ushort(__float2bfloat16_rn(value));  // one cvt
-  if constexpr (T == OutputType::fp16) return __half_as_ushort(__float2half_rn(value));
-  return 0;
-}
+using Stored = Bits<kElem<T>>;
 
 // The generator's fp32 values of a bias or residual, stored in the output type.
 template <OutputType T>
 __global__ void fill_operand(uint64_t seed, uint32_t tensor, int64_t count, void* out) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
-    static_cast<Stored<T>*>(out)[i] = store_value<T>(ops::input_fp32(seed, tensor, i));
+    static_cast<Stored<T>*>(out)[i] = from_float<kElem<T>>(ops::input_fp32(seed, tensor, i));
 }
 
 // One step over V elements: the switch once, each case's loop V wide.
@@ -55,49 +42,69 @@ __device__ inline void apply_step(EpilogueStep step, float (&x)[V], const float 
     case EpilogueStep::relu:
       TESSERA_EACH(fmaxf(x[j], 0.0f));
     case EpilogueStep::gelu:
-      TESSERA_EACH(0.5f * x[j] * (1.0f + erff(x[j] * 0.70710678118654752f)));
-    case EpilogueStep::gelu_tanh:  // 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)): one fast exponential where
-                                   // tanhf takes dozens of instructions
-      TESSERA_EACH(x[j] / (1.0f + __expf(-1.5957691216057308f * (x[j] + 0.044715f * x[j] * x[j] * x[j]))));
+      TESSERA_EACH(gelu_of(x[j]));
+    case EpilogueStep::gelu_tanh:
+      TESSERA_EACH(gelu_tanh_of(x[j]));
     case EpilogueStep::silu:
-      TESSERA_EACH(x[j] / (1.0f + __expf(-x[j])));
+      TESSERA_EACH(silu_of(x[j]));
     case EpilogueStep::swiglu:
-      TESSERA_EACH(x[j] / (1.0f + __expf(-x[j])) * tile[j]);
+      TESSERA_EACH(silu_of(x[j]) * tile[j]);
   }
 #undef TESSERA_EACH
 }
 
-// V consecutive elements per thread (16 bytes when V fills them; V divides cols, so they share a row);
-// Index: 32-bit where the output allows (a 64-bit division per vector costs more than the arithmetic).
-template <OutputType T, int V, typename Index>
-__global__ void epilogue_kernel(Epilogue e, void* out, const void* bias, const void* residual) {
-  const Index vectors = static_cast<Index>(e.rows * e.cols / V), cols = static_cast<Index>(e.cols);
-  for (Index v = blockIdx.x * Index{blockDim.x} + threadIdx.x; v < vectors;
-       v += Index{gridDim.x} * blockDim.x) {
-    const Index first = v * V, col = first % cols;
-    using Word = std::conditional_t<V == 1, Stored<T>, uint4>;  // V fills 16 bytes when above 1
-    union {
-      Word word;
-      Stored<T> elements[V];
-    } x, r, b;
-    x.word = *reinterpret_cast<const Word*>(static_cast<const Stored<T>*>(out) + first);
-    if (residual) r.word = *reinterpret_cast<const Word*>(static_cast<const Stored<T>*>(residual) + first);
-    if (bias) b.word = *reinterpret_cast<const Word*>(static_cast<const Stored<T>*>(bias) + col);
+// What the kernel reads of the epilogue: its steps packed a byte each into one register (a runtime index into
+// a kernel parameter's array made the compiler copy the parameter to local memory: Nsight Compute showed MIO
+// throttling and 40 registers, the SwiGLU gate's kernel at 16.6 us against 9.8 for the standalone SwiGLU).
+struct PackedSteps {
+  uint64_t steps = 0;
+  int count = 0;
+  __device__ EpilogueStep at(int s) const { return static_cast<EpilogueStep>((steps >> (8 * s)) & 0xff); }
+};
+
+// One vector of V consecutive elements a thread (16 bytes when V fills them; V divides cols, so they share a
+// row), a block per 256 vectors covering the output once. kOnly: the step of a one-step epilogue, compiled in
+// (the gate's SwiGLU, a lone bias); -1: any steps, read from `steps`. Index: 32-bit where the output allows
+// (a 64-bit division per vector costs more than the arithmetic).
+template <OutputType T, int V, int kOnly, typename Index>
+__global__ void __launch_bounds__(256) epilogue_kernel(PackedSteps steps, Index vectors, Index cols,
+                                                       void* out, const void* bias, const void* residual) {
+  constexpr Elem E = kElem<T>;
+  for (Index v = blockIdx.x * Index{256} + threadIdx.x; v < vectors; v += Index{gridDim.x} * 256) {
     float value[V], bias_value[V], tile_value[V];
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      value[j] = load_value<T>(x.elements, j);
-      bias_value[j] = bias ? load_value<T>(b.elements, j) : 0.0f;
-      tile_value[j] = residual ? load_value<T>(r.elements, j) : 0.0f;
-    }
-    // Steps outer, elements inner: each step's code once (V-wide), not V copies of every step's switch (that
-    // kernel outgrew the instruction cache and its warps stalled on instruction fetch).
+    load_vector<E, V>(out, int64_t{v} * V, value);
+    if (residual) load_vector<E, V>(residual, int64_t{v} * V, tile_value);
+    if (bias) load_vector<E, V>(bias, (v * V) % cols, bias_value);
+    if constexpr (kOnly >= 0) {
+      apply_step<V>(static_cast<EpilogueStep>(kOnly), value, bias_value, tile_value);
+    } else {
+      // Steps outer, elements inner: each step's code once (V-wide), not V copies of every step's switch
+      // (that kernel outgrew the instruction cache and its warps stalled on instruction fetch).
 #pragma unroll 1
-    for (int s = 0; s < e.count; ++s) apply_step<V>(e.steps[s], value, bias_value, tile_value);
-#pragma unroll
-    for (int j = 0; j < V; ++j) x.elements[j] = store_value<T>(value[j]);
-    *reinterpret_cast<Word*>(static_cast<Stored<T>*>(out) + first) = x.word;
+      for (int s = 0; s < steps.count; ++s) apply_step<V>(steps.at(s), value, bias_value, tile_value);
+    }
+    store_vector<E, V>(out, int64_t{v} * V, value);
   }
+}
+
+template <OutputType T, int V, typename Index>
+void launch_steps(const Epilogue& e, int64_t vectors, void* out, const void* bias, const void* residual) {
+  PackedSteps steps;
+  for (int i = 0; i < e.count; ++i) steps.steps |= uint64_t{static_cast<uint8_t>(e.steps[i])} << (8 * i);
+  steps.count = e.count;
+  const auto blocks = static_cast<unsigned>(std::clamp<int64_t>((vectors + 255) / 256, 1, int64_t{1} << 30));
+  const auto n = static_cast<Index>(vectors), cols = static_cast<Index>(e.cols);
+  auto go = [&](auto only) {
+    epilogue_kernel<T, V, decltype(only)::value, Index>
+        <<<blocks, 256, 0, work_stream()>>>(steps, n, cols, out, bias, residual);
+  };
+  if (e.count == 1 && e.steps[0] == EpilogueStep::swiglu)
+    return go(std::integral_constant<int, static_cast<int>(EpilogueStep::swiglu)>{});
+  if (e.count == 1 && e.steps[0] == EpilogueStep::bias)
+    return go(std::integral_constant<int, static_cast<int>(EpilogueStep::bias)>{});
+  if (e.count == 1 && e.steps[0] == EpilogueStep::residual)
+    return go(std::integral_constant<int, static_cast<int>(EpilogueStep::residual)>{});
+  go(std::integral_constant<int, -1>{});
 }
 
 template <OutputType T>
@@ -106,25 +113,13 @@ void launch_typed(const Epilogue& e, void* out, const void* bias, const void* re
   const bool aligned = e.cols % kVector == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(residual) % 16 == 0;
   const int64_t elements = e.rows * e.cols;
-  static const int sms = [] {
-    int device = 0, count = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
-    return count;
-  }();
-  // Enough blocks to cover the output once, at most 16 per SM (grid-stride beyond).
-  auto grid = [&](int64_t threads) {
-    return static_cast<int>(std::clamp<int64_t>((threads + 255) / 256, 1, int64_t{16} * sms));
-  };
   const bool small = elements < (int64_t{1} << 31);
   if (aligned && small) {
-    epilogue_kernel<T, kVector, uint32_t>
-        <<<grid(elements / kVector), 256, 0, work_stream()>>>(e, out, bias, residual);
+    launch_steps<T, kVector, uint32_t>(e, elements / kVector, out, bias, residual);
   } else if (aligned) {
-    epilogue_kernel<T, kVector, int64_t>
-        <<<grid(elements / kVector), 256, 0, work_stream()>>>(e, out, bias, residual);
+    launch_steps<T, kVector, int64_t>(e, elements / kVector, out, bias, residual);
   } else {
-    epilogue_kernel<T, 1, int64_t><<<grid(elements), 256, 0, work_stream()>>>(e, out, bias, residual);
+    launch_steps<T, 1, int64_t>(e, elements, out, bias, residual);
   }
 }
 

@@ -134,7 +134,8 @@ struct Problem {
 // generator's values: each timed launch reads a copy the last launches did not touch.
 struct Operands {
   int copies = 1;
-  std::vector<DeviceBuffer> a, w, w_transposed, out;
+  std::vector<DeviceBuffer> a, w, w_transposed;
+  DeviceBuffer out;  // one output, written by every launch (PyTorch's captured calls reuse one block too)
 };
 
 Operands make_operands(const Problem& p, size_t output_bytes, size_t rotate_bytes) {
@@ -145,7 +146,7 @@ Operands make_operands(const Problem& p, size_t output_bytes, size_t rotate_byte
   for (int copy = 0; copy < operands.copies; ++copy) {
     operands.a.emplace_back(p.m * p.k * element);
     operands.w.emplace_back(p.k * p.n * element);
-    operands.out.emplace_back(p.m * p.n * output_bytes);
+    if (copy == 0) operands.out = DeviceBuffer(p.m * p.n * output_bytes);
     if (copy == 0) {
       fill_input<<<grid_for(p.m * p.k), 256>>>(p.dtype, p.seed, p.a_id, p.m * p.k, operands.a[0].get());
       fill_input<<<grid_for(p.k * p.n), 256>>>(p.dtype, p.seed, p.w_id, p.k * p.n, operands.w[0].get());
@@ -183,8 +184,8 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
   LivePath live;
   live.state = state;
   live.copies = operands->copies;
-  live.output = operands->out[0].get();
-  live.output_at = [operands](int copy) { return operands->out[copy].get(); };
+  live.output = operands->out.get();
+  live.output_at = [operands](int) { return operands->out.get(); };
   if (path.legacy) {
     // Column-major: out (n x m) = first (n x k, or stored k x n and transposed) * A (k x m).
     const bool integer = path.compute == CUBLAS_COMPUTE_32I;
@@ -197,7 +198,7 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
                           path.transposed_w ? operands->w_transposed[copy].get() : operands->w[copy].get(),
                           path.input, static_cast<int>(path.transposed_w ? p.k : p.n),
                           operands->a[copy].get(), path.input, static_cast<int>(p.k),
-                          integer ? static_cast<const void*>(&beta_i) : &beta_f, operands->out[copy].get(),
+                          integer ? static_cast<const void*>(&beta_i) : &beta_f, operands->out.get(),
                           path.output, static_cast<int>(p.n), path.compute, CUBLAS_GEMM_DEFAULT);
     };
     if (call(0) != CUBLAS_STATUS_SUCCESS) {
@@ -224,8 +225,7 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
     live.launch = [&matmul, operands, epilogue, transposed = path.transposed_w](int i) {
       const int copy = i % operands->copies;
       matmul.run(transposed ? operands->w_transposed[copy].get() : operands->w[copy].get(),
-                 operands->a[copy].get(), operands->out[copy].get(),
-                 epilogue ? epilogue->bias_data() : nullptr,
+                 operands->a[copy].get(), operands->out.get(), epilogue ? epilogue->bias_data() : nullptr,
                  epilogue ? epilogue->residual_data(copy) : nullptr);
     };
     if (choose_algorithm(matmul, live.launch, live.copies, pinned, live)) return live;
@@ -241,8 +241,8 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
                     static_cast<unsigned>((p.m + kTile - 1) / kTile));
     int8_gemm_tiled<<<grid, dim3(kTile, kTile), 0, work_stream()>>>(
         static_cast<const int8_t*>(operands->a[copy].get()),
-        static_cast<const int8_t*>(operands->w[copy].get()), static_cast<int32_t*>(operands->out[copy].get()),
-        p.m, p.n, p.k);
+        static_cast<const int8_t*>(operands->w[copy].get()), static_cast<int32_t*>(operands->out.get()), p.m,
+        p.n, p.k);
   };
   live.chosen = "cuBLASLt has no int8 algorithm for this shape: the runner's shared-memory tiled kernel";
   return live;

@@ -452,7 +452,8 @@ OpMeasurement measure_op(const OpSpec& spec, const RunContext& context) {
       .set("profiled_paths", profiled)
       .set("timing",
            "time_us: device time per launch, the median of CUDA-graph replays of many launches over input "
-           "copies spanning 3x the L2; eager: launches issued back to back, median per launch");
+           "copies spanning 3x the L2, each launch writing the one output; eager: launches issued back to "
+           "back, median per launch");
   for (const auto& [key, text] : spec.notes) record.set(key, text);
   measurement.roofline = RooflineInput{spec.work, spec.bytes, spec.rate_kind, spec.work / (time_us * 1e6)};
   measurement.checker = context.keep_live ? checker : nullptr;

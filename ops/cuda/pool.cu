@@ -18,6 +18,7 @@ struct Pool {
   int64_t n, c, h, w, r, s, stride, pad;
   bool average;
   int width = 0;  // channels a thread of the small-window kernel takes (0: the widest that fills the SMs)
+  int block = 0;  // its threads a block (0: 256)
   Dtype dtype;
   uint64_t seed;
   uint32_t x_id;
@@ -126,35 +127,64 @@ __global__ void pool_kernel(Pool v, const void* x, void* out) {
   }
 }
 
+// n / d for n < 2^31 by a multiply-high and a shift (Granlund and Montgomery's method, as PyTorch's
+// IntDivider): a 32-bit division by a runtime divisor is some twenty dependent instructions, and a small
+// pool's time is its latency, which the index arithmetic before the first load adds to.
+struct FastDiv {
+  uint32_t divisor = 1, multiplier = 1, shift = 0;
+  FastDiv() = default;
+  explicit FastDiv(uint32_t d) : divisor(d) {
+    while (shift < 32 && (uint64_t{1} << shift) < d) ++shift;
+    multiplier = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << shift) - d)) / d + 1);
+  }
+  __device__ uint32_t div(uint32_t n) const { return (__umulhi(n, multiplier) + n) >> shift; }
+};
+
+// What pool_fixed's threads need, decided on the host: the divisors and the output count in 32 bits.
+struct FixedShape {
+  FastDiv groups, q, p;
+  uint32_t count;
+  int h, w, c, stride, pad;
+  bool average;
+};
+
 // A small window known at compile time (2x2, 3x3: every pool of the shipped networks but the global ones):
-// the R*W loads of a thread are all issued before the first is used, so a thread waits for DRAM once rather
-// than once per tap. Each tap loads unconditionally from its position clamped into the image and a padded tap
-// then takes the neutral value (a load under a branch was issued only after the previous tap's had returned:
-// Nsight Compute showed nine DRAM latencies a thread, 7 us for AlexNet's pool1); 32-bit index arithmetic; the
-// outputs stored 16 bytes at a time.
+// the R*W loads of a thread are all issued before the first is used (through the read-only path), so a thread
+// waits for DRAM once rather than once per tap. Each tap loads unconditionally from its position clamped into
+// the image and a padded tap then takes the neutral value (a load under a branch was issued only after the
+// previous tap's had returned: Nsight Compute showed nine DRAM latencies a thread, 7 us for AlexNet's pool1);
+// 32-bit index arithmetic with the divisions as multiplies; the outputs stored 16 bytes at a time.
 template <Dtype D, Store S, int V, int R, int W>
-__global__ void pool_fixed(Pool v, const void* x, void* out) {
-  const uint32_t groups = static_cast<uint32_t>(v.c / V), p = static_cast<uint32_t>(v.p()),
-                 q = static_cast<uint32_t>(v.q()), count = static_cast<uint32_t>(v.n) * p * q * groups;
-  const int h = static_cast<int>(v.h), w = static_cast<int>(v.w), c = static_cast<int>(v.c);
-  const int stride = static_cast<int>(v.stride), pad = static_cast<int>(v.pad);
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-    const uint32_t channel = (i % groups) * V, pixel = i / groups;
-    const uint32_t oq = pixel % q, op = (pixel / q) % p, image = pixel / (p * q);
-    const int ih0 = static_cast<int>(op) * stride - pad, iw0 = static_cast<int>(oq) * stride - pad;
+__global__ void pool_fixed(FixedShape v, const void* __restrict__ x, void* __restrict__ out) {
+  using T = Element<D>;
+  using Vec = Word<V * sizeof(T)>;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v.count; i += gridDim.x * blockDim.x) {
+    const uint32_t pixel = v.groups.div(i), channel = (i - pixel * v.groups.divisor) * V;
+    const uint32_t row = v.q.div(pixel), oq = pixel - row * v.q.divisor;
+    const uint32_t image = v.p.div(row), op = row - image * v.p.divisor;
+    const int ih0 = static_cast<int>(op) * v.stride - v.pad, iw0 = static_cast<int>(oq) * v.stride - v.pad;
+    const T* base = static_cast<const T*>(x) + static_cast<int64_t>(image) * v.h * v.w * v.c + channel;
     float values[R * W][V];
 #pragma unroll
     for (int tap = 0; tap < R * W; ++tap) {
       const int ih = ih0 + tap / W, iw = iw0 + tap % W;
-      const int ch = min(max(ih, 0), h - 1), cw = min(max(iw, 0), w - 1);
-      load<D, V>(x, ((static_cast<int64_t>(image) * h + ch) * w + cw) * c + channel, values[tap]);
+      const int ch = min(max(ih, 0), v.h - 1), cw = min(max(iw, 0), v.w - 1);
+      union {
+        Vec word;
+        T elements[V];
+      } packed;
+      packed.word = __ldg(reinterpret_cast<const Vec*>(base + (ch * v.w + cw) * v.c));
+#pragma unroll
+      for (int j = 0; j < V; ++j) values[tap][j] = to_float<D>(packed.elements[j]);
     }
+    if (v.pad != 0) {
 #pragma unroll
-    for (int tap = 0; tap < R * W; ++tap) {
-      const int ih = ih0 + tap / W, iw = iw0 + tap % W;
-      if (ih < 0 || ih >= h || iw < 0 || iw >= w)
+      for (int tap = 0; tap < R * W; ++tap) {
+        const int ih = ih0 + tap / W, iw = iw0 + tap % W;
+        if (ih < 0 || ih >= v.h || iw < 0 || iw >= v.w)
 #pragma unroll
-        for (int j = 0; j < V; ++j) values[tap][j] = v.average ? 0.0f : -INFINITY;
+          for (int j = 0; j < V; ++j) values[tap][j] = v.average ? 0.0f : -INFINITY;
+      }
     }
     float result[V];
 #pragma unroll
@@ -165,7 +195,7 @@ __global__ void pool_fixed(Pool v, const void* x, void* out) {
         result[j] = v.average ? result[j] + values[tap][j] : fmaxf(result[j], values[tap][j]);
       if (v.average) result[j] *= 1.0f / static_cast<float>(R * W);
     }
-    store_wide<D, S, V>(out, static_cast<int64_t>(pixel) * c + channel, result);
+    store_wide<D, S, V>(out, static_cast<int64_t>(pixel) * v.c + channel, result);
   }
 }
 
@@ -243,18 +273,30 @@ size_t output_bytes(Store store) {
   return store == Store::same16 ? 2 : 4;
 }
 
-// pool_fixed with `width` channels a thread (kWide, a half or a quarter of it, or 1).
+// pool_fixed with `width` channels a thread (kWide, a half or a quarter of it, or 1) in blocks of `block`.
 template <Dtype D, Store S, int kWide, int R>
-void launch_fixed(int width, int blocks, const Pool& v, const void* x, void* out) {
+void launch_fixed(int width, int block, const Pool& v, const void* x, void* out) {
   constexpr int kHalf = kWide > 1 ? kWide / 2 : 1, kQuarter = kWide > 3 ? kWide / 4 : 1;
+  const auto groups = static_cast<uint32_t>(v.c / width);
+  FixedShape shape{FastDiv(groups),
+                   FastDiv(static_cast<uint32_t>(v.q())),
+                   FastDiv(static_cast<uint32_t>(v.p())),
+                   static_cast<uint32_t>(v.o_elements() / width),
+                   static_cast<int>(v.h),
+                   static_cast<int>(v.w),
+                   static_cast<int>(v.c),
+                   static_cast<int>(v.stride),
+                   static_cast<int>(v.pad),
+                   v.average};
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>((shape.count + block - 1) / block, 65536));
   if (width == kWide) {
-    pool_fixed<D, S, kWide, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+    pool_fixed<D, S, kWide, R, R><<<blocks, block, 0, work_stream()>>>(shape, x, out);
   } else if (width == kHalf) {
-    pool_fixed<D, S, kHalf, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+    pool_fixed<D, S, kHalf, R, R><<<blocks, block, 0, work_stream()>>>(shape, x, out);
   } else if (width == kQuarter) {
-    pool_fixed<D, S, kQuarter, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+    pool_fixed<D, S, kQuarter, R, R><<<blocks, block, 0, work_stream()>>>(shape, x, out);
   } else {
-    pool_fixed<D, S, 1, R, R><<<blocks, 256, 0, work_stream()>>>(v, x, out);
+    pool_fixed<D, S, 1, R, R><<<blocks, block, 0, work_stream()>>>(shape, x, out);
   }
 }
 
@@ -278,11 +320,11 @@ void launch_for(const Pool& v, const void* x, void* out) {
                       : fits(kWide / 2) ? kWide / 2
                       : fits(kWide / 4) ? kWide / 4
                                         : 1;
-    const int blocks = grid_for(v.o_elements() / width);
+    const int block = v.block ? v.block : 256;
     if (v.r == 2) {
-      launch_fixed<D, S, kWide, 2>(width, blocks, v, x, out);
+      launch_fixed<D, S, kWide, 2>(width, block, v, x, out);
     } else {
-      launch_fixed<D, S, kWide, 3>(width, blocks, v, x, out);
+      launch_fixed<D, S, kWide, 3>(width, block, v, x, out);
     }
     return;
   }
@@ -317,7 +359,8 @@ void launch_pool(const Pool& v, Store store, const void* x, void* out) {
 // Copies of X and O spanning `rotate_bytes`, so that timed launches read DRAM, not the L2.
 struct Operands {
   int copies = 1;
-  std::vector<DeviceBuffer> x, out;
+  std::vector<DeviceBuffer> x;
+  DeviceBuffer out;  // one output, written by every launch (PyTorch's captured calls reuse one block too)
 };
 
 Operands make_operands(const Pool& v, size_t out_bytes, size_t rotate_bytes) {
@@ -327,7 +370,7 @@ Operands make_operands(const Pool& v, size_t out_bytes, size_t rotate_bytes) {
   operands.copies = static_cast<int>(std::clamp<size_t>((rotate_bytes + set_bytes - 1) / set_bytes, 1, 64));
   for (int copy = 0; copy < operands.copies; ++copy) {
     operands.x.emplace_back(v.x_elements() * element);
-    operands.out.emplace_back(v.o_elements() * out_bytes);
+    if (copy == 0) operands.out = DeviceBuffer(v.o_elements() * out_bytes);
     if (copy == 0) {
       fill_input<<<grid_for(v.x_elements()), 256>>>(v.dtype, v.seed, v.x_id, v.x_elements(),
                                                     operands.x[0].get());
@@ -400,26 +443,32 @@ OpMeasurement run_pool(const OpArgs& args, const RunContext& context) {
       LivePath live;
       live.state = operands;
       live.copies = operands->copies;
-      live.output = operands->out[0].get();
-      live.output_at = [data = operands.get()](int copy) { return data->out[copy].get(); };
+      live.output = operands->out.get();
+      live.output_at = [data = operands.get()](int) { return data->out.get(); };
       Operands* data = operands.get();
       auto shape = std::make_shared<Pool>(v);
       live.launch = [shape, store = path.store, data](int i) {
         const int copy = i % data->copies;
-        launch_pool(*shape, store, data->x[copy].get(), data->out[copy].get());
+        launch_pool(*shape, store, data->x[copy].get(), data->out.get());
       };
-      // A small window's kernel: the channels a thread takes, chosen by device time (wide loads against
-      // more threads in flight).
+      // A small window's kernel: the channels a thread takes and the threads a block, chosen by device time
+      // (wide loads against more threads in flight; a small pool's blocks spread over more SMs).
       const int wide = v.dtype == Dtype::fp32 ? 4 : (v.dtype == Dtype::int8 ? 1 : 8);
-      std::vector<int> widths;
+      std::vector<std::pair<int, int>> shapes;  // (width, block)
       for (int width = wide; width >= 1; width /= 2)
-        if (v.c % width == 0) widths.push_back(width);
-      if (v.r != v.s || (v.r != 2 && v.r != 3) || widths.size() < 2) return live;
+        if (v.c % width == 0)
+          for (int block : {128, 256}) shapes.emplace_back(width, block);
+      if (v.r != v.s || (v.r != 2 && v.r != 3) || shapes.size() < 2) return live;
       std::vector<std::string> names;
-      for (int width : widths) names.push_back(std::to_string(width) + " channel(s) a thread");
+      for (const auto& [width, block] : shapes)
+        names.push_back(std::to_string(width) + " channel(s) a thread, blocks of " + std::to_string(block));
       if (choose_named(
-              names, [&](int i) { shape->width = widths[static_cast<size_t>(i)]; },
-              run.pinned_choice(name, path.name), "channel groups", live))
+              names,
+              [&](int i) {
+                shape->width = shapes[static_cast<size_t>(i)].first;
+                shape->block = shapes[static_cast<size_t>(i)].second;
+              },
+              run.pinned_choice(name, path.name), "kernel shapes", live))
         return live;
       *note = "no channel group of the kernel ran";
       return std::nullopt;

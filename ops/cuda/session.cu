@@ -95,7 +95,8 @@ Session::Session() : nvml_(std::make_unique<Nvml>()) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) fail("no CUDA GPU is visible");
   TESSERA_CUDA(cudaGetDeviceProperties(&context_.properties, 0));
-  // Inputs rotate over copies spanning three times the L2, so timed launches read DRAM, not the cache.
+  // Inputs rotate over copies spanning three times the L2, so timed launches read DRAM, not the cache; every
+  // launch writes the same output (as PyTorch's captured calls do: its allocator hands each the same block).
   context_.rotate_bytes = static_cast<size_t>(context_.properties.l2CacheSize) * 3;
   idle_ = nvml_->clocks();
 }
@@ -212,13 +213,15 @@ void Session::finish(const std::string& out_dir, const std::string& command, boo
       .set("matmul_tflops_for_floors", used_rates);
   Json run_record = Json::object();
   run_record.set("gpu", gpu)
+      .set("runner_code", TESSERA_CUDA_CODE)
       .set("ceilings", ceilings)
       .set("date", utc_now())
       .set("command", command)
       .set(
           "timing",
           "per path: device time = median over 15 CUDA-graph replays of launches over input copies spanning "
-          "3x the L2 (a replay ~1 ms), per launch; eager time = median over 11 batches of ~1 ms of launches "
+          "3x the L2, each launch writing the one output (a replay ~1 ms), per launch; eager time = median "
+          "over 11 batches of ~1 ms of launches "
           "issued back to back; library candidates (cuBLASLt algorithms, cuDNN plans, kernel tilings) chosen "
           "by device time over 3 short replays each");
   write_file(out_dir + "/run.json", run_record.dump());

@@ -4,16 +4,15 @@
 // arithmetic). Row ops keep a row in registers: a group of W warps takes a row, each thread ITEMS vectors of
 // 16 bytes, the row's statistics reduced by warp shuffles (and shared memory across the group's warps), so
 // the row is read from DRAM once and written once; the candidates (W, ITEMS) that hold the row are timed and
-// the fastest by device time kept. Elementwise: one thread per 16-byte vector. PyTorch's torch.softmax,
-// layer_norm, rms_norm and activations (eager and torch.compile) are timed next to these by
-// scripts/gpu_torch_reference.py.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+// the fastest by device time kept. Elementwise: 1, 2 or 4 16-byte vectors a thread, by device time. The
+// storage, conversions and activations are ops/cuda/vectors.cuh's (shared with the epilogue kernel).
+// PyTorch's torch.softmax, layer_norm, rms_norm and activations (eager and torch.compile) are timed next to
+// these by scripts/gpu_torch_reference.py.
 #include <cmath>
 #include <memory>
 
 #include "ops/cuda/device.cuh"
+#include "ops/cuda/vectors.cuh"
 
 namespace tessera::gpu {
 
@@ -32,59 +31,23 @@ struct Tile {
   __host__ __device__ int64_t elements() const { return rows * cols; }
 };
 
-template <Dtype D>
-using Storage = std::conditional_t<D == Dtype::fp32, float, uint16_t>;
-
-template <Dtype D>
-__device__ inline float to_float(Storage<D> value) {
-  if constexpr (D == Dtype::fp32) return value;
-  if constexpr (D == Dtype::bf16) return __uint_as_float(uint32_t{value} << 16);
-  if constexpr (D == Dtype::fp16) return __half2float(__ushort_as_half(value));
-  return 0;
-}
-
-template <Dtype D>
-__device__ inline Storage<D> from_float(float value) {
-  if constexpr (D == Dtype::fp32) return value;
-  if constexpr (D == Dtype::bf16) return __bfloat16_as_ushort(__float2bfloat16_rn(value));  // one cvt, RNE
-  if constexpr (D == Dtype::fp16) return __half_as_ushort(__float2half_rn(value));
-  return 0;
-}
-
-// V consecutive elements at `index` as floats, one 16-byte load when V fills it.
-template <Dtype D, int V>
-__device__ inline void load(const void* data, int64_t index, float (&out)[V]) {
-  using T = Storage<D>;
-  if constexpr (V * sizeof(T) == 16) {
-    union {
-      uint4 word;
-      T elements[V];
-    } packed;
-    packed.word = *reinterpret_cast<const uint4*>(static_cast<const T*>(data) + index);
+// V elements as stored, held until they are needed (gamma and beta, loaded before the row's reductions).
+template <Elem E, int V>
+struct Raw {
+  Bits<E> element[V];
+  __device__ void load(const void* data, int64_t index) {
+    if constexpr (V * sizeof(Bits<E>) == 16) {
+      *reinterpret_cast<uint4*>(element) =
+          *reinterpret_cast<const uint4*>(static_cast<const Bits<E>*>(data) + index);
+    } else {
 #pragma unroll
-    for (int i = 0; i < V; ++i) out[i] = to_float<D>(packed.elements[i]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < V; ++i) out[i] = to_float<D>(static_cast<const T*>(data)[index + i]);
+      for (int i = 0; i < V; ++i) element[i] = static_cast<const Bits<E>*>(data)[index + i];
+    }
   }
-}
-
-template <Dtype D, int V>
-__device__ inline void store(void* data, int64_t index, const float (&values)[V]) {
-  using T = Storage<D>;
-  if constexpr (V * sizeof(T) == 16) {
-    union {
-      uint4 word;
-      T elements[V];
-    } packed;
-#pragma unroll
-    for (int i = 0; i < V; ++i) packed.elements[i] = from_float<D>(values[i]);
-    *reinterpret_cast<uint4*>(static_cast<T*>(data) + index) = packed.word;
-  } else {
-#pragma unroll
-    for (int i = 0; i < V; ++i) static_cast<T*>(data)[index + i] = from_float<D>(values[i]);
+  __device__ float operator[](int i) const {
+    return to_float<E>(element[i]);
   }
-}
+};
 
 __device__ inline float warp_sum(float value) {
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
@@ -96,18 +59,19 @@ __device__ inline float warp_max(float value) {
   return value;
 }
 
-// A row's statistic over the W warps that hold it: shuffles within each warp, then shared memory.
+// A row's statistic over the W warps that hold it: shuffles within each warp, then shared memory. Each
+// reduction of a kernel has its own slots (`slots`), so one barrier a reduction suffices: no later reduction
+// overwrites what a slower warp has still to read.
 template <int W, bool kMax>
-__device__ inline float group_reduce(float value, float* shared) {
+__device__ inline float group_reduce(float value, float* slots) {
   value = kMax ? warp_max(value) : warp_sum(value);
   if constexpr (W == 1) return value;
   const int warp = threadIdx.x / 32, first = warp - warp % W;
-  if (threadIdx.x % 32 == 0) shared[warp] = value;
+  if (threadIdx.x % 32 == 0) slots[warp] = value;
   __syncthreads();
-  float total = shared[first];
+  float total = slots[first];
 #pragma unroll
-  for (int i = 1; i < W; ++i) total = kMax ? fmaxf(total, shared[first + i]) : total + shared[first + i];
-  __syncthreads();  // the shared slots are reused by the next reduction
+  for (int i = 1; i < W; ++i) total = kMax ? fmaxf(total, slots[first + i]) : total + slots[first + i];
   return total;
 }
 
@@ -115,10 +79,12 @@ constexpr int kBlock = 256;
 
 // Row `row` of the tile in W warps; each thread ITEMS vectors of V elements (vector i of thread t: columns
 // ((i * 32W) + t) * V ...). Threads of a block past the last row still take part in the reductions' barriers.
-template <Dtype D, RowKind K, int W, int ITEMS, int V>
+// A norm's gamma and beta are loaded with the row, before its reductions, so their latency hides behind the
+// row's rather than following the statistics.
+template <Elem E, RowKind K, int W, int ITEMS, int V>
 __global__ void __launch_bounds__(kBlock)
     row_kernel(Tile tile, const void* x, const void* gamma, const void* beta, void* out) {
-  __shared__ float shared[kBlock / 32];
+  __shared__ float shared[2][kBlock / 32];
   constexpr int kGroup = 32 * W;
   const int64_t row = blockIdx.x * int64_t{kBlock / kGroup} + threadIdx.x / kGroup;
   const int t = threadIdx.x % kGroup;
@@ -127,11 +93,14 @@ __global__ void __launch_bounds__(kBlock)
   // Columns a causal softmax row sees: 0 .. row + cols - rows (ops/vector_kernels.hpp).
   const int64_t seen = K == RowKind::softmax && tile.causal ? row + cols - tile.rows + 1 : cols;
   float v[ITEMS][V];
+  [[maybe_unused]] Raw<E, V> g[K == RowKind::softmax ? 1 : ITEMS], b[K == RowKind::layernorm ? ITEMS : 1];
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int64_t col = (int64_t{i} * kGroup + t) * V;
     if (live && col < cols) {
-      load<D, V>(x, row * cols + col, v[i]);
+      load_vector<E, V>(x, row * cols + col, v[i]);
+      if constexpr (K != RowKind::softmax) g[i].load(gamma, col);
+      if constexpr (K == RowKind::layernorm) b[i].load(beta, col);
     } else {
 #pragma unroll
       for (int j = 0; j < V; ++j) v[i][j] = 0;
@@ -145,7 +114,7 @@ __global__ void __launch_bounds__(kBlock)
 #pragma unroll
       for (int j = 0; j < V; ++j)
         if (valid(i, j)) maximum = fmaxf(maximum, tile.scale * v[i][j]);
-    maximum = group_reduce<W, true>(maximum, shared);
+    maximum = group_reduce<W, true>(maximum, shared[0]);
     float sum = 0;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i)
@@ -154,7 +123,7 @@ __global__ void __launch_bounds__(kBlock)
         v[i][j] = valid(i, j) ? __expf(tile.scale * v[i][j] - maximum) : 0.0f;
         sum += v[i][j];
       }
-    const float inverse = 1.0f / group_reduce<W, false>(sum, shared);
+    const float inverse = 1.0f / group_reduce<W, false>(sum, shared[1]);
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i)
 #pragma unroll
@@ -167,7 +136,7 @@ __global__ void __launch_bounds__(kBlock)
       for (int i = 0; i < ITEMS; ++i)
 #pragma unroll
         for (int j = 0; j < V; ++j) sum += v[i][j];  // zeros past the row's end
-      mean = group_reduce<W, false>(sum, shared) / static_cast<float>(cols);
+      mean = group_reduce<W, false>(sum, shared[0]) / static_cast<float>(cols);
     }
     float squares = 0;
 #pragma unroll
@@ -175,23 +144,23 @@ __global__ void __launch_bounds__(kBlock)
 #pragma unroll
       for (int j = 0; j < V; ++j)
         if (valid(i, j)) squares += (v[i][j] - mean) * (v[i][j] - mean);
-    const float rstd = rsqrtf(group_reduce<W, false>(squares, shared) / static_cast<float>(cols) + tile.eps);
+    const float rstd =
+        rsqrtf(group_reduce<W, false>(squares, shared[1]) / static_cast<float>(cols) + tile.eps);
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-      const int64_t col = (int64_t{i} * kGroup + t) * V;
-      if (!live || col >= cols) continue;
-      float g[V], b[V];
-      load<D, V>(gamma, col, g);
-      if constexpr (K == RowKind::layernorm) load<D, V>(beta, col, b);
+    for (int i = 0; i < ITEMS; ++i)
 #pragma unroll
-      for (int j = 0; j < V; ++j)
-        v[i][j] = (v[i][j] - mean) * rstd * g[j] + (K == RowKind::layernorm ? b[j] : 0.0f);
-    }
+      for (int j = 0; j < V; ++j) {
+        if constexpr (K == RowKind::layernorm) {
+          v[i][j] = (v[i][j] - mean) * rstd * g[i][j] + b[i][j];
+        } else {
+          v[i][j] = v[i][j] * rstd * g[i][j];
+        }
+      }
   }
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int64_t col = (int64_t{i} * kGroup + t) * V;
-    if (live && col < cols) store<D, V>(out, row * cols + col, v[i]);
+    if (live && col < cols) store_vector<E, V>(out, row * cols + col, v[i]);
   }
 }
 
@@ -201,15 +170,15 @@ struct RowVariant {
   void (*launch)(const Tile&, const void*, const void*, const void*, void*);
 };
 
-template <Dtype D, RowKind K, int W, int ITEMS, int V>
+template <Elem E, RowKind K, int W, int ITEMS, int V>
 void launch_rows(const Tile& tile, const void* x, const void* gamma, const void* beta, void* out) {
   constexpr int kRowsPerBlock = kBlock / (32 * W);
   const auto blocks = static_cast<unsigned>((tile.rows + kRowsPerBlock - 1) / kRowsPerBlock);
-  row_kernel<D, K, W, ITEMS, V><<<blocks, kBlock, 0, work_stream()>>>(tile, x, gamma, beta, out);
+  row_kernel<E, K, W, ITEMS, V><<<blocks, kBlock, 0, work_stream()>>>(tile, x, gamma, beta, out);
 }
 
 // For each group width, the fewest items a thread that hold the row (at most 16).
-template <Dtype D, RowKind K, int V>
+template <Elem E, RowKind K, int V>
 void add_row_variants(const Tile& tile, std::vector<RowVariant>& variants) {
   auto add = [&](auto w_tag, auto items_tag) {
     constexpr int W = decltype(w_tag)::value, ITEMS = decltype(items_tag)::value;
@@ -218,7 +187,7 @@ void add_row_variants(const Tile& tile, std::vector<RowVariant>& variants) {
     if (capacity >= tile.cols && (ITEMS == 1 || smaller < tile.cols))
       variants.push_back({std::to_string(W) + " warp(s) a row, " + std::to_string(ITEMS) + " vector(s) of " +
                               std::to_string(V) + " a thread",
-                          &launch_rows<D, K, W, ITEMS, V>});
+                          &launch_rows<E, K, W, ITEMS, V>});
   };
   using I1 = std::integral_constant<int, 1>;
   using I2 = std::integral_constant<int, 2>;
@@ -238,14 +207,13 @@ void add_row_variants(const Tile& tile, std::vector<RowVariant>& variants) {
   per_width(I8{});
 }
 
-template <Dtype D, RowKind K>
+template <Elem E, RowKind K>
 std::vector<RowVariant> row_variants(const Tile& tile) {
   std::vector<RowVariant> variants;
-  constexpr int kWide = 16 / static_cast<int>(sizeof(Storage<D>));
-  if (tile.cols % kWide == 0) {
-    add_row_variants<D, K, kWide>(tile, variants);
+  if (tile.cols % kWideOf<E> == 0) {
+    add_row_variants<E, K, kWideOf<E>>(tile, variants);
   } else {
-    add_row_variants<D, K, 1>(tile, variants);
+    add_row_variants<E, K, 1>(tile, variants);
   }
   return variants;
 }
@@ -254,11 +222,11 @@ template <RowKind K>
 std::vector<RowVariant> row_variants_of(const Tile& tile) {
   switch (tile.dtype) {
     case Dtype::fp32:
-      return row_variants<Dtype::fp32, K>(tile);
+      return row_variants<Elem::fp32, K>(tile);
     case Dtype::bf16:
-      return row_variants<Dtype::bf16, K>(tile);
+      return row_variants<Elem::bf16, K>(tile);
     case Dtype::fp16:
-      return row_variants<Dtype::fp16, K>(tile);
+      return row_variants<Elem::fp16, K>(tile);
     default:
       fail("a vector op takes fp32, bf16 or fp16");
   }
@@ -278,69 +246,100 @@ __device__ inline float apply(float x, float y) {
     case Fn::relu:
       return fmaxf(x, 0.0f);
     case Fn::gelu:
-      return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case Fn::gelu_tanh:  // 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)): one fast exponential, not tanhf's dozens
-      return x / (1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
+      return gelu_of(x);
+    case Fn::gelu_tanh:
+      return gelu_tanh_of(x);
     case Fn::silu:
-      return x / (1.0f + __expf(-x));
+      return silu_of(x);
     case Fn::swiglu:
-      return x / (1.0f + __expf(-x)) * y;
+      return silu_of(x) * y;
   }
   return x;
 }
 
-// One thread per V elements; `second` is Y (add, mul, swiglu), the bias row (bias), or unused. The function
-// is a template argument: one small kernel per function (a switch per element over all of them made a
-// kernel too large for the instruction cache: its warps stalled on instruction fetch).
-template <Dtype D, int V, Fn F, typename Index>
-__global__ void elementwise_kernel(Tile tile, const void* x, const void* second, void* out) {
+// A block takes 256*U vectors of V elements, a thread U of them 256 vectors apart (a warp's accesses stay
+// contiguous); every load of a thread is issued before the first is used, so a thread has U (or 2U) 16-byte
+// loads in flight where one thread a vector had one: with one, an SM's resident threads kept too few bytes in
+// flight to cover DRAM's latency (Nsight Compute: SiLU at 30% of DRAM bandwidth, long-scoreboard stalls).
+// `second` is Y (add, mul, swiglu), the bias row (bias), or unused. The function is a template argument: one
+// small kernel per function (a switch per element over all of them outgrew the instruction cache).
+template <Elem E, int V, int U, Fn F, typename Index>
+__global__ void __launch_bounds__(256)
+    elementwise_kernel(Tile tile, const void* x, const void* second, void* out) {
+  constexpr bool kTile = F == Fn::add || F == Fn::mul || F == Fn::swiglu;
   const Index vectors = static_cast<Index>(tile.elements() / V), cols = static_cast<Index>(tile.cols);
-  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < vectors;
-       i += Index{gridDim.x} * blockDim.x) {
-    float a[V], b[V];
-    load<D, V>(x, int64_t{i} * V, a);
-    if constexpr (F == Fn::bias) {
-      load<D, V>(second, (i * V) % cols, b);
-    } else if constexpr (F == Fn::add || F == Fn::mul || F == Fn::swiglu) {
-      load<D, V>(second, int64_t{i} * V, b);
+  for (Index chunk = blockIdx.x; chunk * (Index{256} * U) < vectors; chunk += gridDim.x) {
+    const Index first = chunk * (Index{256} * U) + threadIdx.x;
+    float a[U][V], b[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const Index i = first + Index{256} * u;
+      if (i >= vectors) continue;
+      load_vector<E, V>(x, int64_t{i} * V, a[u]);
+      if constexpr (F == Fn::bias) load_vector<E, V>(second, (i * V) % cols, b[u]);
+      if constexpr (kTile) load_vector<E, V>(second, int64_t{i} * V, b[u]);
     }
 #pragma unroll
-    for (int j = 0; j < V; ++j) a[j] = apply<F>(a[j], b[j]);
-    store<D, V>(out, int64_t{i} * V, a);
+    for (int u = 0; u < U; ++u) {
+      const Index i = first + Index{256} * u;
+      if (i >= vectors) continue;
+#pragma unroll
+      for (int j = 0; j < V; ++j) a[u][j] = apply<F>(a[u][j], b[u][j]);
+      store_vector<E, V>(out, int64_t{i} * V, a[u]);
+    }
   }
 }
 
-template <Dtype D, Fn F>
-void launch_elementwise_fn(const Tile& tile, const void* x, const void* second, void* out) {
-  constexpr int kWide = 16 / static_cast<int>(sizeof(Storage<D>));
+// The vectors a thread takes: 1, 2 or 4 (chosen by device time).
+constexpr int kUnrolls[] = {1, 2, 4};
+
+template <Elem E, Fn F, int U>
+void launch_unrolled(const Tile& tile, const void* x, const void* second, void* out) {
+  constexpr int kWide = kWideOf<E>;
+  auto blocks = [](int64_t vectors) {
+    return static_cast<unsigned>(
+        std::clamp<int64_t>((vectors + 256 * U - 1) / (256 * U), 1, int64_t{1} << 30));
+  };
   if (tile.cols % kWide == 0 && tile.elements() < (int64_t{1} << 31)) {
-    elementwise_kernel<D, kWide, F, uint32_t>
-        <<<grid_for(tile.elements() / kWide), 256, 0, work_stream()>>>(tile, x, second, out);
+    elementwise_kernel<E, kWide, U, F, uint32_t>
+        <<<blocks(tile.elements() / kWide), 256, 0, work_stream()>>>(tile, x, second, out);
   } else {
-    elementwise_kernel<D, 1, F, int64_t>
-        <<<grid_for(tile.elements()), 256, 0, work_stream()>>>(tile, x, second, out);
+    elementwise_kernel<E, 1, U, F, int64_t>
+        <<<blocks(tile.elements()), 256, 0, work_stream()>>>(tile, x, second, out);
   }
 }
 
-template <Dtype D>
-void launch_elementwise(const Tile& tile, Fn fn, const void* x, const void* second, void* out) {
+template <Elem E, Fn F>
+void launch_elementwise_fn(int unroll, const Tile& tile, const void* x, const void* second, void* out) {
+  switch (unroll) {
+    case 1:
+      return launch_unrolled<E, F, 1>(tile, x, second, out);
+    case 2:
+      return launch_unrolled<E, F, 2>(tile, x, second, out);
+    default:
+      return launch_unrolled<E, F, 4>(tile, x, second, out);
+  }
+}
+
+template <Elem E>
+void launch_elementwise(Fn fn, int unroll, const Tile& tile, const void* x, const void* second, void* out) {
   switch (fn) {
     case Fn::add:
-      return launch_elementwise_fn<D, Fn::add>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::add>(unroll, tile, x, second, out);
     case Fn::mul:
-      return launch_elementwise_fn<D, Fn::mul>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::mul>(unroll, tile, x, second, out);
     case Fn::bias:
-      return launch_elementwise_fn<D, Fn::bias>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::bias>(unroll, tile, x, second, out);
     case Fn::relu:
-      return launch_elementwise_fn<D, Fn::relu>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::relu>(unroll, tile, x, second, out);
     case Fn::gelu:
-      return launch_elementwise_fn<D, Fn::gelu>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::gelu>(unroll, tile, x, second, out);
     case Fn::gelu_tanh:
-      return launch_elementwise_fn<D, Fn::gelu_tanh>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::gelu_tanh>(unroll, tile, x, second, out);
     case Fn::silu:
-      return launch_elementwise_fn<D, Fn::silu>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::silu>(unroll, tile, x, second, out);
     case Fn::swiglu:
-      return launch_elementwise_fn<D, Fn::swiglu>(tile, x, second, out);
+      return launch_elementwise_fn<E, Fn::swiglu>(unroll, tile, x, second, out);
   }
 }
 
@@ -416,7 +415,8 @@ __global__ void elementwise_reference_at(Tile tile, Fn fn, const int64_t* positi
 // by every launch (as a layer's parameters are).
 struct Operands {
   int copies = 1;
-  std::vector<DeviceBuffer> x, second, out;
+  std::vector<DeviceBuffer> x, second;
+  DeviceBuffer out;  // one output, written by every launch (PyTorch's captured calls reuse one block too)
   DeviceBuffer gamma, beta;
 };
 
@@ -432,7 +432,7 @@ Operands make_operands(const Tile& tile, bool second_tile, int64_t row_params, s
   operands.copies = static_cast<int>(std::clamp<size_t>((rotate_bytes + set_bytes - 1) / set_bytes, 1, 64));
   for (int copy = 0; copy < operands.copies; ++copy) {
     operands.x.emplace_back(tile_bytes);
-    operands.out.emplace_back(tile_bytes);
+    if (copy == 0) operands.out = DeviceBuffer(tile_bytes);
     if (second_tile) operands.second.emplace_back(tile_bytes);
     if (copy == 0) {
       fill_input<<<grid_for(tile.elements()), 256>>>(tile.dtype, tile.seed, tile.x_id, tile.elements(),
@@ -464,12 +464,12 @@ Operands make_operands(const Tile& tile, bool second_tile, int64_t row_params, s
   return operands;
 }
 
-// A path on its own operands: the live path owns them; launch(0) writes out[0].
+// A path on its own operands: the live path owns them; launch(0) writes out.
 LivePath live_on(Operands operands) {
   auto owned = std::make_shared<Operands>(std::move(operands));
   LivePath live;
   live.copies = owned->copies;
-  live.output = owned->out[0].get();
+  live.output = owned->out.get();
   live.state = owned;
   return live;
 }
@@ -564,7 +564,7 @@ OpMeasurement run_rows(const OpArgs& args, const RunContext& context) {
     live.launch = [variants, selected, data, tile](int i) {
       const int copy = i % data->copies;
       variants[*selected].launch(tile, data->x[copy].get(), data->gamma.get(), data->beta.get(),
-                                 data->out[copy].get());
+                                 data->out.get());
     };
     std::vector<std::string> names;
     for (const RowVariant& variant : variants) names.push_back(variant.name);
@@ -598,25 +598,34 @@ OpMeasurement run_elementwise(const OpArgs& args, const RunContext& context) {
     elementwise_reference_at<<<(count + 255) / 256, 256>>>(tile, fn, positions, count, out);
   };
   PathSpec path = the_path(args, tile, spec);
-  path.build = [tile, fn, second_tile](const RunContext& run, std::string*) -> std::optional<LivePath> {
+  path.build = [tile, fn, second_tile, name = spec.name, path_name = path.name](
+                   const RunContext& run, std::string* note) -> std::optional<LivePath> {
     LivePath live = live_on(make_operands(tile, second_tile, fn == Fn::bias ? 1 : 0, run.rotate_bytes));
     Operands* data = static_cast<Operands*>(live.state.get());
-    live.launch = [data, tile, fn, second_tile](int i) {
+    auto unroll = std::make_shared<int>(1);
+    live.launch = [data, tile, fn, second_tile, unroll](int i) {
       const int copy = i % data->copies;
       const void* second = second_tile ? data->second[copy].get() : data->gamma.get();
       switch (tile.dtype) {
         case Dtype::fp32:
-          return launch_elementwise<Dtype::fp32>(tile, fn, data->x[copy].get(), second,
-                                                 data->out[copy].get());
+          return launch_elementwise<Elem::fp32>(fn, *unroll, tile, data->x[copy].get(), second,
+                                                data->out.get());
         case Dtype::bf16:
-          return launch_elementwise<Dtype::bf16>(tile, fn, data->x[copy].get(), second,
-                                                 data->out[copy].get());
+          return launch_elementwise<Elem::bf16>(fn, *unroll, tile, data->x[copy].get(), second,
+                                                data->out.get());
         default:
-          return launch_elementwise<Dtype::fp16>(tile, fn, data->x[copy].get(), second,
-                                                 data->out[copy].get());
+          return launch_elementwise<Elem::fp16>(fn, *unroll, tile, data->x[copy].get(), second,
+                                                data->out.get());
       }
     };
-    return live;
+    std::vector<std::string> names;
+    for (int u : kUnrolls) names.push_back(std::to_string(u) + " vector(s) a thread");
+    if (choose_named(
+            names, [&](int i) { *unroll = kUnrolls[i]; }, run.pinned_choice(name, path_name),
+            "vectors a thread", live))
+      return live;
+    *note = "no elementwise kernel shape ran";
+    return std::nullopt;
   };
   spec.paths.push_back(path);
   return measure_op(spec, context);

@@ -136,6 +136,12 @@ TEST(GpuReference, EveryRecordedPathHasDeviceAndEagerTimeAndACheckedOutputAndEve
     nlohmann::json run;
     std::ifstream(folder + "/run.json") >> run;
     const bool profiles_expected = !run.contains("profile");
+    // Every shipped set was recorded on the lent H200 with Nsight Compute present, by a runner whose own
+    // kernels were compiled for Hopper (a runner built for CUDA 13's default sm_75 ran its kernels from
+    // JIT-compiled sm_75 PTX: bf16 stores emulated, AlexNet's pool1 1.6x PyTorch's time instead of 1.0x).
+    EXPECT_TRUE(profiles_expected) << folder << ": " << run.value("profile", "");
+    EXPECT_NE(run.value("runner_code", "").find("90-real"), std::string::npos)
+        << folder << ": runner built for " << run.value("runner_code", "(not recorded)");
     for (const ops::Op& op : workload.ops) {
       nlohmann::json record;
       std::ifstream(folder + "/" + op.name + ".json") >> record;
