@@ -365,14 +365,20 @@ def vector_variants(torch, runner, op, inputs):
             logits = t * scale if scale != 1.0 else t
             return torch.softmax(logits.masked_fill(mask, float("-inf")) if causal else logits, dim=-1)
         name = "torch.softmax"
-    elif kind == "layernorm":
-        gamma, beta, eps = inputs.tensor(1, (cols,)), inputs.tensor(2, (cols,)), float(op.get("eps", 1e-5))
-        fn = lambda t: F.layer_norm(t, (cols,), gamma, beta, eps)
-        name = "torch.layer_norm"
-    elif kind == "rmsnorm":
-        gamma, eps = inputs.tensor(1, (cols,)), float(op.get("eps", 1e-6))
-        fn = lambda t: F.rms_norm(t, (cols,), gamma, eps)
-        name = "torch.rms_norm"
+    elif kind in ("layernorm", "rmsnorm"):
+        # A norm with `residual: true` normalises X + R (the add & norm; R is the op's tensor slot 3).
+        eps = float(op.get("eps", 1e-5 if kind == "layernorm" else 1e-6))
+        gamma = inputs.tensor(1, (cols,))
+        beta = inputs.tensor(2, (cols,)) if kind == "layernorm" else None
+        norm = (lambda t: F.layer_norm(t, (cols,), gamma, beta, eps)) if kind == "layernorm" else (
+            lambda t: F.rms_norm(t, (cols,), gamma, eps))
+        name = "torch.layer_norm" if kind == "layernorm" else "torch.rms_norm"
+        if op.get("residual", "false") == "true":
+            extra = [inputs.tensor(3, (rows, cols))]
+            fn = lambda t, r: norm(t + r)
+            name += "(x+r)"
+        else:
+            fn = norm
     else:
         function = op["fn"]
         if function in ("add", "mul", "swiglu"):

@@ -28,6 +28,8 @@ struct Tile {
   bool causal = false;
   uint64_t seed = 0;
   uint32_t x_id = 0, y_id = 0, z_id = 0;  // X; gamma or Y or bias; beta
+  bool residual = false;                  // a norm of X + R (the add & norm)
+  uint32_t r_id = 0;                      // R
   __host__ __device__ int64_t elements() const { return rows * cols; }
 };
 
@@ -81,9 +83,10 @@ constexpr int kBlock = 256;
 // ((i * 32W) + t) * V ...). Threads of a block past the last row still take part in the reductions' barriers.
 // A norm's gamma and beta are loaded with the row, before its reductions, so their latency hides behind the
 // row's rather than following the statistics.
+// `residual` (a norm's R, or null): the row is X + R, the two loaded together (the add & norm in one pass).
 template <Elem E, RowKind K, int W, int ITEMS, int V>
-__global__ void __launch_bounds__(kBlock)
-    row_kernel(Tile tile, const void* x, const void* gamma, const void* beta, void* out) {
+__global__ void __launch_bounds__(kBlock) row_kernel(Tile tile, const void* x, const void* residual,
+                                                     const void* gamma, const void* beta, void* out) {
   __shared__ float shared[2][kBlock / 32];
   constexpr int kGroup = 32 * W;
   const int64_t row = blockIdx.x * int64_t{kBlock / kGroup} + threadIdx.x / kGroup;
@@ -93,17 +96,30 @@ __global__ void __launch_bounds__(kBlock)
   // Columns a causal softmax row sees: 0 .. row + cols - rows (ops/vector_kernels.hpp).
   const int64_t seen = K == RowKind::softmax && tile.causal ? row + cols - tile.rows + 1 : cols;
   float v[ITEMS][V];
-  [[maybe_unused]] Raw<E, V> g[K == RowKind::softmax ? 1 : ITEMS], b[K == RowKind::layernorm ? ITEMS : 1];
+  [[maybe_unused]] Raw<E, V> g[K == RowKind::softmax ? 1 : ITEMS], b[K == RowKind::layernorm ? ITEMS : 1],
+      r[K == RowKind::softmax ? 1 : ITEMS];
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int64_t col = (int64_t{i} * kGroup + t) * V;
     if (live && col < cols) {
       load_vector<E, V>(x, row * cols + col, v[i]);
-      if constexpr (K != RowKind::softmax) g[i].load(gamma, col);
+      if constexpr (K != RowKind::softmax) {
+        if (residual) r[i].load(residual, row * cols + col);
+        g[i].load(gamma, col);
+      }
       if constexpr (K == RowKind::layernorm) b[i].load(beta, col);
     } else {
 #pragma unroll
       for (int j = 0; j < V; ++j) v[i][j] = 0;
+    }
+  }
+  if constexpr (K != RowKind::softmax) {
+    if (residual) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; ++i)
+        if (live && (int64_t{i} * kGroup + t) * V < cols)
+#pragma unroll
+          for (int j = 0; j < V; ++j) v[i][j] += r[i][j];
     }
   }
   auto valid = [&](int i, int j) { return live && (int64_t{i} * kGroup + t) * V + j < seen; };
@@ -167,14 +183,15 @@ __global__ void __launch_bounds__(kBlock)
 // One row-kernel candidate: W warps a row, ITEMS vectors a thread.
 struct RowVariant {
   std::string name;
-  void (*launch)(const Tile&, const void*, const void*, const void*, void*);
+  void (*launch)(const Tile&, const void*, const void*, const void*, const void*, void*);
 };
 
 template <Elem E, RowKind K, int W, int ITEMS, int V>
-void launch_rows(const Tile& tile, const void* x, const void* gamma, const void* beta, void* out) {
+void launch_rows(const Tile& tile, const void* x, const void* residual, const void* gamma, const void* beta,
+                 void* out) {
   constexpr int kRowsPerBlock = kBlock / (32 * W);
   const auto blocks = static_cast<unsigned>((tile.rows + kRowsPerBlock - 1) / kRowsPerBlock);
-  row_kernel<E, K, W, ITEMS, V><<<blocks, kBlock, 0, work_stream()>>>(tile, x, gamma, beta, out);
+  row_kernel<E, K, W, ITEMS, V><<<blocks, kBlock, 0, work_stream()>>>(tile, x, residual, gamma, beta, out);
 }
 
 // For each group width, the fewest items a thread that hold the row (at most 16).
@@ -349,7 +366,10 @@ __global__ void row_reference_at(Tile tile, RowKind kind, const int64_t* positio
   const int sample = blockIdx.x * blockDim.x + threadIdx.x;
   if (sample >= count) return;
   const int64_t row = positions[sample] / tile.cols, col = positions[sample] % tile.cols;
-  auto x = [&](int64_t c) { return input_value(tile.dtype, tile.seed, tile.x_id, row * tile.cols + c); };
+  auto x = [&](int64_t c) {
+    const double r = tile.residual ? input_value(tile.dtype, tile.seed, tile.r_id, row * tile.cols + c) : 0.0;
+    return input_value(tile.dtype, tile.seed, tile.x_id, row * tile.cols + c) + r;
+  };
   if (kind == RowKind::softmax) {
     const int64_t seen = tile.causal ? row + tile.cols - tile.rows + 1 : tile.cols;
     if (col >= seen) {
@@ -438,7 +458,8 @@ Operands make_operands(const Tile& tile, bool second_tile, int64_t row_params, s
       fill_input<<<grid_for(tile.elements()), 256>>>(tile.dtype, tile.seed, tile.x_id, tile.elements(),
                                                      operands.x[0].get());
       if (second_tile)
-        fill_input<<<grid_for(tile.elements()), 256>>>(tile.dtype, tile.seed, tile.y_id, tile.elements(),
+        fill_input<<<grid_for(tile.elements()), 256>>>(tile.dtype, tile.seed,
+                                                       tile.residual ? tile.r_id : tile.y_id, tile.elements(),
                                                        operands.second[0].get());
       check_launch("fill inputs");
       continue;
@@ -530,11 +551,12 @@ OpMeasurement run_rows(const OpArgs& args, const RunContext& context) {
   Tile tile = tile_of(args);
   OpSpec spec = spec_of(args, tile, 1);
   if (K != RowKind::softmax && args.values.count("residual") && args.get("residual") == "true") {
-    // The norm of X + R (the simulator's add & norm): the row kernels read one tile.
-    OpMeasurement missing;
-    missing.record.set("op", spec.op.set("residual", "true").set("dtype", args.get("dtype")))
-        .set("no_gpu_path", "a norm of X + R (residual: true) has no GPU path yet");
-    return missing;
+    // The norm of X + R (the simulator's add & norm, ops/kinds/norm.cpp: R is tensor slot 3): one pass reads
+    // both.
+    tile.residual = true;
+    tile.r_id = ops::tensor_id(static_cast<uint32_t>(args.integer("index")), 3);
+    spec = spec_of(args, tile, 2);
+    spec.op.set("residual", "true");
   }
   if (K == RowKind::softmax) {
     tile.scale = static_cast<float>(real_of(args, "scale", 1.0));
@@ -559,11 +581,12 @@ OpMeasurement run_rows(const OpArgs& args, const RunContext& context) {
     }
     const int64_t params = K == RowKind::layernorm ? 2 : K == RowKind::rmsnorm ? 1 : 0;
     auto selected = std::make_shared<int>(0);
-    LivePath live = live_on(make_operands(tile, false, params, run.rotate_bytes));
+    LivePath live = live_on(make_operands(tile, tile.residual, params, run.rotate_bytes));
     Operands* data = static_cast<Operands*>(live.state.get());
     live.launch = [variants, selected, data, tile](int i) {
       const int copy = i % data->copies;
-      variants[*selected].launch(tile, data->x[copy].get(), data->gamma.get(), data->beta.get(),
+      const void* residual = tile.residual ? data->second[copy].get() : nullptr;
+      variants[*selected].launch(tile, data->x[copy].get(), residual, data->gamma.get(), data->beta.get(),
                                  data->out.get());
     };
     std::vector<std::string> names;
