@@ -63,6 +63,39 @@ void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float 
   }
 }
 
+void online_softmax_rows(const float* x, float* p, float* statistics, int64_t rows, int64_t cols, float scale,
+                         std::optional<int64_t> causal_shift, bool first) {
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* in = x + row * cols;
+    float* out = p + row * cols;
+    float* stats = statistics + 3 * row;
+    const float old_max = first ? kNone : stats[0], old_sum = first ? 0.0f : stats[1];
+    const int64_t seen = causal_shift ? std::clamp<int64_t>(row + *causal_shift + 1, 0, cols) : cols;
+    float maximum = old_max;
+    for (int64_t col = 0; col < seen; ++col) maximum = std::max(maximum, scale * in[col]);
+    float sum = 0;
+    for (int64_t col = 0; col < seen; ++col) {
+      out[col] = std::exp(scale * in[col] - maximum);
+      sum += out[col];
+    }
+    for (int64_t col = seen; col < cols; ++col) out[col] = 0;
+    const float correction = old_max == kNone ? 0.0f : std::exp(old_max - maximum);
+    stats[0] = maximum;
+    stats[1] = correction * old_sum + sum;
+    stats[2] = correction;
+  }
+}
+
+void scale_rows(const float* x, const float* statistics, float* out, int64_t rows, int64_t cols,
+                bool by_inverse_sum) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float sum = statistics[3 * row + 1];
+    const float factor = by_inverse_sum ? (sum > 0 ? 1.0f / sum : 0.0f) : statistics[3 * row + 2];
+    for (int64_t col = 0; col < cols; ++col) out[row * cols + col] = x[row * cols + col] * factor;
+  }
+}
+
 void layernorm_rows(const float* x, const float* gamma, const float* beta, float* out, int64_t rows,
                     int64_t cols, float eps) {
   for (int64_t row = 0; row < rows; ++row) {

@@ -32,6 +32,17 @@ inline int64_t causal_columns(int64_t row, int64_t rows, int64_t cols) {
 // rows).
 void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float scale,
                   std::optional<int64_t> causal_shift);
+// One K/V tile's step of a running softmax (flash attention's): over a rows x cols tile of logits x, with
+// each row's running max m, sum l and last correction a in `statistics` (3 floats a row; `first`: m = -inf,
+// l = 0 before this tile, unread), per row: m' = max(m, max of the seen x*scale), p = exp(x*scale - m') (0
+// for a column the causal shift hides), a = exp(m - m') (0 when m was -inf), l = a*l + sum p; p to `p`, (m',
+// l, a) back to `statistics`. l sums p in fp32 before p is stored in the matmul's type, as FlashAttention
+// does.
+void online_softmax_rows(const float* x, float* p, float* statistics, int64_t rows, int64_t cols, float scale,
+                         std::optional<int64_t> causal_shift, bool first);
+// out = x times each row's correction a (by_inverse_sum: divided by its sum l; 0 for a row that saw nothing).
+void scale_rows(const float* x, const float* statistics, float* out, int64_t rows, int64_t cols,
+                bool by_inverse_sum);
 // out = (x - mean) / sqrt(var + eps) * gamma + beta per row (two passes: the mean, then the squared
 // deviations).
 void layernorm_rows(const float* x, const float* gamma, const float* beta, float* out, int64_t rows,

@@ -67,6 +67,13 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
     fabric.count_bank_words(op.g_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
   if (op.uses_b())  // beta, or a bias row: read once per row
     fabric.count_bank_words(op.b_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
+  if (op.uses_statistics()) {  // the running statistics: read (unless first) and written once per row
+    const int64_t row_bytes = arch::VecOp::kRowStatistics * size_bytes(DType::fp32);
+    const bool writes = op.kind == arch::VectorKind::online_softmax;
+    const int64_t accesses =
+        (op.kind == arch::VectorKind::online_softmax && op.first ? 0 : 1) + (writes ? 1 : 0);
+    fabric.count_bank_words(op.g_address, op.rows, row_bytes, row_bytes, accesses, bank_words_);
+  }
   fabric.traffic().sram_read_bytes += traffic.read_bytes;
   fabric.traffic().sram_write_bytes += traffic.write_bytes;
   const Tick stretch = fabric.book_pe_traffic(core_, start, end, bank_words_);
@@ -94,8 +101,12 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
   const int64_t x_rows = op.x_rows();
   const std::vector<float> x = ops::read_tile(
       op.dtype, sram + op.x_address, packed_or(op.x_pitch_bytes, op.cols * element), x_rows, op.cols);
-  std::vector<float> out;
+  std::vector<float> out, statistics;
   int64_t out_cols = op.cols;
+  const int64_t statistics_pitch = arch::VecOp::kRowStatistics * size_bytes(DType::fp32);
+  if (op.uses_statistics() && !(op.kind == arch::VectorKind::online_softmax && op.first))
+    statistics = ops::read_tile(DType::fp32, sram + op.g_address, statistics_pitch, op.rows,
+                                arch::VecOp::kRowStatistics);
   switch (op.kind) {
     case arch::VectorKind::map: {
       std::vector<float> second, bias;
@@ -151,11 +162,31 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
       out = ops::pool_tile(x, ops::PoolTileGeometry{op.ih, op.iw, op.e, op.q, op.cols, op.r, op.s, op.stride,
                                                     op.pad_top, op.pad_left, op.average});
       break;
+    case arch::VectorKind::online_softmax:
+      out.resize(x.size());
+      statistics.resize(static_cast<size_t>(op.rows * arch::VecOp::kRowStatistics));
+      ops::online_softmax_rows(
+          x.data(), out.data(), statistics.data(), op.rows, op.cols, static_cast<float>(op.scale),
+          op.causal_shift == arch::kNoCausalMask ? std::nullopt : std::optional<int64_t>(op.causal_shift),
+          op.first);
+      break;
+    case arch::VectorKind::scale_rows:
+      out.resize(x.size());
+      ops::scale_rows(x.data(), statistics.data(), out.data(), op.rows, op.cols, op.by_inverse_sum);
+      break;
   }
+  if (op.kind != arch::VectorKind::online_softmax) statistics.clear();  // written back only by online_softmax
   const int64_t pitch = packed_or(op.o_pitch_bytes, out_cols * size_bytes(op.out_dtype));
-  return [this, op, out = std::move(out), out_cols, pitch]() {
+  return [this, op, out = std::move(out), statistics = std::move(statistics), statistics_pitch, out_cols,
+          pitch]() {
     CoreState& core = machine_.cores[core_];
     ops::write_tile(op.out_dtype, out, core.sram.data() + op.o_address, pitch, op.rows, out_cols);
+    if (!statistics.empty()) {
+      ops::write_tile(DType::fp32, statistics, core.sram.data() + op.g_address, statistics_pitch, op.rows,
+                      arch::VecOp::kRowStatistics);
+      core.write_log.push_back(SramWrite{machine_.now(), op.g_address,
+                                         op.g_address + static_cast<uint64_t>(op.rows * statistics_pitch)});
+    }
     // Logged like a DMA's write, so that a PE instruction reading the tile meanwhile sees the race.
     core.write_log.push_back(SramWrite{
         machine_.now(), op.o_address,

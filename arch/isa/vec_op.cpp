@@ -21,7 +21,9 @@ constexpr const char* kVecSyntax =
     "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR "
     "eps=E [fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR "
     "o=ADDR "
-    "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg";
+    "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
+    "online_softmax x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] "
+    "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum";
 
 enum VecOption : size_t {
   key_x,
@@ -50,14 +52,16 @@ enum VecOption : size_t {
   key_pad_left,
   key_mode,
   key_out,
+  key_first,
+  key_by,
 };
 
 const std::vector<std::string>& option_names() {
   static const std::vector<std::string> names = {
-      "x",      "y",       "g",        "b",       "o",  "rows",  "cols",
-      "dtype",  "x_pitch", "y_pitch",  "o_pitch", "fn", "scale", "causal_shift",
-      "eps",    "ih",      "iw",       "e",       "q",  "r",     "s",
-      "stride", "pad_top", "pad_left", "mode",    "out"};
+      "x",      "y",       "g",        "b",       "o",   "rows",  "cols",
+      "dtype",  "x_pitch", "y_pitch",  "o_pitch", "fn",  "scale", "causal_shift",
+      "eps",    "ih",      "iw",       "e",       "q",   "r",     "s",
+      "stride", "pad_top", "pad_left", "mode",    "out", "first", "by"};
   return names;
 }
 
@@ -78,6 +82,10 @@ uint32_t required_of(VectorKind kind) {
     case VectorKind::pool:
       return bit(key_x) | bit(key_o) | bit(key_cols) | bit(key_dtype) | bit(key_ih) | bit(key_iw) |
              bit(key_e) | bit(key_q) | bit(key_r) | bit(key_s) | bit(key_mode);
+    case VectorKind::online_softmax:
+      return tile | bit(key_g);
+    case VectorKind::scale_rows:
+      return tile | bit(key_g) | bit(key_by);
     default:
       return tile;
   }
@@ -90,6 +98,8 @@ uint32_t allowed_of(VectorKind kind) {
       return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch) | bit(key_b);
     case VectorKind::softmax:
       return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift);
+    case VectorKind::online_softmax:
+      return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift) | bit(key_first);
     case VectorKind::pool:
       return required_of(kind) | pitches | bit(key_stride) | bit(key_pad_top) | bit(key_pad_left);
     case VectorKind::layernorm:
@@ -128,8 +138,9 @@ VecFnCost cost_of(VecFn fn) {
 }
 
 const std::vector<std::string>& VecOp::mnemonics() {
-  static const std::vector<std::string> names = {"map",       "reduce_sum", "reduce_max", "softmax",
-                                                 "layernorm", "rmsnorm",    "pool"};
+  static const std::vector<std::string> names = {"map",     "reduce_sum",     "reduce_max",
+                                                 "softmax", "layernorm",      "rmsnorm",
+                                                 "pool",    "online_softmax", "scale_rows"};
   return names;
 }
 
@@ -138,6 +149,10 @@ bool reads_tile(VecFn fn) {
   return fn == VecFn::add || fn == VecFn::mul || fn == VecFn::swiglu;
 }
 }  // namespace
+
+bool VecOp::uses_statistics() const {
+  return kind == VectorKind::online_softmax || kind == VectorKind::scale_rows;
+}
 
 bool VecOp::uses_y() const {
   return (kind == VectorKind::map || norm_adds_y()) && std::any_of(chain.begin(), chain.end(), reads_tile);
@@ -171,6 +186,7 @@ VectorWork VecOp::work() const {
   work.softmax_extra_simple_ops = (scale != 1.0 ? 1 : 0) + (causal_shift != kNoCausalMask ? 1 : 0);
   work.pool_window = r * s;
   work.pool_average = average;
+  work.online_first = kind == VectorKind::online_softmax && first;
   return work;
 }
 
@@ -183,7 +199,8 @@ bool VecOp::operator==(const VecOp& other) const {
          chain == other.chain && scale == other.scale && causal_shift == other.causal_shift &&
          eps == other.eps && ih == other.ih && iw == other.iw && e == other.e && q == other.q &&
          r == other.r && s == other.s && stride == other.stride && pad_top == other.pad_top &&
-         pad_left == other.pad_left && average == other.average;
+         pad_left == other.pad_left && average == other.average && first == other.first &&
+         by_inverse_sum == other.by_inverse_sum;
 }
 
 VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_column) {
@@ -281,6 +298,16 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
       case key_mode:
         op.average = in.read_name_list("the pooling mode (max or avg)", {"max", "avg"}).at(0) == "avg";
         break;
+      case key_first:
+        op.first =
+            in.read_name_list("whether this is the rows' first K/V tile (yes or no)", {"no", "yes"}).at(0) ==
+            "yes";
+        break;
+      case key_by:
+        op.by_inverse_sum =
+            in.read_name_list("the factor (alpha or inverse_sum)", {"alpha", "inverse_sum"}).at(0) ==
+            "inverse_sum";
+        break;
     }
   }
   in.require_options(option_names(), given, required_of(op.kind), operation_column, operation, kVecSyntax);
@@ -298,7 +325,8 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
 void VecOp::write(LineWriter& out) const {
   out.put("{} x=0x{:x}", mnemonics()[static_cast<size_t>(kind)], x_address);
   if (uses_y()) out.put(" y=0x{:x}", y_address);
-  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" g=0x{:x}", g_address);
+  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm || uses_statistics())
+    out.put(" g=0x{:x}", g_address);
   if (uses_b()) out.put(" b=0x{:x}", b_address);
   out.put(" o=0x{:x}", o_address);
   if (kind != VectorKind::pool) out.put(" rows={}", rows);
@@ -312,8 +340,11 @@ void VecOp::write(LineWriter& out) const {
     for (VecFn fn : chain) names += (names.empty() ? "" : "+") + vec_fn_names()[static_cast<size_t>(fn)];
     out.put(" fn={}", names);
   }
-  if (kind == VectorKind::softmax && scale != 1.0) out.put(" scale={}", scale);
-  if (kind == VectorKind::softmax && causal_shift != kNoCausalMask) out.put(" causal_shift={}", causal_shift);
+  const bool softmax_like = kind == VectorKind::softmax || kind == VectorKind::online_softmax;
+  if (softmax_like && scale != 1.0) out.put(" scale={}", scale);
+  if (softmax_like && causal_shift != kNoCausalMask) out.put(" causal_shift={}", causal_shift);
+  if (kind == VectorKind::online_softmax && first) out.put(" first=yes");
+  if (kind == VectorKind::scale_rows) out.put(" by={}", by_inverse_sum ? "inverse_sum" : "alpha");
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" eps={}", eps);
   if (norm_adds_y()) out.put(" fn=add");
   if (kind == VectorKind::pool) {
@@ -346,7 +377,8 @@ void VecOp::check(const InstructionChecks& checks) const {
                             name_of(kind)));
   if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !(eps > 0 && std::isfinite(eps)))
     checks.fail(fmt::format("eps must be a positive number, got {}", eps));
-  if (kind == VectorKind::softmax && !(scale > 0 && std::isfinite(scale)))
+  if ((kind == VectorKind::softmax || kind == VectorKind::online_softmax) &&
+      !(scale > 0 && std::isfinite(scale)))
     checks.fail(fmt::format("scale must be a positive number, got {}", scale));
   // Every output window of a pool must see a pixel of the tile: padding (above, left, and past the tile's
   // last row or column) takes no part in a max and counts as zero in an average.
@@ -369,6 +401,8 @@ void VecOp::check(const InstructionChecks& checks) const {
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm)
     checks.sram_range("gamma", g_address, 1, cols * element, 0);
   if (kind == VectorKind::layernorm) checks.sram_range("beta", b_address, 1, cols * element, 0);
+  if (uses_statistics())
+    checks.sram_range("running statistics g", g_address, rows, kRowStatistics * size_bytes(DType::fp32), 0);
 }
 
 }  // namespace tessera::arch

@@ -49,7 +49,14 @@ struct VecOp {
   // pool: the input tile, the output tile's pixels, the window (padding occupies no SRAM)
   int64_t ih = 0, iw = 0, e = 0, q = 0, r = 1, s = 1, stride = 1, pad_top = 0, pad_left = 0;
   bool average = false;
+  // online_softmax: the first K/V tile of its rows (the running statistics at g start afresh, unread);
+  // scale_rows: by 1/sum (the final normalisation) rather than by the step's correction.
+  bool first = false;
+  bool by_inverse_sum = false;
 
+  // online_softmax and scale_rows keep each row's running max, sum and correction (fp32) at g.
+  static constexpr int64_t kRowStatistics = 3;
+  bool uses_statistics() const;
   bool uses_y() const;       // a map with a step that reads the tile at y (add, mul, swiglu), or norm_adds_y
   bool norm_adds_y() const;  // a layernorm or rmsnorm of X + Y (fn=add: a residual added first)
   bool uses_b() const;       // a layernorm (beta), or a map with a bias step (the row at b)

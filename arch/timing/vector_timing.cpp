@@ -45,6 +45,7 @@ std::string work_rule_problem(const VectorWork& work) {
                            work.map_tile_operands, work.map_row_operands);
       break;
     case VectorKind::softmax:
+    case VectorKind::online_softmax:
       if (work.softmax_extra_simple_ops < 0)
         return fmt::format("softmax_extra_simple_ops must be >= 0, got {}", work.softmax_extra_simple_ops);
       break;
@@ -55,6 +56,7 @@ std::string work_rule_problem(const VectorWork& work) {
     case VectorKind::reduce_max:
     case VectorKind::layernorm:
     case VectorKind::rmsnorm:
+    case VectorKind::scale_rows:
       break;
   }
   return "";
@@ -77,6 +79,17 @@ VectorPass simple_pass(const char* what, int64_t simple_ops) {
   pass.simple_ops = simple_ops;
   pass.input_reads = 1;
   return pass;
+}
+
+// A softmax's exponential pass: sub [+ mul by the scale] [+ select of the mask], exp, add, after the row max;
+// the exp values go to the output tile.
+VectorPass exp_pass(const char* what, const VectorWork& work) {
+  VectorPass exp = simple_pass(what, 2 + work.softmax_extra_simple_ops);
+  exp.special_ops = 1;
+  exp.reduces = true;
+  exp.depends = true;
+  exp.output_writes = 1;
+  return exp;
 }
 
 // The closed form of docs/vector-unit.md, "Closed form". Only rows 0 and rows-1 of each pass are computed:
@@ -154,6 +167,10 @@ const char* name_of(VectorKind kind) {
       return "rmsnorm";
     case VectorKind::pool:
       return "pool";
+    case VectorKind::online_softmax:
+      return "online_softmax";
+    case VectorKind::scale_rows:
+      return "scale_rows";
   }
   return "?";
 }
@@ -184,13 +201,7 @@ VectorPasses vector_passes(const VectorWork& work) {
       VectorPass max = simple_pass("row max", 1);
       max.reduces = true;
       add(max);
-      // sub [+ mul by the scale] [+ select of the mask], exp, add; the exp values go to the output tile.
-      VectorPass exp = simple_pass("exp(x*scale - max) and row sum", 2 + work.softmax_extra_simple_ops);
-      exp.special_ops = 1;
-      exp.reduces = true;
-      exp.depends = true;
-      exp.output_writes = 1;
-      add(exp);
+      add(exp_pass("exp(x*scale - max) and row sum", work));
       VectorPass normalise = simple_pass("exp values * 1/sum", 1);
       normalise.input_reads = 0;
       normalise.output_reads = 1;
@@ -229,6 +240,27 @@ VectorPasses vector_passes(const VectorWork& work) {
       normalise.depends = true;
       normalise.scalar_special = true;  // rsqrt of the mean square
       add(normalise);
+      break;
+    }
+    case VectorKind::online_softmax: {
+      // The row max of this tile [scaled, masked]; the new running max is the larger of it and the old one.
+      VectorPass max = simple_pass("row max of x*scale", 1 + work.softmax_extra_simple_ops);
+      max.reduces = true;
+      add(max);
+      // p = exp(x*scale - new max) to the output tile (the next matmul's operand), its row sum; then per row
+      // the correction exp(old max - new max) and the running sum (a scalar special function each row).
+      VectorPass exp = exp_pass("p = exp(x*scale - max), row sum", work);
+      exp.row_statistic_reads = work.online_first ? 0 : 2;  // the old max and sum
+      exp.row_statistic_writes = 3;                         // max, sum, correction
+      add(exp);
+      break;
+    }
+    case VectorKind::scale_rows: {
+      // The accumulator's rows times the step's correction (or 1/sum: the reciprocal is a scalar per row).
+      VectorPass scale = simple_pass("x * the row's factor", 1);
+      scale.output_writes = 1;
+      scale.row_statistic_reads = 1;
+      add(scale);
       break;
     }
     case VectorKind::pool: {
@@ -292,6 +324,8 @@ VectorSramTraffic vector_sram_traffic(const VectorWork& work, const VectorElemen
     t.write_bytes = tile_bytes(pass.output_writes, bytes.output_bytes);
     if (pass.writes_row_statistic)
       t.write_bytes = checked.add(t.write_bytes, checked.multiply(work.rows, bytes.output_bytes));
+    t.read_bytes = checked.add(t.read_bytes, checked.multiply(work.rows, pass.row_statistic_reads * 4));
+    t.write_bytes = checked.add(t.write_bytes, checked.multiply(work.rows, pass.row_statistic_writes * 4));
     traffic.read_bytes = checked.add(traffic.read_bytes, t.read_bytes);
     traffic.write_bytes = checked.add(traffic.write_bytes, t.write_bytes);
   }

@@ -12,7 +12,19 @@
 
 namespace tessera::arch {
 
-enum class VectorKind : uint8_t { map, reduce_sum, reduce_max, softmax, layernorm, rmsnorm, pool };
+// online_softmax and scale_rows are attention's (flash-style): one K/V tile's step of a running softmax, and
+// the rescale of the output accumulator's rows by the step's correction or by the final 1/sum.
+enum class VectorKind : uint8_t {
+  map,
+  reduce_sum,
+  reduce_max,
+  softmax,
+  layernorm,
+  rmsnorm,
+  pool,
+  online_softmax,
+  scale_rows
+};
 const char* name_of(VectorKind kind);
 
 // What the timing of one vector instruction depends on: its kind and a tile of rows x cols elements (fp32
@@ -32,8 +44,11 @@ struct VectorWork {
   // layernorm, rmsnorm: normalise X + Y (a residual added first): the first pass reads Y too, adds it and
   // keeps the sum in the output tile, which the later passes read instead of X.
   bool norm_adds_tile = false;
-  // softmax: simple ops added to the exp pass per element: 1 for a scale (mul), 1 for a causal mask (select).
+  // softmax, online_softmax: simple ops added to the max and exp passes per element: 1 for a scale (mul), 1
+  // for a causal mask (select).
   int64_t softmax_extra_simple_ops = 0;
+  // online_softmax: the first K/V tile of its rows (no running statistics to read).
+  bool online_first = false;
   // pool: rows are output pixels, cols channels; each output reads a window of r*s inputs.
   int64_t pool_window = 0;
   bool pool_average = false;  // average (one more multiply, by 1/(r*s)) rather than max
@@ -55,6 +70,9 @@ struct VectorPass {
   int64_t parameter_reads = 0;        // of the gamma (and beta) rows, read again for every row of the tile
   int64_t output_writes = 0;          // of the output tile
   bool writes_row_statistic = false;  // reduce_sum / reduce_max: one output element per row
+  // fp32 words per row of the running statistics (online_softmax's max, sum and correction) read and written.
+  int64_t row_statistic_reads = 0;
+  int64_t row_statistic_writes = 0;
 };
 
 struct VectorPasses {

@@ -29,6 +29,11 @@ const std::vector<std::string> kLines = {
     "  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-06",
     "  vec layernorm x=0x0 y=0x2000 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-05 fn=add",
     "  vec rmsnorm x=0x0 y=0x2000 g=0x4000 o=0x800 rows=16 cols=64 dtype=fp16 y_pitch=256 eps=1e-06 fn=add",
+    "  vec online_softmax x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=fp32 out=bf16 scale=0.125 "
+    "causal_shift=2 first=yes",
+    "  vec online_softmax x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=fp32 out=bf16",
+    "  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=alpha",
+    "  vec scale_rows x=0x0 g=0x4000 o=0x2000 rows=16 cols=128 dtype=fp32 out=bf16 by=inverse_sum",
     "  vec pool x=0x0 o=0x8000 cols=16 dtype=bf16 out=fp32 ih=5 iw=11 e=3 q=6 r=3 s=3 stride=2 pad_top=1 "
     "pad_left=1 mode=max",
 };
@@ -85,6 +90,19 @@ TEST(VecText, EveryKindReadsAndWritesBackCanonically) {
   const VecOp softmax = std::get<VecOp>(read(kHeader + kLines[6] + "\n").cores[0].instructions[0].operation);
   EXPECT_EQ(softmax.causal_shift, -3);
   EXPECT_EQ(softmax.scale, 0.125);
+  const VecOp online = std::get<VecOp>(read(kHeader + kLines[11] + "\n").cores[0].instructions[0].operation);
+  EXPECT_TRUE(online.first);
+  EXPECT_EQ(online.causal_shift, 2);
+  EXPECT_EQ(online.g_address, 0x4000u);
+  const VecOp last = std::get<VecOp>(read(kHeader + kLines[14] + "\n").cores[0].instructions[0].operation);
+  EXPECT_TRUE(last.by_inverse_sum);
+  EXPECT_EQ(error_of("  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=beta"),
+            "v.tprog:5:70: core 0,0 vec #0: 'beta' is not one of alpha or inverse_sum");
+  // The running statistics must fit in SRAM: 16 rows x 12 B at the last 100 B of the 64 KiB.
+  EXPECT_EQ(
+      check_error("  vec online_softmax x=0x0 g=0xff9c o=0x800 rows=16 cols=64 dtype=fp32 out=bf16"),
+      "v.tprog:5: core 0,0 vec #0: running statistics g: SRAM bytes 0xff9c..0x1005c run past the end of "
+      "the 64 KiB SRAM (0x10000)\n  hint: addresses are per core and start at 0");
 }
 
 TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
@@ -95,7 +113,9 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
       "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR]; softmax: [scale=S] "
       "[causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR eps=E "
       "[fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR o=ADDR "
-      "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg");
+      "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
+      "online_softmax x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] "
+      "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum");
   // A norm of X + Y names both options; fn= is add and nothing else.
   const std::string together =
       error_of("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-6 fn=add");

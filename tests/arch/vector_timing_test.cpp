@@ -51,6 +51,12 @@ VectorWork softmax_work(int64_t rows, int64_t cols, int64_t extra_simple_ops) {
   return work;
 }
 
+VectorWork online_softmax_work(int64_t rows, int64_t cols, int64_t extra_simple_ops) {
+  VectorWork work = make_work(VectorKind::online_softmax, rows, cols);
+  work.softmax_extra_simple_ops = extra_simple_ops;
+  return work;
+}
+
 VectorWork pool_work(int64_t rows, int64_t cols, int64_t window, bool average) {
   VectorWork work = make_work(VectorKind::pool, rows, cols);
   work.pool_window = window;
@@ -70,7 +76,8 @@ std::string describe(const VectorSpec& spec, const VectorWork& work) {
   out << name_of(work.kind) << " rows " << work.rows << " cols " << work.cols;
   if (work.kind == VectorKind::map)
     out << " (simple " << work.map_simple_ops << ", special " << work.map_special_ops << ")";
-  if (work.kind == VectorKind::softmax) out << " (extra simple " << work.softmax_extra_simple_ops << ")";
+  if (work.kind == VectorKind::softmax || work.kind == VectorKind::online_softmax)
+    out << " (extra simple " << work.softmax_extra_simple_ops << ")";
   if (work.kind == VectorKind::pool)
     out << " (window " << work.pool_window << (work.pool_average ? ", average)" : ", max)");
   out << " on lanes " << spec.lanes << ", special_per_cycle " << spec.special_per_cycle << ", latency "
@@ -262,6 +269,10 @@ TEST(VectorPasses, EachKindHasThePassesOfTheDocument) {
                 {{2, 0, true, false, false}, {3, 0, true, true, false}, {4, 0, false, true, true}});
   expect_passes(norm_plus_tile_work(VectorKind::rmsnorm),
                 {{3, 0, true, false, false}, {2, 0, false, true, true}});
+  // online softmax, scaled and masked: mul, select, max; sub, mul, select, exp, add
+  expect_passes(online_softmax_work(1, 1, 2), {{3, 0, true, false, false}, {4, 1, true, true, false}});
+  expect_passes(online_softmax_work(1, 1, 0), {{1, 0, true, false, false}, {2, 1, true, true, false}});
+  expect_passes(make_work(VectorKind::scale_rows, 1, 1), {{1, 0, false, false, false}});
   expect_passes(pool_work(1, 1, 9, false), {{9, 0, false, false, false}});  // 3x3 max
   expect_passes(pool_work(1, 1, 4, true), {{5, 0, false, false, false}});   // 2x2 average: 4 adds, 1 mul
 }
@@ -403,6 +414,9 @@ const std::vector<KindCase>& kind_cases() {
       {"rmsnorm_of_x_plus_y", norm_plus_tile_work(VectorKind::rmsnorm)},
       {"pool_max_3x3", pool_work(1, 1, 9, false)},
       {"pool_avg_2x2", pool_work(1, 1, 4, true)},
+      {"online_softmax", online_softmax_work(1, 1, 0)},
+      {"online_softmax_scaled_masked", online_softmax_work(1, 1, 2)},
+      {"scale_rows", make_work(VectorKind::scale_rows, 1, 1)},
   };
   return cases;
 }
@@ -463,10 +477,10 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   const int lanes = static_cast<int>(uniform(1, 40));
   const VectorSpec spec = make_spec(lanes, static_cast<int>(uniform(1, lanes)),
                                     static_cast<int>(uniform(0, 1) == 0 ? uniform(0, 4) : uniform(5, 40)));
-  static const VectorKind kinds[] = {VectorKind::map,     VectorKind::reduce_sum, VectorKind::reduce_max,
-                                     VectorKind::softmax, VectorKind::layernorm,  VectorKind::rmsnorm,
-                                     VectorKind::pool};
-  VectorWork work = make_work(kinds[seed % 7], uniform(1, 12), uniform(1, 300));
+  static const VectorKind kinds[] = {VectorKind::map,     VectorKind::reduce_sum,     VectorKind::reduce_max,
+                                     VectorKind::softmax, VectorKind::layernorm,      VectorKind::rmsnorm,
+                                     VectorKind::pool,    VectorKind::online_softmax, VectorKind::scale_rows};
+  VectorWork work = make_work(kinds[seed % std::size(kinds)], uniform(1, 12), uniform(1, 300));
   work.map_simple_ops = uniform(0, 6);
   work.map_special_ops = work.map_simple_ops == 0 ? uniform(1, 3) : uniform(0, 3);
   work.softmax_extra_simple_ops = uniform(0, 3);
@@ -525,6 +539,18 @@ TEST(VectorSramTraffic, EachPassReadsAndWritesItsTilesHandComputed) {
        {{160, 80}, {240, 80}}},
       // each of the 40 outputs reads its 3x3 window: 40 x 9 x 2 B = 720
       {pool_work(4, 10, 9, false), {{720, 80}}},
+      // online softmax (fp32 statistics, 3 words a row): max reads x; exp reads x and the old max and sum
+      // (4 rows x 2 x 4 B), writes p and the new max, sum and correction (4 rows x 3 x 4 B); a first tile
+      // reads no statistics
+      {online_softmax_work(4, 10, 0), {{80, 0}, {80 + 32, 80 + 48}}},
+      {[] {
+         VectorWork work = online_softmax_work(4, 10, 0);
+         work.online_first = true;
+         return work;
+       }(),
+       {{80, 0}, {80, 80 + 48}}},
+      // scale_rows: x and each row's factor (4 x 4 B), the scaled tile written
+      {make_work(VectorKind::scale_rows, 4, 10), {{80 + 16, 80}}},
       {pool_work(4, 10, 4, true), {{320, 80}}},
   };
   for (const Expected& c : cases) {

@@ -45,6 +45,20 @@ MicroOp special(const char* name) {
   return MicroOp{name, true, -1, false};
 }
 
+// A softmax's exponential pass after the row max: sub max [, mul scale] [, select mask], exp, add; the exp
+// values into the output tile.
+ModelPass exp_pass(const VectorWork& work) {
+  ModelPass exp;
+  exp.chain.push_back(simple("sub max", 0));
+  for (int64_t e = 0; e < work.softmax_extra_simple_ops; ++e)
+    exp.chain.push_back(simple(e == 0 ? "mul scale" : e == 1 ? "select mask" : "extra"));
+  exp.chain.push_back(special("exp"));
+  exp.chain.push_back(simple("add"));
+  exp.reduces = true;
+  exp.writes_tile = true;
+  return exp;
+}
+
 // The instruction kinds of docs/vector-unit.md, "Instruction kinds and their passes", written out op by op.
 std::vector<ModelPass> passes_of(const VectorWork& work) {
   std::vector<ModelPass> passes;
@@ -77,14 +91,7 @@ std::vector<ModelPass> passes_of(const VectorWork& work) {
       max.chain = std::vector<MicroOp>{simple("max")};
       max.reduces = true;
       passes.push_back(max);
-      ModelPass exp;
-      exp.chain.push_back(simple("sub max", 0));
-      for (int64_t e = 0; e < work.softmax_extra_simple_ops; ++e)
-        exp.chain.push_back(simple(e == 0 ? "mul scale" : e == 1 ? "select mask" : "extra"));
-      exp.chain.push_back(special("exp"));
-      exp.chain.push_back(simple("add"));
-      exp.reduces = true;
-      exp.writes_tile = true;                       // the exp values, into the output tile
+      ModelPass exp = exp_pass(work);
       exp.statistic_through_scalar_special = true;  // 1/sum
       passes.push_back(exp);
       ModelPass normalise;
@@ -122,6 +129,25 @@ std::vector<ModelPass> passes_of(const VectorWork& work) {
       normalise.chain = std::vector<MicroOp>{simple("mul rstd", 0), simple("mul gamma")};
       normalise.writes_tile = true;
       passes.push_back(normalise);
+      break;
+    }
+    case VectorKind::online_softmax: {
+      // The tile's row max of the scaled, masked logits, then p = exp(x*scale - max) into the output tile and
+      // its row sum; the running statistics' per-row update is off the issue port.
+      ModelPass max;
+      for (int64_t e = 0; e < work.softmax_extra_simple_ops; ++e)
+        max.chain.push_back(simple(e == 0 ? "mul scale" : e == 1 ? "select mask" : "extra"));
+      max.chain.push_back(simple("max"));
+      max.reduces = true;
+      passes.push_back(max);
+      passes.push_back(exp_pass(work));
+      break;
+    }
+    case VectorKind::scale_rows: {
+      ModelPass scale;
+      scale.chain = std::vector<MicroOp>{simple("mul factor")};
+      scale.writes_tile = true;
+      passes.push_back(scale);
       break;
     }
     case VectorKind::pool: {
