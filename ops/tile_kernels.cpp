@@ -49,13 +49,19 @@ void accumulate_rows(const RowMajor<Scalar>& product, uint8_t* o, int64_t o_pitc
 
 template <class Scalar>
 void gemm_tile_in(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_t* w, int64_t w_pitch,
-                  uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate) {
+                  uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate,
+                  bool w_transposed) {
   // Scratch survives calls: PE instructions of one run have a handful of tile shapes.
   thread_local RowMajor<Scalar> a_tile, w_tile, product;
   widen_rows(operand, a, a_pitch, m, k, a_tile);
-  widen_rows(operand, w, w_pitch, k, n, w_tile);
   product.resize(m, n);
-  product.noalias() = a_tile * w_tile;
+  if (w_transposed) {
+    widen_rows(operand, w, w_pitch, n, k, w_tile);
+    product.noalias() = a_tile * w_tile.transpose();
+  } else {
+    widen_rows(operand, w, w_pitch, k, n, w_tile);
+    product.noalias() = a_tile * w_tile;
+  }
   accumulate_rows(product, o, o_pitch, accumulate);
 }
 
@@ -96,12 +102,13 @@ void conv_tile(DType operand, const uint8_t* input, int64_t input_pitch, const u
 }
 
 void gemm_tile(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_t* w, int64_t w_pitch,
-               uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate) {
+               uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate,
+               bool w_transposed) {
   TESSERA_ASSERT(operand != DType::int32, "PE operands are never int32");
   if (operand == DType::int8) {
-    gemm_tile_in<int32_t>(operand, a, a_pitch, w, w_pitch, o, o_pitch, m, n, k, accumulate);
+    gemm_tile_in<int32_t>(operand, a, a_pitch, w, w_pitch, o, o_pitch, m, n, k, accumulate, w_transposed);
   } else {
-    gemm_tile_in<float>(operand, a, a_pitch, w, w_pitch, o, o_pitch, m, n, k, accumulate);
+    gemm_tile_in<float>(operand, a, a_pitch, w, w_pitch, o, o_pitch, m, n, k, accumulate, w_transposed);
   }
 }
 

@@ -10,9 +10,11 @@
 namespace tessera::ops {
 
 // O[m x n] (accumulator type of `operand`) = (accumulate ? O : 0) + A[m x k] * W[k x n] (both `operand`),
-// accumulating in fp32 for floating operands and int32 for int8.
+// accumulating in fp32 for floating operands and int32 for int8. With `w_transposed`, W is stored as its
+// transpose (n rows of k).
 void gemm_tile(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_t* w, int64_t w_pitch,
-               uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate);
+               uint8_t* o, int64_t o_pitch, int64_t m, int64_t n, int64_t k, bool accumulate,
+               bool w_transposed = false);
 
 // A direct convolution tile (arch::PeConv's semantics, docs/tile-program.md "conv"): the input tile is
 // ih*iw pixels of c channels, the filter tile r*s*c rows of m filters in (filter row, filter column, channel)

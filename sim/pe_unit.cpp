@@ -36,7 +36,7 @@ OperandTiles tiles_of(const arch::Operation& operation) {
   const auto& matmul = std::get<arch::PeMatmul>(operation);
   const int64_t element = size_bytes(matmul.dtype), accumulator = size_bytes(accumulator_of(matmul.dtype));
   return {tile(matmul.a_address, matmul.m, matmul.k * element, matmul.a_pitch_bytes),
-          tile(matmul.w_address, matmul.k, matmul.n * element, matmul.w_pitch_bytes),
+          tile(matmul.w_address, matmul.w_rows(), matmul.w_cols() * element, matmul.w_pitch_bytes),
           tile(matmul.o_address, matmul.m, matmul.n * accumulator, matmul.o_pitch_bytes)};
 }
 }  // namespace
@@ -188,11 +188,11 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
     const auto& matmul = std::get<arch::PeMatmul>(operation);
     accumulator = accumulator_of(matmul.dtype);
     accumulate = matmul.accumulate;
-    compute = [dtype = matmul.dtype, a, w, o, m = matmul.m, n = matmul.n, k = matmul.k](const uint8_t* sram,
-                                                                                        uint8_t* product) {
+    compute = [dtype = matmul.dtype, a, w, o, m = matmul.m, n = matmul.n, k = matmul.k,
+               transposed = matmul.w_transposed](const uint8_t* sram, uint8_t* product) {
       ops::gemm_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, m, n,
                      k,
-                     /*accumulate=*/false);
+                     /*accumulate=*/false, transposed);
     };
   }
   std::vector<uint8_t> product(static_cast<size_t>(o.rows * o.row_bytes));

@@ -11,7 +11,7 @@ namespace tessera::arch {
 namespace {
 constexpr const char* kMatmulSyntax =
     "a matmul is written: ws|os|is a=ADDR w=ADDR o=ADDR m=M n=N k=K dtype=DT acc=0|1 [a_pitch=B] "
-    "[w_pitch=B] [o_pitch=B]";
+    "[w_pitch=B] [o_pitch=B] [wt=1] (wt=1: W stored transposed, n rows of k)";
 }  // namespace
 
 // Every dataflow, rs included: `pe rs ...` reads as a matmul, and the checker says where RS runs.
@@ -33,10 +33,11 @@ PeMatmul PeMatmul::read(LineReader& in, std::string_view mnemonic, int operation
     key_acc,
     key_a_pitch,
     key_w_pitch,
-    key_o_pitch
+    key_o_pitch,
+    key_wt
   };
-  static const std::vector<std::string> options = {"a",     "w",   "o",       "m",       "n",      "k",
-                                                   "dtype", "acc", "a_pitch", "w_pitch", "o_pitch"};
+  static const std::vector<std::string> options = {"a",     "w",   "o",       "m",       "n",       "k",
+                                                   "dtype", "acc", "a_pitch", "w_pitch", "o_pitch", "wt"};
   constexpr uint32_t kRequired = 0xff;  // a through acc
   const std::string operation = name_of(matmul.dataflow);
   uint32_t given = 0;
@@ -75,6 +76,9 @@ PeMatmul PeMatmul::read(LineReader& in, std::string_view mnemonic, int operation
       case key_o_pitch:
         matmul.o_pitch_bytes = in.read_size("the row pitch of O in bytes");
         break;
+      case key_wt:
+        matmul.w_transposed = in.read_zero_or_one("wt", "wt=1: W is stored transposed, n rows of k");
+        break;
     }
   }
   in.require_options(options, given, kRequired, operation_column, operation, kMatmulSyntax);
@@ -87,6 +91,7 @@ void PeMatmul::write(LineWriter& out) const {
   out.write_pitch("a_pitch", a_pitch_bytes);
   out.write_pitch("w_pitch", w_pitch_bytes);
   out.write_pitch("o_pitch", o_pitch_bytes);
+  if (w_transposed) out.put(" wt=1");
 }
 
 void PeMatmul::check(const InstructionChecks& checks) const {
@@ -99,7 +104,7 @@ void PeMatmul::check(const InstructionChecks& checks) const {
   const int64_t element = size_bytes(dtype);
   const int64_t accumulator = size_bytes(accumulator_of(dtype));
   checks.sram_range("operand a", a_address, m, k * element, a_pitch_bytes);
-  checks.sram_range("operand w", w_address, k, n * element, w_pitch_bytes);
+  checks.sram_range("operand w", w_address, w_rows(), w_cols() * element, w_pitch_bytes);
   checks.sram_range("result o", o_address, m, n * accumulator, o_pitch_bytes);
 }
 

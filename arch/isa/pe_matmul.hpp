@@ -17,7 +17,9 @@ class LineReader;
 class LineWriter;
 class InstructionChecks;
 
-// O[m x n] (+)= A[m x k] * W[k x n] on the PE array. Operands are `dtype`, O is accumulator_of(dtype).
+// O[m x n] (+)= A[m x k] * W[k x n] on the PE array. Operands are `dtype`, O is accumulator_of(dtype). With
+// `w_transposed` (wt=1) W is stored as its transpose, n rows of k (attention's S = Q K^T reads K's rows as
+// they are): the array loads or streams the same elements, in the other order, at the same cost.
 struct PeMatmul {
   Dataflow dataflow = Dataflow::ws;
   DType dtype = DType::bf16;
@@ -25,12 +27,16 @@ struct PeMatmul {
   int64_t a_pitch_bytes = 0, w_pitch_bytes = 0, o_pitch_bytes = 0;  // 0 = packed rows
   int64_t m = 0, n = 0, k = 0;
   bool accumulate = false;
+  bool w_transposed = false;
+  // W's rows and row length in SRAM.
+  int64_t w_rows() const { return w_transposed ? n : k; }
+  int64_t w_cols() const { return w_transposed ? k : n; }
   bool operator==(const PeMatmul& other) const {
     return dataflow == other.dataflow && dtype == other.dtype && a_address == other.a_address &&
            w_address == other.w_address && o_address == other.o_address &&
            a_pitch_bytes == other.a_pitch_bytes && w_pitch_bytes == other.w_pitch_bytes &&
            o_pitch_bytes == other.o_pitch_bytes && m == other.m && n == other.n && k == other.k &&
-           accumulate == other.accumulate;
+           accumulate == other.accumulate && w_transposed == other.w_transposed;
   }
 
   static constexpr QueueKind kQueue = QueueKind::pe;

@@ -204,10 +204,13 @@ std::vector<std::string> LineReader::read_name_list(std::string_view what,
 }
 
 bool LineReader::read_acc() {
+  return read_zero_or_one("acc", "acc=1 accumulates into O");
+}
+
+bool LineReader::read_zero_or_one(const char* name, const char* meaning) {
   const int value_column = column();
-  const uint64_t value = read_unsigned("acc (0 or 1)");
-  if (value > 1)
-    fail(value_column, fmt::format("acc must be 0 or 1, found {}", value), "acc=1 accumulates into O");
+  const uint64_t value = read_unsigned(fmt::format("{} (0 or 1)", name));
+  if (value > 1) fail(value_column, fmt::format("{} must be 0 or 1, found {}", name, value), meaning);
   return value == 1;
 }
 

@@ -63,6 +63,8 @@ class LineReader {
 
   // acc=0|1 of a PE instruction: whether it accumulates into O.
   bool read_acc();
+  // A 0|1 option `name`; `meaning` (what 1 does) is the hint of a wrong value.
+  bool read_zero_or_one(const char* name, const char* meaning);
 
   // Reads the next option of an operation, `key=` (the '=' included) or one of the `flags` (a bit per key),
   // and returns its index in `keys`. Unknown and repeated options are errors; `given` has a bit per option

@@ -1044,5 +1044,18 @@ TEST(ReadProgramErrors, ConvNamesItsDataflowFirst) {
   EXPECT_EQ(missing.where().column, 8);
 }
 
+// wt=1: W stored transposed (attention's S = Q K^T); the canonical form writes it last and only when set.
+TEST(ReadProgram, AMatmulWithATransposedWRoundTrips) {
+  const std::string line = "  pe os a=0x0 w=0x100 o=0x200 m=4 n=6 k=8 dtype=bf16 acc=0 w_pitch=32 wt=1";
+  const Program program = read(kHeader + line + "\n");
+  const auto& matmul = std::get<PeMatmul>(program.cores[0].instructions[0].operation);
+  EXPECT_TRUE(matmul.w_transposed);
+  EXPECT_EQ(matmul.w_rows(), 6);
+  EXPECT_EQ(matmul.w_cols(), 8);
+  EXPECT_NE(write_program(program).find(line + "\n"), std::string::npos);
+  EXPECT_EQ(instruction_error("pe os a=0x0 w=0x100 o=0x200 m=4 n=6 k=8 dtype=bf16 acc=0 wt=2").message(),
+            "wt must be 0 or 1, found 2");
+}
+
 }  // namespace
 }  // namespace tessera::arch

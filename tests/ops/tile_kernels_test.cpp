@@ -246,4 +246,26 @@ TEST(AddTile, OnlyPartialSumTypesAreAdded) {
 }
 
 }  // namespace
+
+// W stored transposed (n rows of k, a padded pitch): the same product as W stored as it is.
+TEST(GemmTile, ATransposedWGivesTheSameProduct) {
+  for (DType operand : {DType::fp32, DType::bf16, DType::int8}) {
+    const int64_t m = 5, n = 7, k = 9;
+    const HostTensor a = generate_input(operand, m, k, 4, 0);
+    const HostTensor w = generate_input(operand, k, n, 4, 1);
+    const int64_t element = size_bytes(operand), out = size_bytes(accumulator_of(operand));
+    std::vector<uint8_t> wt(static_cast<size_t>(n * (k * element + 8)));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        std::memcpy(&wt[static_cast<size_t>(j * (k * element + 8) + p * element)],
+                    &w.bytes[static_cast<size_t>((p * n + j) * element)], static_cast<size_t>(element));
+    std::vector<uint8_t> plain(static_cast<size_t>(m * n * out)), transposed(plain.size());
+    gemm_tile(operand, a.bytes.data(), k * element, w.bytes.data(), n * element, plain.data(), n * out, m, n,
+              k, false);
+    gemm_tile(operand, a.bytes.data(), k * element, wt.data(), k * element + 8, transposed.data(), n * out, m,
+              n, k, false, /*w_transposed=*/true);
+    EXPECT_EQ(plain, transposed) << name_of(operand);
+  }
+}
+
 }  // namespace tessera::ops
