@@ -80,6 +80,7 @@ double CostModel::hottest_link_share(int cores_used) const {
 
 Cost CostModel::evaluate(const Mapping& mapping) const {
   if (mapping.vector_stage) return evaluate_vector(mapping, spec_);
+  if (mapping.graph) return mapping.graph->evaluate(mapping, spec_);
   if (!(mapping.epilogue && mapping.fusion == Fusion::unfused)) return evaluate_contraction(mapping);
   // Unfused: the contraction stores its raw output, every core meets at a barrier, then the epilogue's pass
   // streams it through the vector units: one after the other.

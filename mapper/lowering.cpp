@@ -474,6 +474,7 @@ class Lowering {
 arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                     const std::string& program_name) {
   if (mapping.vector_stage) return lower_vector(op, seed, mapping, spec, program_name);
+  if (mapping.graph) return mapping.graph->lower(op, seed, mapping, spec, program_name);
   return Lowering(op, seed, mapping, spec).run(program_name);
 }
 

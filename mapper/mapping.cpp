@@ -11,11 +11,13 @@ std::string Mapping::order_name() const {
 }
 
 std::string Mapping::label() const {
+  if (graph) return graph->label(*this);
   if (vector_stage) return "vec";
   return stage ? stage->label(dataflow) : arch::name_of(dataflow);
 }
 
 std::string Mapping::describe() const {
+  if (graph) return graph->describe(*this);
   if (vector_stage) {
     std::string text = fmt::format("vec cores {} rows {} per core, blocks of {} db={}", split_m, tile_n,
                                    tile_m, double_buffer_inputs ? "io" : "-");
@@ -36,9 +38,10 @@ std::string Mapping::describe() const {
 
 bool Mapping::operator==(const Mapping& other) const {
   const bool same_stage = stage == other.stage || (stage && other.stage && stage->same_form(*other.stage));
-  return same_stage && vector_stage == other.vector_stage && dataflow == other.dataflow &&
-         split_m == other.split_m && split_n == other.split_n && split_k == other.split_k &&
-         tile_m == other.tile_m && tile_n == other.tile_n && tile_k == other.tile_k && order == other.order &&
+  return same_stage && vector_stage == other.vector_stage && graph == other.graph &&
+         graph_tiling == other.graph_tiling && dataflow == other.dataflow && split_m == other.split_m &&
+         split_n == other.split_n && split_k == other.split_k && tile_m == other.tile_m &&
+         tile_n == other.tile_n && tile_k == other.tile_k && order == other.order &&
          double_buffer_inputs == other.double_buffer_inputs &&
          double_buffer_output == other.double_buffer_output && fusion == other.fusion &&
          (epilogue_pass == other.epilogue_pass ||

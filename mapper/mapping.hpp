@@ -10,6 +10,7 @@
 
 #include "arch/spec.hpp"
 #include "mapper/epilogue_work.hpp"
+#include "mapper/stage_graph.hpp"
 #include "mapper/tiling.hpp"
 
 namespace tessera::mapper {
@@ -23,6 +24,9 @@ struct Mapping {
   // Or a vector stage (mapper/vector_stage.hpp): its units split over split_m cores in shares of tile_n,
   // streamed through SRAM in blocks of tile_m, double-buffered when double_buffer_inputs.
   std::shared_ptr<const VectorStage> vector_stage;
+  // Or a stage graph (mapper/stage_graph.hpp) with its own choices; `dataflow` is its PE stages'.
+  std::shared_ptr<const StageGraph> graph;
+  GraphTiling graph_tiling;
   arch::Dataflow dataflow = arch::Dataflow::ws;
   // Cores along each dimension; split_m * split_n * split_k cores are used. A k split reduces partial sums
   // over the NoC.

@@ -11,6 +11,7 @@
 #include "arch/spec.hpp"
 #include "mapper/epilogue_work.hpp"
 #include "mapper/stage.hpp"
+#include "mapper/stage_graph.hpp"
 #include "mapper/vector_stage.hpp"
 #include "ops/op.hpp"
 
@@ -25,9 +26,10 @@ struct StageForm {
 struct OpStages {
   std::vector<StageForm> forms;               // in the order they are searched and listed
   std::shared_ptr<const VectorStage> vector;  // or the op is vector work (mapper/vector_stage.hpp)
+  std::shared_ptr<const StageGraph> graph;    // or a stage graph over several units (attention)
   // The contraction's epilogue on the vector unit, searched fused and unfused (mapper/epilogue_work.hpp).
   std::shared_ptr<const EpilogueWork> epilogue;
-  bool mapped() const { return !forms.empty() || vector; }
+  bool mapped() const { return !forms.empty() || vector || graph; }
   std::string not_mapped;  // why there are none ("the machine model has no vector unit")
 };
 

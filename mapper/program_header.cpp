@@ -42,4 +42,15 @@ void signal_every_core(arch::Program& program, const std::string& name, int core
     signals.push_back(arch::SemaphoreRef{program.semaphore_id(name), core == self ? arch::kSameCore : core});
 }
 
+arch::Instruction make_instruction(arch::QueueId queue, arch::Operation operation,
+                                   std::vector<arch::SemaphoreWait> waits,
+                                   std::vector<arch::SemaphoreRef> signals) {
+  arch::Instruction made;
+  made.queue = queue;
+  made.operation = std::move(operation);
+  made.waits = std::move(waits);
+  made.signals = std::move(signals);
+  return made;
+}
+
 }  // namespace tessera::mapper

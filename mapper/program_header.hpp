@@ -26,4 +26,9 @@ void signal_every_core(arch::Program& program, const std::string& name, int core
 // The declaration of one of the op's tensors (ops::tensors_of): an input generated from `seed`, or an output.
 arch::TensorDecl declared_tensor(const ops::TensorDesc& desc, uint64_t seed);
 
+// An instruction on `queue` with its waits and the semaphores it signals when it completes.
+arch::Instruction make_instruction(arch::QueueId queue, arch::Operation operation,
+                                   std::vector<arch::SemaphoreWait> waits,
+                                   std::vector<arch::SemaphoreRef> signals);
+
 }  // namespace tessera::mapper

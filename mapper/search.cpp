@@ -109,6 +109,7 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
   const OpStages stages = stages_of(op, spec, options.dataflows);
   TESSERA_ASSERT(stages.mapped(), "search_op is asked only of ops with stages");
   if (stages.vector) return search_vector(stages.vector, spec, options);
+  if (stages.graph) return stages.graph->search(stages.graph, spec, options);
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   // Per stage kind (and fusion), in the order the forms list them: its merged rows, and the error of its
   // first form.

@@ -444,15 +444,7 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(prefix + name), arch::kSameCore};
   };
-  auto instruction = [](arch::QueueId queue, arch::Operation operation,
-                        std::vector<arch::SemaphoreWait> waits, std::vector<arch::SemaphoreRef> signals) {
-    arch::Instruction made;
-    made.queue = queue;
-    made.operation = std::move(operation);
-    made.waits = std::move(waits);
-    made.signals = std::move(signals);
-    return made;
-  };
+  const auto& instruction = make_instruction;
   const arch::QueueId load_queue{arch::QueueKind::dma, 0}, store_queue{arch::QueueKind::dma, store_engine},
       vec_queue{arch::QueueKind::vec, 0};
   const int64_t element = size_bytes(stage.dtype());

@@ -399,9 +399,122 @@ def vector_variants(torch, runner, op, inputs):
                          variant="torch.compile", fn=torch.compile(fn, dynamic=False), args=args)]
 
 
+def index_table(seed, tensor, count):
+    """ops/input_generator.hpp's input_index for elements 0 .. count - 1: an int32 input of the generator (a paged
+    KV cache's block table), a permutation of 0 .. count - 1 by a 4-round Feistel network with cycle-walking."""
+    mask64 = (1 << 64) - 1
+
+    def mix64(x):
+        x ^= x >> 30
+        x = (x * 0xbf58476d1ce4e5b9) & mask64
+        x ^= x >> 27
+        x = (x * 0x94d049bb133111eb) & mask64
+        return x ^ (x >> 31)
+    bits = 2
+    while bits < 64 and (1 << bits) < count:
+        bits += 2
+    half, key = bits // 2, mix64((seed * 0x9e3779b97f4a7c15 + tensor + 1) & mask64)
+    mask, round_keys = (1 << half) - 1, [(key + r * 0xd1b54a32d192ed03) & mask64 for r in range(4)]
+    table = []
+    for index in range(count):
+        x = index
+        while True:
+            left, right = x >> half, x & mask
+            for round_key in round_keys:
+                left, right = right, left ^ (mix64((round_key + right) & mask64) & mask)
+            x = (left << half) | right
+            if x < count:
+                break
+        table.append(x)
+    return table
+
+
+def attention_variants(torch, runner, op, inputs):
+    """scaled_dot_product_attention on the runner's Q [b, h, s_q, d] and its K, V as the op's cache stores them:
+    the flash backend for bf16/fp16 (the efficient one and the math one for fp32, which flash does not take),
+    enable_gqa where kv_heads < heads. Causal queries are the last seq_q positions (bottom-right aligned):
+    is_causal for a square mask, causal_lower_right otherwise (flash takes it through CausalBias), and no mask
+    for one query, which sees every key. A paged cache: K and V gathered through the block table into contiguous
+    [b, kv_heads, s, d] outside the timed call, and a second variant that gathers inside it (index_select)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention.bias import causal_lower_right
+    F = torch.nn.functional
+    get = lambda key, default=None: int(op.get(key, default))
+    b, h, kvh, sq, skv, d = (get("batch", 1), get("heads"), get("kv_heads"), get("seq_q"), get("seq_kv"),
+                             get("head_dim"))
+    dtype, causal = op["dtype"], op.get("causal", "false") == "true"
+    scale = float(op.get("scale", 0)) or 1 / math.sqrt(d)
+    paged, bshd = op.get("kv_cache.layout", "contiguous") == "paged", op.get("kv_cache.order", "bhsd") == "bshd"
+    tokens = get("kv_cache.block_tokens", 16)
+    blocks = -(-skv // tokens)
+    gqa = {"enable_gqa": True} if kvh < h else {}
+    q = inputs.tensor(0, (b * h * sq, d)).view(b, h, sq, d)
+    kv_rows = b * blocks * tokens * kvh if paged else b * kvh * skv
+    k_stored, v_stored = inputs.tensor(1, (kv_rows, d)), inputs.tensor(2, (kv_rows, d))
+    if paged:
+        table = torch.tensor(index_table(inputs.seed, runner.tensor_id(inputs.index, 3), b * blocks),
+                             dtype=torch.int64, device="cuda")
+
+        def gather(pool, table):
+            """[b, kv_heads, seq_kv, d] from the pool's blocks: block table[b * blocks + j] holds tokens
+            j * tokens .. of sequence b, its heads' rows in the cache's order."""
+            per_block = (pool.view(b * blocks, tokens, kvh, d).transpose(1, 2) if bshd
+                         else pool.view(b * blocks, kvh, tokens, d))
+            picked = per_block.index_select(0, table).view(b, blocks, kvh, tokens, d)
+            return picked.transpose(1, 2).reshape(b, kvh, blocks * tokens, d)[:, :, :skv]
+        k, v = gather(k_stored, table).contiguous(), gather(v_stored, table).contiguous()
+        layout = f" (paged {'bshd' if bshd else 'bhsd'} K/V gathered into contiguous bhsd outside the timed call)"
+    elif bshd:  # [b, s, kv_heads, d] storage seen as [b, kv_heads, s, d]: flash's own layout
+        k, v = k_stored.view(b, skv, kvh, d).transpose(1, 2), v_stored.view(b, skv, kvh, d).transpose(1, 2)
+        layout = " (bshd K/V as strided views)"
+    else:
+        k, v, layout = k_stored.view(b, kvh, skv, d), v_stored.view(b, kvh, skv, d), ""
+    copies = copies_for(inputs.l2_bytes, (2 * q.numel() + k.numel() + v.numel()) * q.element_size())
+    qs = [q] + [q.clone() for _ in range(copies - 1)]
+    ks, vs = [k] + [k.clone() for _ in range(copies - 1)], [v] + [v.clone() for _ in range(copies - 1)]
+
+    def sdpa(backend, mask, is_causal):
+        def attend(qq, kk, vv):
+            with sdpa_kernel(backend):
+                out = F.scaled_dot_product_attention(qq, kk, vv, attn_mask=mask, is_causal=is_causal, scale=scale,
+                                                     **gqa)
+            # A 5-d view of [b, h, s_q, d] (flash's output is a transposed view of [b, s_q, h, d]): the check's
+            # as_tessera_layout makes it contiguous outside the timed call (it permutes a 4-d result as NCHW).
+            return out.unsqueeze(0)
+        return attend
+    if not causal or sq == 1:
+        mask, is_causal, how = None, False, "" if not causal else ",one query sees every key"
+    elif sq == skv:
+        mask, is_causal, how = None, True, ",is_causal"
+    else:
+        mask, is_causal, how = causal_lower_right(sq, skv), False, ",causal_lower_right"
+    backends = ([(SDPBackend.EFFICIENT_ATTENTION, "efficient"), (SDPBackend.MATH, "math")] if dtype == "fp32"
+                else [(SDPBackend.FLASH_ATTENTION, "flash")])
+    variants = []
+    for backend, name in backends:
+        chosen_mask = mask
+        if name == "math" and mask is not None:  # the math backend takes the mask materialised
+            chosen_mask = torch.ones(sq, skv, dtype=torch.bool, device="cuda").tril(skv - sq)
+        variants.append(dict(path=f"torch.sdpa[{name}{how}]-{dtype}{layout}", cls=dtype, output=dtype, tf32=False,
+                             variant=f"scaled_dot_product_attention, {name} backend" + (", enable_gqa" if gqa else ""),
+                             fn=sdpa(backend, chosen_mask, is_causal),
+                             args=lambda i: (qs[i % copies], ks[i % copies], vs[i % copies])))
+    if paged:
+        pools_k = [k_stored] + [k_stored.clone() for _ in range(copies - 1)]
+        pools_v = [v_stored] + [v_stored.clone() for _ in range(copies - 1)]
+        backend, name = backends[0]
+        attend = sdpa(backend, mask, is_causal)
+        variants.append(dict(path=f"torch.sdpa[{name}{how}]+index_select-{dtype} (K/V gathered through the block "
+                                  "table inside the timed call)", cls=dtype, output=dtype, tf32=False,
+                             variant="index_select of the pages, then scaled_dot_product_attention",
+                             fn=lambda qq, kp, vp: attend(qq, gather(kp, table), gather(vp, table)),
+                             args=lambda i: (qs[i % copies], pools_k[i % copies], pools_v[i % copies])))
+    return copies, variants
+
+
 VARIANTS = {"gemm": gemm_variants, "fc": gemm_variants, "conv2d": conv_variants, "pool": pool_variants,
             "softmax": vector_variants, "layernorm": vector_variants, "rmsnorm": vector_variants,
-            "elementwise": vector_variants}
+            "elementwise": vector_variants, "attention": attention_variants}
 # Where torch.compile is not applied, and why: Inductor lowers a lone matmul or conv2d to the same extern call
 # (cuBLAS / cuDNN) that eager PyTorch makes (checked on the H200 with --compile-all: same kernels, same time),
 # so a compiled variant measures nothing new; pools are lowered to Inductor's own Triton kernel. A matmul or

@@ -205,7 +205,9 @@ class ProgramReader : public LineReader {
     op.kind = read_name("the operator kind");
     while (!at_line_end()) {
       const int key_column = column();
-      const std::string_view key = read_name("an attribute key=value");
+      // A field of a group is its path: kv_cache.block_tokens=16.
+      std::string key(read_name("an attribute key=value"));
+      while (accept('.')) key += "." + std::string(read_name("a field name after '.'"));
       expect('=', fmt::format("'=' after the attribute '{}'", key), "attributes are written key=value");
       const int value_column = column();
       const std::string_view value = scan_free_text();

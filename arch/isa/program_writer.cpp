@@ -50,7 +50,8 @@ class ProgramWriter : public LineWriter {
     if (!program_.op) return;
     TESSERA_ASSERT(is_name(program_.op->kind), "an op kind is a name");
     for (const auto& [key, value] : program_.op->attributes)
-      TESSERA_ASSERT(is_name(key) && is_free_text(value), "op attributes are name=text without blanks");
+      TESSERA_ASSERT(is_field_path(key) && is_free_text(value),
+                     "op attributes are name[.name...]=text without blanks");
   }
 
   void write_header() {

@@ -30,6 +30,17 @@ inline bool is_number_char(char c) {
 inline bool is_name(std::string_view text) {
   return !text.empty() && !is_digit(text[0]) && std::all_of(text.begin(), text.end(), is_word_char);
 }
+// Names joined by '.': an op attribute of a field group (kv_cache.layout).
+inline bool is_field_path(std::string_view text) {
+  size_t start = 0;
+  while (true) {
+    const size_t dot = text.find('.', start);
+    if (!is_name(text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start)))
+      return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
 inline bool is_free_text(std::string_view text) {
   return !text.empty() && std::none_of(text.begin(), text.end(), [](char c) {
     return is_blank(c) || c == '#' || c == '\n' || c == '\r';

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,21 @@ static __global__ void fill_input(Dtype dtype, uint64_t seed, uint32_t tensor, i
 }
 
 cublasLtHandle_t lt_handle();
+// cuBLAS's classic API on the work stream, with a workspace of its own (a graph capture never allocates).
+cublasHandle_t cublas_handle();
+
+// A path on its own operands (any type with `copies` and one output buffer `out`, written by every launch):
+// the live path owns them; launch(i) writes `out` whatever the copy.
+template <class Operands>
+LivePath live_on(Operands operands) {
+  auto owned = std::make_shared<Operands>(std::move(operands));
+  LivePath live;
+  live.copies = owned->copies;
+  live.output = owned->out.get();
+  live.output_at = [data = owned.get()](int) { return data->out.get(); };
+  live.state = owned;
+  return live;
+}
 
 inline OutputType output_type_of(cudaDataType type) {
   switch (type) {

@@ -16,6 +16,19 @@ cublasLtHandle_t lt_handle() {
   return handle;
 }
 
+cublasHandle_t cublas_handle() {
+  static DeviceBuffer workspace(size_t{64} << 20);
+  static cublasHandle_t handle = [] {
+    cublasHandle_t created;
+    TESSERA_CUBLAS(cublasCreate(&created));
+    TESSERA_CUBLAS(cublasSetStream(created, work_stream()));
+    // A workspace of its own, so that a graph capture never needs cuBLAS to allocate one.
+    TESSERA_CUBLAS(cublasSetWorkspace(created, workspace.get(), workspace.bytes()));
+    return created;
+  }();
+  return handle;
+}
+
 std::vector<int64_t> sample_positions(int64_t elements, uint64_t seed) {
   std::vector<int64_t> positions;
   if (elements <= kSamples) {

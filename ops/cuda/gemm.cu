@@ -66,9 +66,7 @@ __global__ void int8_gemm_tiled(const int8_t* a, const int8_t* w, int32_t* o, in
   if (row < m && col < n) o[row * n + col] = sum;
 }
 
-// ---- cuBLASLt (lt_matmul.hpp) and cuBLAS
-
-constexpr size_t kWorkspaceBytes = 64u << 20;
+// ---- cuBLASLt (lt_matmul.hpp) and cuBLAS (device.cuh's cublas_handle)
 
 // How a path stores what.
 struct Path {
@@ -108,19 +106,6 @@ std::vector<Path> paths_for(Dtype dtype) {
     paths.push_back(path);
   }
   return paths;
-}
-
-cublasHandle_t legacy_handle() {
-  static DeviceBuffer workspace(kWorkspaceBytes);
-  static cublasHandle_t handle = [] {
-    cublasHandle_t created;
-    TESSERA_CUBLAS(cublasCreate(&created));
-    TESSERA_CUBLAS(cublasSetStream(created, work_stream()));
-    // A workspace of its own, so that a graph capture never needs cuBLAS to allocate one.
-    TESSERA_CUBLAS(cublasSetWorkspace(created, workspace.get(), workspace.bytes()));
-    return created;
-  }();
-  return handle;
 }
 
 struct Problem {
@@ -192,7 +177,7 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
     auto call = [p, path, operands, integer](int copy) {
       const float alpha_f = 1, beta_f = 0;
       const int32_t alpha_i = 1, beta_i = 0;
-      return cublasGemmEx(legacy_handle(), path.transposed_w ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+      return cublasGemmEx(cublas_handle(), path.transposed_w ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
                           static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k),
                           integer ? static_cast<const void*>(&alpha_i) : &alpha_f,
                           path.transposed_w ? operands->w_transposed[copy].get() : operands->w[copy].get(),

@@ -67,6 +67,7 @@ struct OpArgs {
   const std::string& get(const std::string& key) const;
   int64_t integer(const std::string& key) const;
   int64_t integer(const std::string& key, int64_t fallback) const;  // `fallback` when the key is absent
+  double real(const std::string& key, double fallback) const;       // a number, `fallback` when absent
 };
 OpArgs parse_op(const std::string& text);
 
@@ -215,6 +216,7 @@ void register_gemm();
 void register_conv();
 void register_pool();
 void register_vector();
+void register_attention();
 void register_builtins();
 
 // The bf16, fp16, tf32, fp32 and int8 matrix rates of a large square GEMM (gemm.cu measures them).

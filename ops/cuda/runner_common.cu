@@ -73,6 +73,15 @@ int64_t OpArgs::integer(const std::string& key, int64_t fallback) const {
   return values.count(key) ? integer(key) : fallback;
 }
 
+double OpArgs::real(const std::string& key, double fallback) const {
+  if (!values.count(key)) return fallback;
+  const std::string& value = get(key);
+  char* end = nullptr;
+  const double parsed = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0') fail("--op " + text + ": " + key + " is not a number");
+  return parsed;
+}
+
 OpArgs parse_op(const std::string& text) {
   OpArgs op;
   op.text = text;
@@ -185,6 +194,7 @@ void register_builtins() {
   register_conv();
   register_pool();
   register_vector();
+  register_attention();
 }
 
 }  // namespace tessera::gpu

@@ -485,16 +485,6 @@ Operands make_operands(const Tile& tile, bool second_tile, int64_t row_params, s
   return operands;
 }
 
-// A path on its own operands: the live path owns them; launch(0) writes out.
-LivePath live_on(Operands operands) {
-  auto owned = std::make_shared<Operands>(std::move(operands));
-  LivePath live;
-  live.copies = owned->copies;
-  live.output = owned->out.get();
-  live.state = owned;
-  return live;
-}
-
 Tile tile_of(const OpArgs& args) {
   Tile tile;
   tile.rows = args.integer("rows");
@@ -509,15 +499,6 @@ Tile tile_of(const OpArgs& args) {
   tile.z_id = ops::tensor_id(index, 2);
   if (tile.rows <= 0 || tile.cols <= 0) fail(args.text + ": rows and cols must be positive");
   return tile;
-}
-
-double real_of(const OpArgs& args, const std::string& key, double fallback) {
-  if (!args.values.count(key)) return fallback;
-  char* end = nullptr;
-  const double value = std::strtod(args.get(key).c_str(), &end);
-  if (end == args.get(key).c_str() || *end != '\0')
-    fail("--op " + args.text + ": " + key + " is not a number");
-  return value;
 }
 
 // A vector op's one path: the runner's kernel, storing the op's type (tessera's output for these kinds).
@@ -559,13 +540,13 @@ OpMeasurement run_rows(const OpArgs& args, const RunContext& context) {
     spec.op.set("residual", "true");
   }
   if (K == RowKind::softmax) {
-    tile.scale = static_cast<float>(real_of(args, "scale", 1.0));
+    tile.scale = static_cast<float>(args.real("scale", 1.0));
     tile.causal = args.values.count("causal") && args.get("causal") == "true";
     if (tile.causal && tile.rows > tile.cols) fail(args.text + ": a causal softmax needs rows <= cols");
     spec.op.set("scale", static_cast<double>(tile.scale)).set("causal", tile.causal ? "true" : "false");
   } else {
-    tile.eps = static_cast<float>(real_of(args, "eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
-    spec.op.set("eps", real_of(args, "eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
+    tile.eps = static_cast<float>(args.real("eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
+    spec.op.set("eps", args.real("eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
   }
   spec.op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(tile.seed));
   spec.reference = [tile](const int64_t* positions, int count, double* out) {

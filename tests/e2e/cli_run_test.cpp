@@ -295,22 +295,20 @@ ops:
 namespace tessera {
 namespace {
 
-TEST(CliRun, AnAttentionOpIsValidatedAndReportedAsNotSimulatedYet) {
+TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndItsOutputChecked) {
   ScratchDir scratch;
   write_text(
       scratch.file("attn.yaml"),
       "name: attn\nseed: 9\nops:\n  - {name: prefill, kind: attention, heads: 8, kv_heads: 2, seq_q: 64, "
       "seq_kv: 64, head_dim: 32, causal: true, dtype: bf16}\n");
-  const CommandResult result = run_tessera(
+  const auto report = run_json(
       {"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload", scratch.file("attn.yaml"), "--quiet"});
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(
-      result.output.find("not simulated: its stages (S = Q K^T, the online softmax, O = P V) are not lowered "
-                         "yet: this attention op is not lowered or timed (its output is not checked)"),
-      std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("numerics: none checked (no op simulated)"), std::string::npos)
-      << result.output;
+  expect_numerics_pass(report);
+  const auto& op = report["ops"][0];
+  ASSERT_EQ(op["runs"].size(), 3u) << op.dump();
+  EXPECT_EQ(op["runs"][0]["dataflow"], "flash ws");
+  EXPECT_NE(op["runs"][0]["mapping"]["description"].get<std::string>().find("q blocks of"),
+            std::string::npos);
 }
 
 }  // namespace

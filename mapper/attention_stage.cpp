@@ -1,0 +1,476 @@
+#include "mapper/attention_stage.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "arch/isa/vec_op.hpp"
+#include "arch/timing/vector_timing.hpp"
+#include "mapper/cost_model.hpp"
+#include "mapper/instruction_timer.hpp"
+#include "mapper/program_header.hpp"
+#include "mapper/search.hpp"
+#include "ops/tensor.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+
+// What GraphTiling's values mean for attention.
+enum TilingValue : size_t { kBlockRows, kBlockCols, kCores };
+
+constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
+constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+uint64_t align64(uint64_t address) {
+  return (address + 63) / 64 * 64;
+}
+
+// The SRAM a core's program uses: Q block, two K and two V tiles, two S (fp32) and two P tiles, the fp32
+// accumulator, the output block in the op's type, the running statistics.
+struct Buffers {
+  uint64_t q = 0, k[2] = {}, v[2] = {}, s[2] = {}, p[2] = {}, accumulator = 0, out = 0, statistics = 0;
+  uint64_t end = 0;
+};
+
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype) {
+  const int64_t element = size_bytes(dtype);
+  Buffers b;
+  uint64_t at = 0;
+  auto take = [&](int64_t bytes) {
+    const uint64_t start = at;
+    at = align64(at + static_cast<uint64_t>(bytes));
+    return start;
+  };
+  b.q = take(rows * dim * element);
+  for (int i = 0; i < 2; ++i) b.k[i] = take(cols * dim * element);
+  for (int i = 0; i < 2; ++i) b.v[i] = take(cols * dim * element);
+  for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
+  for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
+  b.accumulator = take(rows * dim * 4);
+  b.out = take(rows * dim * element);
+  b.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
+  b.end = at;
+  return b;
+}
+
+// The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
+// (and a paged bhsd pool) as stored, [rows, d]; bshd as [rows / kv_heads, kv_heads * d], a kv head a column
+// range. Consecutive keys whose rows follow each other are one run: one DMA descriptor.
+struct Run {
+  int64_t row = 0, rows = 0, col = 0, first_key = 0;
+};
+
+std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
+                         int64_t g, int64_t k0, int64_t cols) {
+  const bool bshd = a.kv_cache.order == ops::KvOrder::bshd;
+  std::vector<Run> runs;
+  for (int64_t key = k0; key < k0 + cols; ++key) {
+    const int64_t flat = a.kv_row(b, g, key, table.empty() ? nullptr : table.data());
+    const int64_t row = bshd ? flat / a.kv_heads : flat, col = bshd ? (flat % a.kv_heads) * a.head_dim : 0;
+    if (!runs.empty() && runs.back().col == col && runs.back().row + runs.back().rows == row) {
+      ++runs.back().rows;
+    } else {
+      runs.push_back(Run{row, 1, col, key - k0});
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+std::shared_ptr<const AttentionStage> AttentionStage::of(const ops::Op& op) {
+  const auto* shape = op.as<ops::AttentionShape>();
+  if (!shape) return nullptr;
+  auto stage = std::make_shared<AttentionStage>();
+  stage->shape_ = *shape;
+  stage->dtype_ = op.dtype;
+  stage->masked_ = shape->mask == ops::AttentionMask::causal && shape->seq_q > 1;
+  return stage;
+}
+
+std::vector<AttentionStage::QBlock> AttentionStage::q_blocks(int64_t block_rows) const {
+  const ops::AttentionShape& a = shape_;
+  const int64_t group = a.group();
+  std::vector<QBlock> blocks;
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t g = 0; g < a.kv_heads; ++g) {
+      const int64_t first = (b * a.heads + g * group) * a.seq_q;  // the group's q heads are adjacent rows
+      if (masked_) {
+        for (int64_t h = 0; h < group; ++h)
+          for (int64_t s = 0; s < a.seq_q; s += block_rows)
+            blocks.push_back(QBlock{b, g, first + h * a.seq_q + s, std::min(block_rows, a.seq_q - s), s});
+      } else {
+        for (int64_t r = 0; r < group * a.seq_q; r += block_rows)
+          blocks.push_back(QBlock{b, g, first + r, std::min(block_rows, group * a.seq_q - r), 0});
+      }
+    }
+  return blocks;
+}
+
+int64_t AttentionStage::keys_seen(const QBlock& block) const {
+  if (!masked_) return shape_.seq_kv;
+  return std::min(shape_.seq_kv, block.query + block.rows - 1 + shape_.seq_kv - shape_.seq_q + 1);
+}
+
+int64_t AttentionStage::causal_shift(const QBlock& block, int64_t k0) const {
+  return block.query + shape_.seq_kv - shape_.seq_q - k0;
+}
+
+bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) const {
+  return masked_ && k0 + cols - 1 > causal_shift(block, k0) + k0;
+}
+
+std::string AttentionStage::label(const Mapping& mapping) const {
+  return std::string("flash ") + arch::name_of(mapping.dataflow);
+}
+
+std::string AttentionStage::describe(const Mapping& mapping) const {
+  const GraphTiling& t = mapping.graph_tiling;
+  return fmt::format("flash {} cores {} q blocks of {} rows, k/v tiles of {} db=kv,s,p",
+                     arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
+                     t.values[kBlockCols]);
+}
+
+Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  const ops::AttentionShape& a = shape_;
+  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
+                cols = mapping.graph_tiling.values[kBlockCols];
+  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int64_t d = a.head_dim, element = size_bytes(dtype_);
+  const InstructionTimer timer(spec);
+  const arch::VectorSpec& vector = *spec.core.vector;
+  const arch::DmaSpec& dma = spec.core.dma;
+  auto transfer = [&](int64_t bytes, int64_t descriptors) {
+    return descriptors * int64_t{dma.setup_cycles} +
+           static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
+  };
+  // One K/V tile's step, the pipeline's slowest stage: the two matmuls on the PE array, the softmax and the
+  // rescale on the vector unit, the two tile loads on the DMA engine.
+  auto vec_cycles = [&](arch::VectorKind kind, int64_t r, int64_t c, int64_t extra) {
+    arch::VectorWork work;
+    work.kind = kind;
+    work.rows = r;
+    work.cols = c;
+    work.softmax_extra_simple_ops = extra;
+    return arch::vector_timing(vector, work).cycles;
+  };
+  const std::vector<QBlock> blocks = q_blocks(rows);
+  const int64_t tokens_per_block = a.paged() ? a.kv_cache.block_tokens : cols;
+  std::vector<int64_t> core_cycles(static_cast<size_t>(cores), 0), core_pe(core_cycles),
+      core_vec(core_cycles), core_dma(core_cycles);
+  int64_t kv_bytes = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const QBlock& block = blocks[i];
+    const size_t core = i * static_cast<size_t>(cores) / blocks.size();
+    const int64_t keys = keys_seen(block), tiles = ceil_div(keys, cols);
+    const int64_t pe = timer.matmul(mapping.dataflow, block.rows, cols, d).interval +
+                       timer.matmul(mapping.dataflow, block.rows, d, cols).interval;
+    const int64_t vec = vec_cycles(arch::VectorKind::online_softmax, block.rows, cols, masked_ ? 2 : 1) +
+                        vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
+    const int64_t descriptors = 2 * std::max<int64_t>(1, ceil_div(cols, tokens_per_block));
+    const int64_t load = transfer(2 * cols * d * element, descriptors);
+    const int64_t step = std::max({pe, vec, load});
+    const int64_t q_load = transfer(block.rows * d * element, 1),
+                  store = transfer(block.rows * d * element, 1);
+    const int64_t finish = vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
+    core_cycles[core] += tiles * step + q_load + finish + (dma.engines > 1 ? 0 : store);
+    core_pe[core] += tiles * pe;
+    core_vec[core] += tiles * vec + finish;
+    core_dma[core] += tiles * load + q_load + store;
+    kv_bytes += 2 * keys * d * element;
+  }
+  Cost cost;
+  const int64_t q_bytes = a.batch * a.heads * a.seq_q * d * element;
+  cost.dram_bytes_by_tensor = {q_bytes, kv_bytes, q_bytes};
+  cost.dram_bytes = 2 * q_bytes + kv_bytes;
+  cost.dram_cycles =
+      static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
+  cost.compute_cycles = *std::max_element(core_pe.begin(), core_pe.end());
+  cost.vector_cycles = *std::max_element(core_vec.begin(), core_vec.end());
+  cost.dma_cycles = *std::max_element(core_dma.begin(), core_dma.end());
+  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 2;
+  const int64_t busiest = *std::max_element(core_cycles.begin(), core_cycles.end());
+  cost.cycles = std::max(busiest, cost.dram_cycles) + cost.overhead_cycles;
+  const int64_t most = std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles});
+  cost.bound = most == cost.compute_cycles  ? Bound::compute
+               : most == cost.vector_cycles ? Bound::vector
+               : most == cost.dram_cycles   ? Bound::dram
+                                            : Bound::dma;
+  const double macs = static_cast<double>(2 * a.head_dim) * a.batch * a.heads * a.seq_q * a.seq_kv;
+  cost.pe_utilization = macs / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
+                                spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
+  cost.energy_pj =
+      static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte + macs * spec.energy_pj.mac;
+  return cost;
+}
+
+SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
+                                    const SearchOptions& options) const {
+  const auto started = std::chrono::steady_clock::now();
+  const ops::AttentionShape& a = shape_;
+  SearchResult result;
+  const int machine_cores = spec.mesh.rows * spec.mesh.cols;
+  const int64_t most_rows = masked_ ? a.seq_q : a.group() * a.seq_q;
+  const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
+  int64_t smallest_bytes = 0;
+  for (arch::Dataflow dataflow : options.dataflows) {
+    if (dataflow == arch::Dataflow::rs) continue;
+    DataflowSearch row;
+    row.dataflow = dataflow;
+    row.stage_kind = "attention";
+    row.label_text = std::string("flash ") + arch::name_of(dataflow);
+    for (int64_t rows : kBlockRowChoices) {
+      // A block larger than the rows there are only where the next smaller one does not hold them all.
+      if (rows != kBlockRowChoices[0] && rows / 2 >= most_rows) continue;
+      for (int64_t cols : kBlockColChoices) {
+        if (cols != kBlockColChoices[0] && cols / 2 >= a.seq_kv) continue;
+        const int64_t block_rows = std::min(rows, most_rows), block_cols = std::min(cols, a.seq_kv);
+        const Buffers buffers = buffers_of(block_rows, block_cols, a.head_dim, dtype_);
+        if (smallest_bytes == 0 || static_cast<int64_t>(buffers.end) < smallest_bytes)
+          smallest_bytes = static_cast<int64_t>(buffers.end);
+        if (static_cast<int64_t>(buffers.end) > spec.core.sram.bytes) continue;
+        const int64_t blocks = static_cast<int64_t>(q_blocks(block_rows).size());
+        Mapping mapping;
+        mapping.graph = self;
+        mapping.dataflow = dataflow;
+        mapping.graph_tiling.values[kBlockRows] = block_rows;
+        mapping.graph_tiling.values[kBlockCols] = block_cols;
+        mapping.graph_tiling.values[kCores] = std::min<int64_t>(blocks, machine_cores);
+        Candidate candidate;
+        candidate.mapping = mapping;
+        candidate.cost = evaluate(mapping, spec);
+        candidate.index = static_cast<uint64_t>(row.legal);
+        ++row.legal;
+        ++result.evaluated;
+        row.best.push_back(std::move(candidate));
+        std::sort(row.best.begin(), row.best.end(), ranks_before);
+        if (row.best.size() > keep) row.best.pop_back();
+      }
+    }
+    if (row.legal == 0)
+      row.why_none = Infeasibility{"core.sram.kib",
+                                   fmt::format("the smallest flash blocks need {} KiB of SRAM, the "
+                                               "core has {} KiB",
+                                               ceil_div(smallest_bytes, 1024), spec.core.sram.bytes / 1024)};
+    result.per_dataflow.push_back(std::move(row));
+  }
+  const bool any = std::any_of(result.per_dataflow.begin(), result.per_dataflow.end(),
+                               [](const DataflowSearch& row) { return row.legal > 0; });
+  if (!any) {
+    const SourceLocation where =
+        options.locate_field ? options.locate_field("core.sram.kib") : SourceLocation{};
+    throw InputError(where, "core.sram.kib",
+                     fmt::format("no legal mapping for {}: {}", options.op_description,
+                                 result.per_dataflow.empty() ? std::string("no dataflow but rs requested")
+                                                             : result.per_dataflow.front().why_none.message),
+                     "give the core more SRAM (core.sram.kib)");
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                                    const arch::ArchSpec& spec, const std::string& program_name) const {
+  const ops::AttentionShape& a = shape_;
+  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
+                cols = mapping.graph_tiling.values[kBlockCols];
+  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int64_t d = a.head_dim, element = size_bytes(dtype_);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_);
+  arch::Program program;
+  start_program(program, program_name, op, seed, spec);
+  // Q, K, V and O as the op declares them, but for bshd K and V viewed [rows / kv_heads, kv_heads * d] (the
+  // same bytes and generated values) so that a kv head's rows are one strided region; the block table is
+  // not a program tensor: the DMA descriptors follow it (they are made from it, as a paged cache's driver
+  // makes them).
+  std::vector<int32_t> table;
+  int q = -1, k = -1, v = -1, o = -1;
+  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
+    if (desc.name == "BT") {
+      const ops::HostTensor bt =
+          ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id);
+      table.assign(reinterpret_cast<const int32_t*>(bt.bytes.data()),
+                   reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
+      continue;
+    }
+    arch::TensorDecl declared = declared_tensor(desc, seed);
+    if ((desc.name == "K" || desc.name == "V") && a.kv_cache.order == ops::KvOrder::bshd) {
+      declared.rows /= a.kv_heads;
+      declared.cols *= a.kv_heads;
+    }
+    const int index = add_tensor(program, declared);
+    (desc.name == "Q" ? q : desc.name == "K" ? k : desc.name == "V" ? v : o) = index;
+  }
+  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
+      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
+      vec_queue{arch::QueueKind::vec, 0};
+  auto semaphore = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
+  };
+  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  const std::vector<QBlock> blocks = q_blocks(rows);
+  const double scale = a.effective_scale();
+  for (int core = 0; core < cores; ++core) {
+    // The core's blocks: an even share, in order.
+    const size_t first = static_cast<size_t>(core) * blocks.size() / static_cast<size_t>(cores),
+                 last = static_cast<size_t>(core + 1) * blocks.size() / static_cast<size_t>(cores);
+    if (first == last) continue;
+    program.cores.emplace_back();
+    program.cores.back().coord = arch::core_coord(core, spec.mesh);
+    auto& list = program.cores.back().instructions;
+    // Each tile of every block, in order; t counts them over the core (the double buffers' parity).
+    struct Tile {
+      size_t block = 0;
+      int64_t k0 = 0, cols = 0;
+      bool first = false, last = false;
+    };
+    std::vector<Tile> tiles;
+    for (size_t i = first; i < last; ++i) {
+      const int64_t keys = keys_seen(blocks[i]);
+      for (int64_t k0 = 0; k0 < keys; k0 += cols)
+        tiles.push_back(Tile{i, k0, std::min(cols, keys - k0), k0 == 0, k0 + cols >= keys});
+    }
+    // DMA loads: a block's Q before its first tile's K and V.
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      const Tile& tile = tiles[t];
+      const QBlock& block = blocks[tile.block];
+      const int buffer = static_cast<int>(t % 2);
+      if (tile.first) {
+        arch::DmaLoad load;
+        load.source = arch::TensorRegion{q, block.first_row, block.rows, 0, d};
+        load.sram_address = buffers.q;
+        std::vector<arch::SemaphoreWait> waits;
+        if (tile.block != first) waits.push_back(wait("q_free"));
+        list.push_back(make_instruction(load_queue, load, waits, {semaphore("q_full")}));
+      }
+      for (const bool is_k : {true, false}) {
+        const std::vector<Run> runs = kv_runs(a, table, block.b, block.g, tile.k0, tile.cols);
+        for (size_t r = 0; r < runs.size(); ++r) {
+          arch::DmaLoad load;
+          load.source = arch::TensorRegion{is_k ? k : v, runs[r].row, runs[r].rows, runs[r].col, d};
+          load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
+                              static_cast<uint64_t>(runs[r].first_key * d * element);
+          std::vector<arch::SemaphoreWait> waits;
+          if (r == 0 && t >= 2) waits.push_back(wait(fmt::format("{}_free[{}]", is_k ? "k" : "v", buffer)));
+          // The tile is full when its last run lands: the runs' signals are counted by the consumer.
+          list.push_back(make_instruction(load_queue, load, waits,
+                                          {semaphore(fmt::format("{}_full[{}]", is_k ? "k" : "v", buffer))}));
+        }
+      }
+    }
+    auto runs_of = [&](const Tile& tile) {
+      return static_cast<int>(
+          kv_runs(a, table, blocks[tile.block].b, blocks[tile.block].g, tile.k0, tile.cols).size());
+    };
+    auto matmul = [&](uint64_t a_address, uint64_t w_address, uint64_t o_address, int64_t m, int64_t n,
+                      int64_t k_depth) {
+      arch::PeMatmul op;
+      op.dataflow = mapping.dataflow;
+      op.dtype = dtype_;
+      op.a_address = a_address;
+      op.w_address = w_address;
+      op.o_address = o_address;
+      op.m = m;
+      op.n = n;
+      op.k = k_depth;
+      return op;
+    };
+    // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
+    auto s_matmul = [&](size_t t) {
+      const Tile& tile = tiles[t];
+      const QBlock& block = blocks[tile.block];
+      const int buffer = static_cast<int>(t % 2);
+      arch::PeMatmul s = matmul(buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
+      s.w_transposed = true;
+      std::vector<arch::SemaphoreWait> waits = {
+          arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), runs_of(tile)}};
+      if (tile.first) waits.push_back(wait("q_full"));
+      if (t >= 2) waits.push_back(wait(fmt::format("s_free[{}]", buffer)));
+      std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer)),
+                                                 semaphore(fmt::format("k_free[{}]", buffer))};
+      if (tile.last) signals.push_back(semaphore("q_free"));
+      list.push_back(make_instruction(pe_queue, s, waits, signals));
+    };
+    auto pv_matmul = [&](size_t t) {
+      const Tile& tile = tiles[t];
+      const QBlock& block = blocks[tile.block];
+      const int buffer = static_cast<int>(t % 2);
+      arch::PeMatmul pv =
+          matmul(buffers.p[buffer], buffers.v[buffer], buffers.accumulator, block.rows, d, tile.cols);
+      pv.accumulate = !tile.first;
+      std::vector<arch::SemaphoreWait> waits = {
+          arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
+          wait(fmt::format("p_full[{}]", buffer))};
+      if (!tile.first) waits.push_back(wait("acc_ready"));
+      list.push_back(make_instruction(pe_queue, pv, waits,
+                                      {semaphore("pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
+                                       semaphore(fmt::format("p_free[{}]", buffer))}));
+    };
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      s_matmul(t);
+      if (t >= 1) pv_matmul(t - 1);
+    }
+    pv_matmul(tiles.size() - 1);
+    // Vector unit: per tile the online softmax, then (after the previous P V) the accumulator's rescale;
+    // after a block's last tile, O = accumulator / sum into the output buffer.
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      const Tile& tile = tiles[t];
+      const QBlock& block = blocks[tile.block];
+      const int buffer = static_cast<int>(t % 2);
+      arch::VecOp softmax;
+      softmax.kind = arch::VectorKind::online_softmax;
+      softmax.dtype = accumulator_of(dtype_);
+      softmax.out_dtype = dtype_;
+      softmax.x_address = buffers.s[buffer];
+      softmax.o_address = buffers.p[buffer];
+      softmax.g_address = buffers.statistics;
+      softmax.rows = block.rows;
+      softmax.cols = tile.cols;
+      softmax.scale = scale;
+      softmax.first = tile.first;
+      if (tile_masked(block, tile.k0, tile.cols)) softmax.causal_shift = causal_shift(block, tile.k0);
+      std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", buffer))};
+      if (t >= 2) waits.push_back(wait(fmt::format("p_free[{}]", buffer)));
+      list.push_back(make_instruction(
+          vec_queue, softmax, waits,
+          {semaphore(fmt::format("s_free[{}]", buffer)), semaphore(fmt::format("p_full[{}]", buffer))}));
+      // The accumulator's rows by the step's correction (in place), or by 1/sum into the output block.
+      auto scale_accumulator = [&](bool final) {
+        arch::VecOp op;
+        op.kind = arch::VectorKind::scale_rows;
+        op.dtype = DType::fp32;
+        op.out_dtype = final ? dtype_ : DType::fp32;
+        op.x_address = buffers.accumulator;
+        op.o_address = final ? buffers.out : buffers.accumulator;
+        op.g_address = buffers.statistics;
+        op.rows = block.rows;
+        op.cols = d;
+        op.by_inverse_sum = final;
+        return op;
+      };
+      if (!tile.first)
+        list.push_back(make_instruction(vec_queue, scale_accumulator(false), {wait("pv_done")},
+                                        {semaphore("acc_ready")}));
+      if (tile.last) {
+        std::vector<arch::SemaphoreWait> waits = {wait("pv_done")};
+        if (tile.block != first) waits.push_back(wait("out_free"));
+        list.push_back(make_instruction(vec_queue, scale_accumulator(true), waits, {semaphore("out_full")}));
+        arch::DmaStore store;
+        store.sram_address = buffers.out;
+        store.destination = arch::TensorRegion{o, block.first_row, block.rows, 0, d};
+        list.push_back(make_instruction(store_queue, store, {wait("out_full")}, {semaphore("out_free")}));
+      }
+    }
+  }
+  program.number_semaphores_by_appearance();
+  return program;
+}
+
+}  // namespace tessera::mapper

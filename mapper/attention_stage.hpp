@@ -1,0 +1,58 @@
+// Attention as a stage graph (issue "Attention"), flash-style: per block of Q rows kept in SRAM, K/V tiles
+// stream through; per tile S = Q K^T on the PE array (K's rows as W transposed), the online softmax on the
+// vector unit (running max, sum and correction per row, P in the matmul's type), the accumulator rescaled by
+// the correction, O += P V on the PE array; after the last tile O = accumulator / sum is stored. S and P
+// never leave SRAM. Two S and two P buffers let the next tile's Q K^T run under this tile's softmax; K and V
+// are double-buffered. A core takes whole Q blocks: the q heads of one kv head stacked (GQA: a decode step's
+// G heads share every K/V tile), or, causal with several queries, one head's rows (the mask is a shift per
+// row). Causal tiles past a block's last visible key are skipped; the diagonal ones masked. Paged and bshd
+// caches load each tile as the runs of rows the block table and the order give (a DMA descriptor a run).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mapper/stage_graph.hpp"
+#include "ops/kinds/attention.hpp"
+
+namespace tessera::mapper {
+
+class AttentionStage final : public StageGraph {
+ public:
+  // nullptr for an op that is not attention.
+  static std::shared_ptr<const AttentionStage> of(const ops::Op& op);
+
+  const char* kind() const override { return "attention"; }
+  SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
+                      const SearchOptions& options) const override;
+  Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
+  arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
+                      const std::string& program_name) const override;
+  std::string label(const Mapping& mapping) const override;
+  std::string describe(const Mapping& mapping) const override;
+
+  // A block of Q rows one core computes: rows [first_row, first_row + rows) of Q (and O), of batch b and kv
+  // head g; `query` is the query position of its first row when the rows are one head's (causal), else 0.
+  struct QBlock {
+    int64_t b = 0, g = 0, first_row = 0, rows = 0, query = 0;
+  };
+  std::vector<QBlock> q_blocks(int64_t block_rows) const;
+  // The K/V tiles a block reads: [0, keys) in tiles of `block_cols`; keys past the block's last visible one
+  // are skipped (causal).
+  int64_t keys_seen(const QBlock& block) const;
+  // Row i of `block` sees a tile starting at key k0 through column i + shift (causal), or all of it.
+  bool tile_masked(const QBlock& block, int64_t k0, int64_t cols) const;
+  int64_t causal_shift(const QBlock& block, int64_t k0) const;
+
+  const ops::AttentionShape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  ops::AttentionShape shape_;
+  DType dtype_ = DType::bf16;
+  bool masked_ = false;  // causal with more than one query: each row its own shift
+};
+
+}  // namespace tessera::mapper
