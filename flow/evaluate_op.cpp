@@ -55,6 +55,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   outcome.record.shape = op.shape_text();
   outcome.record.dtype = name_of(op.dtype);
   outcome.record.macs = op.macs();
+  outcome.record.dram_minimum_bytes = op.minimum_dram_bytes();
   if (const mapper::OpStages stages = mapper::stages_of(op, spec, settings.dataflows); !stages.mapped()) {
     outcome.record.not_simulated =
         fmt::format("{}: this {} op is not lowered or timed (its output is not checked)", stages.not_mapped,

@@ -78,6 +78,10 @@ std::string FieldValue::text() const {
   return "";
 }
 
+int64_t Op::minimum_dram_bytes() const {
+  return kind->minimum_dram_bytes(*this);
+}
+
 std::vector<TensorDesc> tensors_of(const Op& op) {
   return op.kind->tensors(op);
 }

@@ -33,6 +33,7 @@ struct Op {
   }
   const char* kind_name() const { return kind->name(); }
   int64_t macs() const { return kind->macs(fields); }  // multiply-accumulates (pool: 0)
+  int64_t minimum_dram_bytes() const;                  // OpKind::minimum_dram_bytes
   // The shape in one line: "512x3072x768" (m x n x k), "4x9216->4096" (fc), "4x227x227x3 k96 11x11/4 p0
   // g2" (conv: n x h x w x c, filters, window/stride, pad, groups, dilation), "max 3x3/2 on 4x55x55x96".
   std::string shape_text() const { return kind->shape_text(fields); }

@@ -89,6 +89,9 @@ class OpKind {
   virtual int64_t macs(const std::any& fields) const = 0;  // multiply-accumulates of the op (0: none)
   // Inputs then outputs, in the order of the op's tensor ids (input_generator.hpp).
   virtual std::vector<TensorDesc> tensors(const Op& op) const = 0;
+  // The fewest DRAM bytes any mapping moves: every input read once and the output written once (the
+  // tensors' bytes; a kind whose tensors hold more than it must read says less: a paged cache's padding).
+  virtual int64_t minimum_dram_bytes(const Op& op) const;
   // The output, row-major, in float64, from the inputs in tensors() order; the result does not depend on
   // `threads`.
   virtual std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs,

@@ -41,6 +41,12 @@ std::vector<double> OpKind::reference_at(const Op&, uint64_t, const std::vector<
   TESSERA_ASSERT(false, "reference_at is asked only of kinds with has_sampled_reference()");
 }
 
+int64_t OpKind::minimum_dram_bytes(const Op& op) const {
+  int64_t bytes = 0;
+  for (const TensorDesc& tensor : tensors(op)) bytes += tensor.rows * tensor.cols * size_bytes(tensor.dtype);
+  return bytes;
+}
+
 const std::vector<std::string>& OpKind::dtype_names() const {
   return operand_dtype_names();
 }

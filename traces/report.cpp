@@ -382,6 +382,7 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     entry["shape"] = op.shape;
     entry["dtype"] = op.dtype;
     entry["macs"] = op.macs;
+    entry["dram_minimum_bytes"] = op.dram_minimum_bytes;
     entry["mapper"]["candidates"] = op.mapper_candidates;
     if (include_host_seconds) entry["mapper"]["host_seconds"] = op.mapper_seconds;
     entry["winner"] = op.winner >= 0 ? Json(op.best().dataflow) : Json();
@@ -511,6 +512,13 @@ std::string to_table(const Report& report) {
         out += fmt::format("      {} loses: {}\n", label(run), run.loses_because);
     if (const FusionComparison fusion = fusion_comparison(op); fusion.available())
       out += fmt::format("      fusion: {}\n", fusion.text());
+    if (op.winner >= 0 && op.dram_minimum_bytes > 0)
+      out += fmt::format(
+          "      DRAM: {} moves {:.2f} MB, {:.2f}x the minimum {:.2f} MB (every input read once, the output "
+          "written once)\n",
+          label(op.best()), op.best().dram_bytes / 1e6,
+          static_cast<double>(op.best().dram_bytes) / static_cast<double>(op.dram_minimum_bytes),
+          op.dram_minimum_bytes / 1e6);
     if (!op.pruned.empty()) {
       std::string list;
       for (const auto& [dataflow, ratio] : op.pruned)

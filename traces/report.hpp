@@ -108,6 +108,7 @@ struct OpRecord {
   std::string shape;  // "512x3072x768"
   std::string dtype;
   int64_t macs = 0;
+  int64_t dram_minimum_bytes = 0;  // every input read once, the output written once (OpKind's)
   int64_t mapper_candidates = 0;
   double mapper_seconds = 0;
   std::vector<RunRecord> runs;     // one per dataflow simulated

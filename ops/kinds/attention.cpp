@@ -45,6 +45,14 @@ class AttentionKind : public OpKindOf<AttentionShape> {
     return tensors;
   }
 
+  // Q and K and V of the seq_kv tokens read once, O written once: not a paged pool's padding, nor the block
+  // table (the DMA descriptors follow it).
+  int64_t minimum_dram_bytes(const Op& op) const override {
+    const AttentionShape& a = *op.as<AttentionShape>();
+    const int64_t element = size_bytes(op.dtype);
+    return (2 * a.batch * a.heads * a.seq_q + 2 * a.batch * a.kv_heads * a.seq_kv) * a.head_dim * element;
+  }
+
   // In float64: each query's scores, their softmax (the row max subtracted), the weighted sum of V.
   std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs, int) const override {
     const AttentionShape& a = *op.as<AttentionShape>();

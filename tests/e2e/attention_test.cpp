@@ -108,3 +108,18 @@ TEST(Attention, AKLoadFromTheWrongBlockOfTheTableFailsTheCheck) {
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+// The DRAM minimum the report compares with: Q and O, and K and V of the seq_kv tokens, once; not the paged
+// pool's padding (140 tokens in blocks of 16: 144 slots) nor the block table. A GEMM's is A, W and O.
+TEST(Attention, TheDramMinimumCountsTheTokensNotThePool) {
+  const ops::Workload workload = attention_workload();
+  const ops::Op& decode = workload.ops[3];  // b3 h8/2 q1 kv140 d64 bf16, paged 16
+  EXPECT_EQ(decode.minimum_dram_bytes(), (2 * 3 * 8 * 1 + 2 * 3 * 2 * 140) * 64 * 2);
+  const ops::Workload gemm = ops::workload_from_yaml(config::load_text(
+      "name: g\nseed: 1\nops:\n  - {name: g, kind: gemm, m: 64, n: 32, k: 16, dtype: bf16}\n", "g.yaml"));
+  EXPECT_EQ(gemm.ops[0].minimum_dram_bytes(), (64 * 16 + 16 * 32) * 2 + 64 * 32 * 4);
+}
+
+}  // namespace tessera
