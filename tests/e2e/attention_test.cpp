@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "common/config.hpp"
+#include "e2e/cli_helpers.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "mapper/lowering.hpp"
 #include "mapper/search.hpp"
@@ -120,6 +121,28 @@ TEST(Attention, TheDramMinimumCountsTheTokensNotThePool) {
   const ops::Workload gemm = ops::workload_from_yaml(config::load_text(
       "name: g\nseed: 1\nops:\n  - {name: g, kind: gemm, m: 64, n: 32, k: 16, dtype: bf16}\n", "g.yaml"));
   EXPECT_EQ(gemm.ops[0].minimum_dram_bytes(), (64 * 16 + 16 * 32) * 2 + 64 * 32 * 4);
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+// The softmax between the two matmuls: with the shipped 32-lane vector units the PE arrays rarely wait for
+// it; with 2 lanes (and one special-function lane) they wait most of the time, charged `vector`.
+TEST(Attention, AVectorUnitTooNarrowForTheSoftmaxShowsVectorBubblesOnThePeArrays) {
+  const std::string op =
+      "{name: a, kind: attention, heads: 4, kv_heads: 4, seq_q: 256, seq_kv: 256, head_dim: 64, dtype: bf16}";
+  auto winner_vector_share = [&](const std::string& vector) {
+    const nlohmann::json report = run_report(mesh4x4_with_vector(vector), op);
+    for (const nlohmann::json& run : report.at("ops").at(0).at("runs"))
+      if (run.at("winner")) return pe_share(run, "vector");
+    ADD_FAILURE() << "no winner";
+    return 0.0;
+  };
+  const double narrow = winner_vector_share("vector: {lanes: 2, special_per_cycle: 1, latency_cycles: 8}");
+  const double wide = winner_vector_share("vector: {lanes: 32, special_per_cycle: 8, latency_cycles: 8}");
+  EXPECT_GT(narrow, 0.5);
+  EXPECT_LT(wide, 0.5 * narrow);
 }
 
 }  // namespace tessera

@@ -125,40 +125,6 @@ bool passes(const FusedProgram& fused, const arch::Program& program, sim::Machin
   return output_matches_reference(fused.op, epilogue_workload().seed, result, &detail);
 }
 
-// The mesh4x4 machine with its vector unit replaced.
-std::string mesh4x4_with_vector(const std::string& vector) {
-  std::string text = read_text(shipped("arch/mesh4x4.yaml"));
-  const std::string from = "vector: {lanes: 32, special_per_cycle: 8, latency_cycles: 8}";
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos);
-  return text.replace(at, from.size(), vector);
-}
-
-// Runs one op on a machine through the command, timing only; returns report.json.
-nlohmann::json run_report(const std::string& machine, const std::string& op_line) {
-  ScratchDir scratch;
-  write_text(scratch.file("machine.yaml"), machine);
-  write_text(scratch.file("w.yaml"), "name: fusion\nseed: 2\nops:\n  - " + op_line + "\n");
-  const CommandResult result =
-      run_tessera({"run", "--arch", scratch.file("machine.yaml"), "--workload", scratch.file("w.yaml"),
-                   "--out", scratch.file("out"), "--quiet", "--timing-only"});
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  return nlohmann::json::parse(read_text(scratch.file("out/report.json")));
-}
-
-// The share of the PE arrays' time (all cores) spent on `cause` in a run of report.json.
-double pe_share(const nlohmann::json& run, const std::string& cause) {
-  double cause_cycles = 0, all = 0;
-  for (const auto& [unit, causes] : run.at("bubbles").items()) {
-    if (unit.size() < 3 || unit.substr(unit.size() - 3) != ".pe") continue;
-    for (const auto& [name, cycles] : causes.items()) {
-      all += cycles.get<double>();
-      if (name == cause) cause_cycles += cycles.get<double>();
-    }
-  }
-  return all > 0 ? cause_cycles / all : 0;
-}
-
 const nlohmann::json& best_of(const nlohmann::json& op, const std::string& fusion) {
   const nlohmann::json* best = nullptr;
   for (const nlohmann::json& run : op.at("runs"))
