@@ -394,3 +394,31 @@ TEST(CliErrors, BadEpiloguesAreLocatedAndSayWhatIsAllowed) {
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+// Attention's bad inputs (issue "Attention"): each a located message at the offending value and exit 2,
+// nothing run.
+TEST(CliErrors, AttentionBadInputsAreLocatedErrors) {
+  const std::string machine =
+      replaced(kMachine, "  dma: {engines: 1, bytes_per_cycle: 32, setup_cycles: 8}\n",
+               "  dma: {engines: 1, bytes_per_cycle: 32, setup_cycles: 8}\n"
+               "  vector: {lanes: 8, special_per_cycle: 2, latency_cycles: 4}\n");
+  const std::string good =
+      "name: small\nseed: 1\nops:\n  - {name: a, kind: attention, heads: 4, kv_heads: 2, seq_q: 8, seq_kv: "
+      "20, "
+      "head_dim: 16, causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 8}}\n";
+  EXPECT_EQ(run_broken(machine, good).exit_code, 0);
+  expect_error(run_broken(machine, replaced(good, "head_dim: 16", "head_dim: 0")),
+               "error: small.yaml:4:87: ops[0].head_dim: expected a positive integer, got 0");
+  expect_error(run_broken(machine, replaced(good, "block_tokens: 8", "block_tokens: 0")),
+               "error: small.yaml:4:158: ops[0].kv_cache.block_tokens: expected a positive integer, got 0");
+  expect_error(run_broken(machine, replaced(good, "kv_heads: 2", "kv_heads: 3")),
+               "error: small.yaml:4:52: ops[0].kv_heads: 4 query heads cannot share 3 kv heads evenly");
+  expect_error(
+      run_broken(machine, replaced(good, "seq_q: 8", "seq_q: 21")),
+      "error: small.yaml:4:62: ops[0].seq_q: a causal attention of 21 queries over 20 keys leaves its "
+      "first queries no key");
+}
+
+}  // namespace tessera
