@@ -422,3 +422,26 @@ TEST(CliErrors, AttentionBadInputsAreLocatedErrors) {
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+// A core too small for the smallest flash blocks, 16 rows and 16 keys at head_dim 512 in bf16: Q 16 KiB, two
+// K and two V tiles 64 KiB, two S (fp32) and two P tiles 3 KiB, the fp32 accumulator 32 KiB, the output block
+// 16 KiB, the statistics 192 B: 134,336 B, 132 KiB rounded up. The SRAM key, located, with what they need.
+TEST(CliErrors, AnAttentionTooLargeForTheSramSaysWhatTheSmallestBlocksNeed) {
+  const std::string machine =
+      replaced(kMachine, "  dma: {engines: 1, bytes_per_cycle: 32, setup_cycles: 8}\n",
+               "  dma: {engines: 1, bytes_per_cycle: 32, setup_cycles: 8}\n"
+               "  vector: {lanes: 8, special_per_cycle: 2, latency_cycles: 4}\n");
+  const std::string workload =
+      "name: small\nseed: 1\nops:\n  - {name: a, kind: attention, heads: 2, kv_heads: 2, seq_q: 16, seq_kv: "
+      "16, "
+      "head_dim: 512, dtype: bf16}\n";
+  expect_error(
+      run_broken(machine, workload),
+      "error: tiny.yaml:9:10: core.sram.kib: no legal mapping for a (attention b1 h2/2 q16 kv16 d512 "
+      "bf16): the smallest flash blocks need 132 KiB of SRAM, the core has 64 KiB\n  hint: give the core "
+      "more SRAM (core.sram.kib)");
+}
+
+}  // namespace tessera
