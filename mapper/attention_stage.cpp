@@ -203,7 +203,10 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
                : most == cost.vector_cycles ? Bound::vector
                : most == cost.dram_cycles   ? Bound::dram
                                             : Bound::dma;
-  const double macs = static_cast<double>(2 * a.head_dim) * a.batch * a.heads * a.seq_q * a.seq_kv;
+  // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
+  double pairs = 0;
+  for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));
+  const double macs = 2.0 * static_cast<double>(a.head_dim) * static_cast<double>(a.batch * a.heads) * pairs;
   cost.pe_utilization = macs / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
                                 spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
   cost.energy_pj =
