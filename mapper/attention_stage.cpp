@@ -19,7 +19,7 @@ namespace tessera::mapper {
 namespace {
 
 // What GraphTiling's values mean for attention.
-enum TilingValue : size_t { kBlockRows, kBlockCols, kCores };
+enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast };
 
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
@@ -37,9 +37,11 @@ uint64_t align64(uint64_t address) {
 struct Buffers {
   uint64_t q = 0, k[2] = {}, v[2] = {}, s[2] = {}, p[2] = {}, accumulator = 0, out = 0, statistics = 0;
   uint64_t end = 0;
+  // The multicast form's second Q block: its own Q, accumulator, output and statistics.
+  uint64_t q2 = 0, accumulator2 = 0, out2 = 0, statistics2 = 0;
 };
 
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype) {
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false) {
   const int64_t element = size_bytes(dtype);
   Buffers b;
   uint64_t at = 0;
@@ -56,6 +58,12 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype) {
   b.accumulator = take(rows * dim * 4);
   b.out = take(rows * dim * element);
   b.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
+  if (two_blocks) {
+    b.q2 = take(rows * dim * element);
+    b.accumulator2 = take(rows * dim * 4);
+    b.out2 = take(rows * dim * element);
+    b.statistics2 = take(rows * arch::VecOp::kRowStatistics * 4);
+  }
   b.end = at;
   return b;
 }
@@ -81,6 +89,42 @@ std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t
     }
   }
   return runs;
+}
+
+// The program's tensors: Q, K, V and O as the op declares them, but for bshd K and V viewed [rows / kv_heads,
+// kv_heads * d] (the same bytes and generated values) so that a kv head's rows are one strided region; the
+// block table is not a program tensor: the DMA descriptors follow it (they are made from it, as a paged
+// cache's driver makes them).
+struct ProgramTensors {
+  int q = -1, k = -1, v = -1, o = -1;
+  std::vector<int32_t> table;
+};
+
+ProgramTensors start_attention_program(arch::Program& program, const std::string& name, const ops::Op& op,
+                                       uint64_t seed, const arch::ArchSpec& spec,
+                                       const ops::AttentionShape& a) {
+  start_program(program, name, op, seed, spec);
+  ProgramTensors tensors;
+  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
+    if (desc.name == "BT") {
+      const ops::HostTensor bt =
+          ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id);
+      tensors.table.assign(reinterpret_cast<const int32_t*>(bt.bytes.data()),
+                           reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
+      continue;
+    }
+    arch::TensorDecl declared = declared_tensor(desc, seed);
+    if ((desc.name == "K" || desc.name == "V") && a.kv_cache.order == ops::KvOrder::bshd) {
+      declared.rows /= a.kv_heads;
+      declared.cols *= a.kv_heads;
+    }
+    const int index = add_tensor(program, declared);
+    (desc.name == "Q"   ? tensors.q
+     : desc.name == "K" ? tensors.k
+     : desc.name == "V" ? tensors.v
+                        : tensors.o) = index;
+  }
+  return tensors;
 }
 
 }  // namespace
@@ -114,6 +158,35 @@ std::vector<AttentionStage::QBlock> AttentionStage::q_blocks(int64_t block_rows)
   return blocks;
 }
 
+std::vector<AttentionStage::Stream> AttentionStage::streams(int64_t block_rows, int64_t block_cols,
+                                                            int cores) const {
+  const std::vector<QBlock> blocks = q_blocks(block_rows);
+  std::vector<Stream> result;
+  for (size_t first = 0; first < blocks.size();) {
+    size_t last = first;
+    while (last < blocks.size() && blocks[last].b == blocks[first].b && blocks[last].g == blocks[first].g)
+      ++last;
+    const size_t count = last - first;
+    if (count > 2 * static_cast<size_t>(cores)) return {};
+    std::vector<size_t> order(count);
+    for (size_t i = 0; i < count; ++i) order[i] = first + i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return keys_seen(blocks[x]) > keys_seen(blocks[y]); });
+    Stream stream;
+    stream.slots.resize(static_cast<size_t>(cores));
+    for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
+      if (c < count) stream.slots[c].push_back(order[c]);
+      const size_t partner = 2 * static_cast<size_t>(cores) - 1 - c;
+      if (partner < count) stream.slots[c].push_back(order[partner]);
+    }
+    stream.keys = keys_seen(blocks[order.front()]);
+    stream.tiles = ceil_div(stream.keys, block_cols);
+    result.push_back(std::move(stream));
+    first = last;
+  }
+  return result;
+}
+
 int64_t AttentionStage::keys_seen(const QBlock& block) const {
   if (!masked_) return shape_.seq_kv;
   return std::min(shape_.seq_kv, block.query + block.rows - 1 + shape_.seq_kv - shape_.seq_q + 1);
@@ -128,11 +201,16 @@ bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) 
 }
 
 std::string AttentionStage::label(const Mapping& mapping) const {
-  return std::string("flash ") + arch::name_of(mapping.dataflow);
+  return std::string(mapping.graph_tiling.values[kMulticast] ? "flash-mc " : "flash ") +
+         arch::name_of(mapping.dataflow);
 }
 
 std::string AttentionStage::describe(const Mapping& mapping) const {
   const GraphTiling& t = mapping.graph_tiling;
+  if (t.values[kMulticast])
+    return fmt::format("flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast",
+                       arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
+                       t.values[kBlockCols]);
   return fmt::format("flash {} cores {} q blocks of {} rows, k/v tiles of {} db=kv,s,p",
                      arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
                      t.values[kBlockCols]);
@@ -166,25 +244,44 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   std::vector<int64_t> core_cycles(static_cast<size_t>(cores), 0), core_pe(core_cycles),
       core_vec(core_cycles), core_dma(core_cycles);
   int64_t kv_bytes = 0;
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const QBlock& block = blocks[i];
-    const size_t core = i * static_cast<size_t>(cores) / blocks.size();
-    const int64_t keys = keys_seen(block), tiles = ceil_div(keys, cols);
+  const int64_t descriptors = 2 * std::max<int64_t>(1, ceil_div(cols, tokens_per_block));
+  const int64_t load = transfer(2 * cols * d * element, descriptors);
+  // A block's part: its tiles' steps (the slowest of its matmuls, its softmax and rescale, and — streamed by
+  // the core itself — its tile loads), its Q load, last rescale and store.
+  auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
+    const int64_t tiles = ceil_div(keys_seen(block), cols);
     const int64_t pe = timer.matmul(mapping.dataflow, block.rows, cols, d).interval +
                        timer.matmul(mapping.dataflow, block.rows, d, cols).interval;
     const int64_t vec = vec_cycles(arch::VectorKind::online_softmax, block.rows, cols, masked_ ? 2 : 1) +
                         vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
-    const int64_t descriptors = 2 * std::max<int64_t>(1, ceil_div(cols, tokens_per_block));
-    const int64_t load = transfer(2 * cols * d * element, descriptors);
-    const int64_t step = std::max({pe, vec, load});
+    const int64_t step = std::max({pe, vec, loads_its_tiles ? load : int64_t{0}});
     const int64_t q_load = transfer(block.rows * d * element, 1),
                   store = transfer(block.rows * d * element, 1);
     const int64_t finish = vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
     core_cycles[core] += tiles * step + q_load + finish + (dma.engines > 1 ? 0 : store);
     core_pe[core] += tiles * pe;
     core_vec[core] += tiles * vec + finish;
-    core_dma[core] += tiles * load + q_load + store;
-    kv_bytes += 2 * keys * d * element;
+    core_dma[core] += (loads_its_tiles ? tiles * load : 0) + q_load + store;
+  };
+  if (mapping.graph_tiling.values[kMulticast]) {
+    // Lockstep per stream: every core's blocks, against the first core loading each tile once for all.
+    std::vector<int64_t> done(static_cast<size_t>(cores), 0);
+    for (const Stream& stream : streams(rows, cols, cores)) {
+      for (size_t c = 0; c < stream.slots.size(); ++c)
+        for (size_t block : stream.slots[c]) add_block(c, blocks[block], false);
+      const int64_t slowest = *std::max_element(core_cycles.begin(), core_cycles.end());
+      core_dma[0] += stream.tiles * load;
+      const int64_t leader =
+          std::max(slowest, *std::max_element(done.begin(), done.end()) + stream.tiles * load);
+      std::fill(core_cycles.begin(), core_cycles.end(), leader);
+      std::fill(done.begin(), done.end(), leader);
+      kv_bytes += 2 * stream.keys * d * element;
+    }
+  } else {
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      add_block(i * static_cast<size_t>(cores) / blocks.size(), blocks[i], true);
+      kv_bytes += 2 * keys_seen(blocks[i]) * d * element;
+    }
   }
   Cost cost;
   const int64_t q_bytes = a.batch * a.heads * a.seq_q * d * element;
@@ -223,12 +320,14 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
   const int64_t most_rows = masked_ ? a.seq_q : a.group() * a.seq_q;
   const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   int64_t smallest_bytes = 0;
+  std::vector<DataflowSearch> multicast_rows;  // listed after the plain rows
   for (arch::Dataflow dataflow : options.dataflows) {
     if (dataflow == arch::Dataflow::rs) continue;
-    DataflowSearch row;
-    row.dataflow = dataflow;
-    row.stage_kind = "attention";
+    DataflowSearch row, multicast_row;
+    row.dataflow = multicast_row.dataflow = dataflow;
+    row.stage_kind = multicast_row.stage_kind = "attention";
     row.label_text = std::string("flash ") + arch::name_of(dataflow);
+    multicast_row.label_text = std::string("flash-mc ") + arch::name_of(dataflow);
     for (int64_t rows : kBlockRowChoices) {
       // A block larger than the rows there are only where the next smaller one does not hold them all.
       if (rows != kBlockRowChoices[0] && rows / 2 >= most_rows) continue;
@@ -246,15 +345,29 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         mapping.graph_tiling.values[kBlockRows] = block_rows;
         mapping.graph_tiling.values[kBlockCols] = block_cols;
         mapping.graph_tiling.values[kCores] = std::min<int64_t>(blocks, machine_cores);
-        Candidate candidate;
-        candidate.mapping = mapping;
-        candidate.cost = evaluate(mapping, spec);
-        candidate.index = static_cast<uint64_t>(row.legal);
-        ++row.legal;
-        ++result.evaluated;
-        row.best.push_back(std::move(candidate));
-        std::sort(row.best.begin(), row.best.end(), ranks_before);
-        if (row.best.size() > keep) row.best.pop_back();
+        auto add = [&](DataflowSearch& to, const Mapping& candidate_mapping) {
+          Candidate candidate;
+          candidate.mapping = candidate_mapping;
+          candidate.cost = evaluate(candidate_mapping, spec);
+          candidate.index = static_cast<uint64_t>(to.legal);
+          ++to.legal;
+          ++result.evaluated;
+          to.best.push_back(std::move(candidate));
+          std::sort(to.best.begin(), to.best.end(), ranks_before);
+          if (to.best.size() > keep) to.best.pop_back();
+        };
+        add(row, mapping);
+        // The multicast form, where every stream's blocks fit two a core and its buffers fit the SRAM.
+        const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+        if (cores > 1 && spec.noc.multicast &&
+            static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, true).end) <=
+                spec.core.sram.bytes &&
+            !streams(block_rows, block_cols, machine_cores).empty()) {
+          Mapping multicast = mapping;
+          multicast.graph_tiling.values[kCores] = machine_cores;
+          multicast.graph_tiling.values[kMulticast] = 1;
+          add(multicast_row, multicast);
+        }
       }
     }
     if (row.legal == 0)
@@ -263,7 +376,10 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
                                                "core has {} KiB",
                                                ceil_div(smallest_bytes, 1024), spec.core.sram.bytes / 1024)};
     result.per_dataflow.push_back(std::move(row));
+    if (multicast_row.legal > 0) multicast_rows.push_back(std::move(multicast_row));
   }
+  for (DataflowSearch& multicast_row : multicast_rows)
+    result.per_dataflow.push_back(std::move(multicast_row));
   const bool any = std::any_of(result.per_dataflow.begin(), result.per_dataflow.end(),
                                [](const DataflowSearch& row) { return row.legal > 0; });
   if (!any) {
@@ -279,8 +395,55 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
   return result;
 }
 
+arch::PeMatmul AttentionStage::matmul_op(arch::Dataflow dataflow, uint64_t a_address, uint64_t w_address,
+                                         uint64_t o_address, int64_t m, int64_t n, int64_t k) const {
+  arch::PeMatmul op;
+  op.dataflow = dataflow;
+  op.dtype = dtype_;
+  op.a_address = a_address;
+  op.w_address = w_address;
+  op.o_address = o_address;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  return op;
+}
+
+arch::VecOp AttentionStage::softmax_op(const QBlock& block, int64_t k0, int64_t cols, bool first, uint64_t s,
+                                       uint64_t p, uint64_t statistics) const {
+  arch::VecOp op;
+  op.kind = arch::VectorKind::online_softmax;
+  op.dtype = accumulator_of(dtype_);
+  op.out_dtype = dtype_;
+  op.x_address = s;
+  op.o_address = p;
+  op.g_address = statistics;
+  op.rows = block.rows;
+  op.cols = cols;
+  op.scale = shape_.effective_scale();
+  op.first = first;
+  if (tile_masked(block, k0, cols)) op.causal_shift = causal_shift(block, k0);
+  return op;
+}
+
+arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, uint64_t out,
+                                     uint64_t statistics, bool final) const {
+  arch::VecOp op;
+  op.kind = arch::VectorKind::scale_rows;
+  op.dtype = DType::fp32;
+  op.out_dtype = final ? dtype_ : DType::fp32;
+  op.x_address = accumulator;
+  op.o_address = final ? out : accumulator;
+  op.g_address = statistics;
+  op.rows = block.rows;
+  op.cols = shape_.head_dim;
+  op.by_inverse_sum = final;
+  return op;
+}
+
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
+  if (mapping.graph_tiling.values[kMulticast]) return lower_multicast(op, seed, mapping, spec, program_name);
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
@@ -288,29 +451,9 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
-  start_program(program, program_name, op, seed, spec);
-  // Q, K, V and O as the op declares them, but for bshd K and V viewed [rows / kv_heads, kv_heads * d] (the
-  // same bytes and generated values) so that a kv head's rows are one strided region; the block table is
-  // not a program tensor: the DMA descriptors follow it (they are made from it, as a paged cache's driver
-  // makes them).
-  std::vector<int32_t> table;
-  int q = -1, k = -1, v = -1, o = -1;
-  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
-    if (desc.name == "BT") {
-      const ops::HostTensor bt =
-          ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id);
-      table.assign(reinterpret_cast<const int32_t*>(bt.bytes.data()),
-                   reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
-      continue;
-    }
-    arch::TensorDecl declared = declared_tensor(desc, seed);
-    if ((desc.name == "K" || desc.name == "V") && a.kv_cache.order == ops::KvOrder::bshd) {
-      declared.rows /= a.kv_heads;
-      declared.cols *= a.kv_heads;
-    }
-    const int index = add_tensor(program, declared);
-    (desc.name == "Q" ? q : desc.name == "K" ? k : desc.name == "V" ? v : o) = index;
-  }
+  const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
+  const std::vector<int32_t>& table = tensors.table;
+  const int q = tensors.q, k = tensors.k, v = tensors.v, o = tensors.o;
   const arch::QueueId load_queue{arch::QueueKind::dma, 0},
       store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
       vec_queue{arch::QueueKind::vec, 0};
@@ -319,7 +462,6 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   };
   auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
   const std::vector<QBlock> blocks = q_blocks(rows);
-  const double scale = a.effective_scale();
   for (int core = 0; core < cores; ++core) {
     // The core's blocks: an even share, in order.
     const size_t first = static_cast<size_t>(core) * blocks.size() / static_cast<size_t>(cores),
@@ -372,25 +514,13 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
       return static_cast<int>(
           kv_runs(a, table, blocks[tile.block].b, blocks[tile.block].g, tile.k0, tile.cols).size());
     };
-    auto matmul = [&](uint64_t a_address, uint64_t w_address, uint64_t o_address, int64_t m, int64_t n,
-                      int64_t k_depth) {
-      arch::PeMatmul op;
-      op.dataflow = mapping.dataflow;
-      op.dtype = dtype_;
-      op.a_address = a_address;
-      op.w_address = w_address;
-      op.o_address = o_address;
-      op.m = m;
-      op.n = n;
-      op.k = k_depth;
-      return op;
-    };
     // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
     auto s_matmul = [&](size_t t) {
       const Tile& tile = tiles[t];
       const QBlock& block = blocks[tile.block];
       const int buffer = static_cast<int>(t % 2);
-      arch::PeMatmul s = matmul(buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
+      arch::PeMatmul s = matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer],
+                                   block.rows, tile.cols, d);
       s.w_transposed = true;
       std::vector<arch::SemaphoreWait> waits = {
           arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), runs_of(tile)}};
@@ -405,8 +535,8 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
       const Tile& tile = tiles[t];
       const QBlock& block = blocks[tile.block];
       const int buffer = static_cast<int>(t % 2);
-      arch::PeMatmul pv =
-          matmul(buffers.p[buffer], buffers.v[buffer], buffers.accumulator, block.rows, d, tile.cols);
+      arch::PeMatmul pv = matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
+                                    buffers.accumulator, block.rows, d, tile.cols);
       pv.accumulate = !tile.first;
       std::vector<arch::SemaphoreWait> waits = {
           arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
@@ -427,36 +557,15 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
       const Tile& tile = tiles[t];
       const QBlock& block = blocks[tile.block];
       const int buffer = static_cast<int>(t % 2);
-      arch::VecOp softmax;
-      softmax.kind = arch::VectorKind::online_softmax;
-      softmax.dtype = accumulator_of(dtype_);
-      softmax.out_dtype = dtype_;
-      softmax.x_address = buffers.s[buffer];
-      softmax.o_address = buffers.p[buffer];
-      softmax.g_address = buffers.statistics;
-      softmax.rows = block.rows;
-      softmax.cols = tile.cols;
-      softmax.scale = scale;
-      softmax.first = tile.first;
-      if (tile_masked(block, tile.k0, tile.cols)) softmax.causal_shift = causal_shift(block, tile.k0);
+      const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
+                                             buffers.p[buffer], buffers.statistics);
       std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", buffer))};
       if (t >= 2) waits.push_back(wait(fmt::format("p_free[{}]", buffer)));
       list.push_back(make_instruction(
           vec_queue, softmax, waits,
           {semaphore(fmt::format("s_free[{}]", buffer)), semaphore(fmt::format("p_full[{}]", buffer))}));
-      // The accumulator's rows by the step's correction (in place), or by 1/sum into the output block.
       auto scale_accumulator = [&](bool final) {
-        arch::VecOp op;
-        op.kind = arch::VectorKind::scale_rows;
-        op.dtype = DType::fp32;
-        op.out_dtype = final ? dtype_ : DType::fp32;
-        op.x_address = buffers.accumulator;
-        op.o_address = final ? buffers.out : buffers.accumulator;
-        op.g_address = buffers.statistics;
-        op.rows = block.rows;
-        op.cols = d;
-        op.by_inverse_sum = final;
-        return op;
+        return scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, final);
       };
       if (!tile.first)
         list.push_back(make_instruction(vec_queue, scale_accumulator(false), {wait("pv_done")},
@@ -469,6 +578,216 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
         store.sram_address = buffers.out;
         store.destination = arch::TensorRegion{o, block.first_row, block.rows, 0, d};
         list.push_back(make_instruction(store_queue, store, {wait("out_full")}, {semaphore("out_free")}));
+      }
+    }
+  }
+  program.number_semaphores_by_appearance();
+  return program;
+}
+
+arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                                              const arch::ArchSpec& spec,
+                                              const std::string& program_name) const {
+  const ops::AttentionShape& a = shape_;
+  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
+                cols = mapping.graph_tiling.values[kBlockCols];
+  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int64_t d = a.head_dim, element = size_bytes(dtype_);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, true);
+  const uint64_t q_of[2] = {buffers.q, buffers.q2}, acc_of[2] = {buffers.accumulator, buffers.accumulator2},
+                 out_of[2] = {buffers.out, buffers.out2},
+                 stats_of[2] = {buffers.statistics, buffers.statistics2};
+  arch::Program program;
+  const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
+  const std::vector<QBlock> blocks = q_blocks(rows);
+  const std::vector<Stream> all = streams(rows, cols, cores);
+  TESSERA_ASSERT(!all.empty(),
+                 "a multicast mapping is searched only where its streams fit two blocks a core");
+  const arch::QueueId tile_queue{arch::QueueKind::dma, 0},
+      side_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
+      vec_queue{arch::QueueKind::vec, 0};
+  constexpr int kLeader = 0;  // the core that loads every K/V tile once and multicasts it
+  auto here = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
+  };
+  auto at_leader = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id(name), kLeader};
+  };
+  auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
+  // One step of a block on a core: global K/V tile t (tile j of its stream), the block in `slot`.
+  struct Item {
+    size_t stream = 0, block = 0;
+    int slot = 0;
+    int64_t t = 0, k0 = 0, cols = 0;
+    bool first = false, last = false;
+  };
+  std::vector<std::vector<Item>> items(static_cast<size_t>(cores));
+  std::vector<std::vector<int>> receivers;  // per global tile: the cores that use it
+  std::vector<int64_t> tile_stream, tile_k0, tile_cols;
+  for (size_t si = 0; si < all.size(); ++si) {
+    for (int64_t j = 0; j < all[si].tiles; ++j) {
+      const int64_t t = static_cast<int64_t>(receivers.size());
+      receivers.emplace_back();
+      tile_stream.push_back(static_cast<int64_t>(si));
+      tile_k0.push_back(j * cols);
+      tile_cols.push_back(std::min(cols, all[si].keys - j * cols));
+      for (int c = 0; c < cores; ++c) {
+        const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
+        bool uses = false;
+        for (size_t slot = 0; slot < slots.size(); ++slot) {
+          const int64_t keys = keys_seen(blocks[slots[slot]]), tiles = ceil_div(keys, cols);
+          if (j >= tiles) continue;
+          items[static_cast<size_t>(c)].push_back(Item{si, slots[slot], static_cast<int>(slot), t, j * cols,
+                                                       std::min(cols, keys - j * cols), j == 0,
+                                                       j == tiles - 1});
+          uses = true;
+        }
+        if (uses) receivers.back().push_back(c);
+      }
+    }
+  }
+  auto runs_of = [&](int64_t t) {
+    const QBlock& any =
+        blocks[all[static_cast<size_t>(tile_stream[static_cast<size_t>(t)])].slots[0].front()];
+    return kv_runs(a, tensors.table, any.b, any.g, tile_k0[static_cast<size_t>(t)],
+                   tile_cols[static_cast<size_t>(t)]);
+  };
+  std::vector<int> run_counts;
+  for (int64_t t = 0; t < static_cast<int64_t>(receivers.size()); ++t)
+    run_counts.push_back(static_cast<int>(runs_of(t).size()));
+  for (int c = 0; c < cores; ++c) {
+    program.cores.emplace_back();
+    program.cores.back().coord = arch::core_coord(c, spec.mesh);
+  }
+  for (int c = 0; c < cores; ++c) {
+    auto& list = program.cores[static_cast<size_t>(c)].instructions;
+    const std::vector<Item>& work = items[static_cast<size_t>(c)];
+    bool slot_used[2] = {false, false};  // by an earlier stream's block on this core (its buffers to free)
+    // DMA: per stream, the leader's tile loads (multicast), this core's Q loads of the next stream and the
+    // stores of this one; the first stream's Q loads first.
+    auto q_loads = [&](size_t si, bool used[2]) {
+      const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
+      for (size_t slot = 0; slot < slots.size(); ++slot) {
+        const QBlock& block = blocks[slots[slot]];
+        arch::DmaLoad load;
+        load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
+        load.sram_address = q_of[slot];
+        std::vector<arch::SemaphoreWait> waits;
+        if (used[slot]) waits.push_back(wait(fmt::format("q_free[{}]", slot)));
+        list.push_back(make_instruction(side_queue, load, waits, {here(fmt::format("q_full[{}]", slot))}));
+        used[slot] = true;
+      }
+    };
+    bool q_used[2] = {false, false};
+    q_loads(0, q_used);
+    for (size_t si = 0; si < all.size(); ++si) {
+      if (c == kLeader) {
+        for (int64_t t = 0; t < static_cast<int64_t>(receivers.size()); ++t) {
+          if (tile_stream[static_cast<size_t>(t)] != static_cast<int64_t>(si)) continue;
+          const int buffer = static_cast<int>(t % 2);
+          const std::vector<Run> runs = runs_of(t);
+          for (const bool is_k : {true, false}) {
+            for (size_t r = 0; r < runs.size(); ++r) {
+              arch::DmaLoad load;
+              load.source =
+                  arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
+              load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
+                                  static_cast<uint64_t>(runs[r].first_key * d * element);
+              load.destinations = receivers[static_cast<size_t>(t)];
+              std::vector<arch::SemaphoreWait> waits;
+              if (r == 0 && t >= 2)
+                waits.push_back(wait(fmt::format("{}_free[{}]", is_k ? "k" : "v", buffer),
+                                     static_cast<int>(receivers[static_cast<size_t>(t - 2)].size())));
+              list.push_back(make_instruction(tile_queue, load, waits,
+                                              {here(fmt::format("{}_full[{}]", is_k ? "k" : "v", buffer))}));
+            }
+          }
+        }
+      }
+      if (si + 1 < all.size()) q_loads(si + 1, q_used);
+      const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
+      for (size_t slot = 0; slot < slots.size(); ++slot) {
+        const QBlock& block = blocks[slots[slot]];
+        arch::DmaStore store;
+        store.sram_address = out_of[slot];
+        store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
+        list.push_back(make_instruction(side_queue, store, {wait(fmt::format("out_full[{}]", slot))},
+                                        {here(fmt::format("out_free[{}]", slot))}));
+      }
+    }
+    // The first and last item of this core that uses each tile: the one that waits for it, the one that frees
+    // it at the leader.
+    auto first_use = [&](size_t u) { return u == 0 || work[u - 1].t != work[u].t; };
+    auto last_use = [&](size_t u) { return u + 1 == work.size() || work[u + 1].t != work[u].t; };
+    auto s_matmul = [&](size_t u) {
+      const Item& item = work[u];
+      const QBlock& block = blocks[item.block];
+      const int kv = static_cast<int>(item.t % 2), sb = static_cast<int>(u % 2);
+      arch::PeMatmul op = matmul_op(mapping.dataflow, q_of[item.slot], buffers.k[kv], buffers.s[sb],
+                                    block.rows, item.cols, d);
+      op.w_transposed = true;
+      std::vector<arch::SemaphoreWait> waits;
+      if (first_use(u))
+        waits.push_back(wait(fmt::format("k_full[{}]", kv), run_counts[static_cast<size_t>(item.t)]));
+      if (item.first) waits.push_back(wait(fmt::format("q_full[{}]", item.slot)));
+      if (u >= 2) waits.push_back(wait(fmt::format("s_free[{}]", sb)));
+      std::vector<arch::SemaphoreRef> signals = {here(fmt::format("s_full[{}]", sb))};
+      if (last_use(u)) signals.push_back(at_leader(fmt::format("k_free[{}]", kv)));
+      if (item.last) signals.push_back(here(fmt::format("q_free[{}]", item.slot)));
+      list.push_back(make_instruction(pe_queue, op, waits, signals));
+    };
+    auto pv_matmul = [&](size_t u) {
+      const Item& item = work[u];
+      const QBlock& block = blocks[item.block];
+      const int kv = static_cast<int>(item.t % 2), sb = static_cast<int>(u % 2);
+      arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of[item.slot],
+                                    block.rows, d, item.cols);
+      op.accumulate = !item.first;
+      std::vector<arch::SemaphoreWait> waits;
+      if (first_use(u))
+        waits.push_back(wait(fmt::format("v_full[{}]", kv), run_counts[static_cast<size_t>(item.t)]));
+      waits.push_back(wait(fmt::format("p_full[{}]", sb)));
+      if (!item.first) waits.push_back(wait(fmt::format("acc_ready[{}]", item.slot)));
+      std::vector<arch::SemaphoreRef> signals = {here(fmt::format("pv_done[{}]", item.slot)),
+                                                 here(fmt::format("p_free[{}]", sb))};
+      if (last_use(u)) signals.push_back(at_leader(fmt::format("v_free[{}]", kv)));
+      list.push_back(make_instruction(pe_queue, op, waits, signals));
+    };
+    // S of an item runs ahead of the previous item's P V only when it needs the same or the next tile of the
+    // same stream: a core that skips tiles (its blocks see fewer keys than the stream's heaviest) would
+    // otherwise hold its P V, and with it the free of a V buffer the leader waits on, behind a tile the
+    // leader cannot load yet; and on one DMA engine a stream's stores sit before the next stream's tiles.
+    for (size_t u = 0; u < work.size(); ++u) {
+      const bool ahead = u >= 1 && work[u].t <= work[u - 1].t + 1 && work[u].stream == work[u - 1].stream;
+      if (u >= 1 && !ahead) pv_matmul(u - 1);
+      s_matmul(u);
+      if (ahead) pv_matmul(u - 1);
+    }
+    if (!work.empty()) pv_matmul(work.size() - 1);
+    for (size_t u = 0; u < work.size(); ++u) {
+      const Item& item = work[u];
+      const QBlock& block = blocks[item.block];
+      const int sb = static_cast<int>(u % 2);
+      const arch::VecOp softmax = softmax_op(block, item.k0, item.cols, item.first, buffers.s[sb],
+                                             buffers.p[sb], stats_of[item.slot]);
+      std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", sb))};
+      if (u >= 2) waits.push_back(wait(fmt::format("p_free[{}]", sb)));
+      list.push_back(
+          make_instruction(vec_queue, softmax, waits,
+                           {here(fmt::format("s_free[{}]", sb)), here(fmt::format("p_full[{}]", sb))}));
+      auto scale_accumulator = [&](bool final) {
+        return scale_op(block, acc_of[item.slot], out_of[item.slot], stats_of[item.slot], final);
+      };
+      if (!item.first)
+        list.push_back(make_instruction(vec_queue, scale_accumulator(false),
+                                        {wait(fmt::format("pv_done[{}]", item.slot))},
+                                        {here(fmt::format("acc_ready[{}]", item.slot))}));
+      if (item.last) {
+        std::vector<arch::SemaphoreWait> final_waits = {wait(fmt::format("pv_done[{}]", item.slot))};
+        if (slot_used[item.slot]) final_waits.push_back(wait(fmt::format("out_free[{}]", item.slot)));
+        slot_used[item.slot] = true;
+        list.push_back(make_instruction(vec_queue, scale_accumulator(true), final_waits,
+                                        {here(fmt::format("out_full[{}]", item.slot))}));
       }
     }
   }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "arch/isa/pe_matmul.hpp"
+#include "arch/isa/vec_op.hpp"
 #include "mapper/stage_graph.hpp"
 #include "ops/kinds/attention.hpp"
 
@@ -46,11 +48,32 @@ class AttentionStage final : public StageGraph {
   bool tile_masked(const QBlock& block, int64_t k0, int64_t cols) const;
   int64_t causal_shift(const QBlock& block, int64_t k0) const;
 
+  // The multicast form: the blocks that share K/V (one batch and kv head) spread over the cores, two a core
+  // (the heaviest with the lightest, so that a causal head's work is even), each K/V tile loaded once by the
+  // first core and multicast to the cores whose blocks see it. slots[c] are core c's blocks (indices into
+  // q_blocks) of one stream; empty when the stream has more blocks than two a core.
+  struct Stream {
+    std::vector<std::vector<size_t>> slots;  // per core, at most two blocks
+    int64_t keys = 0;                        // keys its heaviest block sees: what the stream loads
+    int64_t tiles = 0;                       // K/V tiles over them
+  };
+  std::vector<Stream> streams(int64_t block_rows, int64_t block_cols, int cores) const;
+
   const ops::AttentionShape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
 
  private:
   ops::AttentionShape shape_;
+  arch::PeMatmul matmul_op(arch::Dataflow dataflow, uint64_t a_address, uint64_t w_address,
+                           uint64_t o_address, int64_t m, int64_t n, int64_t k) const;
+  // A K/V tile's online softmax step of `block` (S at s, P to p), and the accumulator's rescale by the step's
+  // correction (in place) or, `final`, by 1/sum into `out`.
+  arch::VecOp softmax_op(const QBlock& block, int64_t k0, int64_t cols, bool first, uint64_t s, uint64_t p,
+                         uint64_t statistics) const;
+  arch::VecOp scale_op(const QBlock& block, uint64_t accumulator, uint64_t out, uint64_t statistics,
+                       bool final) const;
+  arch::Program lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                                const arch::ArchSpec& spec, const std::string& program_name) const;
   DType dtype_ = DType::bf16;
   bool masked_ = false;  // causal with more than one query: each row its own shift
 };

@@ -48,8 +48,11 @@ static void run_every_candidate(const std::string& machine_name) {
     const ops::Workload workload = attention_workload();
     for (const ops::Op& op : workload.ops) {
       const mapper::SearchResult result = search(op, spec, 3);
-      ASSERT_EQ(result.per_dataflow.size(), 3u) << op.name;
+      // flash ws, os, is, then the multicast form's rows where every stream fits two blocks a core.
+      ASSERT_GE(result.per_dataflow.size(), 3u) << op.name;
       EXPECT_EQ(result.per_dataflow[0].label(), "flash ws");
+      for (size_t r = 3; r < result.per_dataflow.size(); ++r)
+        EXPECT_EQ(result.per_dataflow[r].label().rfind("flash-mc ", 0), 0u) << result.per_dataflow[r].label();
       for (const mapper::DataflowSearch& row : result.per_dataflow) {
         ASSERT_FALSE(row.best.empty()) << op.name;
         for (const mapper::Candidate& candidate : row.best) {
@@ -143,6 +146,32 @@ TEST(Attention, AVectorUnitTooNarrowForTheSoftmaxShowsVectorBubblesOnThePeArrays
   const double wide = winner_vector_share("vector: {lanes: 32, special_per_cycle: 8, latency_cycles: 8}");
   EXPECT_GT(narrow, 0.5);
   EXPECT_LT(wide, 0.5 * narrow);
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+// The multicast form reads each K/V tile once for every core that uses it: its DRAM bytes are the op's
+// minimum (Q, K, V and O once), where each core streaming its own blocks' tiles reads K and V once a block.
+TEST(Attention, TheMulticastFormMovesTheDramMinimum) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  const ops::Workload workload = attention_workload();
+  for (const size_t index : {size_t{0}, size_t{1}}) {  // MHA, and causal with blocks of unequal work
+    const ops::Op& op = workload.ops[index];
+    int multicast = 0;
+    for (const mapper::DataflowSearch& row : search(op, spec, 3).per_dataflow)
+      for (const mapper::Candidate& candidate : row.best) {
+        if (candidate.mapping.label().rfind("flash-mc ", 0) != 0) {
+          EXPECT_GT(candidate.cost.dram_bytes, op.minimum_dram_bytes()) << op.name;
+          continue;
+        }
+        ++multicast;
+        EXPECT_EQ(candidate.cost.dram_bytes, op.minimum_dram_bytes())
+            << op.name << " " << candidate.mapping.describe();
+      }
+    EXPECT_GT(multicast, 0) << op.name;
+  }
 }
 
 }  // namespace tessera

@@ -305,8 +305,10 @@ TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndItsOutputChecked) {
       {"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload", scratch.file("attn.yaml"), "--quiet"});
   expect_numerics_pass(report);
   const auto& op = report["ops"][0];
-  ASSERT_EQ(op["runs"].size(), 3u) << op.dump();
+  // flash ws, os and is, then the multicast form's rows (K/V loaded once, multicast to the cores).
+  ASSERT_EQ(op["runs"].size(), 6u) << op.dump();
   EXPECT_EQ(op["runs"][0]["dataflow"], "flash ws");
+  EXPECT_EQ(op["runs"][3]["dataflow"], "flash-mc ws");
   EXPECT_NE(op["runs"][0]["mapping"]["description"].get<std::string>().find("q blocks of"),
             std::string::npos);
 }
