@@ -127,6 +127,34 @@ ProgramTensors start_attention_program(arch::Program& program, const std::string
   return tensors;
 }
 
+// A K/V tile's loads into buffer `buffer`: the K runs, then the V runs, each run one descriptor. The first
+// run of each waits for `frees` frees of the buffer (0: none); every run signals the buffer full, on each of
+// `destinations` for a multicast (empty: the issuing core).
+void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+                       const ProgramTensors& tensors, const Buffers& buffers, int buffer,
+                       const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
+                       const std::vector<int>& destinations) {
+  for (const bool is_k : {true, false}) {
+    const char* name = is_k ? "k" : "v";
+    auto semaphore = [&](const char* what) {
+      return arch::SemaphoreRef{program.semaphore_id(fmt::format("{}_{}[{}]", name, what, buffer)),
+                                arch::kSameCore};
+    };
+    for (size_t r = 0; r < runs.size(); ++r) {
+      arch::DmaLoad load;
+      load.source =
+          arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
+      load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
+                          static_cast<uint64_t>(runs[r].first_key * d * element);
+      load.destinations = destinations;
+      std::vector<arch::SemaphoreWait> waits;
+      if (r == 0 && frees > 0) waits.push_back(arch::SemaphoreWait{semaphore("free"), frees});
+      // The tile is full when its last run lands: the runs' signals are counted by the consumer.
+      list.push_back(make_instruction(queue, load, waits, {semaphore("full")}));
+    }
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const AttentionStage> AttentionStage::of(const ops::Op& op) {
@@ -264,17 +292,16 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
     core_dma[core] += (loads_its_tiles ? tiles * load : 0) + q_load + store;
   };
   if (mapping.graph_tiling.values[kMulticast]) {
-    // Lockstep per stream: every core's blocks, against the first core loading each tile once for all.
-    std::vector<int64_t> done(static_cast<size_t>(cores), 0);
+    // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
+    // core starts the next stream when the slowest is done.
+    int64_t streams_done = 0;
     for (const Stream& stream : streams(rows, cols, cores)) {
       for (size_t c = 0; c < stream.slots.size(); ++c)
         for (size_t block : stream.slots[c]) add_block(c, blocks[block], false);
       const int64_t slowest = *std::max_element(core_cycles.begin(), core_cycles.end());
       core_dma[0] += stream.tiles * load;
-      const int64_t leader =
-          std::max(slowest, *std::max_element(done.begin(), done.end()) + stream.tiles * load);
-      std::fill(core_cycles.begin(), core_cycles.end(), leader);
-      std::fill(done.begin(), done.end(), leader);
+      streams_done = std::max(slowest, streams_done + stream.tiles * load);
+      std::fill(core_cycles.begin(), core_cycles.end(), streams_done);
       kv_bytes += 2 * stream.keys * d * element;
     }
   } else {
@@ -453,7 +480,7 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   arch::Program program;
   const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
   const std::vector<int32_t>& table = tensors.table;
-  const int q = tensors.q, k = tensors.k, v = tensors.v, o = tensors.o;
+  const int q = tensors.q, o = tensors.o;
   const arch::QueueId load_queue{arch::QueueKind::dma, 0},
       store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
       vec_queue{arch::QueueKind::vec, 0};
@@ -475,12 +502,16 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
       size_t block = 0;
       int64_t k0 = 0, cols = 0;
       bool first = false, last = false;
+      std::vector<Run> runs;  // of its K (and V) rows
     };
     std::vector<Tile> tiles;
     for (size_t i = first; i < last; ++i) {
       const int64_t keys = keys_seen(blocks[i]);
-      for (int64_t k0 = 0; k0 < keys; k0 += cols)
-        tiles.push_back(Tile{i, k0, std::min(cols, keys - k0), k0 == 0, k0 + cols >= keys});
+      for (int64_t k0 = 0; k0 < keys; k0 += cols) {
+        const int64_t tile_cols = std::min(cols, keys - k0);
+        tiles.push_back(Tile{i, k0, tile_cols, k0 == 0, k0 + cols >= keys,
+                             kv_runs(a, table, blocks[i].b, blocks[i].g, k0, tile_cols)});
+      }
     }
     // DMA loads: a block's Q before its first tile's K and V.
     for (size_t t = 0; t < tiles.size(); ++t) {
@@ -495,25 +526,10 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
         if (tile.block != first) waits.push_back(wait("q_free"));
         list.push_back(make_instruction(load_queue, load, waits, {semaphore("q_full")}));
       }
-      for (const bool is_k : {true, false}) {
-        const std::vector<Run> runs = kv_runs(a, table, block.b, block.g, tile.k0, tile.cols);
-        for (size_t r = 0; r < runs.size(); ++r) {
-          arch::DmaLoad load;
-          load.source = arch::TensorRegion{is_k ? k : v, runs[r].row, runs[r].rows, runs[r].col, d};
-          load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
-                              static_cast<uint64_t>(runs[r].first_key * d * element);
-          std::vector<arch::SemaphoreWait> waits;
-          if (r == 0 && t >= 2) waits.push_back(wait(fmt::format("{}_free[{}]", is_k ? "k" : "v", buffer)));
-          // The tile is full when its last run lands: the runs' signals are counted by the consumer.
-          list.push_back(make_instruction(load_queue, load, waits,
-                                          {semaphore(fmt::format("{}_full[{}]", is_k ? "k" : "v", buffer))}));
-        }
-      }
+      append_tile_loads(list, program, load_queue, tensors, buffers, buffer, tile.runs, d, element,
+                        t >= 2 ? 1 : 0, {});
     }
-    auto runs_of = [&](const Tile& tile) {
-      return static_cast<int>(
-          kv_runs(a, table, blocks[tile.block].b, blocks[tile.block].g, tile.k0, tile.cols).size());
-    };
+    auto runs_of = [&](const Tile& tile) { return static_cast<int>(tile.runs.size()); };
     // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
     auto s_matmul = [&](size_t t) {
       const Tile& tile = tiles[t];
@@ -623,14 +639,16 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
   };
   std::vector<std::vector<Item>> items(static_cast<size_t>(cores));
   std::vector<std::vector<int>> receivers;  // per global tile: the cores that use it
-  std::vector<int64_t> tile_stream, tile_k0, tile_cols;
+  std::vector<std::vector<Run>> tile_runs;  // per global tile: its K (and V) rows
+  std::vector<int64_t> stream_first_tile;   // a stream's tiles are first .. first + tiles - 1
   for (size_t si = 0; si < all.size(); ++si) {
+    stream_first_tile.push_back(static_cast<int64_t>(receivers.size()));
+    const QBlock& any = blocks[all[si].slots[0].front()];  // every block of a stream has its b and g
     for (int64_t j = 0; j < all[si].tiles; ++j) {
       const int64_t t = static_cast<int64_t>(receivers.size());
       receivers.emplace_back();
-      tile_stream.push_back(static_cast<int64_t>(si));
-      tile_k0.push_back(j * cols);
-      tile_cols.push_back(std::min(cols, all[si].keys - j * cols));
+      tile_runs.push_back(
+          kv_runs(a, tensors.table, any.b, any.g, j * cols, std::min(cols, all[si].keys - j * cols)));
       for (int c = 0; c < cores; ++c) {
         const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
         bool uses = false;
@@ -646,15 +664,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       }
     }
   }
-  auto runs_of = [&](int64_t t) {
-    const QBlock& any =
-        blocks[all[static_cast<size_t>(tile_stream[static_cast<size_t>(t)])].slots[0].front()];
-    return kv_runs(a, tensors.table, any.b, any.g, tile_k0[static_cast<size_t>(t)],
-                   tile_cols[static_cast<size_t>(t)]);
-  };
-  std::vector<int> run_counts;
-  for (int64_t t = 0; t < static_cast<int64_t>(receivers.size()); ++t)
-    run_counts.push_back(static_cast<int>(runs_of(t).size()));
+  auto run_count = [&](int64_t t) { return static_cast<int>(tile_runs[static_cast<size_t>(t)].size()); };
   for (int c = 0; c < cores; ++c) {
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(c, spec.mesh);
@@ -681,29 +691,12 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     bool q_used[2] = {false, false};
     q_loads(0, q_used);
     for (size_t si = 0; si < all.size(); ++si) {
-      if (c == kLeader) {
-        for (int64_t t = 0; t < static_cast<int64_t>(receivers.size()); ++t) {
-          if (tile_stream[static_cast<size_t>(t)] != static_cast<int64_t>(si)) continue;
-          const int buffer = static_cast<int>(t % 2);
-          const std::vector<Run> runs = runs_of(t);
-          for (const bool is_k : {true, false}) {
-            for (size_t r = 0; r < runs.size(); ++r) {
-              arch::DmaLoad load;
-              load.source =
-                  arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
-              load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
-                                  static_cast<uint64_t>(runs[r].first_key * d * element);
-              load.destinations = receivers[static_cast<size_t>(t)];
-              std::vector<arch::SemaphoreWait> waits;
-              if (r == 0 && t >= 2)
-                waits.push_back(wait(fmt::format("{}_free[{}]", is_k ? "k" : "v", buffer),
-                                     static_cast<int>(receivers[static_cast<size_t>(t - 2)].size())));
-              list.push_back(make_instruction(tile_queue, load, waits,
-                                              {here(fmt::format("{}_full[{}]", is_k ? "k" : "v", buffer))}));
-            }
-          }
-        }
-      }
+      if (c == kLeader)
+        for (int64_t t = stream_first_tile[si]; t < stream_first_tile[si] + all[si].tiles; ++t)
+          append_tile_loads(list, program, tile_queue, tensors, buffers, static_cast<int>(t % 2),
+                            tile_runs[static_cast<size_t>(t)], d, element,
+                            t >= 2 ? static_cast<int>(receivers[static_cast<size_t>(t - 2)].size()) : 0,
+                            receivers[static_cast<size_t>(t)]);
       if (si + 1 < all.size()) q_loads(si + 1, q_used);
       const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
       for (size_t slot = 0; slot < slots.size(); ++slot) {
@@ -727,8 +720,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                     block.rows, item.cols, d);
       op.w_transposed = true;
       std::vector<arch::SemaphoreWait> waits;
-      if (first_use(u))
-        waits.push_back(wait(fmt::format("k_full[{}]", kv), run_counts[static_cast<size_t>(item.t)]));
+      if (first_use(u)) waits.push_back(wait(fmt::format("k_full[{}]", kv), run_count(item.t)));
       if (item.first) waits.push_back(wait(fmt::format("q_full[{}]", item.slot)));
       if (u >= 2) waits.push_back(wait(fmt::format("s_free[{}]", sb)));
       std::vector<arch::SemaphoreRef> signals = {here(fmt::format("s_full[{}]", sb))};
@@ -744,8 +736,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;
       std::vector<arch::SemaphoreWait> waits;
-      if (first_use(u))
-        waits.push_back(wait(fmt::format("v_full[{}]", kv), run_counts[static_cast<size_t>(item.t)]));
+      if (first_use(u)) waits.push_back(wait(fmt::format("v_full[{}]", kv), run_count(item.t)));
       waits.push_back(wait(fmt::format("p_full[{}]", sb)));
       if (!item.first) waits.push_back(wait(fmt::format("acc_ready[{}]", item.slot)));
       std::vector<arch::SemaphoreRef> signals = {here(fmt::format("pv_done[{}]", item.slot)),
