@@ -457,7 +457,7 @@ OpMeasurement run_pool(const OpArgs& args, const RunContext& context) {
       std::vector<std::pair<int, int>> shapes;  // (width, block)
       for (int width = wide; width >= 1; width /= 2)
         if (v.c % width == 0)
-          for (int block : {128, 256}) shapes.emplace_back(width, block);
+          for (int block : {64, 128, 256}) shapes.emplace_back(width, block);
       if (v.r != v.s || (v.r != 2 && v.r != 3) || shapes.size() < 2) return live;
       std::vector<std::string> names;
       for (const auto& [width, block] : shapes)
