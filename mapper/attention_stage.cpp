@@ -19,7 +19,11 @@ namespace tessera::mapper {
 namespace {
 
 // What GraphTiling's values mean for attention.
-enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast };
+enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast, kKvBuffers };
+
+// K/V tile buffers: two for the plain form (a core streams its own tiles); the multicast form may take more,
+// so that the leader loads ahead of cores whose blocks see fewer keys.
+constexpr int kMostKvBuffers = 4;
 
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
@@ -32,16 +36,18 @@ uint64_t align64(uint64_t address) {
   return (address + 63) / 64 * 64;
 }
 
-// The SRAM a core's program uses: Q block, two K and two V tiles, two S (fp32) and two P tiles, the fp32
+// The SRAM a core's program uses: Q block, `kv` K and `kv` V tiles, two S (fp32) and two P tiles, the fp32
 // accumulator, the output block in the op's type, the running statistics.
 struct Buffers {
-  uint64_t q = 0, k[2] = {}, v[2] = {}, s[2] = {}, p[2] = {}, accumulator = 0, out = 0, statistics = 0;
+  uint64_t q = 0, k[kMostKvBuffers] = {}, v[kMostKvBuffers] = {}, s[2] = {}, p[2] = {}, accumulator = 0,
+           out = 0, statistics = 0;
   uint64_t end = 0;
   // The multicast form's second Q block: its own Q, accumulator, output and statistics.
   uint64_t q2 = 0, accumulator2 = 0, out2 = 0, statistics2 = 0;
 };
 
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false) {
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false,
+                   int kv = 2) {
   const int64_t element = size_bytes(dtype);
   Buffers b;
   uint64_t at = 0;
@@ -51,8 +57,8 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool tw
     return start;
   };
   b.q = take(rows * dim * element);
-  for (int i = 0; i < 2; ++i) b.k[i] = take(cols * dim * element);
-  for (int i = 0; i < 2; ++i) b.v[i] = take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
   for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
   for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
   b.accumulator = take(rows * dim * 4);
@@ -236,9 +242,10 @@ std::string AttentionStage::label(const Mapping& mapping) const {
 std::string AttentionStage::describe(const Mapping& mapping) const {
   const GraphTiling& t = mapping.graph_tiling;
   if (t.values[kMulticast])
-    return fmt::format("flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast",
-                       arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
-                       t.values[kBlockCols]);
+    return fmt::format(
+        "flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast, {} k/v buffers",
+        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows], t.values[kBlockCols],
+        std::max<int64_t>(2, t.values[kKvBuffers]));
   return fmt::format("flash {} cores {} q blocks of {} rows, k/v tiles of {} db=kv,s,p",
                      arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
                      t.values[kBlockCols]);
@@ -386,15 +393,20 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         add(row, mapping);
         // The multicast form, where every stream's blocks fit two a core and its buffers fit the SRAM.
         const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-        if (cores > 1 && spec.noc.multicast &&
-            static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, true).end) <=
-                spec.core.sram.bytes &&
-            !streams(block_rows, block_cols, machine_cores).empty()) {
-          Mapping multicast = mapping;
-          multicast.graph_tiling.values[kCores] = machine_cores;
-          multicast.graph_tiling.values[kMulticast] = 1;
-          add(multicast_row, multicast);
-        }
+        if (cores > 1 && spec.noc.multicast && !streams(block_rows, block_cols, machine_cores).empty())
+          // The most K/V buffers first: the cost model does not see the lockstep they relieve (a core whose
+          // blocks see fewer keys waits for the leader's next tile, the leader for the slowest core's free),
+          // so at equal cost the deeper one ranks first.
+          for (int kv = kMostKvBuffers; kv >= 2; --kv) {
+            if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, true, kv).end) >
+                spec.core.sram.bytes)
+              continue;
+            Mapping multicast = mapping;
+            multicast.graph_tiling.values[kCores] = machine_cores;
+            multicast.graph_tiling.values[kMulticast] = 1;
+            multicast.graph_tiling.values[kKvBuffers] = kv;
+            add(multicast_row, multicast);
+          }
       }
     }
     if (row.legal == 0)
@@ -609,7 +621,8 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                 cols = mapping.graph_tiling.values[kBlockCols];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, true);
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, mapping.graph_tiling.values[kKvBuffers]));
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, true, kv_buffers);
   const uint64_t q_of[2] = {buffers.q, buffers.q2}, acc_of[2] = {buffers.accumulator, buffers.accumulator2},
                  out_of[2] = {buffers.out, buffers.out2},
                  stats_of[2] = {buffers.statistics, buffers.statistics2};
@@ -693,10 +706,11 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     for (size_t si = 0; si < all.size(); ++si) {
       if (c == kLeader)
         for (int64_t t = stream_first_tile[si]; t < stream_first_tile[si] + all[si].tiles; ++t)
-          append_tile_loads(list, program, tile_queue, tensors, buffers, static_cast<int>(t % 2),
-                            tile_runs[static_cast<size_t>(t)], d, element,
-                            t >= 2 ? static_cast<int>(receivers[static_cast<size_t>(t - 2)].size()) : 0,
-                            receivers[static_cast<size_t>(t)]);
+          append_tile_loads(
+              list, program, tile_queue, tensors, buffers, static_cast<int>(t % kv_buffers),
+              tile_runs[static_cast<size_t>(t)], d, element,
+              t >= kv_buffers ? static_cast<int>(receivers[static_cast<size_t>(t - kv_buffers)].size()) : 0,
+              receivers[static_cast<size_t>(t)]);
       if (si + 1 < all.size()) q_loads(si + 1, q_used);
       const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
       for (size_t slot = 0; slot < slots.size(); ++slot) {
@@ -715,7 +729,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto s_matmul = [&](size_t u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % 2), sb = static_cast<int>(u % 2);
+      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
       arch::PeMatmul op = matmul_op(mapping.dataflow, q_of[item.slot], buffers.k[kv], buffers.s[sb],
                                     block.rows, item.cols, d);
       op.w_transposed = true;
@@ -731,7 +745,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto pv_matmul = [&](size_t u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % 2), sb = static_cast<int>(u % 2);
+      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
       arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of[item.slot],
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;
