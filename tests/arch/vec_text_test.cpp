@@ -22,6 +22,7 @@ const std::vector<std::string> kLines = {
     "  vec map x=0x0 y=0x400 b=0x1000 o=0x800 rows=4 cols=64 dtype=fp32 fn=bias+add+relu",
     "  vec map x=0x0 y=0x400 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 y_pitch=512 fn=swiglu",
     "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp16 o_pitch=256 fn=relu+silu+gelu_tanh",
+    "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=scale scale=0.125",
     "  vec reduce_sum x=0x0 o=0x800 rows=4 cols=64 dtype=fp32",
     "  vec reduce_max x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 x_pitch=512",
     "  vec softmax x=0x0 o=0x800 rows=16 cols=64 dtype=bf16 scale=0.125 causal_shift=-3",
@@ -129,8 +130,8 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
             "normalising), nothing else");
   EXPECT_EQ(
       error_of("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+gleu"),
-      "v.tprog:5:59: core 0,0 vec #0: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu or "
-      "swiglu; did you mean 'gelu'?");
+      "v.tprog:5:59: core 0,0 vec #0: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu, "
+      "swiglu or scale; did you mean 'gelu'?");
   EXPECT_EQ(
       error_of("  vec layernorm x=0x0 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-5x"),
       "v.tprog:5:80: core 0,0 vec #0: malformed number '1e-5x' for eps\n  hint: write it as 0.125 or 1e-05");
@@ -152,6 +153,8 @@ TEST(VecText, TheCheckerRefusesWhatTheMachineCannotRun) {
       check_error("  vec map x=0x0 b=0x400 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+relu+bias"),
       "v.tprog:5: core 0,0 vec #0: a chain adds the bias row at b in at most one step\n  hint: split the "
       "chain into two vec map instructions");
+  EXPECT_EQ(check_error("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=relu scale=0.5"),
+            "v.tprog:5: core 0,0 vec #0: scale=0.5 has no scale step to apply it\n  hint: add scale to fn=");
   EXPECT_EQ(check_error("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=int8 eps=1e-06"),
             "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8");
   EXPECT_NE(check_error("  vec softmax x=0xff00 o=0x800 rows=16 cols=64 dtype=fp32").find("run past the end"),
