@@ -310,7 +310,7 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         std::vector<arch::SemaphoreWait> waits;
         if (r0 == 0) waits.push_back(wait(indexed("s_stored", i), s_stores));
         if (n >= 2) waits.push_back(wait(indexed("chunk_free", n)));
-        pass.loads.push_back({make_instruction(load_queue, load, waits, {here(indexed("chunk_full", n))})});
+        pass.loads.push_back({make_instruction(store_queue, load, waits, {here(indexed("chunk_full", n))})});
         arch::VecOp softmax;
         softmax.kind = arch::VectorKind::softmax;
         softmax.dtype = softmax.out_dtype = dtype;

@@ -22,7 +22,6 @@ const std::vector<std::string> kLines = {
     "  vec map x=0x0 y=0x400 b=0x1000 o=0x800 rows=4 cols=64 dtype=fp32 fn=bias+add+relu",
     "  vec map x=0x0 y=0x400 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 y_pitch=512 fn=swiglu",
     "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp16 o_pitch=256 fn=relu+silu+gelu_tanh",
-    "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=scale scale=0.125",
     "  vec reduce_sum x=0x0 o=0x800 rows=4 cols=64 dtype=fp32",
     "  vec reduce_max x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 x_pitch=512",
     "  vec softmax x=0x0 o=0x800 rows=16 cols=64 dtype=bf16 scale=0.125 causal_shift=-3",
@@ -35,6 +34,7 @@ const std::vector<std::string> kLines = {
     "  vec online_softmax x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=fp32 out=bf16",
     "  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=alpha",
     "  vec scale_rows x=0x0 g=0x4000 o=0x2000 rows=16 cols=128 dtype=fp32 out=bf16 by=inverse_sum",
+    "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=scale scale=0.125",
     "  vec pool x=0x0 o=0x8000 cols=16 dtype=bf16 out=fp32 ih=5 iw=11 e=3 q=6 r=3 s=3 stride=2 pad_top=1 "
     "pad_left=1 mode=max",
 };
@@ -111,7 +111,8 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
       error_of("  vec softmax x=0x0 o=0x800 rows=16 cols=64 dtype=bf16 fn=relu"),
       "v.tprog:5:56: core 0,0 vec #0: vec softmax takes no fn=\n  hint: a vector instruction is written: "
       "map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR rows=R cols=C dtype=DT [out=DT] "
-      "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR]; softmax: [scale=S] "
+      "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR] [scale=S]; softmax: "
+      "[scale=S] "
       "[causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR eps=E "
       "[fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR o=ADDR "
       "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
