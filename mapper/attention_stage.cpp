@@ -7,7 +7,8 @@
 #include <cmath>
 
 #include "arch/isa/vec_op.hpp"
-#include "arch/timing/vector_timing.hpp"
+#include "mapper/attention_naive.hpp"
+#include "mapper/attention_program.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/instruction_timer.hpp"
 #include "mapper/program_header.hpp"
@@ -18,8 +19,9 @@ namespace tessera::mapper {
 
 namespace {
 
-// What GraphTiling's values mean for attention.
-enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast, kKvBuffers };
+using attention::ceil_div;
+using attention::ProgramTensors;
+using attention::Run;
 
 // K/V tile buffers: two for the plain form (a core streams its own tiles); the multicast form may take more,
 // so that the leader loads ahead of cores whose blocks see fewer keys.
@@ -27,14 +29,6 @@ constexpr int kMostKvBuffers = 4;
 
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
-uint64_t align64(uint64_t address) {
-  return (address + 63) / 64 * 64;
-}
 
 // The SRAM a core's program uses: Q block, `kv` K and `kv` V tiles, two S (fp32) and two P tiles, the fp32
 // accumulator, the output block in the op's type, the running statistics.
@@ -50,12 +44,8 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool tw
                    int kv = 2) {
   const int64_t element = size_bytes(dtype);
   Buffers b;
-  uint64_t at = 0;
-  auto take = [&](int64_t bytes) {
-    const uint64_t start = at;
-    at = align64(at + static_cast<uint64_t>(bytes));
-    return start;
-  };
+  attention::SramCursor sram;
+  auto take = [&](int64_t bytes) { return sram.take(bytes); };
   b.q = take(rows * dim * element);
   for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
   for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
@@ -70,67 +60,8 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool tw
     b.out2 = take(rows * dim * element);
     b.statistics2 = take(rows * arch::VecOp::kRowStatistics * 4);
   }
-  b.end = at;
+  b.end = sram.at;
   return b;
-}
-
-// The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
-// (and a paged bhsd pool) as stored, [rows, d]; bshd as [rows / kv_heads, kv_heads * d], a kv head a column
-// range. Consecutive keys whose rows follow each other are one run: one DMA descriptor.
-struct Run {
-  int64_t row = 0, rows = 0, col = 0, first_key = 0;
-};
-
-std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
-                         int64_t g, int64_t k0, int64_t cols) {
-  const bool bshd = a.kv_cache.order == ops::KvOrder::bshd;
-  std::vector<Run> runs;
-  for (int64_t key = k0; key < k0 + cols; ++key) {
-    const int64_t flat = a.kv_row(b, g, key, table.empty() ? nullptr : table.data());
-    const int64_t row = bshd ? flat / a.kv_heads : flat, col = bshd ? (flat % a.kv_heads) * a.head_dim : 0;
-    if (!runs.empty() && runs.back().col == col && runs.back().row + runs.back().rows == row) {
-      ++runs.back().rows;
-    } else {
-      runs.push_back(Run{row, 1, col, key - k0});
-    }
-  }
-  return runs;
-}
-
-// The program's tensors: Q, K, V and O as the op declares them, but for bshd K and V viewed [rows / kv_heads,
-// kv_heads * d] (the same bytes and generated values) so that a kv head's rows are one strided region; the
-// block table is not a program tensor: the DMA descriptors follow it (they are made from it, as a paged
-// cache's driver makes them).
-struct ProgramTensors {
-  int q = -1, k = -1, v = -1, o = -1;
-  std::vector<int32_t> table;
-};
-
-ProgramTensors start_attention_program(arch::Program& program, const std::string& name, const ops::Op& op,
-                                       uint64_t seed, const arch::ArchSpec& spec,
-                                       const ops::AttentionShape& a) {
-  start_program(program, name, op, seed, spec);
-  ProgramTensors tensors;
-  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
-    if (desc.name == "BT") {
-      const ops::HostTensor bt =
-          ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id);
-      tensors.table.assign(reinterpret_cast<const int32_t*>(bt.bytes.data()),
-                           reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
-      continue;
-    }
-    arch::TensorDecl declared = declared_tensor(desc, seed);
-    if ((desc.name == "K" || desc.name == "V") && a.kv_cache.order == ops::KvOrder::bshd) {
-      declared.rows /= a.kv_heads;
-      declared.cols *= a.kv_heads;
-    }
-    const int index = add_tensor(program, declared);
-    (desc.name == "Q"   ? tensors.q
-     : desc.name == "K" ? tensors.k
-     : desc.name == "V" ? tensors.v
-                        : tensors.o) = index;
-  }
-  return tensors;
 }
 
 // A K/V tile's loads into buffer `buffer`: the K runs, then the V runs, each run one descriptor. The first
@@ -140,25 +71,10 @@ void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& prog
                        const ProgramTensors& tensors, const Buffers& buffers, int buffer,
                        const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
                        const std::vector<int>& destinations) {
-  for (const bool is_k : {true, false}) {
-    const char* name = is_k ? "k" : "v";
-    auto semaphore = [&](const char* what) {
-      return arch::SemaphoreRef{program.semaphore_id(fmt::format("{}_{}[{}]", name, what, buffer)),
-                                arch::kSameCore};
-    };
-    for (size_t r = 0; r < runs.size(); ++r) {
-      arch::DmaLoad load;
-      load.source =
-          arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
-      load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
-                          static_cast<uint64_t>(runs[r].first_key * d * element);
-      load.destinations = destinations;
-      std::vector<arch::SemaphoreWait> waits;
-      if (r == 0 && frees > 0) waits.push_back(arch::SemaphoreWait{semaphore("free"), frees});
-      // The tile is full when its last run lands: the runs' signals are counted by the consumer.
-      list.push_back(make_instruction(queue, load, waits, {semaphore("full")}));
-    }
-  }
+  attention::append_kv_loads(list, program, queue, tensors, "k", buffer, buffers.k[buffer], runs, d, element,
+                             frees, destinations);
+  attention::append_kv_loads(list, program, queue, tensors, "v", buffer, buffers.v[buffer], runs, d, element,
+                             frees, destinations);
 }
 
 }  // namespace
@@ -235,13 +151,17 @@ bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) 
 }
 
 std::string AttentionStage::label(const Mapping& mapping) const {
-  return std::string(mapping.graph_tiling.values[kMulticast] ? "flash-mc " : "flash ") +
+  const int64_t form = mapping.graph_tiling.values[kForm];
+  return std::string(form == naive      ? "naive "
+                     : form == flash_mc ? "flash-mc "
+                                        : "flash ") +
          arch::name_of(mapping.dataflow);
 }
 
 std::string AttentionStage::describe(const Mapping& mapping) const {
   const GraphTiling& t = mapping.graph_tiling;
-  if (t.values[kMulticast])
+  if (t.values[kForm] == naive) return describe_naive(mapping);
+  if (t.values[kForm] == flash_mc)
     return fmt::format(
         "flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast, {} k/v buffers",
         arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows], t.values[kBlockCols],
@@ -252,6 +172,7 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
 }
 
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  if (mapping.graph_tiling.values[kForm] == naive) return evaluate_naive(*this, mapping, spec);
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
@@ -261,18 +182,12 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   const arch::VectorSpec& vector = *spec.core.vector;
   const arch::DmaSpec& dma = spec.core.dma;
   auto transfer = [&](int64_t bytes, int64_t descriptors) {
-    return descriptors * int64_t{dma.setup_cycles} +
-           static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
+    return attention::transfer_cycles(dma, bytes, descriptors);
   };
   // One K/V tile's step, the pipeline's slowest stage: the two matmuls on the PE array, the softmax and the
   // rescale on the vector unit, the two tile loads on the DMA engine.
   auto vec_cycles = [&](arch::VectorKind kind, int64_t r, int64_t c, int64_t extra) {
-    arch::VectorWork work;
-    work.kind = kind;
-    work.rows = r;
-    work.cols = c;
-    work.softmax_extra_simple_ops = extra;
-    return arch::vector_timing(vector, work).cycles;
+    return attention::vector_cycles(vector, kind, r, c, extra);
   };
   const std::vector<QBlock> blocks = q_blocks(rows);
   const int64_t tokens_per_block = a.paged() ? a.kv_cache.block_tokens : cols;
@@ -298,7 +213,7 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
     core_vec[core] += tiles * vec + finish;
     core_dma[core] += (loads_its_tiles ? tiles * load : 0) + q_load + store;
   };
-  if (mapping.graph_tiling.values[kMulticast]) {
+  if (mapping.graph_tiling.values[kForm] == flash_mc) {
     // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
     // core starts the next stream when the slowest is done.
     int64_t streams_done = 0;
@@ -321,27 +236,10 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   const int64_t q_bytes = a.batch * a.heads * a.seq_q * d * element;
   cost.dram_bytes_by_tensor = {q_bytes, kv_bytes, q_bytes};
   cost.dram_bytes = 2 * q_bytes + kv_bytes;
-  cost.dram_cycles =
-      static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
   cost.compute_cycles = *std::max_element(core_pe.begin(), core_pe.end());
   cost.vector_cycles = *std::max_element(core_vec.begin(), core_vec.end());
   cost.dma_cycles = *std::max_element(core_dma.begin(), core_dma.end());
-  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 2;
-  const int64_t busiest = *std::max_element(core_cycles.begin(), core_cycles.end());
-  cost.cycles = std::max(busiest, cost.dram_cycles) + cost.overhead_cycles;
-  const int64_t most = std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles});
-  cost.bound = most == cost.compute_cycles  ? Bound::compute
-               : most == cost.vector_cycles ? Bound::vector
-               : most == cost.dram_cycles   ? Bound::dram
-                                            : Bound::dma;
-  // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
-  double pairs = 0;
-  for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));
-  const double macs = 2.0 * static_cast<double>(a.head_dim) * static_cast<double>(a.batch * a.heads) * pairs;
-  cost.pe_utilization = macs / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
-                                spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
-  cost.energy_pj =
-      static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte + macs * spec.energy_pj.mac;
+  attention::finish_cost(cost, *std::max_element(core_cycles.begin(), core_cycles.end()), a, spec);
   return cost;
 }
 
@@ -354,14 +252,19 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
   const int64_t most_rows = masked_ ? a.seq_q : a.group() * a.seq_q;
   const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   int64_t smallest_bytes = 0;
-  std::vector<DataflowSearch> multicast_rows;  // listed after the plain rows
+  std::vector<DataflowSearch> multicast_rows, naive_rows;  // listed after the plain rows
+  // The naive form stores S and P: only where they fit the DRAM tessera models (1 TiB a tensor).
+  const bool naive_stored = static_cast<double>(a.batch * a.heads * a.seq_q) * static_cast<double>(a.seq_kv) *
+                                static_cast<double>(size_bytes(dtype_)) <=
+                            0x1p40;
   for (arch::Dataflow dataflow : options.dataflows) {
     if (dataflow == arch::Dataflow::rs) continue;
-    DataflowSearch row, multicast_row;
-    row.dataflow = multicast_row.dataflow = dataflow;
-    row.stage_kind = multicast_row.stage_kind = "attention";
+    DataflowSearch row, multicast_row, naive_row;
+    row.dataflow = multicast_row.dataflow = naive_row.dataflow = dataflow;
+    row.stage_kind = multicast_row.stage_kind = naive_row.stage_kind = "attention";
     row.label_text = std::string("flash ") + arch::name_of(dataflow);
     multicast_row.label_text = std::string("flash-mc ") + arch::name_of(dataflow);
+    naive_row.label_text = std::string("naive ") + arch::name_of(dataflow);
     for (int64_t rows : kBlockRowChoices) {
       // A block larger than the rows there are only where the next smaller one does not hold them all.
       if (rows != kBlockRowChoices[0] && rows / 2 >= most_rows) continue;
@@ -371,7 +274,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         const Buffers buffers = buffers_of(block_rows, block_cols, a.head_dim, dtype_);
         if (smallest_bytes == 0 || static_cast<int64_t>(buffers.end) < smallest_bytes)
           smallest_bytes = static_cast<int64_t>(buffers.end);
-        if (static_cast<int64_t>(buffers.end) > spec.core.sram.bytes) continue;
+        const bool flash_fits = static_cast<int64_t>(buffers.end) <= spec.core.sram.bytes;
         const int64_t blocks = static_cast<int64_t>(q_blocks(block_rows).size());
         Mapping mapping;
         mapping.graph = self;
@@ -390,10 +293,11 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
           std::sort(to.best.begin(), to.best.end(), ranks_before);
           if (to.best.size() > keep) to.best.pop_back();
         };
-        add(row, mapping);
+        if (flash_fits) add(row, mapping);
         // The multicast form, where every stream's blocks fit two a core and its buffers fit the SRAM.
         const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-        if (cores > 1 && spec.noc.multicast && !streams(block_rows, block_cols, machine_cores).empty())
+        if (flash_fits && cores > 1 && spec.noc.multicast &&
+            !streams(block_rows, block_cols, machine_cores).empty())
           // The most K/V buffers first: the cost model does not see the lockstep they relieve (a core whose
           // blocks see fewer keys waits for the leader's next tile, the leader for the slowest core's free),
           // so at equal cost the deeper one ranks first.
@@ -403,10 +307,18 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
               continue;
             Mapping multicast = mapping;
             multicast.graph_tiling.values[kCores] = machine_cores;
-            multicast.graph_tiling.values[kMulticast] = 1;
+            multicast.graph_tiling.values[kForm] = flash_mc;
             multicast.graph_tiling.values[kKvBuffers] = kv;
             add(multicast_row, multicast);
           }
+        // The naive form, where a chunk of S rows fits the SRAM beside its passes' tiles.
+        const int64_t softmax_rows = naive_softmax_rows(*this, block_rows, block_cols, spec.core.sram.bytes);
+        if (naive_stored && softmax_rows > 0) {
+          Mapping unfused = mapping;
+          unfused.graph_tiling.values[kForm] = naive;
+          unfused.graph_tiling.values[kSoftmaxRows] = softmax_rows;
+          add(naive_row, unfused);
+        }
       }
     }
     if (row.legal == 0)
@@ -416,9 +328,10 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
                                                ceil_div(smallest_bytes, 1024), spec.core.sram.bytes / 1024)};
     result.per_dataflow.push_back(std::move(row));
     if (multicast_row.legal > 0) multicast_rows.push_back(std::move(multicast_row));
+    if (naive_row.legal > 0) naive_rows.push_back(std::move(naive_row));
   }
-  for (DataflowSearch& multicast_row : multicast_rows)
-    result.per_dataflow.push_back(std::move(multicast_row));
+  for (std::vector<DataflowSearch>* rows : {&multicast_rows, &naive_rows})
+    for (DataflowSearch& form_row : *rows) result.per_dataflow.push_back(std::move(form_row));
   const bool any = std::any_of(result.per_dataflow.begin(), result.per_dataflow.end(),
                                [](const DataflowSearch& row) { return row.legal > 0; });
   if (!any) {
@@ -482,7 +395,10 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
-  if (mapping.graph_tiling.values[kMulticast]) return lower_multicast(op, seed, mapping, spec, program_name);
+  if (mapping.graph_tiling.values[kForm] == flash_mc)
+    return lower_multicast(op, seed, mapping, spec, program_name);
+  if (mapping.graph_tiling.values[kForm] == naive)
+    return lower_naive(*this, op, seed, mapping, spec, program_name);
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
@@ -490,7 +406,7 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
-  const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
+  const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
   const std::vector<int32_t>& table = tensors.table;
   const int q = tensors.q, o = tensors.o;
   const arch::QueueId load_queue{arch::QueueKind::dma, 0},
@@ -522,7 +438,7 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
       for (int64_t k0 = 0; k0 < keys; k0 += cols) {
         const int64_t tile_cols = std::min(cols, keys - k0);
         tiles.push_back(Tile{i, k0, tile_cols, k0 == 0, k0 + cols >= keys,
-                             kv_runs(a, table, blocks[i].b, blocks[i].g, k0, tile_cols)});
+                             attention::kv_runs(a, table, blocks[i].b, blocks[i].g, k0, tile_cols)});
       }
     }
     // DMA loads: a block's Q before its first tile's K and V.
@@ -627,7 +543,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                  out_of[2] = {buffers.out, buffers.out2},
                  stats_of[2] = {buffers.statistics, buffers.statistics2};
   arch::Program program;
-  const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
+  const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<Stream> all = streams(rows, cols, cores);
   TESSERA_ASSERT(!all.empty(),
@@ -660,8 +576,8 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     for (int64_t j = 0; j < all[si].tiles; ++j) {
       const int64_t t = static_cast<int64_t>(receivers.size());
       receivers.emplace_back();
-      tile_runs.push_back(
-          kv_runs(a, tensors.table, any.b, any.g, j * cols, std::min(cols, all[si].keys - j * cols)));
+      tile_runs.push_back(attention::kv_runs(a, tensors.table, any.b, any.g, j * cols,
+                                             std::min(cols, all[si].keys - j * cols)));
       for (int c = 0; c < cores; ++c) {
         const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
         bool uses = false;

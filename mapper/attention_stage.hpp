@@ -26,6 +26,13 @@ class AttentionStage final : public StageGraph {
   // nullptr for an op that is not attention.
   static std::shared_ptr<const AttentionStage> of(const ops::Op& op);
 
+  // What GraphTiling's values mean for attention: rows of a Q block, keys of a K/V tile, cores, the form, and
+  // (naive) rows of a softmax pass's chunk, (flash-mc) K/V tile buffers (0: two).
+  enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kForm, kSoftmaxRows, kKvBuffers };
+  // flash: each core streams its blocks' K/V tiles; flash_mc: K/V loaded once and multicast; naive: S and P
+  // through DRAM (mapper/attention_naive.hpp).
+  enum Form : int64_t { flash = 0, flash_mc = 1, naive = 2 };
+
   const char* kind() const override { return "attention"; }
   SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
@@ -61,11 +68,13 @@ class AttentionStage final : public StageGraph {
 
   const ops::AttentionShape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
+  bool masked() const { return masked_; }
+  // O[m x n] = A[m x k] W[k x n] in the op's type, on `dataflow`.
+  arch::PeMatmul matmul_op(arch::Dataflow dataflow, uint64_t a_address, uint64_t w_address,
+                           uint64_t o_address, int64_t m, int64_t n, int64_t k) const;
 
  private:
   ops::AttentionShape shape_;
-  arch::PeMatmul matmul_op(arch::Dataflow dataflow, uint64_t a_address, uint64_t w_address,
-                           uint64_t o_address, int64_t m, int64_t n, int64_t k) const;
   // A K/V tile's online softmax step of `block` (S at s, P to p), and the accumulator's rescale by the step's
   // correction (in place) or, `final`, by 1/sum into `out`.
   arch::VecOp softmax_op(const QBlock& block, int64_t k0, int64_t cols, bool first, uint64_t s, uint64_t p,

@@ -145,7 +145,7 @@ void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int
 }
 
 void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
-                 const std::vector<float>& bias, int64_t rows, int64_t cols) {
+                 const std::vector<float>& bias, int64_t rows, int64_t cols, float factor) {
   for (ChainStep step : steps) {
     for (int64_t i = 0; i < rows * cols; ++i) {
       float& value = x[static_cast<size_t>(i)];
@@ -173,6 +173,9 @@ void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, con
           break;
         case ChainStep::swiglu:
           value = activate(Activation::silu, value) * second[static_cast<size_t>(i)];
+          break;
+        case ChainStep::scale:
+          value *= factor;
           break;
       }
     }

@@ -58,11 +58,12 @@ std::vector<float> read_tile(DType type, const uint8_t* data, int64_t pitch, int
 void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int64_t pitch, int64_t rows,
                 int64_t cols);
 
-// One step of an elementwise chain; add, mul and swiglu read a tile, bias a 1 x cols row.
-enum class ChainStep : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };
+// One step of an elementwise chain; add, mul and swiglu read a tile, bias a 1 x cols row, scale multiplies by
+// `factor`.
+enum class ChainStep : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu, scale };
 // x = step(x[, second tile or bias row]) for each step in order, in place.
 void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
-                 const std::vector<float>& bias, int64_t rows, int64_t cols);
+                 const std::vector<float>& bias, int64_t rows, int64_t cols, float factor = 1.0f);
 
 // out[row] = the sum (or max) of the row.
 std::vector<float> reduce_rows(const std::vector<float>& x, int64_t rows, int64_t cols, bool maximum);

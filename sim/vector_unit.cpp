@@ -117,7 +117,7 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
       std::vector<ops::ChainStep> steps;
       for (arch::VecFn fn : op.chain) steps.push_back(static_cast<ops::ChainStep>(fn));
       out = x;
-      ops::apply_chain(steps, out, second, bias, op.rows, op.cols);
+      ops::apply_chain(steps, out, second, bias, op.rows, op.cols, static_cast<float>(op.scale));
       break;
     }
     case arch::VectorKind::reduce_sum:

@@ -295,7 +295,7 @@ ops:
 namespace tessera {
 namespace {
 
-TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndItsOutputChecked) {
+TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndNaivelyAndItsOutputsChecked) {
   ScratchDir scratch;
   write_text(
       scratch.file("attn.yaml"),
@@ -305,12 +305,16 @@ TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndItsOutputChecked) {
       {"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload", scratch.file("attn.yaml"), "--quiet"});
   expect_numerics_pass(report);
   const auto& op = report["ops"][0];
-  // flash ws, os and is, then the multicast form's rows (K/V loaded once, multicast to the cores).
-  ASSERT_EQ(op["runs"].size(), 6u) << op.dump();
+  // flash ws, os and is, then the multicast form's rows (K/V loaded once, multicast to the cores), then the
+  // naive form's (S and P through DRAM), each row simulated and checked.
+  ASSERT_EQ(op["runs"].size(), 9u) << op.dump();
   EXPECT_EQ(op["runs"][0]["dataflow"], "flash ws");
   EXPECT_EQ(op["runs"][3]["dataflow"], "flash-mc ws");
+  EXPECT_EQ(op["runs"][6]["dataflow"], "naive ws");
   EXPECT_NE(op["runs"][0]["mapping"]["description"].get<std::string>().find("q blocks of"),
             std::string::npos);
+  // What fusion buys: the naive rows move S and P through DRAM, more bytes than the flash rows.
+  EXPECT_GT(op["runs"][6]["dram_bytes"].get<int64_t>(), op["runs"][0]["dram_bytes"].get<int64_t>());
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// What attention's forms (mapper/attention_stage.hpp: flash and flash-mc; mapper/attention_naive.hpp: naive)
+// share in their programs and costs: the program's tensors, the runs of K/V rows a tile of keys reads (paged
+// and bshd caches), their loads, and the figures of a cost that follow from its cycles and bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/isa/program.hpp"
+#include "arch/spec.hpp"
+#include "mapper/cost_model.hpp"
+#include "ops/kinds/attention.hpp"
+#include "ops/op.hpp"
+
+namespace tessera::mapper::attention {
+
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+inline uint64_t align64(uint64_t address) {
+  return (address + 63) / 64 * 64;
+}
+
+// Hands out SRAM from address 0, each buffer on a 64-byte boundary.
+struct SramCursor {
+  uint64_t at = 0;
+  uint64_t take(int64_t bytes) {
+    const uint64_t start = at;
+    at = align64(at + static_cast<uint64_t>(bytes));
+    return start;
+  }
+};
+
+// The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
+// (and a paged bhsd pool) as stored, [rows, d]; bshd as [rows / kv_heads, kv_heads * d], a kv head a column
+// range. Consecutive keys whose rows follow each other are one run: one DMA descriptor.
+struct Run {
+  int64_t row = 0, rows = 0, col = 0, first_key = 0;
+};
+std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
+                         int64_t g, int64_t k0, int64_t cols);
+
+// The program's tensors: Q, K, V and O as the op declares them, but for bshd K and V viewed [rows / kv_heads,
+// kv_heads * d] (the same bytes and generated values) so that a kv head's rows are one strided region; the
+// block table is not a program tensor: the DMA descriptors follow it (they are made from it, as a paged
+// cache's driver makes them). `intermediates` (the naive form's S and P) are declared before O, which stays
+// the last tensor, the one the numerics check reads.
+struct ProgramTensors {
+  int q = -1, k = -1, v = -1, o = -1;
+  std::vector<int> intermediates;
+  std::vector<int32_t> table;
+};
+ProgramTensors start_attention_program(arch::Program& program, const std::string& name, const ops::Op& op,
+                                       uint64_t seed, const arch::ArchSpec& spec,
+                                       const ops::AttentionShape& a,
+                                       const std::vector<arch::TensorDecl>& intermediates = {});
+
+// A K/V tile's loads of one tensor (`name` "k": K, "v": V) into the buffer at `sram_address`, number `buffer`
+// of its double buffer: a descriptor a run. The first run waits for `frees` frees of the buffer (0: none);
+// every run signals the buffer full (`<name>_full[<buffer>]`), on each of `destinations` for a multicast
+// (empty: the issuing core).
+void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+                     const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
+                     const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
+                     const std::vector<int>& destinations);
+
+// One DMA transfer's cycles on an engine: its descriptors' setup and its bytes at the engine's rate.
+int64_t transfer_cycles(const arch::DmaSpec& dma, int64_t bytes, int64_t descriptors);
+// A vector instruction's cycles (arch/timing/vector_timing.hpp).
+int64_t vector_cycles(const arch::VectorSpec& vector, arch::VectorKind kind, int64_t rows, int64_t cols,
+                      int64_t extra_simple_ops = 0);
+
+// A cost's figures that follow from what the form filled in (dram_bytes, compute, vector and DMA cycles, the
+// busiest core's cycles): DRAM time, the overhead, cycles, the bound, PE utilisation over the op's MACs (a
+// causal query's visible keys, as ops/kinds/attention.cpp counts them) and energy.
+void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,
+                 const arch::ArchSpec& spec);
+
+}  // namespace tessera::mapper::attention
