@@ -198,20 +198,41 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   const int64_t load = transfer(2 * cols * d * element, descriptors);
   // A block's part: its tiles' steps (the slowest of its matmuls, its softmax and rescale, and — streamed by
   // the core itself — its tile loads), its Q load, last rescale and store.
+  // A tile's step: the slowest of its matmuls, its softmax (the mask's compare on the diagonal tiles only) and
+  // rescale (none on a block's first tile), and, where the core streams its own tiles, its loads; tiles of
+  // `cols` keys but a block's last, which holds what is left of its keys.
+  struct Step {
+    int64_t pe = 0, vec = 0, load = 0;
+  };
+  auto step_of = [&](const QBlock& block, int64_t j) {
+    const int64_t k0 = j * cols, keys = std::min(cols, keys_seen(block) - k0);
+    Step step;
+    step.pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
+              timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
+    step.vec = vec_cycles(arch::VectorKind::online_softmax, block.rows, keys,
+                          tile_masked(block, k0, keys) ? 2 : 1) +
+               (j > 0 ? vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
+    step.load = keys == cols ? load
+                             : transfer(2 * keys * d * element,
+                                        2 * std::max<int64_t>(1, ceil_div(keys, tokens_per_block)));
+    return step;
+  };
+  // A block's part: its tiles' steps, its Q load, last rescale and store.
   auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
     const int64_t tiles = ceil_div(keys_seen(block), cols);
-    const int64_t pe = timer.matmul(mapping.dataflow, block.rows, cols, d).interval +
-                       timer.matmul(mapping.dataflow, block.rows, d, cols).interval;
-    const int64_t vec = vec_cycles(arch::VectorKind::online_softmax, block.rows, cols, masked_ ? 2 : 1) +
-                        vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
-    const int64_t step = std::max({pe, vec, loads_its_tiles ? load : int64_t{0}});
     const int64_t q_load = transfer(block.rows * d * element, 1),
                   store = transfer(block.rows * d * element, 1);
     const int64_t finish = vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
-    core_cycles[core] += tiles * step + q_load + finish + (dma.engines > 1 ? 0 : store);
-    core_pe[core] += tiles * pe;
-    core_vec[core] += tiles * vec + finish;
-    core_dma[core] += (loads_its_tiles ? tiles * load : 0) + q_load + store;
+    for (int64_t j = 0; j < tiles; ++j) {
+      const Step step = step_of(block, j);
+      core_cycles[core] += std::max({step.pe, step.vec, loads_its_tiles ? step.load : int64_t{0}});
+      core_pe[core] += step.pe;
+      core_vec[core] += step.vec;
+      if (loads_its_tiles) core_dma[core] += step.load;
+    }
+    core_cycles[core] += q_load + finish + (dma.engines > 1 ? 0 : store);
+    core_vec[core] += finish;
+    core_dma[core] += q_load + store;
   };
   if (mapping.graph_tiling.values[kForm] == flash_mc) {
     // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
