@@ -215,4 +215,25 @@ std::vector<float> pool_tile(const std::vector<float>& input, const PoolTileGeom
   return out;
 }
 
+void rope_rows(const float* x, const float* table, float* out, int64_t rows, int64_t cols, int64_t head_dim,
+               int64_t rotary_dim, bool interleaved) {
+  const int64_t half = rotary_dim / 2;
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* in = x + row * cols;
+    float* result = out + row * cols;
+    const float* cos_sin = table + row * rotary_dim;
+    for (int64_t head = 0; head < cols; head += head_dim) {
+      for (int64_t pair = 0; pair < half; ++pair) {
+        const int64_t first = head + (interleaved ? 2 * pair : pair);
+        const int64_t second = head + (interleaved ? 2 * pair + 1 : pair + half);
+        const float c = cos_sin[pair], s = cos_sin[half + pair];
+        const float a = in[first], b = in[second];
+        result[first] = a * c - b * s;
+        result[second] = b * c + a * s;
+      }
+      for (int64_t col = head + rotary_dim; col < head + head_dim; ++col) result[col] = in[col];
+    }
+  }
+}
+
 }  // namespace tessera::ops

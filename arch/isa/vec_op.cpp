@@ -8,6 +8,7 @@
 #include "arch/isa/instruction_checks.hpp"
 #include "arch/isa/text_reader.hpp"
 #include "arch/isa/text_writer.hpp"
+#include "common/error.hpp"
 
 namespace tessera::arch {
 
@@ -359,6 +360,7 @@ void VecOp::write(LineWriter& out) const {
 }
 
 void VecOp::check(const InstructionChecks& checks) const {
+  TESSERA_ASSERT(kind != VectorKind::rope, "a rope is an arch::VecRope, never a VecOp");
   const auto& vector = checks.spec().core.vector;
   if (!vector)
     checks.fail("the machine has no vector unit", "give its cores one: core.vector (docs/vector-unit.md)");

@@ -167,4 +167,57 @@ TEST(VecText, TheCheckerRefusesWhatTheMachineCannotRun) {
   EXPECT_EQ(check_error(kLines[0]), "no error");
 }
 
+// vec rope: its own instruction kind on the vec queue, with the table rows at y (fp32, rotary_dim a row).
+TEST(VecText, ARopeReadsAndWritesBackCanonically) {
+  for (const std::string line :
+       {"  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 rotary_dim=128 "
+        "style=half",
+        "  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=128 dtype=fp32 head_dim=64 rotary_dim=16 "
+        "style=interleaved x_pitch=1024 y_pitch=128"}) {
+    const Program program = read(kHeader + line + "\n");
+    ASSERT_EQ(program.cores[0].instructions.size(), 1u);
+    EXPECT_EQ(program.cores[0].instructions[0].queue, (QueueId{QueueKind::vec, 0}));
+    EXPECT_EQ(write_program(program), "tessera-program 1\nname v\nmesh 1x1\n\ncore 0,0\n" + line + "\n");
+    EXPECT_EQ(read(write_program(program)), program);
+    EXPECT_EQ(check_error(line), "no error");
+  }
+  const VecRope rope = std::get<VecRope>(
+      read(kHeader +
+           "  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=128 dtype=fp32 head_dim=64 rotary_dim=16 "
+           "style=interleaved\n")
+          .cores[0]
+          .instructions[0]
+          .operation);
+  EXPECT_TRUE(rope.interleaved);
+  EXPECT_EQ(rope.work().rope_rotated_cols, 32);  // 2 heads of 16 rotated columns
+}
+
+TEST(VecText, ABadRopeIsALocatedErrorOrRefusedByTheChecker) {
+  EXPECT_EQ(error_of("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                     "rotary_dim=128 style=halves"),
+            "v.tprog:5:97: core 0,0 vec #0: 'halves' is not one of half or interleaved");
+  const std::string missing =
+      error_of("  vec rope x=0x0 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 rotary_dim=128 style=half");
+  EXPECT_NE(missing.find("y="), std::string::npos) << missing;
+  EXPECT_EQ(
+      check_error("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=200 dtype=bf16 head_dim=128 "
+                  "rotary_dim=128 style=half"),
+      "v.tprog:5: core 0,0 vec #0: cols 200 is not a whole number of heads of head_dim 128\n  hint: a row "
+      "of X is heads * head_dim columns");
+  EXPECT_EQ(check_error("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                        "rotary_dim=33 style=half"),
+            "v.tprog:5: core 0,0 vec #0: rotary_dim must be even and at most head_dim (128), got 33\n  hint: "
+            "the rotation takes pairs of each head's first rotary_dim columns");
+  // 8 rows x 128 fp32 table words from 0xf800 run past the 64 KiB SRAM
+  EXPECT_NE(check_error("  vec rope x=0x0 y=0xf800 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                        "rotary_dim=128 style=half")
+                .find("table rows y: SRAM bytes 0xf800..0x10800 run past the end"),
+            std::string::npos);
+  EXPECT_EQ(check_error("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                        "rotary_dim=128 style=half",
+                        /*with_vector=*/false)
+                .substr(0, 55),
+            "v.tprog:5: core 0,0 vec #0: the machine has no vector u");
+}
+
 }  // namespace tessera::arch
