@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 
 #include "flow/numerics.hpp"
@@ -80,17 +81,21 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     // A record of the bare contraction (made before the op had its epilogue) times the contraction alone.
     bool contraction_only = false;
     std::string epilogue, differing;
+    // A number the runner wrote without a fraction (scale 0) reads back as an integer: compared as text too.
+    std::map<std::string, std::string> recorded_texts = record.texts;
+    for (const auto& [key, value] : record.shape)
+      recorded_texts.emplace(key, fmt::format("{}", static_cast<double>(value)));
     for (const auto& [key, text] : others) {
-      const auto recorded = record.texts.find(key);
-      if (key == "epilogue" && recorded == record.texts.end()) {
+      const auto recorded = recorded_texts.find(key);
+      if (key == "epilogue" && recorded == recorded_texts.end()) {
         contraction_only = true, epilogue = text;
         continue;
       }
-      if (recorded == record.texts.end() && defaults.count(key)) continue;  // made before the field existed
-      if (recorded != record.texts.end() && recorded->second == text) continue;
+      if (recorded == recorded_texts.end() && defaults.count(key)) continue;  // made before the field existed
+      if (recorded != recorded_texts.end() && recorded->second == text) continue;
       same_shape = false;
       differing += fmt::format("; {} {} in the record, {} here", key,
-                               recorded == record.texts.end() ? "(none)" : recorded->second, text);
+                               recorded == recorded_texts.end() ? "(none)" : recorded->second, text);
     }
     const bool same = record.kind == op.kind_name() && same_shape && record.mode == mode &&
                       record.dtype == name_of(op.dtype) && record.seed == seed && record.index == op.index;

@@ -7,7 +7,9 @@ usage: scripts/reference_summary.py ROOT [WORKLOAD ...]   per op: device time, e
                                                           eager), then every layer more than 10% slower
        scripts/reference_summary.py --gemms ROOT          every gemm/fc op: device ratio per output class
        scripts/reference_summary.py --vector ROOT         every vector-kind op (softmax, norms, elementwise,
-                                                          pool): device ratio per output class
+                                                          pool, rope): device ratio per output class
+       scripts/reference_summary.py --attention ROOT      every attention op: device ratio (the share of
+                                                          PyTorch's speed reached is 1 / the ratio)
        scripts/reference_summary.py --epilogues ROOT [KIND ...]  every op (of these kinds) with an epilogue,
                                                           in the output class compared with PyTorch: the
                                                           runner's fused and unfused chains against each other
@@ -26,7 +28,7 @@ WITHIN = 1.10  # "within 10%": runner/PyTorch at most this
 PARITY = 1.03  # "at parity": within the A/B rounds' typical spread
 
 
-VECTOR_KINDS = ("softmax", "layernorm", "rmsnorm", "elementwise", "pool")
+VECTOR_KINDS = ("softmax", "layernorm", "rmsnorm", "elementwise", "pool", "rope")
 
 
 def shape(op):
@@ -36,6 +38,14 @@ def shape(op):
                  (" causal" if op.get("causal") in (True, "true") else ""),
                  "elementwise": lambda: f' {op["fn"]}'}.get(op["kind"], lambda: "")()
         return f'{op["rows"]}x{op["cols"]}{extra}'
+    if op["kind"] == "rope":
+        return (f'{op["batch"]}x{op["seq"]} tokens, {op["heads"]} heads of {op["head_dim"]}, {op["style"]}, '
+                f'position {op["position"]}, base {op["base"]:g}')
+    if op["kind"] == "attention":
+        cache = (f' paged {op["kv_cache.block_tokens"]}' if op.get("kv_cache.layout") == "paged" else "") + \
+                (" bshd" if op.get("kv_cache.order") == "bshd" else "")
+        return (f'b{op["batch"]} h{op["heads"]}/{op["kv_heads"]} q{op["seq_q"]} kv{op["seq_kv"]} d{op["head_dim"]}'
+                f'{" causal" if op.get("causal") in (True, "true") else ""}{cache}')
     if op["kind"] == "pool":
         return f'{op["mode"]} {op["r"]}x{op["s"]}/{op["stride"]} p{op["pad"]} on {op["n"]}x{op["h"]}x{op["w"]}x{op["c"]}'
     if op["kind"] == "conv2d":
@@ -243,6 +253,8 @@ def main():
         sys.exit(__doc__)
     if sys.argv[1] == "--vector":
         return ab_table(sys.argv[2], VECTOR_KINDS)
+    if sys.argv[1] == "--attention":
+        return ab_table(sys.argv[2], ("attention",))
     if sys.argv[1] == "--epilogues":
         return epilogues(sys.argv[2], set(sys.argv[3:]))
     if sys.argv[1] == "--networks":
