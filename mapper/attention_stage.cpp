@@ -16,144 +16,23 @@
 
 namespace tessera::mapper {
 
-namespace {
+using attention::append_tile_loads;
+using attention::Buffers;
+using attention::buffers_of;
+using attention::ceil_div;
+using attention::dma_cycles;
+using attention::FlashTile;
+using attention::kv_runs;
+using attention::ProgramTensors;
+using attention::Run;
+using attention::start_attention_program;
+using attention::vector_cycles;
+using namespace attention::tiling;
 
-// What GraphTiling's values mean for attention.
-enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast };
+namespace {
 
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
-uint64_t align64(uint64_t address) {
-  return (address + 63) / 64 * 64;
-}
-
-// The SRAM a core's program uses: Q block, two K and two V tiles, two S (fp32) and two P tiles, the fp32
-// accumulator, the output block in the op's type, the running statistics.
-struct Buffers {
-  uint64_t q = 0, k[2] = {}, v[2] = {}, s[2] = {}, p[2] = {}, accumulator = 0, out = 0, statistics = 0;
-  uint64_t end = 0;
-  // The multicast form's second Q block: its own Q, accumulator, output and statistics.
-  uint64_t q2 = 0, accumulator2 = 0, out2 = 0, statistics2 = 0;
-};
-
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false) {
-  const int64_t element = size_bytes(dtype);
-  Buffers b;
-  uint64_t at = 0;
-  auto take = [&](int64_t bytes) {
-    const uint64_t start = at;
-    at = align64(at + static_cast<uint64_t>(bytes));
-    return start;
-  };
-  b.q = take(rows * dim * element);
-  for (int i = 0; i < 2; ++i) b.k[i] = take(cols * dim * element);
-  for (int i = 0; i < 2; ++i) b.v[i] = take(cols * dim * element);
-  for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
-  for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
-  b.accumulator = take(rows * dim * 4);
-  b.out = take(rows * dim * element);
-  b.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
-  if (two_blocks) {
-    b.q2 = take(rows * dim * element);
-    b.accumulator2 = take(rows * dim * 4);
-    b.out2 = take(rows * dim * element);
-    b.statistics2 = take(rows * arch::VecOp::kRowStatistics * 4);
-  }
-  b.end = at;
-  return b;
-}
-
-// The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
-// (and a paged bhsd pool) as stored, [rows, d]; bshd as [rows / kv_heads, kv_heads * d], a kv head a column
-// range. Consecutive keys whose rows follow each other are one run: one DMA descriptor.
-struct Run {
-  int64_t row = 0, rows = 0, col = 0, first_key = 0;
-};
-
-std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
-                         int64_t g, int64_t k0, int64_t cols) {
-  const bool bshd = a.kv_cache.order == ops::KvOrder::bshd;
-  std::vector<Run> runs;
-  for (int64_t key = k0; key < k0 + cols; ++key) {
-    const int64_t flat = a.kv_row(b, g, key, table.empty() ? nullptr : table.data());
-    const int64_t row = bshd ? flat / a.kv_heads : flat, col = bshd ? (flat % a.kv_heads) * a.head_dim : 0;
-    if (!runs.empty() && runs.back().col == col && runs.back().row + runs.back().rows == row) {
-      ++runs.back().rows;
-    } else {
-      runs.push_back(Run{row, 1, col, key - k0});
-    }
-  }
-  return runs;
-}
-
-// The program's tensors: Q, K, V and O as the op declares them, but for bshd K and V viewed [rows / kv_heads,
-// kv_heads * d] (the same bytes and generated values) so that a kv head's rows are one strided region; the
-// block table is not a program tensor: the DMA descriptors follow it (they are made from it, as a paged
-// cache's driver makes them).
-struct ProgramTensors {
-  int q = -1, k = -1, v = -1, o = -1;
-  std::vector<int32_t> table;
-};
-
-ProgramTensors start_attention_program(arch::Program& program, const std::string& name, const ops::Op& op,
-                                       uint64_t seed, const arch::ArchSpec& spec,
-                                       const ops::AttentionShape& a) {
-  start_program(program, name, op, seed, spec);
-  ProgramTensors tensors;
-  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
-    if (desc.name == "BT") {
-      const ops::HostTensor bt =
-          ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id);
-      tensors.table.assign(reinterpret_cast<const int32_t*>(bt.bytes.data()),
-                           reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
-      continue;
-    }
-    arch::TensorDecl declared = declared_tensor(desc, seed);
-    if ((desc.name == "K" || desc.name == "V") && a.kv_cache.order == ops::KvOrder::bshd) {
-      declared.rows /= a.kv_heads;
-      declared.cols *= a.kv_heads;
-    }
-    const int index = add_tensor(program, declared);
-    (desc.name == "Q"   ? tensors.q
-     : desc.name == "K" ? tensors.k
-     : desc.name == "V" ? tensors.v
-                        : tensors.o) = index;
-  }
-  return tensors;
-}
-
-// A K/V tile's loads into buffer `buffer`: the K runs, then the V runs, each run one descriptor. The first
-// run of each waits for `frees` frees of the buffer (0: none); every run signals the buffer full, on each of
-// `destinations` for a multicast (empty: the issuing core).
-void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
-                       const ProgramTensors& tensors, const Buffers& buffers, int buffer,
-                       const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
-                       const std::vector<int>& destinations) {
-  for (const bool is_k : {true, false}) {
-    const char* name = is_k ? "k" : "v";
-    auto semaphore = [&](const char* what) {
-      return arch::SemaphoreRef{program.semaphore_id(fmt::format("{}_{}[{}]", name, what, buffer)),
-                                arch::kSameCore};
-    };
-    for (size_t r = 0; r < runs.size(); ++r) {
-      arch::DmaLoad load;
-      load.source =
-          arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
-      load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
-                          static_cast<uint64_t>(runs[r].first_key * d * element);
-      load.destinations = destinations;
-      std::vector<arch::SemaphoreWait> waits;
-      if (r == 0 && frees > 0) waits.push_back(arch::SemaphoreWait{semaphore("free"), frees});
-      // The tile is full when its last run lands: the runs' signals are counted by the consumer.
-      list.push_back(make_instruction(queue, load, waits, {semaphore("full")}));
-    }
-  }
-}
 
 }  // namespace
 
@@ -244,64 +123,57 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
                      t.values[kBlockCols]);
 }
 
+AttentionStage::FlashStep AttentionStage::flash_step(const Mapping& mapping, const arch::ArchSpec& spec,
+                                                     const QBlock& block) const {
+  const int64_t cols = mapping.graph_tiling.values[kBlockCols];
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const InstructionTimer timer(spec);
+  const int64_t tokens_per_block = shape_.paged() ? shape_.kv_cache.block_tokens : cols;
+  const int64_t descriptors = 2 * std::max<int64_t>(1, ceil_div(cols, tokens_per_block));
+  FlashStep step;
+  step.pe = timer.matmul(mapping.dataflow, block.rows, cols, d).interval +
+            timer.matmul(mapping.dataflow, block.rows, d, cols).interval;
+  step.vec = vector_cycles(spec, arch::VectorKind::online_softmax, block.rows, cols, masked_ ? 2 : 1) +
+             vector_cycles(spec, arch::VectorKind::scale_rows, block.rows, d, 0);
+  step.load = dma_cycles(spec, 2 * cols * d * element, descriptors);
+  step.q_load = dma_cycles(spec, block.rows * d * element, 1);
+  step.store = dma_cycles(spec, block.rows * d * element, 1);
+  step.finish = vector_cycles(spec, arch::VectorKind::scale_rows, block.rows, d, 0);
+  return step;
+}
+
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
-  const InstructionTimer timer(spec);
-  const arch::VectorSpec& vector = *spec.core.vector;
-  const arch::DmaSpec& dma = spec.core.dma;
-  auto transfer = [&](int64_t bytes, int64_t descriptors) {
-    return descriptors * int64_t{dma.setup_cycles} +
-           static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
-  };
-  // One K/V tile's step, the pipeline's slowest stage: the two matmuls on the PE array, the softmax and the
-  // rescale on the vector unit, the two tile loads on the DMA engine.
-  auto vec_cycles = [&](arch::VectorKind kind, int64_t r, int64_t c, int64_t extra) {
-    arch::VectorWork work;
-    work.kind = kind;
-    work.rows = r;
-    work.cols = c;
-    work.softmax_extra_simple_ops = extra;
-    return arch::vector_timing(vector, work).cycles;
-  };
   const std::vector<QBlock> blocks = q_blocks(rows);
-  const int64_t tokens_per_block = a.paged() ? a.kv_cache.block_tokens : cols;
-  std::vector<int64_t> core_cycles(static_cast<size_t>(cores), 0), core_pe(core_cycles),
-      core_vec(core_cycles), core_dma(core_cycles);
+  CoreCycles work(cores);
   int64_t kv_bytes = 0;
-  const int64_t descriptors = 2 * std::max<int64_t>(1, ceil_div(cols, tokens_per_block));
-  const int64_t load = transfer(2 * cols * d * element, descriptors);
   // A block's part: its tiles' steps (the slowest of its matmuls, its softmax and rescale, and — streamed by
   // the core itself — its tile loads), its Q load, last rescale and store.
   auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
+    const FlashStep step = flash_step(mapping, spec, block);
     const int64_t tiles = ceil_div(keys_seen(block), cols);
-    const int64_t pe = timer.matmul(mapping.dataflow, block.rows, cols, d).interval +
-                       timer.matmul(mapping.dataflow, block.rows, d, cols).interval;
-    const int64_t vec = vec_cycles(arch::VectorKind::online_softmax, block.rows, cols, masked_ ? 2 : 1) +
-                        vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
-    const int64_t step = std::max({pe, vec, loads_its_tiles ? load : int64_t{0}});
-    const int64_t q_load = transfer(block.rows * d * element, 1),
-                  store = transfer(block.rows * d * element, 1);
-    const int64_t finish = vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
-    core_cycles[core] += tiles * step + q_load + finish + (dma.engines > 1 ? 0 : store);
-    core_pe[core] += tiles * pe;
-    core_vec[core] += tiles * vec + finish;
-    core_dma[core] += (loads_its_tiles ? tiles * load : 0) + q_load + store;
+    work.add_tiles(core, step, tiles, loads_its_tiles);
+    work.cycles[core] += step.finish + (spec.core.dma.engines > 1 ? 0 : step.store);
+    work.vec[core] += step.finish;
+    work.dma[core] += step.store;
+    return step;
   };
   if (mapping.graph_tiling.values[kMulticast]) {
     // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
     // core starts the next stream when the slowest is done.
     int64_t streams_done = 0;
     for (const Stream& stream : streams(rows, cols, cores)) {
+      int64_t load = 0;
       for (size_t c = 0; c < stream.slots.size(); ++c)
-        for (size_t block : stream.slots[c]) add_block(c, blocks[block], false);
-      const int64_t slowest = *std::max_element(core_cycles.begin(), core_cycles.end());
-      core_dma[0] += stream.tiles * load;
+        for (size_t block : stream.slots[c]) load = add_block(c, blocks[block], false).load;
+      const int64_t slowest = *std::max_element(work.cycles.begin(), work.cycles.end());
+      work.dma[0] += stream.tiles * load;
       streams_done = std::max(slowest, streams_done + stream.tiles * load);
-      std::fill(core_cycles.begin(), core_cycles.end(), streams_done);
+      std::fill(work.cycles.begin(), work.cycles.end(), streams_done);
       kv_bytes += 2 * stream.keys * d * element;
     }
   } else {
@@ -310,23 +182,42 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
       kv_bytes += 2 * keys_seen(blocks[i]) * d * element;
     }
   }
+  return finish_cost(spec, work, kv_bytes, 0);
+}
+
+void AttentionStage::CoreCycles::add_tiles(size_t core, const FlashStep& step, int64_t tiles,
+                                           bool loads_its_tiles) {
+  cycles[core] +=
+      tiles * std::max({step.pe, step.vec, loads_its_tiles ? step.load : int64_t{0}}) + step.q_load;
+  pe[core] += tiles * step.pe;
+  vec[core] += tiles * step.vec;
+  dma[core] += (loads_its_tiles ? tiles * step.load : 0) + step.q_load;
+}
+
+Cost AttentionStage::finish_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
+                                 int64_t reduction_bytes) const {
+  const ops::AttentionShape& a = shape_;
   Cost cost;
-  const int64_t q_bytes = a.batch * a.heads * a.seq_q * d * element;
+  const int64_t q_bytes = a.batch * a.heads * a.seq_q * a.head_dim * size_bytes(dtype_);
   cost.dram_bytes_by_tensor = {q_bytes, kv_bytes, q_bytes};
   cost.dram_bytes = 2 * q_bytes + kv_bytes;
+  cost.reduction_bytes = reduction_bytes;
   cost.dram_cycles =
       static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
-  cost.compute_cycles = *std::max_element(core_pe.begin(), core_pe.end());
-  cost.vector_cycles = *std::max_element(core_vec.begin(), core_vec.end());
-  cost.dma_cycles = *std::max_element(core_dma.begin(), core_dma.end());
+  cost.compute_cycles = *std::max_element(work.pe.begin(), work.pe.end());
+  cost.vector_cycles = *std::max_element(work.vec.begin(), work.vec.end());
+  cost.dma_cycles = *std::max_element(work.dma.begin(), work.dma.end());
+  cost.noc_cycles = *std::max_element(work.noc.begin(), work.noc.end());
   cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 2;
-  const int64_t busiest = *std::max_element(core_cycles.begin(), core_cycles.end());
+  const int64_t busiest = *std::max_element(work.cycles.begin(), work.cycles.end());
   cost.cycles = std::max(busiest, cost.dram_cycles) + cost.overhead_cycles;
-  const int64_t most = std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles});
+  const int64_t most =
+      std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles, cost.noc_cycles});
   cost.bound = most == cost.compute_cycles  ? Bound::compute
                : most == cost.vector_cycles ? Bound::vector
                : most == cost.dram_cycles   ? Bound::dram
-                                            : Bound::dma;
+               : most == cost.dma_cycles    ? Bound::dma
+                                            : Bound::noc;
   // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
   double pairs = 0;
   for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));
@@ -475,14 +366,11 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-  const int64_t d = a.head_dim, element = size_bytes(dtype_);
+  const int64_t d = a.head_dim;
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
   const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
-  const std::vector<int32_t>& table = tensors.table;
-  const int q = tensors.q, o = tensors.o;
-  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
-      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
+  const arch::QueueId store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
       vec_queue{arch::QueueKind::vec, 0};
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
@@ -497,108 +385,125 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(core, spec.mesh);
     auto& list = program.cores.back().instructions;
-    // Each tile of every block, in order; t counts them over the core (the double buffers' parity).
-    struct Tile {
-      size_t block = 0;
-      int64_t k0 = 0, cols = 0;
-      bool first = false, last = false;
-      std::vector<Run> runs;  // of its K (and V) rows
-    };
-    std::vector<Tile> tiles;
-    for (size_t i = first; i < last; ++i) {
-      const int64_t keys = keys_seen(blocks[i]);
-      for (int64_t k0 = 0; k0 < keys; k0 += cols) {
-        const int64_t tile_cols = std::min(cols, keys - k0);
-        tiles.push_back(Tile{i, k0, tile_cols, k0 == 0, k0 + cols >= keys,
-                             kv_runs(a, table, blocks[i].b, blocks[i].g, k0, tile_cols)});
-      }
-    }
-    // DMA loads: a block's Q before its first tile's K and V.
-    for (size_t t = 0; t < tiles.size(); ++t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      if (tile.first) {
-        arch::DmaLoad load;
-        load.source = arch::TensorRegion{q, block.first_row, block.rows, 0, d};
-        load.sram_address = buffers.q;
-        std::vector<arch::SemaphoreWait> waits;
-        if (tile.block != first) waits.push_back(wait("q_free"));
-        list.push_back(make_instruction(load_queue, load, waits, {semaphore("q_full")}));
-      }
-      append_tile_loads(list, program, load_queue, tensors, buffers, buffer, tile.runs, d, element,
-                        t >= 2 ? 1 : 0, {});
-    }
-    auto runs_of = [&](const Tile& tile) { return static_cast<int>(tile.runs.size()); };
-    // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
-    auto s_matmul = [&](size_t t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      arch::PeMatmul s = matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer],
-                                   block.rows, tile.cols, d);
-      s.w_transposed = true;
-      std::vector<arch::SemaphoreWait> waits = {
-          arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), runs_of(tile)}};
-      if (tile.first) waits.push_back(wait("q_full"));
-      if (t >= 2) waits.push_back(wait(fmt::format("s_free[{}]", buffer)));
-      std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer)),
-                                                 semaphore(fmt::format("k_free[{}]", buffer))};
-      if (tile.last) signals.push_back(semaphore("q_free"));
-      list.push_back(make_instruction(pe_queue, s, waits, signals));
-    };
-    auto pv_matmul = [&](size_t t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      arch::PeMatmul pv = matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
-                                    buffers.accumulator, block.rows, d, tile.cols);
-      pv.accumulate = !tile.first;
-      std::vector<arch::SemaphoreWait> waits = {
-          arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
-          wait(fmt::format("p_full[{}]", buffer))};
-      if (!tile.first) waits.push_back(wait("acc_ready"));
-      list.push_back(make_instruction(pe_queue, pv, waits,
-                                      {semaphore("pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
-                                       semaphore(fmt::format("p_free[{}]", buffer))}));
-    };
-    for (size_t t = 0; t < tiles.size(); ++t) {
-      s_matmul(t);
-      if (t >= 1) pv_matmul(t - 1);
-    }
-    pv_matmul(tiles.size() - 1);
-    // Vector unit: per tile the online softmax, then (after the previous P V) the accumulator's rescale;
-    // after a block's last tile, O = accumulator / sum into the output buffer.
-    for (size_t t = 0; t < tiles.size(); ++t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
-                                             buffers.p[buffer], buffers.statistics);
-      std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", buffer))};
-      if (t >= 2) waits.push_back(wait(fmt::format("p_free[{}]", buffer)));
+    std::vector<FlashTile> tiles;
+    for (size_t i = first; i < last; ++i)
+      append_flash_tiles(tensors, blocks, i, 0, keys_seen(blocks[i]), cols, tiles);
+    // After a block's last tile, O = accumulator / sum into the output buffer, and its store.
+    auto finish_block = [&](size_t t) {
+      const QBlock& block = blocks[tiles[t].block];
+      std::vector<arch::SemaphoreWait> waits = {wait("pv_done")};
+      if (tiles[t].block != first) waits.push_back(wait("out_free"));
       list.push_back(make_instruction(
-          vec_queue, softmax, waits,
-          {semaphore(fmt::format("s_free[{}]", buffer)), semaphore(fmt::format("p_full[{}]", buffer))}));
-      auto scale_accumulator = [&](bool final) {
-        return scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, final);
-      };
-      if (!tile.first)
-        list.push_back(make_instruction(vec_queue, scale_accumulator(false), {wait("pv_done")},
-                                        {semaphore("acc_ready")}));
-      if (tile.last) {
-        std::vector<arch::SemaphoreWait> waits = {wait("pv_done")};
-        if (tile.block != first) waits.push_back(wait("out_free"));
-        list.push_back(make_instruction(vec_queue, scale_accumulator(true), waits, {semaphore("out_full")}));
-        arch::DmaStore store;
-        store.sram_address = buffers.out;
-        store.destination = arch::TensorRegion{o, block.first_row, block.rows, 0, d};
-        list.push_back(make_instruction(store_queue, store, {wait("out_full")}, {semaphore("out_free")}));
-      }
-    }
+          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, true), waits,
+          {semaphore("out_full")}));
+      arch::DmaStore store;
+      store.sram_address = buffers.out;
+      store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
+      list.push_back(make_instruction(store_queue, store, {wait("out_full")}, {semaphore("out_free")}));
+    };
+    append_flash_core(list, program, tensors, buffers, mapping.dataflow, blocks, tiles, finish_block);
   }
   program.number_semaphores_by_appearance();
   return program;
+}
+
+void AttentionStage::append_flash_tiles(const ProgramTensors& tensors, const std::vector<QBlock>& blocks,
+                                        size_t block, int64_t begin, int64_t end, int64_t cols,
+                                        std::vector<FlashTile>& tiles) const {
+  const QBlock& q = blocks[block];
+  for (int64_t k0 = begin; k0 < end; k0 += cols) {
+    const int64_t tile_cols = std::min(cols, end - k0);
+    tiles.push_back(FlashTile{block, k0, tile_cols, k0 == begin, k0 + cols >= end,
+                              kv_runs(shape_, tensors.table, q.b, q.g, k0, tile_cols)});
+  }
+}
+
+void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
+                                       const ProgramTensors& tensors, const Buffers& buffers,
+                                       arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
+                                       const std::vector<FlashTile>& tiles,
+                                       const std::function<void(size_t)>& finish_block) const {
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const arch::QueueId load_queue{arch::QueueKind::dma, 0}, pe_queue{arch::QueueKind::pe, 0},
+      vec_queue{arch::QueueKind::vec, 0};
+  auto semaphore = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
+  };
+  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  const size_t first = tiles.front().block;
+  // DMA loads: a block's Q before its first tile's K and V.
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    if (tile.first) {
+      arch::DmaLoad load;
+      load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
+      load.sram_address = buffers.q;
+      std::vector<arch::SemaphoreWait> waits;
+      if (tile.block != first) waits.push_back(wait("q_free"));
+      list.push_back(make_instruction(load_queue, load, waits, {semaphore("q_full")}));
+    }
+    append_tile_loads(list, program, load_queue, tensors, buffers, buffer, tile.runs, d, element,
+                      t >= 2 ? 1 : 0, {});
+  }
+  auto runs_of = [&](const FlashTile& tile) { return static_cast<int>(tile.runs.size()); };
+  // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
+  auto s_matmul = [&](size_t t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    arch::PeMatmul s =
+        matmul_op(dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
+    s.w_transposed = true;
+    std::vector<arch::SemaphoreWait> waits = {
+        arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), runs_of(tile)}};
+    if (tile.first) waits.push_back(wait("q_full"));
+    if (t >= 2) waits.push_back(wait(fmt::format("s_free[{}]", buffer)));
+    std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer)),
+                                               semaphore(fmt::format("k_free[{}]", buffer))};
+    if (tile.last) signals.push_back(semaphore("q_free"));
+    list.push_back(make_instruction(pe_queue, s, waits, signals));
+  };
+  auto pv_matmul = [&](size_t t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    arch::PeMatmul pv = matmul_op(dataflow, buffers.p[buffer], buffers.v[buffer], buffers.accumulator,
+                                  block.rows, d, tile.cols);
+    pv.accumulate = !tile.first;
+    std::vector<arch::SemaphoreWait> waits = {
+        arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
+        wait(fmt::format("p_full[{}]", buffer))};
+    if (!tile.first) waits.push_back(wait("acc_ready"));
+    list.push_back(make_instruction(pe_queue, pv, waits,
+                                    {semaphore("pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
+                                     semaphore(fmt::format("p_free[{}]", buffer))}));
+  };
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    s_matmul(t);
+    if (t >= 1) pv_matmul(t - 1);
+  }
+  pv_matmul(tiles.size() - 1);
+  // Vector unit: per tile the online softmax, then (after the previous P V) the accumulator's rescale; after
+  // a block's last tile, what finishes the block.
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
+                                           buffers.p[buffer], buffers.statistics);
+    std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", buffer))};
+    if (t >= 2) waits.push_back(wait(fmt::format("p_free[{}]", buffer)));
+    list.push_back(make_instruction(
+        vec_queue, softmax, waits,
+        {semaphore(fmt::format("s_free[{}]", buffer)), semaphore(fmt::format("p_full[{}]", buffer))}));
+    if (!tile.first)
+      list.push_back(make_instruction(
+          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, false),
+          {wait("pv_done")}, {semaphore("acc_ready")}));
+    if (tile.last) finish_block(t);
+  }
 }
 
 arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "arch/isa/pe_matmul.hpp"
 #include "arch/isa/vec_op.hpp"
+#include "mapper/attention_program.hpp"
 #include "mapper/stage_graph.hpp"
 #include "ops/kinds/attention.hpp"
 
@@ -64,6 +66,39 @@ class AttentionStage final : public StageGraph {
 
  private:
   ops::AttentionShape shape_;
+  // The cycles of one K/V tile's step of a block (the pipeline runs at its slowest stage): both matmuls on
+  // the PE array, the softmax and the rescale on the vector unit, the tile's loads on a DMA engine; and of
+  // the block's Q load, its final rescale and its store.
+  struct FlashStep {
+    int64_t pe = 0, vec = 0, load = 0, q_load = 0, finish = 0, store = 0;
+  };
+  FlashStep flash_step(const Mapping& mapping, const arch::ArchSpec& spec, const QBlock& block) const;
+  // Per core of a mapping: its cycles, and the busy cycles of its PE array, vector unit, DMA engines and NoC
+  // port.
+  struct CoreCycles {
+    explicit CoreCycles(int cores)
+        : cycles(static_cast<size_t>(cores), 0), pe(cycles), vec(cycles), dma(cycles), noc(cycles) {}
+    std::vector<int64_t> cycles, pe, vec, dma, noc;
+    // `tiles` steps of a block and its Q load (the tiles' loads too where the core streams them itself).
+    void add_tiles(size_t core, const FlashStep& step, int64_t tiles, bool loads_its_tiles);
+  };
+  // The cost of a mapping whose cores do `work`: DRAM bytes of Q, K and V (`kv_bytes`) and O, and partial
+  // results reduced over the NoC.
+  Cost finish_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
+                   int64_t reduction_bytes) const;
+  // One core's flash loop over `tiles` (the ranges of its blocks, in order): the Q and K/V loads on DMA
+  // engine 0, S and P V on the PE array, the online softmax and the accumulator's rescales on the vector
+  // unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait on pv_done,
+  // the last P V): the final normalisation and the store.
+  void append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
+                         const attention::ProgramTensors& tensors, const attention::Buffers& buffers,
+                         arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
+                         const std::vector<attention::FlashTile>& tiles,
+                         const std::function<void(size_t)>& finish_block) const;
+  // The tiles of keys [begin, end) of blocks[block], appended to `tiles`.
+  void append_flash_tiles(const attention::ProgramTensors& tensors, const std::vector<QBlock>& blocks,
+                          size_t block, int64_t begin, int64_t end, int64_t cols,
+                          std::vector<attention::FlashTile>& tiles) const;
   arch::PeMatmul matmul_op(arch::Dataflow dataflow, uint64_t a_address, uint64_t w_address,
                            uint64_t o_address, int64_t m, int64_t n, int64_t k) const;
   // A K/V tile's online softmax step of `block` (S at s, P to p), and the accumulator's rescale by the step's
