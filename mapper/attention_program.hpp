@@ -1,4 +1,4 @@
-// The pieces every form of attention's lowering (mapper/attention_stage.hpp: flash, flash-mc)
+// The pieces every form of attention's lowering (mapper/attention_stage.hpp: flash, flash-mc, flash-split)
 // builds its tile program from: what GraphTiling's values mean, a core's SRAM buffers, the DMA runs of a
 // K/V tile through the block table, the program's tensors, a tile's loads.
 #pragma once
@@ -16,9 +16,9 @@
 namespace tessera::mapper::attention {
 
 // What GraphTiling's values mean for attention: rows of a Q block, keys of a K/V tile, cores used, the
-// multicast form (1).
+// multicast form (1), the split-KV form's ranges of keys a block is split into (0: not split).
 namespace tiling {
-enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast };
+enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast, kSplits };
 }  // namespace tiling
 
 inline int64_t ceil_div(int64_t a, int64_t b) {

@@ -108,12 +108,15 @@ bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) 
 }
 
 std::string AttentionStage::label(const Mapping& mapping) const {
-  return std::string(mapping.graph_tiling.values[kMulticast] ? "flash-mc " : "flash ") +
+  return std::string(mapping.graph_tiling.values[kMulticast] ? "flash-mc "
+                     : mapping.graph_tiling.values[kSplits]  ? "flash-split "
+                                                             : "flash ") +
          arch::name_of(mapping.dataflow);
 }
 
 std::string AttentionStage::describe(const Mapping& mapping) const {
   const GraphTiling& t = mapping.graph_tiling;
+  if (t.values[kSplits]) return describe_split(mapping);
   if (t.values[kMulticast])
     return fmt::format("flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast",
                        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
@@ -143,6 +146,7 @@ AttentionStage::FlashStep AttentionStage::flash_step(const Mapping& mapping, con
 }
 
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  if (mapping.graph_tiling.values[kSplits]) return evaluate_split(mapping, spec);
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
@@ -182,7 +186,7 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
       kv_bytes += 2 * keys_seen(blocks[i]) * d * element;
     }
   }
-  return finish_cost(spec, work, kv_bytes, 0);
+  return finish_cost(spec, work, kv_bytes, 0, 0);
 }
 
 void AttentionStage::CoreCycles::add_tiles(size_t core, const FlashStep& step, int64_t tiles,
@@ -195,12 +199,12 @@ void AttentionStage::CoreCycles::add_tiles(size_t core, const FlashStep& step, i
 }
 
 Cost AttentionStage::finish_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
-                                 int64_t reduction_bytes) const {
+                                 int64_t q_reload_bytes, int64_t reduction_bytes) const {
   const ops::AttentionShape& a = shape_;
   Cost cost;
   const int64_t q_bytes = a.batch * a.heads * a.seq_q * a.head_dim * size_bytes(dtype_);
-  cost.dram_bytes_by_tensor = {q_bytes, kv_bytes, q_bytes};
-  cost.dram_bytes = 2 * q_bytes + kv_bytes;
+  cost.dram_bytes_by_tensor = {q_bytes + q_reload_bytes, kv_bytes, q_bytes};
+  cost.dram_bytes = 2 * q_bytes + q_reload_bytes + kv_bytes;
   cost.reduction_bytes = reduction_bytes;
   cost.dram_cycles =
       static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
@@ -238,12 +242,13 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
   const int64_t most_rows = masked_ ? a.seq_q : a.group() * a.seq_q;
   const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   int64_t smallest_bytes = 0;
-  std::vector<DataflowSearch> multicast_rows;  // listed after the plain rows
+  std::vector<DataflowSearch> multicast_rows, split_rows;  // listed after the plain rows
   for (arch::Dataflow dataflow : options.dataflows) {
     if (dataflow == arch::Dataflow::rs) continue;
-    DataflowSearch row, multicast_row;
-    row.dataflow = multicast_row.dataflow = dataflow;
-    row.stage_kind = multicast_row.stage_kind = "attention";
+    DataflowSearch row, multicast_row, split_row;
+    row.dataflow = multicast_row.dataflow = split_row.dataflow = dataflow;
+    row.stage_kind = multicast_row.stage_kind = split_row.stage_kind = "attention";
+    split_row.label_text = std::string("flash-split ") + arch::name_of(dataflow);
     row.label_text = std::string("flash ") + arch::name_of(dataflow);
     multicast_row.label_text = std::string("flash-mc ") + arch::name_of(dataflow);
     for (int64_t rows : kBlockRowChoices) {
@@ -286,6 +291,17 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
           multicast.graph_tiling.values[kMulticast] = 1;
           add(multicast_row, multicast);
         }
+        // The split-KV form, where the blocks leave cores idle (decode).
+        for (int64_t splits : split_choices(block_rows, block_cols, machine_cores)) {
+          if (static_cast<int64_t>(
+                  buffers_of(block_rows, block_cols, a.head_dim, dtype_, false, splits).end) >
+              spec.core.sram.bytes)
+            continue;
+          Mapping split = mapping;
+          split.graph_tiling.values[kCores] = blocks * splits;
+          split.graph_tiling.values[kSplits] = splits;
+          add(split_row, split);
+        }
       }
     }
     if (row.legal == 0)
@@ -295,9 +311,10 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
                                                ceil_div(smallest_bytes, 1024), spec.core.sram.bytes / 1024)};
     result.per_dataflow.push_back(std::move(row));
     if (multicast_row.legal > 0) multicast_rows.push_back(std::move(multicast_row));
+    if (split_row.legal > 0) split_rows.push_back(std::move(split_row));
   }
-  for (DataflowSearch& multicast_row : multicast_rows)
-    result.per_dataflow.push_back(std::move(multicast_row));
+  for (std::vector<DataflowSearch>* form : {&multicast_rows, &split_rows})
+    for (DataflowSearch& form_row : *form) result.per_dataflow.push_back(std::move(form_row));
   const bool any = std::any_of(result.per_dataflow.begin(), result.per_dataflow.end(),
                                [](const DataflowSearch& row) { return row.legal > 0; });
   if (!any) {
@@ -362,6 +379,7 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
   if (mapping.graph_tiling.values[kMulticast]) return lower_multicast(op, seed, mapping, spec, program_name);
+  if (mapping.graph_tiling.values[kSplits]) return lower_split(op, seed, mapping, spec, program_name);
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
@@ -422,7 +440,8 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
                                        const ProgramTensors& tensors, const Buffers& buffers,
                                        arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
                                        const std::vector<FlashTile>& tiles,
-                                       const std::function<void(size_t)>& finish_block) const {
+                                       const std::function<void(size_t)>& finish_block,
+                                       const std::string& last_pv_signal) const {
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
   const arch::QueueId load_queue{arch::QueueKind::dma, 0}, pe_queue{arch::QueueKind::pe, 0},
       vec_queue{arch::QueueKind::vec, 0};
@@ -476,9 +495,10 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
         arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
         wait(fmt::format("p_full[{}]", buffer))};
     if (!tile.first) waits.push_back(wait("acc_ready"));
-    list.push_back(make_instruction(pe_queue, pv, waits,
-                                    {semaphore("pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
-                                     semaphore(fmt::format("p_free[{}]", buffer))}));
+    list.push_back(make_instruction(
+        pe_queue, pv, waits,
+        {semaphore(tile.last ? last_pv_signal : "pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
+         semaphore(fmt::format("p_free[{}]", buffer))}));
   };
   for (size_t t = 0; t < tiles.size(); ++t) {
     s_matmul(t);

@@ -61,6 +61,21 @@ class AttentionStage final : public StageGraph {
   };
   std::vector<Stream> streams(int64_t block_rows, int64_t block_cols, int cores) const;
 
+  // The split-KV form (flash-split, flash-decoding): where the blocks are fewer than the cores, each block's
+  // keys [0, keys_seen) split into `splits` contiguous ranges of whole K/V tiles, a range a core. Each core
+  // runs the flash loop over its range; all but the block's first send their un-normalised accumulator and
+  // statistics over the NoC to the core of the first, which merges them (vec merge_partials) and stores O.
+  // Part i * splits + s (block i, range s: keys [begin, end)) runs on core i * splits + s.
+  struct SplitPart {
+    size_t block = 0;
+    int64_t split = 0, begin = 0, end = 0;
+    int core = 0, merging_core = 0;
+  };
+  std::vector<SplitPart> split_parts(int64_t block_rows, int64_t block_cols, int64_t splits) const;
+  // The split counts searched for blocks of block_rows x block_cols on `cores` cores: decode only (a few
+  // queries), 2, 4, 8, ... and the most that fit, with every range at least one tile and a core each.
+  std::vector<int64_t> split_choices(int64_t block_rows, int64_t block_cols, int cores) const;
+
   const ops::AttentionShape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
 
@@ -82,19 +97,22 @@ class AttentionStage final : public StageGraph {
     // `tiles` steps of a block and its Q load (the tiles' loads too where the core streams them itself).
     void add_tiles(size_t core, const FlashStep& step, int64_t tiles, bool loads_its_tiles);
   };
-  // The cost of a mapping whose cores do `work`: DRAM bytes of Q, K and V (`kv_bytes`) and O, and partial
-  // results reduced over the NoC.
+  // The cost of a mapping whose cores do `work`: DRAM bytes of Q (and of Q blocks loaded again by other
+  // cores, `q_reload_bytes`), K and V (`kv_bytes`) and O, and partial results reduced over the NoC.
   Cost finish_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
-                   int64_t reduction_bytes) const;
+                   int64_t q_reload_bytes, int64_t reduction_bytes) const;
   // One core's flash loop over `tiles` (the ranges of its blocks, in order): the Q and K/V loads on DMA
   // engine 0, S and P V on the PE array, the online softmax and the accumulator's rescales on the vector
-  // unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait on pv_done,
-  // the last P V): the final normalisation and the store.
+  // unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait on the
+  // signal of its last P V, `last_pv_signal`: pv_done for a vector instruction, in order after the others'
+  // waits on it; another name for another queue): the final normalisation and the store, or the split form's
+  // sends or merge.
   void append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
                          const attention::ProgramTensors& tensors, const attention::Buffers& buffers,
                          arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
                          const std::vector<attention::FlashTile>& tiles,
-                         const std::function<void(size_t)>& finish_block) const;
+                         const std::function<void(size_t)>& finish_block,
+                         const std::string& last_pv_signal = "pv_done") const;
   // The tiles of keys [begin, end) of blocks[block], appended to `tiles`.
   void append_flash_tiles(const attention::ProgramTensors& tensors, const std::vector<QBlock>& blocks,
                           size_t block, int64_t begin, int64_t end, int64_t cols,
@@ -109,6 +127,16 @@ class AttentionStage final : public StageGraph {
                        bool final) const;
   arch::Program lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                 const arch::ArchSpec& spec, const std::string& program_name) const;
+  // The split-KV form's (mapper/attention_split.cpp).
+  arch::Program lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                            const arch::ArchSpec& spec, const std::string& program_name) const;
+  Cost evaluate_split(const Mapping& mapping, const arch::ArchSpec& spec) const;
+  std::string describe_split(const Mapping& mapping) const;
+  // The merge of a block's `parts` partial results stacked at `partials` (accumulators) and `statistics`.
+  arch::VecOp merge_op(const QBlock& block, uint64_t partials, uint64_t statistics, uint64_t out,
+                       int64_t parts) const;
+  // The bytes one range's partial result sends to the merging core: the fp32 accumulator and statistics.
+  int64_t partial_bytes(const QBlock& block) const;
   DType dtype_ = DType::bf16;
   bool masked_ = false;  // causal with more than one query: each row its own shift
 };
