@@ -79,7 +79,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     }
     // A record of the bare contraction (made before the op had its epilogue) times the contraction alone.
     bool contraction_only = false;
-    std::string epilogue;
+    std::string epilogue, differing;
     for (const auto& [key, text] : others) {
       const auto recorded = record.texts.find(key);
       if (key == "epilogue" && recorded == record.texts.end()) {
@@ -87,7 +87,10 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
         continue;
       }
       if (recorded == record.texts.end() && defaults.count(key)) continue;  // made before the field existed
-      same_shape = same_shape && recorded != record.texts.end() && recorded->second == text;
+      if (recorded != record.texts.end() && recorded->second == text) continue;
+      same_shape = false;
+      differing += fmt::format("; {} {} in the record, {} here", key,
+                               recorded == record.texts.end() ? "(none)" : recorded->second, text);
     }
     const bool same = record.kind == op.kind_name() && same_shape && record.mode == mode &&
                       record.dtype == name_of(op.dtype) && record.seed == seed && record.index == op.index;
@@ -101,12 +104,14 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
       } else {
         recorded.assign(record.shape.begin(), record.shape.end());
       }
-      comparison.note = fmt::format(
-          "the record was made for {}{} {} {} (op #{}, seed {}); this op is {}{} {} {} (op "
-          "#{}, seed {})",
-          record.kind, record.mode.empty() ? "" : " " + record.mode, shape_text(recorded), record.dtype,
-          record.index, record.seed, op.kind_name(), mode.empty() ? "" : " " + mode, shape_text(shape),
-          name_of(op.dtype), op.index, seed);
+      comparison.note =
+          fmt::format(
+              "the record was made for {}{} {} {} (op #{}, seed {}); this op is {}{} {} {} (op "
+              "#{}, seed {})",
+              record.kind, record.mode.empty() ? "" : " " + record.mode, shape_text(recorded), record.dtype,
+              record.index, record.seed, op.kind_name(), mode.empty() ? "" : " " + mode, shape_text(shape),
+              name_of(op.dtype), op.index, seed) +
+          differing;
     } else if (contraction_only) {
       // Its output lacks the epilogue: no output check against it, and its time is said to be the
       // contraction's.

@@ -2,34 +2,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "arch/isa/vec_op.hpp"
+#include "arch/timing/vector_timing.hpp"
 #include "mapper/program_header.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::mapper::attention {
 
-namespace {
-
-uint64_t align64(uint64_t address) {
-  return (address + 63) / 64 * 64;
-}
-
-}  // namespace
-
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks, int64_t parts) {
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks, int kv,
+                   int64_t parts) {
   const int64_t element = size_bytes(dtype);
   Buffers b;
-  uint64_t at = 0;
-  auto take = [&](int64_t bytes) {
-    const uint64_t start = at;
-    at = align64(at + static_cast<uint64_t>(bytes));
-    return start;
-  };
+  SramCursor sram;
+  auto take = [&](int64_t bytes) { return sram.take(bytes); };
   b.q = take(rows * dim * element);
-  for (int i = 0; i < 2; ++i) b.k[i] = take(cols * dim * element);
-  for (int i = 0; i < 2; ++i) b.v[i] = take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
   for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
   for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
   b.accumulator = take(parts * rows * dim * 4);
@@ -41,7 +32,7 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool tw
     b.out2 = take(rows * dim * element);
     b.statistics2 = take(rows * arch::VecOp::kRowStatistics * 4);
   }
-  b.end = at;
+  b.end = sram.at;
   return b;
 }
 
@@ -63,7 +54,8 @@ std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t
 
 ProgramTensors start_attention_program(arch::Program& program, const std::string& name, const ops::Op& op,
                                        uint64_t seed, const arch::ArchSpec& spec,
-                                       const ops::AttentionShape& a) {
+                                       const ops::AttentionShape& a,
+                                       const std::vector<arch::TensorDecl>& intermediates) {
   start_program(program, name, op, seed, spec);
   ProgramTensors tensors;
   for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
@@ -74,6 +66,9 @@ ProgramTensors start_attention_program(arch::Program& program, const std::string
                            reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
       continue;
     }
+    if (desc.is_output)
+      for (const arch::TensorDecl& intermediate : intermediates)
+        tensors.intermediates.push_back(add_tensor(program, intermediate));
     arch::TensorDecl declared = declared_tensor(desc, seed);
     if ((desc.name == "K" || desc.name == "V") && a.kv_cache.order == ops::KvOrder::bshd) {
       declared.rows /= a.kv_heads;
@@ -88,44 +83,67 @@ ProgramTensors start_attention_program(arch::Program& program, const std::string
   return tensors;
 }
 
-int64_t dma_cycles(const arch::ArchSpec& spec, int64_t bytes, int64_t descriptors) {
-  return descriptors * int64_t{spec.core.dma.setup_cycles} +
-         static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / spec.core.dma.bytes_per_cycle));
+void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+                     const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
+                     const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
+                     const std::vector<int>& destinations) {
+  const bool is_k = std::string(name) == "k";
+  auto semaphore = [&](const char* what) {
+    return arch::SemaphoreRef{program.semaphore_id(fmt::format("{}_{}[{}]", name, what, buffer)),
+                              arch::kSameCore};
+  };
+  for (size_t r = 0; r < runs.size(); ++r) {
+    arch::DmaLoad load;
+    load.source = arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
+    load.sram_address = sram_address + static_cast<uint64_t>(runs[r].first_key * d * element);
+    load.destinations = destinations;
+    std::vector<arch::SemaphoreWait> waits;
+    if (r == 0 && frees > 0) waits.push_back(arch::SemaphoreWait{semaphore("free"), frees});
+    // The tile is full when its last run lands: the runs' signals are counted by the consumer.
+    list.push_back(make_instruction(queue, load, waits, {semaphore("full")}));
+  }
 }
 
-int64_t vector_cycles(const arch::ArchSpec& spec, arch::VectorKind kind, int64_t rows, int64_t cols,
-                      int64_t extra) {
+int64_t transfer_cycles(const arch::DmaSpec& dma, int64_t bytes, int64_t descriptors) {
+  return descriptors * int64_t{dma.setup_cycles} +
+         static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
+}
+
+int64_t vector_cycles(const arch::VectorSpec& vector, arch::VectorKind kind, int64_t rows, int64_t cols,
+                      int64_t extra_simple_ops) {
   arch::VectorWork work;
   work.kind = kind;
   work.rows = rows;
   work.cols = cols;
-  work.softmax_extra_simple_ops = extra;
-  return arch::vector_timing(*spec.core.vector, work).cycles;
+  if (kind == arch::VectorKind::map) {
+    work.map_simple_ops = extra_simple_ops;
+  } else {
+    work.softmax_extra_simple_ops = extra_simple_ops;
+  }
+  return arch::vector_timing(vector, work).cycles;
 }
 
-void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
-                       const ProgramTensors& tensors, const Buffers& buffers, int buffer,
-                       const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
-                       const std::vector<int>& destinations) {
-  for (const bool is_k : {true, false}) {
-    const char* name = is_k ? "k" : "v";
-    auto semaphore = [&](const char* what) {
-      return arch::SemaphoreRef{program.semaphore_id(fmt::format("{}_{}[{}]", name, what, buffer)),
-                                arch::kSameCore};
-    };
-    for (size_t r = 0; r < runs.size(); ++r) {
-      arch::DmaLoad load;
-      load.source =
-          arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
-      load.sram_address = (is_k ? buffers.k[buffer] : buffers.v[buffer]) +
-                          static_cast<uint64_t>(runs[r].first_key * d * element);
-      load.destinations = destinations;
-      std::vector<arch::SemaphoreWait> waits;
-      if (r == 0 && frees > 0) waits.push_back(arch::SemaphoreWait{semaphore("free"), frees});
-      // The tile is full when its last run lands: the runs' signals are counted by the consumer.
-      list.push_back(make_instruction(queue, load, waits, {semaphore("full")}));
-    }
-  }
+void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,
+                 const arch::ArchSpec& spec) {
+  cost.dram_cycles =
+      static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
+  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 2;
+  cost.cycles = std::max(busiest_core_cycles, cost.dram_cycles) + cost.overhead_cycles;
+  const int64_t most =
+      std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles, cost.noc_cycles});
+  cost.bound = most == cost.compute_cycles  ? Bound::compute
+               : most == cost.vector_cycles ? Bound::vector
+               : most == cost.dram_cycles   ? Bound::dram
+               : most == cost.dma_cycles    ? Bound::dma
+                                            : Bound::noc;
+  // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
+  double pairs = 0;
+  for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));
+  const double macs = 2.0 * static_cast<double>(a.head_dim) * static_cast<double>(a.batch * a.heads) * pairs;
+  cost.pe_utilization = macs / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
+                                spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
+  cost.energy_pj =
+      static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte + macs * spec.energy_pj.mac;
 }
 
 }  // namespace tessera::mapper::attention

@@ -1,6 +1,7 @@
-// The pieces every form of attention's lowering (mapper/attention_stage.hpp: flash, flash-mc, flash-split)
-// builds its tile program from: what GraphTiling's values mean, a core's SRAM buffers, the DMA runs of a
-// K/V tile through the block table, the program's tensors, a tile's loads.
+// What attention's forms (mapper/attention_stage.hpp: flash, flash-mc and flash-split;
+// mapper/attention_naive.hpp: naive) share in their programs and costs: the program's tensors, the flash
+// forms' SRAM buffers, the runs of K/V rows a tile of keys reads (paged and bshd caches), their loads, and
+// the figures of a cost that follow from its cycles and bytes.
 #pragma once
 
 #include <cstdint>
@@ -9,32 +10,45 @@
 
 #include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
-#include "arch/timing/vector_timing.hpp"
+#include "mapper/cost_model.hpp"
 #include "ops/kinds/attention.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper::attention {
 
-// What GraphTiling's values mean for attention: rows of a Q block, keys of a K/V tile, cores used, the
-// multicast form (1), the split-KV form's ranges of keys a block is split into (0: not split).
-namespace tiling {
-enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kMulticast, kSplits };
-}  // namespace tiling
-
 inline int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-// The SRAM a core's program uses: Q block, two K and two V tiles, two S (fp32) and two P tiles, the fp32
+inline uint64_t align64(uint64_t address) {
+  return (address + 63) / 64 * 64;
+}
+
+// Hands out SRAM from address 0, each buffer on a 64-byte boundary.
+struct SramCursor {
+  uint64_t at = 0;
+  uint64_t take(int64_t bytes) {
+    const uint64_t start = at;
+    at = align64(at + static_cast<uint64_t>(bytes));
+    return start;
+  }
+};
+
+// K/V tile buffers of the flash forms: two for the plain and split forms (a core streams its own tiles); the
+// multicast form may take more, so that the leader loads ahead of cores whose blocks see fewer keys.
+constexpr int kMostKvBuffers = 4;
+
+// The SRAM a flash form's core uses: Q block, `kv` K and `kv` V tiles, two S (fp32) and two P tiles, the fp32
 // accumulator, the output block in the op's type, the running statistics; `parts` accumulators and statistics
-// side by side where a block's partial results meet.
+// side by side where a block's partial results meet (the split form's merging core).
 struct Buffers {
-  uint64_t q = 0, k[2] = {}, v[2] = {}, s[2] = {}, p[2] = {}, accumulator = 0, out = 0, statistics = 0;
+  uint64_t q = 0, k[kMostKvBuffers] = {}, v[kMostKvBuffers] = {}, s[2] = {}, p[2] = {}, accumulator = 0,
+           out = 0, statistics = 0;
   uint64_t end = 0;
   // The multicast form's second Q block: its own Q, accumulator, output and statistics.
   uint64_t q2 = 0, accumulator2 = 0, out2 = 0, statistics2 = 0;
 };
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false,
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false, int kv = 2,
                    int64_t parts = 1);
 
 // The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
@@ -46,41 +60,40 @@ struct Run {
 std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
                          int64_t g, int64_t k0, int64_t cols);
 
-// One K/V tile of a block's flash loop on a core: keys [k0, k0 + cols) of q_blocks' block `block`, the first
-// and the last of the block's range on the core, the runs of its K (and V) rows.
-struct FlashTile {
-  size_t block = 0;
-  int64_t k0 = 0, cols = 0;
-  bool first = false, last = false;
-  std::vector<Run> runs;
-};
-
 // The program's tensors: Q, K, V and O as the op declares them, but for bshd K and V viewed [rows / kv_heads,
 // kv_heads * d] (the same bytes and generated values) so that a kv head's rows are one strided region; the
 // block table is not a program tensor: the DMA descriptors follow it (they are made from it, as a paged
-// cache's driver makes them).
+// cache's driver makes them). `intermediates` (the naive form's S and P) are declared before O, which stays
+// the last tensor, the one the numerics check reads.
 struct ProgramTensors {
   int q = -1, k = -1, v = -1, o = -1;
+  std::vector<int> intermediates;
   std::vector<int32_t> table;
 };
 ProgramTensors start_attention_program(arch::Program& program, const std::string& name, const ops::Op& op,
                                        uint64_t seed, const arch::ArchSpec& spec,
-                                       const ops::AttentionShape& a);
+                                       const ops::AttentionShape& a,
+                                       const std::vector<arch::TensorDecl>& intermediates = {});
 
-// Cycles of one DMA engine moving `bytes` in `descriptors` descriptors: a setup each, then the bytes at the
-// engine's rate.
-int64_t dma_cycles(const arch::ArchSpec& spec, int64_t bytes, int64_t descriptors);
-// Cycles of a vector instruction of `kind` on a rows x cols tile; softmaxes take `extra` simple ops an
-// element (a scale, a mask).
-int64_t vector_cycles(const arch::ArchSpec& spec, arch::VectorKind kind, int64_t rows, int64_t cols,
-                      int64_t extra);
+// A K/V tile's loads of one tensor (`name` "k": K, "v": V) into the buffer at `sram_address`, number `buffer`
+// of its double buffer: a descriptor a run. The first run waits for `frees` frees of the buffer (0: none);
+// every run signals the buffer full (`<name>_full[<buffer>]`), on each of `destinations` for a multicast
+// (empty: the issuing core).
+void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+                     const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
+                     const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
+                     const std::vector<int>& destinations);
 
-// A K/V tile's loads into buffer `buffer`: the K runs, then the V runs, each run one descriptor. The first
-// run of each waits for `frees` frees of the buffer (0: none); every run signals the buffer full, on each of
-// `destinations` for a multicast (empty: the issuing core).
-void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
-                       const ProgramTensors& tensors, const Buffers& buffers, int buffer,
-                       const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
-                       const std::vector<int>& destinations);
+// One DMA transfer's cycles on an engine: its descriptors' setup and its bytes at the engine's rate.
+int64_t transfer_cycles(const arch::DmaSpec& dma, int64_t bytes, int64_t descriptors);
+// A vector instruction's cycles (arch/timing/vector_timing.hpp).
+int64_t vector_cycles(const arch::VectorSpec& vector, arch::VectorKind kind, int64_t rows, int64_t cols,
+                      int64_t extra_simple_ops = 0);
+
+// A cost's figures that follow from what the form filled in (dram_bytes, compute, vector, DMA and NoC cycles,
+// the busiest core's cycles): DRAM time, the overhead, cycles, the bound, PE utilisation over the op's MACs
+// (a causal query's visible keys, as ops/kinds/attention.cpp counts them) and energy.
+void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,
+                 const arch::ArchSpec& spec);
 
 }  // namespace tessera::mapper::attention

@@ -8,9 +8,11 @@
 #include <limits>
 
 #include "arch/isa/noc_send.hpp"
+#include "arch/timing/vector_timing.hpp"
 #include "arch/topology.hpp"
 #include "mapper/attention_stage.hpp"
 #include "mapper/cost_model.hpp"
+#include "mapper/instruction_timer.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/program_header.hpp"
 
@@ -19,11 +21,7 @@ namespace tessera::mapper {
 using attention::Buffers;
 using attention::buffers_of;
 using attention::ceil_div;
-using attention::dma_cycles;
-using attention::FlashTile;
 using attention::ProgramTensors;
-using attention::start_attention_program;
-using namespace attention::tiling;
 
 namespace {
 
@@ -94,20 +92,20 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
                 cols = mapping.graph_tiling.values[kBlockCols], splits = mapping.graph_tiling.values[kSplits];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const InstructionTimer timer(spec);
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
   CoreCycles work(cores);
   int64_t kv_bytes = 0, q_reload_bytes = 0, reduction_bytes = 0;
   for (size_t first = 0; first < parts.size(); first += static_cast<size_t>(splits)) {
     const QBlock& block = blocks[parts[first].block];
-    const FlashStep step = flash_step(mapping, spec, block);
     int64_t arrivals = 0;  // when the last partial has reached the merging core
     const size_t merging = static_cast<size_t>(parts[first].merging_core);
     for (size_t p = first; p < first + static_cast<size_t>(splits); ++p) {
       const SplitPart& part = parts[p];
       const size_t core = static_cast<size_t>(part.core);
-      // The range's flash loop, its tiles streamed by its core.
-      work.add_tiles(core, step, ceil_div(part.end - part.begin, cols), true);
+      // The range's flash loop, its tiles streamed by its core, each tile's step as the plain form's.
+      add_flash_range(work, core, mapping, spec, timer, block, part.begin, part.end, true);
       kv_bytes += 2 * (part.end - part.begin) * d * element;
       if (part.split == 0) continue;
       q_reload_bytes += block.rows * d * element;  // every range's core loads the block's Q
@@ -115,8 +113,8 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
       // rate), through the routers of the route to the merging core.
       const int64_t hops =
           arch::hops(arch::core_coord(part.core, spec.mesh), arch::core_coord(part.merging_core, spec.mesh));
-      const int64_t send = dma_cycles(spec, block.rows * d * 4, 1) +
-                           dma_cycles(spec, block.rows * kStatisticsBytes, 1) +
+      const int64_t send = attention::transfer_cycles(spec.core.dma, block.rows * d * 4, 1) +
+                           attention::transfer_cycles(spec.core.dma, block.rows * kStatisticsBytes, 1) +
                            (hops + 1) * int64_t{spec.noc.router_latency_cycles};
       work.cycles[core] += send;
       const int64_t link_cycles = ceil_div(partial_bytes(block), spec.noc.link_bytes_per_cycle);
@@ -129,12 +127,13 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
     // where a second DMA engine takes it, as the plain form's).
     const int64_t merge =
         arch::vector_timing(*spec.core.vector, merge_op(block, 0, 0, 0, splits).work()).cycles;
+    const int64_t store = block_transfer_cycles(spec, block);
     work.cycles[merging] =
-        std::max(work.cycles[merging], arrivals) + merge + (spec.core.dma.engines > 1 ? 0 : step.store);
+        std::max(work.cycles[merging], arrivals) + merge + (spec.core.dma.engines > 1 ? 0 : store);
     work.vec[merging] += merge;
-    work.dma[merging] += step.store;
+    work.dma[merging] += store;
   }
-  return finish_cost(spec, work, kv_bytes, q_reload_bytes, reduction_bytes);
+  return flash_cost(spec, work, kv_bytes, q_reload_bytes, reduction_bytes);
 }
 
 arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
@@ -142,9 +141,10 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols], splits = mapping.graph_tiling.values[kSplits];
   const int64_t d = shape_.head_dim;
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, false, splits);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, false, 2, splits);
   arch::Program program;
-  const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, shape_);
+  const ProgramTensors tensors =
+      attention::start_attention_program(program, program_name, op, seed, spec, shape_);
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
   const arch::QueueId store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 
 #include "arch/isa/vec_op.hpp"
-#include "arch/timing/vector_timing.hpp"
+#include "mapper/attention_naive.hpp"
+#include "mapper/attention_program.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/instruction_timer.hpp"
 #include "mapper/program_header.hpp"
@@ -16,23 +18,30 @@
 
 namespace tessera::mapper {
 
-using attention::append_tile_loads;
+namespace {
+
 using attention::Buffers;
 using attention::buffers_of;
 using attention::ceil_div;
-using attention::dma_cycles;
-using attention::FlashTile;
-using attention::kv_runs;
+using attention::kMostKvBuffers;
 using attention::ProgramTensors;
 using attention::Run;
-using attention::start_attention_program;
-using attention::vector_cycles;
-using namespace attention::tiling;
-
-namespace {
 
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
+
+// A K/V tile's loads into buffer `buffer`: the K runs, then the V runs, each run one descriptor. The first
+// run of each waits for `frees` frees of the buffer (0: none); every run signals the buffer full, on each of
+// `destinations` for a multicast (empty: the issuing core).
+void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+                       const ProgramTensors& tensors, const Buffers& buffers, int buffer,
+                       const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
+                       const std::vector<int>& destinations) {
+  attention::append_kv_loads(list, program, queue, tensors, "k", buffer, buffers.k[buffer], runs, d, element,
+                             frees, destinations);
+  attention::append_kv_loads(list, program, queue, tensors, "v", buffer, buffers.v[buffer], runs, d, element,
+                             frees, destinations);
+}
 
 }  // namespace
 
@@ -108,72 +117,111 @@ bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) 
 }
 
 std::string AttentionStage::label(const Mapping& mapping) const {
-  return std::string(mapping.graph_tiling.values[kMulticast] ? "flash-mc "
-                     : mapping.graph_tiling.values[kSplits]  ? "flash-split "
-                                                             : "flash ") +
+  const int64_t form = mapping.graph_tiling.values[kForm];
+  return std::string(form == naive         ? "naive "
+                     : form == flash_mc    ? "flash-mc "
+                     : form == flash_split ? "flash-split "
+                                           : "flash ") +
          arch::name_of(mapping.dataflow);
 }
 
 std::string AttentionStage::describe(const Mapping& mapping) const {
   const GraphTiling& t = mapping.graph_tiling;
-  if (t.values[kSplits]) return describe_split(mapping);
-  if (t.values[kMulticast])
-    return fmt::format("flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast",
-                       arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
-                       t.values[kBlockCols]);
+  if (t.values[kForm] == naive) return describe_naive(mapping);
+  if (t.values[kForm] == flash_split) return describe_split(mapping);
+  if (t.values[kForm] == flash_mc)
+    return fmt::format(
+        "flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast, {} k/v buffers",
+        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows], t.values[kBlockCols],
+        std::max<int64_t>(2, t.values[kKvBuffers]));
   return fmt::format("flash {} cores {} q blocks of {} rows, k/v tiles of {} db=kv,s,p",
                      arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
                      t.values[kBlockCols]);
 }
 
-AttentionStage::FlashStep AttentionStage::flash_step(const Mapping& mapping, const arch::ArchSpec& spec,
-                                                     const QBlock& block) const {
+int64_t AttentionStage::tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec,
+                                         int64_t keys) const {
   const int64_t cols = mapping.graph_tiling.values[kBlockCols];
-  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const InstructionTimer timer(spec);
   const int64_t tokens_per_block = shape_.paged() ? shape_.kv_cache.block_tokens : cols;
-  const int64_t descriptors = 2 * std::max<int64_t>(1, ceil_div(cols, tokens_per_block));
-  FlashStep step;
-  step.pe = timer.matmul(mapping.dataflow, block.rows, cols, d).interval +
-            timer.matmul(mapping.dataflow, block.rows, d, cols).interval;
-  step.vec = vector_cycles(spec, arch::VectorKind::online_softmax, block.rows, cols, masked_ ? 2 : 1) +
-             vector_cycles(spec, arch::VectorKind::scale_rows, block.rows, d, 0);
-  step.load = dma_cycles(spec, 2 * cols * d * element, descriptors);
-  step.q_load = dma_cycles(spec, block.rows * d * element, 1);
-  step.store = dma_cycles(spec, block.rows * d * element, 1);
-  step.finish = vector_cycles(spec, arch::VectorKind::scale_rows, block.rows, d, 0);
-  return step;
+  return attention::transfer_cycles(spec.core.dma, 2 * keys * shape_.head_dim * size_bytes(dtype_),
+                                    2 * std::max<int64_t>(1, ceil_div(keys, tokens_per_block)));
+}
+
+int64_t AttentionStage::block_transfer_cycles(const arch::ArchSpec& spec, const QBlock& block) const {
+  return attention::transfer_cycles(spec.core.dma, block.rows * shape_.head_dim * size_bytes(dtype_), 1);
+}
+
+void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping,
+                                     const arch::ArchSpec& spec, const InstructionTimer& timer,
+                                     const QBlock& block, int64_t begin, int64_t end,
+                                     bool loads_its_tiles) const {
+  const int64_t cols = mapping.graph_tiling.values[kBlockCols], d = shape_.head_dim;
+  const arch::VectorSpec& vector = *spec.core.vector;
+  for (int64_t k0 = begin; k0 < end; k0 += cols) {
+    const int64_t keys = std::min(cols, end - k0);
+    const int64_t pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
+                       timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
+    const int64_t vec =
+        attention::vector_cycles(vector, arch::VectorKind::online_softmax, block.rows, keys,
+                                 tile_masked(block, k0, keys) ? 2 : 1) +
+        (k0 > begin ? attention::vector_cycles(vector, arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
+    const int64_t load = loads_its_tiles ? tile_load_cycles(mapping, spec, keys) : 0;
+    work.cycles[core] += std::max({pe, vec, load});
+    work.pe[core] += pe;
+    work.vec[core] += vec;
+    work.dma[core] += load;
+  }
+  const int64_t q_load = block_transfer_cycles(spec, block);
+  work.cycles[core] += q_load;
+  work.dma[core] += q_load;
+}
+
+Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
+                                int64_t q_reload_bytes, int64_t reduction_bytes) const {
+  const ops::AttentionShape& a = shape_;
+  Cost cost;
+  const int64_t q_bytes = a.batch * a.heads * a.seq_q * a.head_dim * size_bytes(dtype_);
+  cost.dram_bytes_by_tensor = {q_bytes + q_reload_bytes, kv_bytes, q_bytes};
+  cost.dram_bytes = 2 * q_bytes + q_reload_bytes + kv_bytes;
+  cost.reduction_bytes = reduction_bytes;
+  cost.compute_cycles = *std::max_element(work.pe.begin(), work.pe.end());
+  cost.vector_cycles = *std::max_element(work.vec.begin(), work.vec.end());
+  cost.dma_cycles = *std::max_element(work.dma.begin(), work.dma.end());
+  cost.noc_cycles = *std::max_element(work.noc.begin(), work.noc.end());
+  attention::finish_cost(cost, *std::max_element(work.cycles.begin(), work.cycles.end()), a, spec);
+  return cost;
 }
 
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  if (mapping.graph_tiling.values[kSplits]) return evaluate_split(mapping, spec);
-  const ops::AttentionShape& a = shape_;
+  const int64_t form = mapping.graph_tiling.values[kForm];
+  if (form == naive) return evaluate_naive(*this, mapping, spec);
+  if (form == flash_split) return evaluate_split(mapping, spec);
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-  const int64_t d = a.head_dim, element = size_bytes(dtype_);
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const InstructionTimer timer(spec);
   const std::vector<QBlock> blocks = q_blocks(rows);
   CoreCycles work(cores);
   int64_t kv_bytes = 0;
-  // A block's part: its tiles' steps (the slowest of its matmuls, its softmax and rescale, and — streamed by
-  // the core itself — its tile loads), its Q load, last rescale and store.
+  // A block's part: its tiles' steps and Q load, its last rescale and store.
   auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
-    const FlashStep step = flash_step(mapping, spec, block);
-    const int64_t tiles = ceil_div(keys_seen(block), cols);
-    work.add_tiles(core, step, tiles, loads_its_tiles);
-    work.cycles[core] += step.finish + (spec.core.dma.engines > 1 ? 0 : step.store);
-    work.vec[core] += step.finish;
-    work.dma[core] += step.store;
-    return step;
+    add_flash_range(work, core, mapping, spec, timer, block, 0, keys_seen(block), loads_its_tiles);
+    const int64_t finish =
+        attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
+    const int64_t store = block_transfer_cycles(spec, block);
+    work.cycles[core] += finish + (spec.core.dma.engines > 1 ? 0 : store);
+    work.vec[core] += finish;
+    work.dma[core] += store;
   };
-  if (mapping.graph_tiling.values[kMulticast]) {
+  if (form == flash_mc) {
     // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
     // core starts the next stream when the slowest is done.
+    const int64_t load = tile_load_cycles(mapping, spec, cols);
     int64_t streams_done = 0;
     for (const Stream& stream : streams(rows, cols, cores)) {
-      int64_t load = 0;
       for (size_t c = 0; c < stream.slots.size(); ++c)
-        for (size_t block : stream.slots[c]) load = add_block(c, blocks[block], false).load;
+        for (size_t block : stream.slots[c]) add_block(c, blocks[block], false);
       const int64_t slowest = *std::max_element(work.cycles.begin(), work.cycles.end());
       work.dma[0] += stream.tiles * load;
       streams_done = std::max(slowest, streams_done + stream.tiles * load);
@@ -186,51 +234,7 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
       kv_bytes += 2 * keys_seen(blocks[i]) * d * element;
     }
   }
-  return finish_cost(spec, work, kv_bytes, 0, 0);
-}
-
-void AttentionStage::CoreCycles::add_tiles(size_t core, const FlashStep& step, int64_t tiles,
-                                           bool loads_its_tiles) {
-  cycles[core] +=
-      tiles * std::max({step.pe, step.vec, loads_its_tiles ? step.load : int64_t{0}}) + step.q_load;
-  pe[core] += tiles * step.pe;
-  vec[core] += tiles * step.vec;
-  dma[core] += (loads_its_tiles ? tiles * step.load : 0) + step.q_load;
-}
-
-Cost AttentionStage::finish_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
-                                 int64_t q_reload_bytes, int64_t reduction_bytes) const {
-  const ops::AttentionShape& a = shape_;
-  Cost cost;
-  const int64_t q_bytes = a.batch * a.heads * a.seq_q * a.head_dim * size_bytes(dtype_);
-  cost.dram_bytes_by_tensor = {q_bytes + q_reload_bytes, kv_bytes, q_bytes};
-  cost.dram_bytes = 2 * q_bytes + q_reload_bytes + kv_bytes;
-  cost.reduction_bytes = reduction_bytes;
-  cost.dram_cycles =
-      static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
-  cost.compute_cycles = *std::max_element(work.pe.begin(), work.pe.end());
-  cost.vector_cycles = *std::max_element(work.vec.begin(), work.vec.end());
-  cost.dma_cycles = *std::max_element(work.dma.begin(), work.dma.end());
-  cost.noc_cycles = *std::max_element(work.noc.begin(), work.noc.end());
-  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 2;
-  const int64_t busiest = *std::max_element(work.cycles.begin(), work.cycles.end());
-  cost.cycles = std::max(busiest, cost.dram_cycles) + cost.overhead_cycles;
-  const int64_t most =
-      std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles, cost.noc_cycles});
-  cost.bound = most == cost.compute_cycles  ? Bound::compute
-               : most == cost.vector_cycles ? Bound::vector
-               : most == cost.dram_cycles   ? Bound::dram
-               : most == cost.dma_cycles    ? Bound::dma
-                                            : Bound::noc;
-  // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
-  double pairs = 0;
-  for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));
-  const double macs = 2.0 * static_cast<double>(a.head_dim) * static_cast<double>(a.batch * a.heads) * pairs;
-  cost.pe_utilization = macs / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
-                                spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
-  cost.energy_pj =
-      static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte + macs * spec.energy_pj.mac;
-  return cost;
+  return flash_cost(spec, work, kv_bytes, 0, 0);
 }
 
 SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
@@ -242,15 +246,20 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
   const int64_t most_rows = masked_ ? a.seq_q : a.group() * a.seq_q;
   const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   int64_t smallest_bytes = 0;
-  std::vector<DataflowSearch> multicast_rows, split_rows;  // listed after the plain rows
+  std::vector<DataflowSearch> multicast_rows, split_rows, naive_rows;  // listed after the plain rows
+  // The naive form stores S and P: only where they fit the DRAM tessera models (1 TiB a tensor).
+  const bool naive_stored = static_cast<double>(a.batch * a.heads * a.seq_q) * static_cast<double>(a.seq_kv) *
+                                static_cast<double>(size_bytes(dtype_)) <=
+                            0x1p40;
   for (arch::Dataflow dataflow : options.dataflows) {
     if (dataflow == arch::Dataflow::rs) continue;
-    DataflowSearch row, multicast_row, split_row;
-    row.dataflow = multicast_row.dataflow = split_row.dataflow = dataflow;
-    row.stage_kind = multicast_row.stage_kind = split_row.stage_kind = "attention";
-    split_row.label_text = std::string("flash-split ") + arch::name_of(dataflow);
+    DataflowSearch row, multicast_row, split_row, naive_row;
+    row.dataflow = multicast_row.dataflow = split_row.dataflow = naive_row.dataflow = dataflow;
+    row.stage_kind = multicast_row.stage_kind = split_row.stage_kind = naive_row.stage_kind = "attention";
     row.label_text = std::string("flash ") + arch::name_of(dataflow);
     multicast_row.label_text = std::string("flash-mc ") + arch::name_of(dataflow);
+    split_row.label_text = std::string("flash-split ") + arch::name_of(dataflow);
+    naive_row.label_text = std::string("naive ") + arch::name_of(dataflow);
     for (int64_t rows : kBlockRowChoices) {
       // A block larger than the rows there are only where the next smaller one does not hold them all.
       if (rows != kBlockRowChoices[0] && rows / 2 >= most_rows) continue;
@@ -260,7 +269,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         const Buffers buffers = buffers_of(block_rows, block_cols, a.head_dim, dtype_);
         if (smallest_bytes == 0 || static_cast<int64_t>(buffers.end) < smallest_bytes)
           smallest_bytes = static_cast<int64_t>(buffers.end);
-        if (static_cast<int64_t>(buffers.end) > spec.core.sram.bytes) continue;
+        const bool flash_fits = static_cast<int64_t>(buffers.end) <= spec.core.sram.bytes;
         const int64_t blocks = static_cast<int64_t>(q_blocks(block_rows).size());
         Mapping mapping;
         mapping.graph = self;
@@ -279,28 +288,43 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
           std::sort(to.best.begin(), to.best.end(), ranks_before);
           if (to.best.size() > keep) to.best.pop_back();
         };
-        add(row, mapping);
+        if (flash_fits) add(row, mapping);
         // The multicast form, where every stream's blocks fit two a core and its buffers fit the SRAM.
         const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-        if (cores > 1 && spec.noc.multicast &&
-            static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, true).end) <=
-                spec.core.sram.bytes &&
-            !streams(block_rows, block_cols, machine_cores).empty()) {
-          Mapping multicast = mapping;
-          multicast.graph_tiling.values[kCores] = machine_cores;
-          multicast.graph_tiling.values[kMulticast] = 1;
-          add(multicast_row, multicast);
-        }
-        // The split-KV form, where the blocks leave cores idle (decode).
+        if (flash_fits && cores > 1 && spec.noc.multicast &&
+            !streams(block_rows, block_cols, machine_cores).empty())
+          // The most K/V buffers first: the cost model does not see the lockstep they relieve (a core whose
+          // blocks see fewer keys waits for the leader's next tile, the leader for the slowest core's free),
+          // so at equal cost the deeper one ranks first.
+          for (int kv = kMostKvBuffers; kv >= 2; --kv) {
+            if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, true, kv).end) >
+                spec.core.sram.bytes)
+              continue;
+            Mapping multicast = mapping;
+            multicast.graph_tiling.values[kCores] = machine_cores;
+            multicast.graph_tiling.values[kForm] = flash_mc;
+            multicast.graph_tiling.values[kKvBuffers] = kv;
+            add(multicast_row, multicast);
+          }
+        // The split-KV form, where a decode's blocks leave cores idle and the merging core's partials fit.
         for (int64_t splits : split_choices(block_rows, block_cols, machine_cores)) {
           if (static_cast<int64_t>(
-                  buffers_of(block_rows, block_cols, a.head_dim, dtype_, false, splits).end) >
+                  buffers_of(block_rows, block_cols, a.head_dim, dtype_, false, 2, splits).end) >
               spec.core.sram.bytes)
             continue;
           Mapping split = mapping;
           split.graph_tiling.values[kCores] = blocks * splits;
+          split.graph_tiling.values[kForm] = flash_split;
           split.graph_tiling.values[kSplits] = splits;
           add(split_row, split);
+        }
+        // The naive form, where a chunk of S rows fits the SRAM beside its passes' tiles.
+        const int64_t softmax_rows = naive_softmax_rows(*this, block_rows, block_cols, spec.core.sram.bytes);
+        if (naive_stored && softmax_rows > 0) {
+          Mapping unfused = mapping;
+          unfused.graph_tiling.values[kForm] = naive;
+          unfused.graph_tiling.values[kSoftmaxRows] = softmax_rows;
+          add(naive_row, unfused);
         }
       }
     }
@@ -312,9 +336,10 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
     result.per_dataflow.push_back(std::move(row));
     if (multicast_row.legal > 0) multicast_rows.push_back(std::move(multicast_row));
     if (split_row.legal > 0) split_rows.push_back(std::move(split_row));
+    if (naive_row.legal > 0) naive_rows.push_back(std::move(naive_row));
   }
-  for (std::vector<DataflowSearch>* form : {&multicast_rows, &split_rows})
-    for (DataflowSearch& form_row : *form) result.per_dataflow.push_back(std::move(form_row));
+  for (std::vector<DataflowSearch>* rows : {&multicast_rows, &split_rows, &naive_rows})
+    for (DataflowSearch& form_row : *rows) result.per_dataflow.push_back(std::move(form_row));
   const bool any = std::any_of(result.per_dataflow.begin(), result.per_dataflow.end(),
                                [](const DataflowSearch& row) { return row.legal > 0; });
   if (!any) {
@@ -378,8 +403,10 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
-  if (mapping.graph_tiling.values[kMulticast]) return lower_multicast(op, seed, mapping, spec, program_name);
-  if (mapping.graph_tiling.values[kSplits]) return lower_split(op, seed, mapping, spec, program_name);
+  const int64_t form = mapping.graph_tiling.values[kForm];
+  if (form == flash_mc) return lower_multicast(op, seed, mapping, spec, program_name);
+  if (form == naive) return lower_naive(*this, op, seed, mapping, spec, program_name);
+  if (form == flash_split) return lower_split(op, seed, mapping, spec, program_name);
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
@@ -387,7 +414,7 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   const int64_t d = a.head_dim;
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
-  const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
+  const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
   const arch::QueueId store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
       vec_queue{arch::QueueKind::vec, 0};
   auto semaphore = [&](const std::string& name) {
@@ -432,7 +459,7 @@ void AttentionStage::append_flash_tiles(const ProgramTensors& tensors, const std
   for (int64_t k0 = begin; k0 < end; k0 += cols) {
     const int64_t tile_cols = std::min(cols, end - k0);
     tiles.push_back(FlashTile{block, k0, tile_cols, k0 == begin, k0 + cols >= end,
-                              kv_runs(shape_, tensors.table, q.b, q.g, k0, tile_cols)});
+                              attention::kv_runs(shape_, tensors.table, q.b, q.g, k0, tile_cols)});
   }
 }
 
@@ -534,12 +561,13 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                 cols = mapping.graph_tiling.values[kBlockCols];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, true);
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, mapping.graph_tiling.values[kKvBuffers]));
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, true, kv_buffers);
   const uint64_t q_of[2] = {buffers.q, buffers.q2}, acc_of[2] = {buffers.accumulator, buffers.accumulator2},
                  out_of[2] = {buffers.out, buffers.out2},
                  stats_of[2] = {buffers.statistics, buffers.statistics2};
   arch::Program program;
-  const ProgramTensors tensors = start_attention_program(program, program_name, op, seed, spec, a);
+  const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<Stream> all = streams(rows, cols, cores);
   TESSERA_ASSERT(!all.empty(),
@@ -572,8 +600,8 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     for (int64_t j = 0; j < all[si].tiles; ++j) {
       const int64_t t = static_cast<int64_t>(receivers.size());
       receivers.emplace_back();
-      tile_runs.push_back(
-          kv_runs(a, tensors.table, any.b, any.g, j * cols, std::min(cols, all[si].keys - j * cols)));
+      tile_runs.push_back(attention::kv_runs(a, tensors.table, any.b, any.g, j * cols,
+                                             std::min(cols, all[si].keys - j * cols)));
       for (int c = 0; c < cores; ++c) {
         const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
         bool uses = false;
@@ -618,10 +646,11 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     for (size_t si = 0; si < all.size(); ++si) {
       if (c == kLeader)
         for (int64_t t = stream_first_tile[si]; t < stream_first_tile[si] + all[si].tiles; ++t)
-          append_tile_loads(list, program, tile_queue, tensors, buffers, static_cast<int>(t % 2),
-                            tile_runs[static_cast<size_t>(t)], d, element,
-                            t >= 2 ? static_cast<int>(receivers[static_cast<size_t>(t - 2)].size()) : 0,
-                            receivers[static_cast<size_t>(t)]);
+          append_tile_loads(
+              list, program, tile_queue, tensors, buffers, static_cast<int>(t % kv_buffers),
+              tile_runs[static_cast<size_t>(t)], d, element,
+              t >= kv_buffers ? static_cast<int>(receivers[static_cast<size_t>(t - kv_buffers)].size()) : 0,
+              receivers[static_cast<size_t>(t)]);
       if (si + 1 < all.size()) q_loads(si + 1, q_used);
       const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
       for (size_t slot = 0; slot < slots.size(); ++slot) {
@@ -640,7 +669,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto s_matmul = [&](size_t u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % 2), sb = static_cast<int>(u % 2);
+      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
       arch::PeMatmul op = matmul_op(mapping.dataflow, q_of[item.slot], buffers.k[kv], buffers.s[sb],
                                     block.rows, item.cols, d);
       op.w_transposed = true;
@@ -656,7 +685,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto pv_matmul = [&](size_t u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % 2), sb = static_cast<int>(u % 2);
+      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
       arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of[item.slot],
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;

@@ -20,7 +20,7 @@ constexpr KindStages kDecompositions[] = {
     {"conv2d", &conv2d_stages},       {"pool", &vector_work_stages},
     {"softmax", &vector_work_stages}, {"layernorm", &vector_work_stages},
     {"rmsnorm", &vector_work_stages}, {"elementwise", &vector_work_stages},
-    {"attention", &attention_stages},
+    {"attention", &attention_stages}, {"rope", &vector_work_stages},
 };
 }  // namespace
 

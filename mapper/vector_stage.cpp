@@ -14,6 +14,7 @@
 #include "ops/kinds/elementwise.hpp"
 #include "ops/kinds/norm.hpp"
 #include "ops/kinds/pool.hpp"
+#include "ops/kinds/rope.hpp"
 #include "ops/kinds/softmax.hpp"
 
 namespace tessera::mapper {
@@ -56,7 +57,7 @@ VectorBuffers buffers_of(const VectorStage& stage, int64_t block_units, bool dou
     x_elements = std::max(x_elements, stage.x_elements(std::min(first, stage.units() - 1),
                                                        std::min(block_units, stage.units())));
   buffers.x_bytes = aligned(x_elements * element, alignment);
-  buffers.y_bytes = aligned(stage.y_elements(block_units) * element, alignment);
+  buffers.y_bytes = aligned(stage.y_elements(block_units) * size_bytes(stage.y_dtype()), alignment);
   buffers.o_bytes = aligned(stage.o_elements(block_units) * out_element, alignment);
   buffers.parameter_bytes = aligned(stage.row_parameter_elements() * element, alignment);
   return buffers;
@@ -93,6 +94,17 @@ std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
     stage->chain_ = {static_cast<arch::VecFn>(elementwise->fn)};  // the same names in the same order
     stage->y_row_ = elementwise->fn == ops::ElementwiseFn::bias;
     stage->y_tile_ = !stage->y_row_ && ops::elementwise_inputs(elementwise->fn) == 2;
+  } else if (const auto* rope = op.as<ops::RopeShape>()) {
+    // A token per row; its table row streams beside X as the Y tile.
+    stage->kind_ = arch::VectorKind::rope;
+    stage->rows_ = rope->rows(), stage->cols_ = rope->cols();
+    stage->seq_ = rope->seq, stage->head_dim_ = rope->head_dim, stage->rotary_dim_ = rope->rotary();
+    stage->interleaved_ = rope->style == ops::RopeStyle::interleaved;
+    stage->y_tile_ = true;
+    stage->y_dtype_ = DType::fp32;
+    stage->y_cols_ = rope->rotary();
+    stage->units_ = stage->rows_;
+    return stage;
   } else if (const auto* pool = op.as<ops::PoolShape>()) {
     if (op.dtype == DType::int8) return nullptr;  // the vector unit computes on floats
     stage->kind_ = arch::VectorKind::pool;
@@ -108,6 +120,8 @@ std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
     return nullptr;
   }
   stage->units_ = stage->rows_;
+  stage->y_dtype_ = op.dtype;
+  stage->y_cols_ = stage->y_tile_ ? stage->cols_ : 0;
   return stage;
 }
 
@@ -120,6 +134,8 @@ std::shared_ptr<const VectorStage> VectorStage::epilogue_pass(const EpilogueWork
   stage->chain_ = epilogue.chain();
   stage->y_tile_ = epilogue.tile();
   stage->y_row_ = epilogue.bias();
+  stage->y_dtype_ = stage->dtype_;
+  stage->y_cols_ = stage->y_tile_ ? stage->cols_ : 0;
   return stage;
 }
 
@@ -131,6 +147,7 @@ std::shared_ptr<const VectorStage> VectorStage::norm_alone() const {
   auto stage = std::make_shared<VectorStage>(*this);
   stage->chain_.clear();
   stage->y_tile_ = false;
+  stage->y_cols_ = 0;
   return stage;
 }
 
@@ -142,6 +159,8 @@ std::shared_ptr<const VectorStage> VectorStage::residual_add_pass() const {
   stage->cols_ = cols_;
   stage->chain_ = {arch::VecFn::add};
   stage->y_tile_ = true;
+  stage->y_dtype_ = dtype_;
+  stage->y_cols_ = cols_;
   return stage;
 }
 
@@ -180,8 +199,20 @@ int64_t VectorStage::x_elements_in_blocks(int64_t per_core, int64_t block) const
   return total;
 }
 
+std::vector<VectorStage::Rows> VectorStage::y_runs(int64_t first_unit, int64_t units) const {
+  if (!y_tile_) return {};
+  if (kind_ != arch::VectorKind::rope) return {x_rows(first_unit, units)};
+  std::vector<Rows> runs;
+  for (int64_t unit = first_unit; unit < first_unit + units;) {
+    const int64_t token = unit % seq_, count = std::min(seq_ - token, first_unit + units - unit);
+    runs.push_back({token, count});
+    unit += count;
+  }
+  return runs;
+}
+
 int64_t VectorStage::y_elements(int64_t units) const {
-  return y_tile_ ? units * cols_ : 0;
+  return y_tile_ ? units * y_cols_ : 0;
 }
 int64_t VectorStage::row_parameter_elements() const {
   if (kind_ == arch::VectorKind::layernorm) return 2 * cols_;
@@ -220,6 +251,34 @@ arch::VecOp VectorStage::block(int64_t first_unit, int64_t units) const {
   return op;
 }
 
+arch::VectorWork VectorStage::work(int64_t first_unit, int64_t units) const {
+  if (kind_ == arch::VectorKind::rope)
+    return std::get<arch::VecRope>(instruction(first_unit, units, {})).work();
+  return block(first_unit, units).work();
+}
+
+arch::Operation VectorStage::instruction(int64_t first_unit, int64_t units, const BlockAddresses& at) const {
+  if (kind_ == arch::VectorKind::rope) {
+    arch::VecRope rope;
+    rope.dtype = dtype_;
+    rope.x_address = at.x, rope.y_address = at.y, rope.o_address = at.o;
+    rope.rows = units;
+    rope.cols = cols_;
+    rope.head_dim = head_dim_, rope.rotary_dim = rotary_dim_;
+    rope.interleaved = interleaved_;
+    return rope;
+  }
+  arch::VecOp op = block(first_unit, units);
+  op.x_address = at.x;
+  op.o_address = at.o;
+  if (y_tile_) op.y_address = at.y;
+  op.g_address = at.parameters;
+  op.b_address = kind_ == arch::VectorKind::map
+                     ? at.parameters  // a bias row
+                     : at.parameters + static_cast<uint64_t>(cols_ * size_bytes(dtype_));
+  return op;
+}
+
 Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   if (mapping.prologue_pass) {
     // Unfused: the pass X + R -> T over every core, a barrier, then this stage over T: one after the other;
@@ -244,17 +303,18 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   const int64_t per_core = mapping.tile_n, block = mapping.tile_m;
   const int cores = cores_used(stage.units(), per_core);
   const int64_t blocks = ceil_div(per_core, block);
-  const arch::VectorTiming vector = arch::vector_timing(*spec.core.vector, stage.block(0, block).work());
+  const arch::VectorTiming vector = arch::vector_timing(*spec.core.vector, stage.work(0, block));
   const int64_t element = size_bytes(stage.dtype()), out_element = size_bytes(stage.out_dtype());
-  const int64_t load_bytes =
-      (stage.x_elements(std::min<int64_t>(1, stage.units() - 1), block) + stage.y_elements(block)) * element;
+  const int64_t y_element = size_bytes(stage.y_dtype());
+  const int64_t load_bytes = stage.x_elements(std::min<int64_t>(1, stage.units() - 1), block) * element +
+                             stage.y_elements(block) * y_element;
   const int64_t store_bytes = stage.o_elements(block) * out_element;
   const arch::DmaSpec& dma = spec.core.dma;
   auto transfer = [&](int64_t bytes, int descriptors) {
     return descriptors * int64_t{dma.setup_cycles} +
            static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
   };
-  const int64_t load = transfer(load_bytes, stage.y_elements(block) > 0 ? 2 : 1);
+  const int64_t load = transfer(load_bytes, 1 + static_cast<int>(stage.y_runs(0, block).size()));
   const int64_t store = transfer(store_bytes, 1);
   const int64_t dram = static_cast<int64_t>(
       std::ceil(static_cast<double>((load_bytes + store_bytes) * cores) / spec.dram.bytes_per_cycle));
@@ -274,12 +334,15 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   // DRAM bytes: every block's X (a pool's halo rows again), Y and O; the row parameters once per core.
   const int64_t x_total = stage.x_elements_in_blocks(per_core, block);
   cost.dram_bytes_by_tensor = {
-      x_total * element, (stage.y_elements(stage.units()) + stage.row_parameter_elements() * cores) * element,
+      x_total * element,
+      stage.y_elements(stage.units()) * y_element + stage.row_parameter_elements() * cores * element,
       stage.o_elements(stage.units()) * out_element};
   cost.dram_bytes =
       cost.dram_bytes_by_tensor[0] + cost.dram_bytes_by_tensor[1] + cost.dram_bytes_by_tensor[2];
+  // The row parameters are of the op's type; a rope's parameters, its table rows, are fp32.
+  const int64_t parameter_element = stage.kind() == arch::VectorKind::rope ? y_element : element;
   const arch::VectorSramTraffic sram = arch::vector_sram_traffic(
-      stage.block(0, block).work(), arch::VectorElementBytes{element, out_element, element});
+      stage.work(0, block), arch::VectorElementBytes{element, out_element, parameter_element});
   cost.sram_bytes = (sram.read_bytes + sram.write_bytes) * ceil_div(stage.units(), block) + cost.dram_bytes;
   cost.energy_pj = static_cast<double>(cost.sram_bytes) * spec.energy_pj.sram_byte +
                    static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte;
@@ -320,7 +383,7 @@ DataflowSearch search_blocks(const std::shared_ptr<const VectorStage>& stage, co
                                         ceil_div(buffers.total(), 1024), spec.core.sram.kib);
           continue;
         }
-        if (!arch::vector_work_problem(*spec.core.vector, stage->block(0, block).work()).empty()) continue;
+        if (!arch::vector_work_problem(*spec.core.vector, stage->work(0, block)).empty()) continue;
         Mapping mapping;
         mapping.vector_stage = stage;
         mapping.split_m = cores_used(units, per_core);
@@ -447,7 +510,7 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
   const auto& instruction = make_instruction;
   const arch::QueueId load_queue{arch::QueueKind::dma, 0}, store_queue{arch::QueueKind::dma, store_engine},
       vec_queue{arch::QueueKind::vec, 0};
-  const int64_t element = size_bytes(stage.dtype());
+  const int64_t element = size_bytes(stage.dtype()), y_element = size_bytes(stage.y_dtype());
   const bool y_tile = tensors.y >= 0;
   const auto parameter_rows = static_cast<int64_t>(tensors.parameters.size());
   for (int core = 0; core < mapping.split_m; ++core) {
@@ -499,10 +562,14 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
       x.source = arch::TensorRegion{tensors.x, rows.first, rows.count, 0, stage.cols()};
       x.sram_address = buffers.x(buffer);
       list.push_back(instruction(load_queue, x, waits, {semaphore(fmt::format("x_full[{}]", buffer))}));
-      if (y_tile) {
+      // Y's runs one after another in its buffer: a tile beside X, or a rope's table rows.
+      int64_t y_row = 0;
+      for (const VectorStage::Rows& run :
+           y_tile ? stage.y_runs(unit, units) : std::vector<VectorStage::Rows>{}) {
         arch::DmaLoad y;
-        y.source = arch::TensorRegion{tensors.y, rows.first, rows.count, 0, stage.cols()};
-        y.sram_address = buffers.y(buffer);
+        y.source = arch::TensorRegion{tensors.y, run.first, run.count, 0, stage.y_cols()};
+        y.sram_address = buffers.y(buffer) + static_cast<uint64_t>(y_row * stage.y_cols() * y_element);
+        y_row += run.count;
         list.push_back(instruction(load_queue, y, {}, {semaphore(fmt::format("x_full[{}]", buffer))}));
       }
     };
@@ -510,16 +577,13 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
     for (size_t t = 0; t < blocks.size(); ++t) {
       const int buffer = static_cast<int>(t % nb);
       const auto [unit, units] = blocks[t];
-      arch::VecOp op = stage.block(unit, units);
-      op.x_address = buffers.x(buffer);
-      op.o_address = buffers.o(buffer);
-      if (y_tile) op.y_address = buffers.y(buffer);
-      op.g_address = buffers.parameters();
-      op.b_address = op.kind == arch::VectorKind::map
-                         ? buffers.parameters()  // a bias row
-                         : buffers.parameters() + static_cast<uint64_t>(stage.cols() * element);
+      const arch::Operation op =
+          stage.instruction(unit, units,
+                            VectorStage::BlockAddresses{buffers.x(buffer), buffers.y(buffer),
+                                                        buffers.o(buffer), buffers.parameters()});
+      const int loads = 1 + (y_tile ? static_cast<int>(stage.y_runs(unit, units).size()) : 0);
       std::vector<arch::SemaphoreWait> waits = {
-          arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", buffer)), y_tile ? 2 : 1}};
+          arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", buffer)), loads}};
       if (t == 0 && parameter_rows > 0)
         waits.push_back(arch::SemaphoreWait{semaphore("p_full"), static_cast<int>(parameter_rows)});
       if (t >= static_cast<size_t>(nb))

@@ -35,8 +35,16 @@ class VectorStage {
   std::shared_ptr<const VectorStage> residual_add_pass() const;
 
   arch::VectorKind kind() const { return kind_; }
-  // What one block of `units` row units does (pool: units are output image rows; else rows of the tile).
+  // What one block of `units` row units does (pool: units are output image rows; else rows of the tile); a
+  // rope's block is an arch::VecRope: instruction() and work() cover every kind.
   arch::VecOp block(int64_t first_unit, int64_t units) const;
+  arch::VectorWork work(int64_t first_unit, int64_t units) const;
+  // The block's instruction on its buffers: X, Y (a second tile, or a rope's table rows), O, and the row
+  // parameters (gamma then beta, or a bias row).
+  struct BlockAddresses {
+    uint64_t x = 0, y = 0, o = 0, parameters = 0;
+  };
+  arch::Operation instruction(int64_t first_unit, int64_t units, const BlockAddresses& at) const;
   int64_t units() const { return units_; }
   // Elements of X, Y (a second tile or a bias row), O that a block of `units` moves from and to DRAM.
   int64_t x_elements(int64_t first_unit, int64_t units) const;
@@ -44,7 +52,9 @@ class VectorStage {
   // blocks re-read their halo rows).
   int64_t x_elements_in_blocks(int64_t per_core, int64_t block) const;
   int64_t y_elements(int64_t units) const;  // per block: a tile's share, or 0 for a row loaded once per core
-  int64_t row_parameter_elements() const;   // gamma, beta or a bias row: loaded once per core
+  DType y_dtype() const { return y_dtype_; }  // a rope's table: fp32; else the op's type
+  int64_t y_cols() const { return y_cols_; }
+  int64_t row_parameter_elements() const;  // gamma, beta or a bias row: loaded once per core
   int64_t o_elements(int64_t units) const;
   DType dtype() const { return dtype_; }
   DType out_dtype() const { return out_dtype_; }
@@ -56,6 +66,10 @@ class VectorStage {
   };
   Rows x_rows(int64_t first_unit, int64_t units) const;
   Rows o_rows(int64_t first_unit, int64_t units) const;
+  // The runs of Y's rows a block loads, one after another into its Y buffer: X's rows, or for a rope the
+  // table rows of its tokens (a run per sequence the block touches: each sequence starts at the table's
+  // first row).
+  std::vector<Rows> y_runs(int64_t first_unit, int64_t units) const;
   // Blocks never cross an image (pool): the largest block a unit can start.
   int64_t units_left_in_image(int64_t first_unit) const;
 
@@ -65,6 +79,11 @@ class VectorStage {
   int64_t rows_ = 0, cols_ = 0, units_ = 0;
   std::vector<arch::VecFn> chain_;
   bool y_tile_ = false, y_row_ = false;
+  DType y_dtype_ = DType::bf16;
+  int64_t y_cols_ = 0;  // of the Y tile (0 without one)
+  // rope: tokens per sequence (the table's rows), the heads' geometry, the pairing
+  int64_t seq_ = 0, head_dim_ = 0, rotary_dim_ = 0;
+  bool interleaved_ = false;
   double scale_ = 1.0, eps_ = 0;
   bool causal_ = false;
   // pool

@@ -6,6 +6,7 @@
 // slots of a GEMM are A=0 (m x k) and W=1 (k x n). Element index is the row-major linear index.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "ops/encodings.hpp"
@@ -50,6 +51,25 @@ TESSERA_HD inline uint16_t input_fp16(uint64_t seed, uint32_t tensor, uint64_t i
 // Uniform over the whole int8 range [-128, 127].
 TESSERA_HD inline int8_t input_int8(uint64_t seed, uint32_t tensor, uint64_t index) {
   return static_cast<int8_t>(static_cast<uint8_t>(input_bits(seed, tensor, index) >> 56));
+}
+
+// A rope op's rotation angle (ops/kinds/rope.hpp): of pair i (0 .. rotary_dim/2 - 1) at token position p,
+// p * theta_i with theta_i = base^(-2i / rotary_dim), in float64.
+TESSERA_HD inline double rope_angle(double base, int64_t rotary_dim, int64_t pair, int64_t position) {
+  return static_cast<double>(position) *
+         pow(base, -2.0 * static_cast<double>(pair) / static_cast<double>(rotary_dim));
+}
+
+// Element `index` of a rope op's cos/sin table [rows x rotary_dim] (row r: the token at position + r), as
+// vLLM's cos_sin_cache holds it: cos of pair i's angle at column i, sin at column rotary_dim/2 + i, computed
+// in float64 and rounded to fp32 once. Not random: every reader of the table (simulator, CPU reference, GPU
+// runner) computes the same bytes on the host.
+inline float rope_table_fp32(int64_t position, double base, int64_t rotary_dim, uint64_t index) {
+  const int64_t half = rotary_dim / 2;
+  const auto row = static_cast<int64_t>(index / static_cast<uint64_t>(rotary_dim));
+  const auto col = static_cast<int64_t>(index % static_cast<uint64_t>(rotary_dim));
+  const double angle = rope_angle(base, rotary_dim, col < half ? col : col - half, position + row);
+  return static_cast<float>(col < half ? std::cos(angle) : std::sin(angle));
 }
 
 // An index table's element `index` (int32 inputs): a pseudorandom permutation of 0 .. count - 1 — a paged KV

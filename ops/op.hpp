@@ -6,6 +6,7 @@
 
 #include <any>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <typeindex>
@@ -15,6 +16,7 @@
 #include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "ops/op_kind.hpp"
+#include "ops/tensor.hpp"
 
 namespace tessera::ops {
 
@@ -62,6 +64,7 @@ struct TensorDesc {
   int64_t cols;
   uint32_t tensor_id;  // for inputs; outputs are not generated
   bool is_output;
+  std::optional<RopeTableFill> rope_table = std::nullopt;  // an input holding a rope table, not random values
 };
 
 std::vector<TensorDesc> tensors_of(const Op& op);

@@ -37,6 +37,18 @@ void gemm_rows(const RowMajorMatrix& a, const RowMajorMatrix& w, double* out, in
   for (auto& thread : pool) thread.join();
 }
 
+void for_each_row(int64_t rows, int threads, const std::function<void(int64_t, std::vector<double>&)>& fn) {
+  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads, rows));
+  auto work = [&](int64_t worker) {
+    std::vector<double> scratch;
+    for (int64_t row = worker; row < rows; row += workers) fn(row, scratch);
+  };
+  std::vector<std::thread> pool;
+  for (int64_t worker = 1; worker < workers; ++worker) pool.emplace_back(work, worker);
+  work(0);
+  for (auto& thread : pool) thread.join();
+}
+
 double generated_value(DType dtype, uint64_t seed, uint32_t tensor, int64_t element) {
   const auto at = static_cast<uint64_t>(element);
   switch (dtype) {

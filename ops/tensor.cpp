@@ -43,9 +43,18 @@ double HostTensor::value(int64_t index) const {
   return 0;
 }
 
-HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor) {
+HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor,
+                          const std::optional<RopeTableFill>& table) {
   HostTensor out(type, rows, cols);
   const int64_t count = out.elements();
+  if (table) {
+    TESSERA_ASSERT(type == DType::fp32 && cols >= 2 && cols % 2 == 0,
+                   "a rope table is fp32 with an even number of columns");
+    auto* data = reinterpret_cast<float*>(out.bytes.data());
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = rope_table_fp32(table->position, table->base, cols, static_cast<uint64_t>(i));
+    return out;
+  }
   switch (type) {
     case DType::fp32: {
       auto* data = reinterpret_cast<float*>(out.bytes.data());

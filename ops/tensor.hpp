@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/dtype.hpp"
@@ -23,8 +24,20 @@ struct HostTensor {
   double value(int64_t index) const;
 };
 
-// Fills a tensor with the counter-based generator's values for (seed, tensor id).
-HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor);
+// An input that holds a rope op's cos/sin table (input_generator.hpp, rope_table_fp32; fp32, rotary_dim
+// columns) instead of the generator's pseudorandom values.
+struct RopeTableFill {
+  int64_t position = 0;  // of the table's first row
+  double base = 10000;
+  bool operator==(const RopeTableFill& other) const {
+    return position == other.position && base == other.base;
+  }
+};
+
+// Fills a tensor with the counter-based generator's values for (seed, tensor id), or, given `table`, with
+// the rope table (fp32 only).
+HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor,
+                          const std::optional<RopeTableFill>& table = std::nullopt);
 
 // Widens `count` elements of raw `type` bytes into floats (int8 -> exact small integers).
 void widen_to_float(DType type, const uint8_t* source, int64_t count, float* destination);

@@ -169,7 +169,7 @@ void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int
 }
 
 void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
-                 const std::vector<float>& bias, int64_t rows, int64_t cols) {
+                 const std::vector<float>& bias, int64_t rows, int64_t cols, float factor) {
   for (ChainStep step : steps) {
     for (int64_t i = 0; i < rows * cols; ++i) {
       float& value = x[static_cast<size_t>(i)];
@@ -197,6 +197,9 @@ void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, con
           break;
         case ChainStep::swiglu:
           value = activate(Activation::silu, value) * second[static_cast<size_t>(i)];
+          break;
+        case ChainStep::scale:
+          value *= factor;
           break;
       }
     }
@@ -234,6 +237,27 @@ std::vector<float> pool_tile(const std::vector<float>& input, const PoolTileGeom
             g.average ? sum / static_cast<float>(g.r * g.s) : best;
       }
   return out;
+}
+
+void rope_rows(const float* x, const float* table, float* out, int64_t rows, int64_t cols, int64_t head_dim,
+               int64_t rotary_dim, bool interleaved) {
+  const int64_t half = rotary_dim / 2;
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* in = x + row * cols;
+    float* result = out + row * cols;
+    const float* cos_sin = table + row * rotary_dim;
+    for (int64_t head = 0; head < cols; head += head_dim) {
+      for (int64_t pair = 0; pair < half; ++pair) {
+        const int64_t first = head + (interleaved ? 2 * pair : pair);
+        const int64_t second = head + (interleaved ? 2 * pair + 1 : pair + half);
+        const float c = cos_sin[pair], s = cos_sin[half + pair];
+        const float a = in[first], b = in[second];
+        result[first] = a * c - b * s;
+        result[second] = b * c + a * s;
+      }
+      for (int64_t col = head + rotary_dim; col < head + head_dim; ++col) result[col] = in[col];
+    }
+  }
 }
 
 }  // namespace tessera::ops

@@ -57,6 +57,13 @@ void layernorm_rows(const float* x, const float* gamma, const float* beta, float
 // out = x / sqrt(mean(x^2) + eps) * gamma per row.
 void rmsnorm_rows(const float* x, const float* gamma, float* out, int64_t rows, int64_t cols, float eps);
 
+// Rotary embedding of a rows x cols tile of heads of head_dim columns (ops/kinds/rope.hpp): each row with
+// its own table row of rotary_dim floats (cos of pair i's angle at i, sin at rotary_dim/2 + i); pairs (i, i +
+// rotary_dim/2) of each head (`interleaved`: (2i, 2i+1)) become (a cos - b sin, b cos + a sin); the columns
+// past rotary_dim in each head are copied.
+void rope_rows(const float* x, const float* table, float* out, int64_t rows, int64_t cols, int64_t head_dim,
+               int64_t rotary_dim, bool interleaved);
+
 // ---- on raw tiles, as the simulator's vector unit runs its instructions (arch::VecOp)
 
 // A rows x cols tile of `type` at `data`, rows `pitch` bytes apart, widened to floats (row-major, packed).
@@ -65,11 +72,12 @@ std::vector<float> read_tile(DType type, const uint8_t* data, int64_t pitch, int
 void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int64_t pitch, int64_t rows,
                 int64_t cols);
 
-// One step of an elementwise chain; add, mul and swiglu read a tile, bias a 1 x cols row.
-enum class ChainStep : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };
+// One step of an elementwise chain; add, mul and swiglu read a tile, bias a 1 x cols row, scale multiplies by
+// `factor`.
+enum class ChainStep : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu, scale };
 // x = step(x[, second tile or bias row]) for each step in order, in place.
 void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
-                 const std::vector<float>& bias, int64_t rows, int64_t cols);
+                 const std::vector<float>& bias, int64_t rows, int64_t cols, float factor = 1.0f);
 
 // out[row] = the sum (or max) of the row.
 std::vector<float> reduce_rows(const std::vector<float>& x, int64_t rows, int64_t cols, bool maximum);

@@ -399,6 +399,45 @@ def vector_variants(torch, runner, op, inputs):
                          variant="torch.compile", fn=torch.compile(fn, dynamic=False), args=args)]
 
 
+def rope_variants(torch, runner, op, inputs):
+    """The rotary embedding as PyTorch models write it, eager and under torch.compile: X viewed [batch, seq,
+    heads, head_dim], its first rotary_dim columns rotated by the token's cos and sin in fp32 — rotate_half
+    (HF Llama, GPT-NeoX: pairs (i, i + d/2)) or the interleaved pairs (2i, 2i+1) (GPT-J, Meta's complex form)
+    —, the rest passed through, stored in the op's type. The cos/sin table is vLLM's cos_sin_cache [seq,
+    rotary_dim] (cos then sin), computed in float64 and rounded to fp32 as the runner's table is."""
+    get = lambda key, default=None: int(op.get(key, default))
+    batch, seq, heads, head_dim = get("batch", 1), get("seq"), get("heads"), get("head_dim")
+    rotary = get("rotary_dim", 0) or head_dim
+    position, base, dtype = get("position", 0), float(op.get("base", 10000)), op["dtype"]
+    interleaved = op.get("style", "half") == "interleaved"
+    half = rotary // 2
+    f64 = torch.float64
+    theta = base ** (-2.0 * torch.arange(half, dtype=f64, device="cuda") / rotary)
+    angles = (position + torch.arange(seq, dtype=f64, device="cuda"))[:, None] * theta[None, :]
+    table = torch.cat([angles.cos(), angles.sin()], dim=-1).float()  # [seq, rotary]
+    x = inputs.tensor(0, (batch * seq, heads * head_dim))
+
+    def rope(t, cos_sin):
+        q = t.view(batch, seq, heads, head_dim)
+        rot, rest = q[..., :rotary].float(), q[..., rotary:]
+        cos, sin = (part[None, :, None, :] for part in cos_sin.chunk(2, dim=-1))  # [1, seq, 1, half]
+        if interleaved:
+            a, b = rot[..., 0::2], rot[..., 1::2]
+            out = torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).flatten(-2)
+        else:
+            a, b = rot[..., :half], rot[..., half:]
+            cos2, sin2 = torch.cat([cos, cos], dim=-1), torch.cat([sin, sin], dim=-1)
+            out = rot * cos2 + torch.cat([-b, a], dim=-1) * sin2  # x*cos + rotate_half(x)*sin
+        return torch.cat([out.to(t.dtype), rest], dim=-1).view(batch * seq, heads * head_dim)
+    copies = copies_for(inputs.l2_bytes, 2 * x.numel() * x.element_size())
+    xs = [x] + [x.clone() for _ in range(copies - 1)]
+    args = lambda i: (xs[i % copies], table)
+    name = "rope_interleaved" if interleaved else "rope_rotate_half"
+    return copies, [dict(path=f"torch.{name}-{dtype}", cls=dtype, output=dtype, tf32=False, fn=rope, args=args),
+                    dict(path=f"torch.compile({name})-{dtype}", cls=dtype, output=dtype, tf32=False,
+                         variant="torch.compile", fn=torch.compile(rope, dynamic=False), args=args)]
+
+
 def index_table(seed, tensor, count):
     """ops/input_generator.hpp's input_index for elements 0 .. count - 1: an int32 input of the generator (a paged
     KV cache's block table), a permutation of 0 .. count - 1 by a 4-round Feistel network with cycle-walking."""
@@ -514,7 +553,7 @@ def attention_variants(torch, runner, op, inputs):
 
 VARIANTS = {"gemm": gemm_variants, "fc": gemm_variants, "conv2d": conv_variants, "pool": pool_variants,
             "softmax": vector_variants, "layernorm": vector_variants, "rmsnorm": vector_variants,
-            "elementwise": vector_variants, "attention": attention_variants}
+            "elementwise": vector_variants, "attention": attention_variants, "rope": rope_variants}
 # Where torch.compile is not applied, and why: Inductor lowers a lone matmul or conv2d to the same extern call
 # (cuBLAS / cuDNN) that eager PyTorch makes (checked on the H200 with --compile-all: same kernels, same time),
 # so a compiled variant measures nothing new; pools are lowered to Inductor's own Triton kernel. A matmul or

@@ -61,8 +61,11 @@ void Machine::prepare_memory(const arch::Program& program, bool functional) {
   for (size_t i = 0; i < program.tensors.size(); ++i) {
     const arch::TensorDecl& tensor = program.tensors[i];
     if (tensor.role == arch::TensorRole::input) {
+      std::optional<ops::RopeTableFill> table;
+      if (tensor.rope_table) table = ops::RopeTableFill{tensor.rope_table->position, tensor.rope_table->base};
       state_->dram[i] =
-          ops::generate_input(tensor.dtype, tensor.rows, tensor.cols, tensor.seed, tensor.generator_id).bytes;
+          ops::generate_input(tensor.dtype, tensor.rows, tensor.cols, tensor.seed, tensor.generator_id, table)
+              .bytes;
     } else {
       state_->dram[i].assign(static_cast<size_t>(tensor.size_in_bytes()), 0);
     }

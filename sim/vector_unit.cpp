@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "arch/timing/vector_timing.hpp"
+#include "common/error.hpp"
 #include "ops/vector_kernels.hpp"
 
 namespace tessera::sim {
@@ -27,16 +28,12 @@ VectorUnit::VectorUnit(sc_core::sc_module_name name, MachineState& machine, int 
       bank_words_(machine.spec.core.sram.banks, 0) {}
 
 void VectorUnit::execute(const arch::Instruction& instruction, int32_t position) {
+  if (const auto* rope = std::get_if<arch::VecRope>(&instruction.operation)) {
+    execute_rope(instruction, *rope, position);
+    return;
+  }
   const auto& op = std::get<arch::VecOp>(instruction.operation);
-  const arch::VectorSpec& spec = *machine_.spec.core.vector;
   const arch::VectorWork work = op.work();
-  const arch::VectorTiming timing = arch::vector_timing(spec, work);
-
-  // After the waits, and after the previous instruction (its time is on the timeline already).
-  const Tick ready = now();
-  timeline_.advance_waits(ready, waits_, position);
-  const Tick start = std::max(ready, timeline_.cursor());
-  Tick end = start + cycles_to_ticks(timing.cycles);
 
   // SRAM traffic: the words each tile's reads and writes touch, over the instruction's span.
   const int64_t element = size_bytes(op.dtype), out_element = size_bytes(op.out_dtype);
@@ -74,6 +71,55 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
         (op.kind == arch::VectorKind::online_softmax && op.first ? 0 : 1) + (writes ? 1 : 0);
     fabric.count_bank_words(op.g_address, op.statistics_rows(), row_bytes, row_bytes, accesses, bank_words_);
   }
+  run(instruction, position, work, traffic, [&] { return functional_commit(op); });
+}
+
+void VectorUnit::execute_rope(const arch::Instruction& instruction, const arch::VecRope& op,
+                              int32_t position) {
+  const arch::VectorWork work = op.work();
+  const int64_t element = size_bytes(op.dtype), table_element = size_bytes(DType::fp32);
+  const arch::VectorSramTraffic traffic =
+      arch::vector_sram_traffic(work, arch::VectorElementBytes{element, element, table_element});
+  // X read and O written once (the two passes cover disjoint columns); the table row read once per head.
+  std::fill(bank_words_.begin(), bank_words_.end(), 0);
+  Fabric& fabric = machine_.fabric;
+  const int64_t row_bytes = op.cols * element, table_bytes = op.rotary_dim * table_element;
+  fabric.count_bank_words(op.x_address, op.rows, row_bytes, packed_or(op.x_pitch_bytes, row_bytes), 1,
+                          bank_words_);
+  fabric.count_bank_words(op.o_address, op.rows, row_bytes, packed_or(op.o_pitch_bytes, row_bytes), 1,
+                          bank_words_);
+  fabric.count_bank_words(op.y_address, op.rows, table_bytes, packed_or(op.y_pitch_bytes, table_bytes),
+                          op.cols / op.head_dim, bank_words_);
+  run(instruction, position, work, traffic, [&] {
+    const uint8_t* sram = machine_.cores[core_].sram.data();
+    const std::vector<float> x = ops::read_tile(op.dtype, sram + op.x_address,
+                                                packed_or(op.x_pitch_bytes, row_bytes), op.rows, op.cols);
+    const std::vector<float> table = ops::read_tile(
+        DType::fp32, sram + op.y_address, packed_or(op.y_pitch_bytes, table_bytes), op.rows, op.rotary_dim);
+    std::vector<float> out(x.size());
+    ops::rope_rows(x.data(), table.data(), out.data(), op.rows, op.cols, op.head_dim, op.rotary_dim,
+                   op.interleaved);
+    const int64_t pitch = packed_or(op.o_pitch_bytes, row_bytes);
+    return std::function<void()>([this, op, out = std::move(out), pitch, row_bytes]() {
+      CoreState& core = machine_.cores[core_];
+      ops::write_tile(op.dtype, out, core.sram.data() + op.o_address, pitch, op.rows, op.cols);
+      core.write_log.push_back(
+          SramWrite{machine_.now(), op.o_address,
+                    op.o_address + static_cast<uint64_t>((op.rows - 1) * pitch + row_bytes)});
+    });
+  });
+}
+
+void VectorUnit::run(const arch::Instruction& instruction, int32_t position, const arch::VectorWork& work,
+                     const arch::VectorSramTraffic& traffic,
+                     const std::function<std::function<void()>()>& compute) {
+  const arch::VectorTiming timing = arch::vector_timing(*machine_.spec.core.vector, work);
+  // After the waits, and after the previous instruction (its time is on the timeline already).
+  const Tick ready = now();
+  timeline_.advance_waits(ready, waits_, position);
+  const Tick start = std::max(ready, timeline_.cursor());
+  Tick end = start + cycles_to_ticks(timing.cycles);
+  Fabric& fabric = machine_.fabric;
   fabric.traffic().sram_read_bytes += traffic.read_bytes;
   fabric.traffic().sram_write_bytes += traffic.write_bytes;
   const Tick stretch = fabric.book_pe_traffic(core_, start, end, bank_words_);
@@ -87,11 +133,11 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
     end += cycles_to_ticks(ticks_to_cycles_ceil(stretch));
     timeline_.advance(end, arch::Cause::bank_conflict, position);
   }
-  counters_.vector_elements += work_elements;
+  counters_.vector_elements += work.rows * work.cols;
 
   std::function<void()> commit;
   wait_until(start);
-  if (machine_.functional) commit = functional_commit(op);
+  if (machine_.functional) commit = compute();
   complete_at(end, instruction, std::move(commit));
 }
 
@@ -117,7 +163,7 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
       std::vector<ops::ChainStep> steps;
       for (arch::VecFn fn : op.chain) steps.push_back(static_cast<ops::ChainStep>(fn));
       out = x;
-      ops::apply_chain(steps, out, second, bias, op.rows, op.cols);
+      ops::apply_chain(steps, out, second, bias, op.rows, op.cols, static_cast<float>(op.scale));
       break;
     }
     case arch::VectorKind::reduce_sum:
@@ -177,6 +223,9 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
     case arch::VectorKind::merge_partials:
       out.resize(static_cast<size_t>(op.rows * op.cols));
       ops::merge_partials(x.data(), statistics.data(), out.data(), op.rows, op.cols, op.parts);
+      break;
+    case arch::VectorKind::rope:
+      TESSERA_ASSERT(false, "a rope is an arch::VecRope, never a VecOp");
       break;
   }
   if (op.kind != arch::VectorKind::online_softmax) statistics.clear();  // written back only by online_softmax

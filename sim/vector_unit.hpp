@@ -5,6 +5,7 @@
 // stretches it), and in functional runs computes on the SRAM bytes in fp32 with ops' vector kernels.
 #pragma once
 
+#include "arch/timing/vector_timing.hpp"
 #include "arch/vector_spec.hpp"
 #include "sim/unit.hpp"
 
@@ -21,6 +22,13 @@ class VectorUnit : public Unit {
   // Computes the result from the tiles in SRAM now; the returned commit writes it when the instruction
   // completes.
   std::function<void()> functional_commit(const arch::VecOp& op);
+  void execute_rope(const arch::Instruction& instruction, const arch::VecRope& op, int32_t position);
+  // What every vector instruction does once its SRAM words are in bank_words_: its closed-form time after
+  // its waits and the previous instruction, its traffic booked on the banks (a bank that cannot keep up
+  // stretches it), its timeline; in a functional run `compute` (called at its start) gives the commit that
+  // writes its result when it completes.
+  void run(const arch::Instruction& instruction, int32_t position, const arch::VectorWork& work,
+           const arch::VectorSramTraffic& traffic, const std::function<std::function<void()>()>& compute);
 
   std::vector<int64_t> bank_words_;
 };

@@ -18,6 +18,7 @@
 #include "arch/isa/pe_matmul.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/isa/vec_op.hpp"
+#include "arch/isa/vec_rope.hpp"
 
 namespace tessera::arch {
 
@@ -27,7 +28,8 @@ using Operation = std::variant<  // the instruction table
     PeMatmul,                    //
     PeConv,                      //
     NocSend,                     //
-    VecOp>;
+    VecOp,                       //
+    VecRope>;
 
 // The queue an operation runs on: the one rule of which instruction goes where.
 QueueKind queue_of(const Operation& operation);

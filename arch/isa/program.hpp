@@ -61,6 +61,16 @@ struct CoreProgram {
 
 enum class TensorRole : uint8_t { input, output, view };
 
+// An input filled with a rope op's cos/sin table (ops/input_generator.hpp, rope_table_fp32) rather than the
+// generator's pseudorandom values: `fill=rope_table position=P base=B` in the text.
+struct RopeTableFill {
+  int64_t position = 0;
+  double base = 10000;
+  bool operator==(const RopeTableFill& other) const {
+    return position == other.position && base == other.base;
+  }
+};
+
 // A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), outputs start
 // zero. A view has no storage of its own (its rows and cols are the view's).
 struct TensorDecl {
@@ -72,6 +82,7 @@ struct TensorDecl {
   TensorRole role = TensorRole::input;
   uint64_t seed = 0;
   uint32_t generator_id = 0;
+  std::optional<RopeTableFill> rope_table;          // an input holding a rope table
   std::optional<Im2colView> im2col;                 // role == view: one of the two
   std::optional<BlockDiagonalView> block_diagonal;  //
   int view_source() const { return im2col ? im2col->source : block_diagonal->source; }
@@ -81,7 +92,7 @@ struct TensorDecl {
   bool operator==(const TensorDecl& other) const {
     return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
            dram_address == other.dram_address && role == other.role && seed == other.seed &&
-           generator_id == other.generator_id && im2col == other.im2col &&
+           generator_id == other.generator_id && rope_table == other.rope_table && im2col == other.im2col &&
            block_diagonal == other.block_diagonal;
   }
 };

@@ -32,7 +32,8 @@ constexpr const char* kHeaderSyntax =
     "'op' line and the 'tensor' lines";
 constexpr const char* kTensorSyntax =
     "a tensor is declared: tensor <name> <dtype> <rows>x<cols> at <dram address> input seed=<seed> "
-    "id=<generator id>, or ... output, or tensor <name> <dtype> <rows>x<cols> view im2col <source> n= h= w= "
+    "id=<generator id> [fill=rope_table position=<first token> base=<theta>], or ... output, or tensor "
+    "<name> <dtype> <rows>x<cols> view im2col <source> n= h= w= "
     "c= r= s= stride= pad= dilation= groups=, or ... view blockdiag <source> groups= packed= window= "
     "group_c= "
     "group_k=";
@@ -254,15 +255,41 @@ class ProgramReader : public LineReader {
       expect_line_end("'output'", "outputs start as zeros; only inputs take seed= and id=");
     } else if (role == "input") {
       tensor.role = TensorRole::input;
-      static const std::vector<std::string> options = {"seed", "id"};
+      static const std::vector<std::string> options = {"seed", "id", "fill", "position", "base"};
       uint32_t given = 0;
+      RopeTableFill table;
       while (!at_line_end()) {
-        if (read_option(options, 0, given, "an input tensor", kTensorSyntax) == 0)
-          tensor.seed = read_unsigned("the generator seed");
-        else
-          tensor.generator_id = static_cast<uint32_t>(read_unsigned("the generator id", UINT32_MAX));
+        const int option_column = column();
+        switch (read_option(options, 0, given, "an input tensor", kTensorSyntax)) {
+          case 0:
+            tensor.seed = read_unsigned("the generator seed");
+            break;
+          case 1:
+            tensor.generator_id = static_cast<uint32_t>(read_unsigned("the generator id", UINT32_MAX));
+            break;
+          case 2:
+            read_name_list("what fills the input (rope_table)", {"rope_table"});
+            break;
+          case 3:
+            table.position = read_size("the position of the table's first token");
+            break;
+          default:
+            table.base = read_real("the rope base (theta)");
+            if (!(table.base > 1))
+              fail(option_column, fmt::format("base must be greater than 1, got {}", table.base));
+            break;
+        }
       }
       require_options(options, given, 0b11, role_column, "an input tensor", kTensorSyntax);
+      if (given & 0b100) {
+        require_options(options, given, 0b11111, role_column, "a rope_table input", kTensorSyntax);
+        if (tensor.dtype != DType::fp32 || tensor.cols % 2 != 0)
+          fail(shape_column, "a rope table is fp32 with an even number of columns (rotary_dim)",
+               "cos in the first half of a row, sin in the second");
+        tensor.rope_table = table;
+      } else if (given & 0b11000) {
+        fail(role_column, "position= and base= describe a fill=rope_table input", kTensorSyntax);
+      }
     } else if (role.empty()) {
       fail_expected(role_column, "'input' or 'output'", kTensorSyntax);
     } else {

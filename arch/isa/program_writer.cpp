@@ -81,7 +81,10 @@ class ProgramWriter : public LineWriter {
         continue;
       }
       put("at 0x{:x} ", tensor.dram_address);
-      if (tensor.role == TensorRole::input)
+      if (tensor.role == TensorRole::input && tensor.rope_table)
+        put("input seed={} id={} fill=rope_table position={} base={}\n", tensor.seed, tensor.generator_id,
+            tensor.rope_table->position, tensor.rope_table->base);
+      else if (tensor.role == TensorRole::input)
         put("input seed={} id={}\n", tensor.seed, tensor.generator_id);
       else
         put("output\n");

@@ -8,6 +8,7 @@
 #include "arch/isa/instruction_checks.hpp"
 #include "arch/isa/text_reader.hpp"
 #include "arch/isa/text_writer.hpp"
+#include "common/error.hpp"
 
 namespace tessera::arch {
 
@@ -16,7 +17,7 @@ namespace {
 constexpr const char* kVecSyntax =
     "a vector instruction is written: map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR "
     "rows=R cols=C dtype=DT [out=DT] [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] "
-    "[b=ADDR]; "
+    "[b=ADDR] [scale=S]; "
     "softmax: "
     "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR "
     "eps=E [fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR "
@@ -99,8 +100,8 @@ uint32_t required_of(VectorKind kind) {
 uint32_t allowed_of(VectorKind kind) {
   const uint32_t pitches = bit(key_x_pitch) | bit(key_o_pitch) | bit(key_out);
   switch (kind) {
-    case VectorKind::map:
-      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch) | bit(key_b);
+    case VectorKind::map:  // scale=: the factor of a `scale` step
+      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch) | bit(key_b) | bit(key_scale);
     case VectorKind::softmax:
       return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift);
     case VectorKind::online_softmax:
@@ -118,8 +119,8 @@ uint32_t allowed_of(VectorKind kind) {
 }  // namespace
 
 const std::vector<std::string>& vec_fn_names() {
-  static const std::vector<std::string> names = {"add",  "mul",       "bias", "relu",
-                                                 "gelu", "gelu_tanh", "silu", "swiglu"};
+  static const std::vector<std::string> names = {"add",       "mul",  "bias",   "relu", "gelu",
+                                                 "gelu_tanh", "silu", "swiglu", "scale"};
   return names;
 }
 
@@ -129,6 +130,7 @@ VecFnCost cost_of(VecFn fn) {
     case VecFn::mul:
     case VecFn::bias:
     case VecFn::relu:
+    case VecFn::scale:
       return {1, 0};
     case VecFn::gelu:  // x/2 (1 + erf(x/sqrt 2)): mul, erf, add, mul, mul
       return {4, 1};
@@ -349,6 +351,7 @@ void VecOp::write(LineWriter& out) const {
     std::string names;
     for (VecFn fn : chain) names += (names.empty() ? "" : "+") + vec_fn_names()[static_cast<size_t>(fn)];
     out.put(" fn={}", names);
+    if (scale != 1.0) out.put(" scale={}", scale);
   }
   const bool softmax_like = kind == VectorKind::softmax || kind == VectorKind::online_softmax;
   if (softmax_like && scale != 1.0) out.put(" scale={}", scale);
@@ -368,6 +371,7 @@ void VecOp::write(LineWriter& out) const {
 }
 
 void VecOp::check(const InstructionChecks& checks) const {
+  TESSERA_ASSERT(kind != VectorKind::rope, "a rope is an arch::VecRope, never a VecOp");
   const auto& vector = checks.spec().core.vector;
   if (!vector)
     checks.fail("the machine has no vector unit", "give its cores one: core.vector (docs/vector-unit.md)");
@@ -382,6 +386,10 @@ void VecOp::check(const InstructionChecks& checks) const {
     if (std::count(chain.begin(), chain.end(), VecFn::bias) > 1)
       checks.fail("a chain adds the bias row at b in at most one step",
                   "split the chain into two vec map instructions");
+    const bool scales = std::find(chain.begin(), chain.end(), VecFn::scale) != chain.end();
+    if (!scales && scale != 1.0)
+      checks.fail(fmt::format("scale={} has no scale step to apply it", scale), "add scale to fn=");
+    if (scales && !std::isfinite(scale)) checks.fail(fmt::format("scale must be finite, got {}", scale));
   }
   if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !chain.empty() && !norm_adds_y())
     checks.fail(fmt::format("a {}'s fn= is add (the tile at y added to X before normalising), nothing else",

@@ -21,8 +21,9 @@ class InstructionChecks;
 
 // The steps of an elementwise chain (vec map fn=bias+gelu): as ops::ElementwiseFn names them. add, mul and
 // swiglu take the tile at y; bias the 1 x cols row at b (a chain may take both: an epilogue's bias and
-// residual).
-enum class VecFn : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };
+// residual); scale multiplies by the instruction's `scale=` (attention's naive form: S = scale * Q K^T
+// rounded to the op's type, and with scale 1 a plain conversion of an fp32 accumulator).
+enum class VecFn : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu, scale };
 const std::vector<std::string>& vec_fn_names();
 // The simple and special ops a step costs per element on the vector unit (docs/vector-unit.md, "map").
 struct VecFnCost {
@@ -43,7 +44,7 @@ struct VecOp {
   int64_t x_pitch_bytes = 0, y_pitch_bytes = 0, o_pitch_bytes = 0;
   int64_t rows = 0, cols = 0;
   std::vector<VecFn> chain;              // map; layernorm and rmsnorm: {add} to add the tile at y first
-  double scale = 1.0;                    // softmax: of the logits
+  double scale = 1.0;                    // softmax: of the logits; map: the factor of a `scale` step
   int64_t causal_shift = kNoCausalMask;  // softmax: row i sees columns 0 .. i + causal_shift
   double eps = 0;                        // layernorm, rmsnorm
   // pool: the input tile, the output tile's pixels, the window (padding occupies no SRAM)

@@ -56,6 +56,11 @@ std::string work_rule_problem(const VectorWork& work) {
       if (work.merge_parts < 1 || work.merge_parts > kMaxMergeParts)
         return fmt::format("merge_parts must be in [1, {}], got {}", kMaxMergeParts, work.merge_parts);
       break;
+    case VectorKind::rope:
+      if (work.rope_rotated_cols < 1 || work.rope_rotated_cols > work.cols)
+        return fmt::format("rope_rotated_cols must be in [1, cols] = [1, {}], got {}", work.cols,
+                           work.rope_rotated_cols);
+      break;
     case VectorKind::reduce_sum:
     case VectorKind::reduce_max:
     case VectorKind::layernorm:
@@ -119,7 +124,8 @@ VectorTiming closed_form(const VectorSpec& spec, const VectorWork& work, bool& o
     VectorPassTiming& t = timing.pass[p];
     t.vector_issue_cycles =
         checked.add(pass.simple_ops, checked.multiply(pass.special_ops, spec.special_issue_cycles));
-    t.row_issue_cycles = checked.multiply(timing.vectors_per_row, t.vector_issue_cycles);
+    const int64_t vectors = pass.cols == 0 ? timing.vectors_per_row : (pass.cols - 1) / spec.lanes + 1;
+    t.row_issue_cycles = checked.multiply(vectors, t.vector_issue_cycles);
     t.busy_cycles = checked.multiply(rows, t.row_issue_cycles);
     // From row 0's start to row rows-1's when nothing waits.
     const int64_t later_rows = checked.multiply(rows - 1, t.row_issue_cycles);
@@ -177,6 +183,8 @@ const char* name_of(VectorKind kind) {
       return "scale_rows";
     case VectorKind::merge_partials:
       return "merge_partials";
+    case VectorKind::rope:
+      return "rope";
   }
   return "?";
 }
@@ -281,6 +289,23 @@ VectorPasses vector_passes(const VectorWork& work) {
       add(merge);
       break;
     }
+    case VectorKind::rope: {
+      // Per rotated pair (a, b): a*cos, b*cos, then the fused a*cos - b*sin and b*cos + a*sin: 4 simple ops
+      // per 2 elements, reading the table row's cos and sin (one fp32 word per element). The columns past
+      // rotary_dim in each head are copied (one op), in a second pass over them alone.
+      VectorPass rotate = simple_pass("rotate pairs: x*cos -+ x'*sin", 2);
+      rotate.cols = work.rope_rotated_cols;
+      rotate.parameter_reads = 1;
+      rotate.output_writes = 1;
+      add(rotate);
+      if (work.rope_rotated_cols < work.cols) {
+        VectorPass copy = simple_pass("copy the columns past rotary_dim", 1);
+        copy.cols = work.cols - work.rope_rotated_cols;
+        copy.output_writes = 1;
+        add(copy);
+      }
+      break;
+    }
     case VectorKind::pool: {
       // max or add over the window in each lane, then the multiply by 1/(r*s) for an average.
       VectorPass window = simple_pass("window max or sum", work.pool_window + (work.pool_average ? 1 : 0));
@@ -326,15 +351,15 @@ VectorSramTraffic vector_sram_traffic(const VectorWork& work, const VectorElemen
   if (std::string problem = work_rule_problem(work); !problem.empty())
     throw InputError(SourceLocation{}, error_field(work.kind), problem);
   CheckedArithmetic checked;
-  const int64_t elements = checked.multiply(work.rows, work.cols);
-  auto tile_bytes = [&](int64_t per_element, int64_t element_bytes) {
-    return checked.multiply(elements, checked.multiply(per_element, element_bytes));
-  };
   const VectorPasses passes = vector_passes(work);
   VectorSramTraffic traffic;
   traffic.passes = passes.count;
   for (int p = 0; p < passes.count; ++p) {
     const VectorPass& pass = passes.pass[p];
+    const int64_t elements = checked.multiply(work.rows, pass.cols == 0 ? work.cols : pass.cols);
+    auto tile_bytes = [&](int64_t per_element, int64_t element_bytes) {
+      return checked.multiply(elements, checked.multiply(per_element, element_bytes));
+    };
     VectorPassTraffic& t = traffic.pass[p];
     t.read_bytes = checked.add(checked.add(tile_bytes(pass.input_reads, bytes.input_bytes),
                                            tile_bytes(pass.output_reads, bytes.output_bytes)),

@@ -15,7 +15,8 @@ namespace tessera::arch {
 // online_softmax and scale_rows are attention's (flash-style): one K/V tile's step of a running softmax, and
 // the rescale of the output accumulator's rows by the step's correction or by the final 1/sum; merge_partials
 // is split-KV decode's: the merge of several cores' partial accumulators of the same rows by their
-// statistics.
+// statistics. rope rotates pairs of each head's first columns by a per-row table of cos and sin (rotary
+// position embedding).
 enum class VectorKind : uint8_t {
   map,
   reduce_sum,
@@ -26,7 +27,8 @@ enum class VectorKind : uint8_t {
   pool,
   online_softmax,
   scale_rows,
-  merge_partials
+  merge_partials,  // VecOp::mnemonics() lists the kinds through merge_partials: rope is a VecRope
+  rope
 };
 const char* name_of(VectorKind kind);
 
@@ -57,6 +59,8 @@ struct VectorWork {
   // pool: rows are output pixels, cols channels; each output reads a window of r*s inputs.
   int64_t pool_window = 0;
   bool pool_average = false;  // average (one more multiply, by 1/(r*s)) rather than max
+  // rope: of each row's cols, those rotated in pairs (heads * rotary_dim); the rest are copied.
+  int64_t rope_rotated_cols = 0;
 };
 
 inline constexpr int kMaxVectorPasses = 3;
@@ -66,6 +70,7 @@ inline constexpr int64_t kMaxMergeParts = 4096;
 // One pass over the tile: every row, each as ceil(cols / lanes) vectors. Counts are per element of the tile.
 struct VectorPass {
   const char* what = "";        // what the pass computes, for reports and messages
+  int64_t cols = 0;             // of each row, the elements the pass covers; 0: all the tile's cols
   int64_t simple_ops = 0;       // one issue cycle per vector each
   int64_t special_ops = 0;      // special_issue_cycles per vector each
   bool reduces = false;         // each row ends in the lane tree: the row's statistic (sum or max)
@@ -74,7 +79,8 @@ struct VectorPass {
   // SRAM traffic in elements per element of the tile. The unit holds no tile: each pass re-reads its input.
   int64_t input_reads = 0;            // of the input tile (pool: the r*s inputs of the window)
   int64_t output_reads = 0;           // of the output tile, read back (softmax's exp values)
-  int64_t parameter_reads = 0;        // of the gamma (and beta) rows, read again for every row of the tile
+  int64_t parameter_reads = 0;        // of the gamma (and beta) rows, read again for every row of the tile;
+                                      // rope: of the table row of cos and sin
   int64_t output_writes = 0;          // of the output tile
   bool writes_row_statistic = false;  // reduce_sum / reduce_max: one output element per row
   // fp32 words per row of the running statistics (online_softmax's max, sum and correction) read and written.
@@ -105,12 +111,12 @@ struct VectorPassTiming {
 };
 
 struct VectorTiming {
-  int64_t cycles = 0;        // the instruction's last result is complete (written) at the end of cycles-1
-  int64_t issue_cycles = 0;  // the issue port is free from here (the last pass's issue_end)
-  int64_t busy_cycles = 0;   // the port issuing; busy + stall + drain = cycles
-  int64_t stall_cycles = 0;  // the port waiting for a row statistic
-  int64_t drain_cycles = 0;  // after the last issue: latency, and the lane tree if the last pass reduces
-  int64_t vectors_per_row = 0;
+  int64_t cycles = 0;           // the instruction's last result is complete (written) at the end of cycles-1
+  int64_t issue_cycles = 0;     // the issue port is free from here (the last pass's issue_end)
+  int64_t busy_cycles = 0;      // the port issuing; busy + stall + drain = cycles
+  int64_t stall_cycles = 0;     // the port waiting for a row statistic
+  int64_t drain_cycles = 0;     // after the last issue: latency, and the lane tree if the last pass reduces
+  int64_t vectors_per_row = 0;  // of the whole tile's cols (a pass over fewer columns issues fewer)
   std::array<VectorPassTiming, kMaxVectorPasses> pass{};
   int passes = 0;
 };
@@ -127,7 +133,7 @@ VectorTiming vector_timing(const VectorSpec& spec, const VectorWork& work);
 struct VectorElementBytes {
   int64_t input_bytes = 4;
   int64_t output_bytes = 4;     // softmax's exp values are stored in the output tile too
-  int64_t parameter_bytes = 4;  // gamma and beta
+  int64_t parameter_bytes = 4;  // gamma and beta (rope: its table, fp32)
 };
 
 struct VectorPassTraffic {

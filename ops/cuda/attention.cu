@@ -35,7 +35,8 @@ constexpr int64_t kMaxDimension = int64_t{1} << 24;
 struct Problem {
   Attention a;
   Dtype dtype = Dtype::bf16;
-  double scale = 0;  // effective: the op's, or 1 / sqrt(head_dim)
+  double scale = 0;        // effective: the op's, or 1 / sqrt(head_dim)
+  double given_scale = 0;  // as the op gave it (0: the default), as the record names the op
   uint64_t seed = 0;
   uint32_t q_id = 0, k_id = 0, v_id = 0, table_id = 0;
   __host__ __device__ int64_t q_rows() const { return int64_t{a.batch} * a.heads * a.seq_q; }
@@ -622,6 +623,7 @@ Problem problem_of(const OpArgs& args) {
     fail("--op " + args.text + ": the paged pool holds more than 2^31 blocks");
   const double scale = args.real("scale", 0.0);
   if (!(scale >= 0) || !std::isfinite(scale)) fail("--op " + args.text + ": scale must be a positive number");
+  p.given_scale = scale;
   p.scale = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));
   a.scale_log2 = static_cast<float>(p.scale * 1.4426950408889634);  // log2(e)
   p.dtype = parse_dtype(args.get("dtype"));
@@ -662,7 +664,7 @@ OpMeasurement run_attention(const OpArgs& args, const RunContext& context) {
       .set("seq_kv", int64_t{a.seq_kv})
       .set("head_dim", int64_t{a.head_dim})
       .set("causal", a.causal ? "true" : "false")
-      .set("scale", p.scale)
+      .set("scale", p.given_scale)  // 0: 1 / sqrt(head_dim), as the workload's default
       .set("kv_cache.layout", a.paged ? "paged" : "contiguous")
       .set("kv_cache.block_tokens", int64_t{a.block_tokens})
       .set("kv_cache.order", a.bshd ? "bshd" : "bhsd")

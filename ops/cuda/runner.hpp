@@ -217,6 +217,7 @@ void register_conv();
 void register_pool();
 void register_vector();
 void register_attention();
+void register_rope();
 void register_builtins();
 
 // The bf16, fp16, tf32, fp32 and int8 matrix rates of a large square GEMM (gemm.cu measures them).

@@ -195,6 +195,7 @@ void register_builtins() {
   register_pool();
   register_vector();
   register_attention();
+  register_rope();
 }
 
 }  // namespace tessera::gpu

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "ops/input_generator.hpp"
 #include "ops/kinds/vector_shape.hpp"
 #include "ops/op.hpp"
+#include "ops/reference.hpp"
+#include "ops/reference_kernels.hpp"
 
 namespace tessera::ops {
 
@@ -53,42 +56,91 @@ class AttentionKind : public OpKindOf<AttentionShape> {
     return (2 * a.batch * a.heads * a.seq_q + 2 * a.batch * a.kv_heads * a.seq_kv) * a.head_dim * element;
   }
 
-  // In float64: each query's scores, their softmax (the row max subtracted), the weighted sum of V.
-  std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs, int) const override {
+  // In float64: each query's scores, their softmax (the row max subtracted), the weighted sum of V; rows of
+  // O dealt to threads (each row computed alone, so the result does not depend on their number).
+  std::vector<double> reference(const Op& op, const std::vector<HostTensor>& inputs,
+                                int threads) const override {
     const AttentionShape& a = *op.as<AttentionShape>();
-    const HostTensor &q = inputs.at(0), &k = inputs.at(1), &v = inputs.at(2);
-    const int64_t d = a.head_dim;
-    const int32_t* table = a.paged() ? reinterpret_cast<const int32_t*>(inputs.at(3).bytes.data()) : nullptr;
-    const double scale = a.effective_scale();
-    std::vector<double> out(static_cast<size_t>(a.batch * a.heads * a.seq_q * d), 0.0);
-    std::vector<double> scores(static_cast<size_t>(a.seq_kv));
-    for (int64_t b = 0; b < a.batch; ++b)
-      for (int64_t h = 0; h < a.heads; ++h) {
-        const int64_t kv_head = h / a.group();
-        const int64_t q_base = (b * a.heads + h) * a.seq_q;
-        auto kv = [&](int64_t token) { return a.kv_row(b, kv_head, token, table) * d; };
-        for (int64_t i = 0; i < a.seq_q; ++i) {
-          const int64_t seen = a.visible_keys(i);
-          double maximum = -std::numeric_limits<double>::infinity();
-          for (int64_t j = 0; j < seen; ++j) {
-            double dot = 0;
-            for (int64_t c = 0; c < d; ++c) dot += q.value((q_base + i) * d + c) * k.value(kv(j) + c);
-            scores[static_cast<size_t>(j)] = scale * dot;
-            maximum = std::max(maximum, scale * dot);
-          }
-          double sum = 0;
-          for (int64_t j = 0; j < seen; ++j) {
-            scores[static_cast<size_t>(j)] = std::exp(scores[static_cast<size_t>(j)] - maximum);
-            sum += scores[static_cast<size_t>(j)];
-          }
-          double* row = out.data() + (q_base + i) * d;
-          for (int64_t j = 0; j < seen; ++j)
-            for (int64_t c = 0; c < d; ++c)
-              row[c] += scores[static_cast<size_t>(j)] / sum * v.value(kv(j) + c);
-        }
-      }
+    const Operands operands(a, inputs);
+    const int64_t rows = a.batch * a.heads * a.seq_q, d = a.head_dim;
+    std::vector<double> out(static_cast<size_t>(rows * d), 0.0);
+    for_each_row(rows, threads, [&](int64_t row, std::vector<double>& scores) {
+      operands.row(row, out.data() + row * d, scores);
+    });
     return out;
   }
+
+  // The rows holding the positions, each computed once.
+  bool has_sampled_reference() const override { return true; }
+  std::vector<double> reference_at(const Op& op, uint64_t seed,
+                                   const std::vector<int64_t>& positions) const override {
+    const AttentionShape& a = *op.as<AttentionShape>();
+    const Operands operands(a, generate_inputs(op, seed));
+    const int64_t d = a.head_dim;
+    std::map<int64_t, std::vector<double>> rows;
+    std::vector<double> scores;
+    std::vector<double> values;
+    for (const int64_t position : positions) {
+      const int64_t row = position / d;
+      auto found = rows.find(row);
+      if (found == rows.end()) {
+        found = rows.emplace(row, std::vector<double>(static_cast<size_t>(d), 0.0)).first;
+        operands.row(row, found->second.data(), scores);
+      }
+      values.push_back(found->second[static_cast<size_t>(position % d)]);
+    }
+    return values;
+  }
+
+ private:
+  // Q, K and V as float64 arrays of their exact values, and one row of O from them.
+  struct Operands {
+    const AttentionShape& a;
+    std::vector<double> q, k, v;
+    std::vector<int32_t> table;
+    Operands(const AttentionShape& shape, const std::vector<HostTensor>& inputs) : a(shape) {
+      auto widen = [](const HostTensor& tensor) {
+        std::vector<double> values(static_cast<size_t>(tensor.elements()));
+        for (int64_t i = 0; i < tensor.elements(); ++i) values[static_cast<size_t>(i)] = tensor.value(i);
+        return values;
+      };
+      q = widen(inputs.at(0));
+      k = widen(inputs.at(1));
+      v = widen(inputs.at(2));
+      if (a.paged()) {
+        const auto* entries = reinterpret_cast<const int32_t*>(inputs.at(3).bytes.data());
+        table.assign(entries, entries + inputs.at(3).elements());
+      }
+    }
+    // Row `row` of O (row = (b * heads + h) * seq_q + i) into `out` (zeroed, head_dim values).
+    void row(int64_t row, double* out, std::vector<double>& scores) const {
+      const int64_t d = a.head_dim, i = row % a.seq_q, h = (row / a.seq_q) % a.heads,
+                    b = row / (a.seq_q * a.heads), kv_head = h / a.group();
+      const int32_t* entries = table.empty() ? nullptr : table.data();
+      const double scale = a.effective_scale();
+      const int64_t seen = a.visible_keys(i);
+      scores.resize(static_cast<size_t>(seen));
+      const double* query = q.data() + row * d;
+      double maximum = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < seen; ++j) {
+        const double* key = k.data() + a.kv_row(b, kv_head, j, entries) * d;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c) dot += query[c] * key[c];
+        scores[static_cast<size_t>(j)] = scale * dot;
+        maximum = std::max(maximum, scale * dot);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < seen; ++j) {
+        scores[static_cast<size_t>(j)] = std::exp(scores[static_cast<size_t>(j)] - maximum);
+        sum += scores[static_cast<size_t>(j)];
+      }
+      for (int64_t j = 0; j < seen; ++j) {
+        const double weight = scores[static_cast<size_t>(j)] / sum;
+        const double* value = v.data() + a.kv_row(b, kv_head, j, entries) * d;
+        for (int64_t c = 0; c < d; ++c) out[c] += weight * value[c];
+      }
+    }
+  };
 
  protected:
   void visit_fields(AttentionShape& a, FieldVisitor& visitor) const override {

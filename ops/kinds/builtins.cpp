@@ -7,6 +7,7 @@
 #include "ops/kinds/gemm.hpp"
 #include "ops/kinds/norm.hpp"
 #include "ops/kinds/pool.hpp"
+#include "ops/kinds/rope.hpp"
 #include "ops/kinds/softmax.hpp"
 #include "ops/op_registry.hpp"
 
@@ -22,6 +23,7 @@ void register_builtins(OpRegistry& registry) {
   registry.add(make_rmsnorm_kind());
   registry.add(make_elementwise_kind());
   registry.add(make_attention_kind());
+  registry.add(make_rope_kind());
 }
 
 }  // namespace tessera::ops

@@ -35,6 +35,7 @@ const std::vector<std::string> kLines = {
     "  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=alpha",
     "  vec scale_rows x=0x0 g=0x4000 o=0x2000 rows=16 cols=128 dtype=fp32 out=bf16 by=inverse_sum",
     "  vec merge_partials x=0x0 g=0x4000 o=0x2000 rows=4 cols=128 dtype=fp32 out=bf16 parts=8",
+    "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=scale scale=0.125",
     "  vec pool x=0x0 o=0x8000 cols=16 dtype=bf16 out=fp32 ih=5 iw=11 e=3 q=6 r=3 s=3 stride=2 pad_top=1 "
     "pad_left=1 mode=max",
 };
@@ -128,7 +129,8 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
       error_of("  vec softmax x=0x0 o=0x800 rows=16 cols=64 dtype=bf16 fn=relu"),
       "v.tprog:5:56: core 0,0 vec #0: vec softmax takes no fn=\n  hint: a vector instruction is written: "
       "map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR rows=R cols=C dtype=DT [out=DT] "
-      "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR]; softmax: [scale=S] "
+      "[x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR] [scale=S]; softmax: "
+      "[scale=S] "
       "[causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR eps=E "
       "[fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR o=ADDR "
       "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
@@ -148,8 +150,8 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
             "normalising), nothing else");
   EXPECT_EQ(
       error_of("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+gleu"),
-      "v.tprog:5:59: core 0,0 vec #0: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu or "
-      "swiglu; did you mean 'gelu'?");
+      "v.tprog:5:59: core 0,0 vec #0: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu, "
+      "swiglu or scale; did you mean 'gelu'?");
   EXPECT_EQ(
       error_of("  vec layernorm x=0x0 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-5x"),
       "v.tprog:5:80: core 0,0 vec #0: malformed number '1e-5x' for eps\n  hint: write it as 0.125 or 1e-05");
@@ -171,6 +173,8 @@ TEST(VecText, TheCheckerRefusesWhatTheMachineCannotRun) {
       check_error("  vec map x=0x0 b=0x400 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+relu+bias"),
       "v.tprog:5: core 0,0 vec #0: a chain adds the bias row at b in at most one step\n  hint: split the "
       "chain into two vec map instructions");
+  EXPECT_EQ(check_error("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=relu scale=0.5"),
+            "v.tprog:5: core 0,0 vec #0: scale=0.5 has no scale step to apply it\n  hint: add scale to fn=");
   EXPECT_EQ(check_error("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=int8 eps=1e-06"),
             "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8");
   EXPECT_NE(check_error("  vec softmax x=0xff00 o=0x800 rows=16 cols=64 dtype=fp32").find("run past the end"),
@@ -180,6 +184,59 @@ TEST(VecText, TheCheckerRefusesWhatTheMachineCannotRun) {
                 .find("windows outside the 2x11 input tile"),
             std::string::npos);
   EXPECT_EQ(check_error(kLines[0]), "no error");
+}
+
+// vec rope: its own instruction kind on the vec queue, with the table rows at y (fp32, rotary_dim a row).
+TEST(VecText, ARopeReadsAndWritesBackCanonically) {
+  for (const std::string line :
+       {"  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 rotary_dim=128 "
+        "style=half",
+        "  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=128 dtype=fp32 head_dim=64 rotary_dim=16 "
+        "style=interleaved x_pitch=1024 y_pitch=128"}) {
+    const Program program = read(kHeader + line + "\n");
+    ASSERT_EQ(program.cores[0].instructions.size(), 1u);
+    EXPECT_EQ(program.cores[0].instructions[0].queue, (QueueId{QueueKind::vec, 0}));
+    EXPECT_EQ(write_program(program), "tessera-program 1\nname v\nmesh 1x1\n\ncore 0,0\n" + line + "\n");
+    EXPECT_EQ(read(write_program(program)), program);
+    EXPECT_EQ(check_error(line), "no error");
+  }
+  const VecRope rope = std::get<VecRope>(
+      read(kHeader +
+           "  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=128 dtype=fp32 head_dim=64 rotary_dim=16 "
+           "style=interleaved\n")
+          .cores[0]
+          .instructions[0]
+          .operation);
+  EXPECT_TRUE(rope.interleaved);
+  EXPECT_EQ(rope.work().rope_rotated_cols, 32);  // 2 heads of 16 rotated columns
+}
+
+TEST(VecText, ABadRopeIsALocatedErrorOrRefusedByTheChecker) {
+  EXPECT_EQ(error_of("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                     "rotary_dim=128 style=halves"),
+            "v.tprog:5:97: core 0,0 vec #0: 'halves' is not one of half or interleaved");
+  const std::string missing =
+      error_of("  vec rope x=0x0 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 rotary_dim=128 style=half");
+  EXPECT_NE(missing.find("y="), std::string::npos) << missing;
+  EXPECT_EQ(
+      check_error("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=200 dtype=bf16 head_dim=128 "
+                  "rotary_dim=128 style=half"),
+      "v.tprog:5: core 0,0 vec #0: cols 200 is not a whole number of heads of head_dim 128\n  hint: a row "
+      "of X is heads * head_dim columns");
+  EXPECT_EQ(check_error("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                        "rotary_dim=33 style=half"),
+            "v.tprog:5: core 0,0 vec #0: rotary_dim must be even and at most head_dim (128), got 33\n  hint: "
+            "the rotation takes pairs of each head's first rotary_dim columns");
+  // 8 rows x 128 fp32 table words from 0xf800 run past the 64 KiB SRAM
+  EXPECT_NE(check_error("  vec rope x=0x0 y=0xf800 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                        "rotary_dim=128 style=half")
+                .find("table rows y: SRAM bytes 0xf800..0x10800 run past the end"),
+            std::string::npos);
+  EXPECT_EQ(check_error("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
+                        "rotary_dim=128 style=half",
+                        /*with_vector=*/false)
+                .substr(0, 55),
+            "v.tprog:5: core 0,0 vec #0: the machine has no vector u");
 }
 
 }  // namespace tessera::arch

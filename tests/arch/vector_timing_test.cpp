@@ -57,6 +57,12 @@ VectorWork online_softmax_work(int64_t rows, int64_t cols, int64_t extra_simple_
   return work;
 }
 
+VectorWork rope_work(int64_t rows, int64_t cols, int64_t rotated_cols) {
+  VectorWork work = make_work(VectorKind::rope, rows, cols);
+  work.rope_rotated_cols = rotated_cols;
+  return work;
+}
+
 VectorWork pool_work(int64_t rows, int64_t cols, int64_t window, bool average) {
   VectorWork work = make_work(VectorKind::pool, rows, cols);
   work.pool_window = window;
@@ -84,6 +90,7 @@ std::string describe(const VectorSpec& spec, const VectorWork& work) {
     out << " (simple " << work.map_simple_ops << ", special " << work.map_special_ops << ")";
   if (work.kind == VectorKind::softmax || work.kind == VectorKind::online_softmax)
     out << " (extra simple " << work.softmax_extra_simple_ops << ")";
+  if (work.kind == VectorKind::rope) out << " (rotated " << work.rope_rotated_cols << ")";
   if (work.kind == VectorKind::pool)
     out << " (window " << work.pool_window << (work.pool_average ? ", average)" : ", max)");
   if (work.kind == VectorKind::merge_partials) out << " (parts " << work.merge_parts << ")";
@@ -301,6 +308,27 @@ TEST(VectorPasses, EachKindHasThePassesOfTheDocument) {
   expect_passes(merge_work(1, 1, 1), {{2, 0, false, false, false}});
   expect_passes(pool_work(1, 1, 9, false), {{9, 0, false, false, false}});  // 3x3 max
   expect_passes(pool_work(1, 1, 4, true), {{5, 0, false, false, false}});   // 2x2 average: 4 adds, 1 mul
+  // rope: 2 mul + 2 fma per pair of rotated columns; a copy of the rest, over those columns alone
+  expect_passes(rope_work(1, 128, 128), {{2, 0, false, false, false}});
+  expect_passes(rope_work(1, 128, 32), {{2, 0, false, false, false}, {1, 0, false, false, false}});
+  EXPECT_EQ(vector_passes(rope_work(1, 128, 32)).pass[0].cols, 32);
+  EXPECT_EQ(vector_passes(rope_work(1, 128, 32)).pass[1].cols, 96);
+}
+
+// A rope of 4 rows of 2 heads of 64 (128 cols), rotary_dim 16 (32 rotated cols), on 16 lanes, latency 6:
+// rotate: 2 vectors a row x 2 ops = 4 cycles a row, 16 for the tile; copy: 6 vectors x 1 op = 6 a row, 24;
+// no statistic, no stall: 40 issue cycles + 6 of latency.
+TEST(VectorTimingHandWorked, ARopeRotatesItsRotaryColumnsThenCopiesTheRest) {
+  const VectorTiming timing = vector_timing(make_spec(16, 4, 6), rope_work(4, 128, 32));
+  ASSERT_EQ(timing.passes, 2);
+  EXPECT_EQ(timing.pass[0].row_issue_cycles, 4);
+  EXPECT_EQ(timing.pass[0].issue_end, 16);
+  EXPECT_EQ(timing.pass[1].row_issue_cycles, 6);
+  EXPECT_EQ(timing.pass[1].issue_end, 40);
+  EXPECT_EQ(timing.busy_cycles, 40);
+  EXPECT_EQ(timing.stall_cycles, 0);
+  EXPECT_EQ(timing.cycles, 46);
+  EXPECT_TRUE(closed_form_equals_cycle_model(make_spec(16, 4, 6), rope_work(4, 128, 32)));
 }
 
 // ---- hand-worked timings ----
@@ -422,7 +450,8 @@ TEST(VectorTimingHandWorked, TheStallDisappearsWhenRowsAreMany) {
 
 struct KindCase {
   const char* name;
-  VectorWork work;  // rows and cols are set by the sweep
+  VectorWork work;               // rows and cols are set by the sweep
+  int rope_rotated_percent = 0;  // rope: of the cols the sweep sets, the share rotated (at least 1)
 };
 
 const std::vector<KindCase>& kind_cases() {
@@ -445,6 +474,8 @@ const std::vector<KindCase>& kind_cases() {
       {"scale_rows", make_work(VectorKind::scale_rows, 1, 1)},
       {"merge_partials_2", merge_work(1, 1, 2)},
       {"merge_partials_7", merge_work(1, 1, 7)},
+      {"rope", make_work(VectorKind::rope, 1, 1), 100},
+      {"rope_partial_rotary", make_work(VectorKind::rope, 1, 1), 25},
   };
   return cases;
 }
@@ -478,6 +509,7 @@ TEST_P(VectorTimingSweep, ClosedFormEqualsTheCycleModelOverTheSweep) {
             VectorWork work = GetParam().work;
             work.rows = rows;
             work.cols = cols;
+            work.rope_rotated_cols = std::max<int64_t>(1, cols * GetParam().rope_rotated_percent / 100);
             ++checked;
             const auto matches = closed_form_equals_cycle_model(spec, work);
             EXPECT_TRUE(matches);
@@ -506,9 +538,9 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   const VectorSpec spec = make_spec(lanes, static_cast<int>(uniform(1, lanes)),
                                     static_cast<int>(uniform(0, 1) == 0 ? uniform(0, 4) : uniform(5, 40)));
   static const VectorKind kinds[] = {
-      VectorKind::map,        VectorKind::reduce_sum,    VectorKind::reduce_max, VectorKind::softmax,
-      VectorKind::layernorm,  VectorKind::rmsnorm,       VectorKind::pool,       VectorKind::online_softmax,
-      VectorKind::scale_rows, VectorKind::merge_partials};
+      VectorKind::map,        VectorKind::reduce_sum,     VectorKind::reduce_max, VectorKind::softmax,
+      VectorKind::layernorm,  VectorKind::rmsnorm,        VectorKind::pool,       VectorKind::online_softmax,
+      VectorKind::scale_rows, VectorKind::merge_partials, VectorKind::rope};
   VectorWork work = make_work(kinds[seed % std::size(kinds)], uniform(1, 12), uniform(1, 300));
   work.map_simple_ops = uniform(0, 6);
   work.map_special_ops = work.map_simple_ops == 0 ? uniform(1, 3) : uniform(0, 3);
@@ -517,6 +549,7 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   work.pool_average = uniform(0, 1) == 1;
   work.norm_adds_tile = uniform(0, 1) == 1;
   work.merge_parts = uniform(1, 9);
+  work.rope_rotated_cols = uniform(1, work.cols);
   return {spec, work};
 }
 
@@ -585,6 +618,9 @@ TEST(VectorSramTraffic, EachPassReadsAndWritesItsTilesHandComputed) {
       // written
       {merge_work(4, 10, 3), {{3 * 80 + 96, 80}}},
       {pool_work(4, 10, 4, true), {{320, 80}}},
+      // rope, 6 of the 10 columns rotated: x's 24 rotated elements and a table word each (4 B), written;
+      // then the 16 others read and written
+      {rope_work(4, 10, 6), {{48 + 96, 48}, {32, 32}}},
   };
   for (const Expected& c : cases) {
     SCOPED_TRACE(name_of(c.work.kind));

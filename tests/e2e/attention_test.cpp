@@ -1,4 +1,6 @@
-// Attention mapped flash-style (mapper/attention_stage.hpp): every mapping the search keeps, of MHA, GQA,
+// Attention mapped flash-style (mapper/attention_stage.hpp; split over cores for decode,
+// mapper/attention_split.cpp) and naively (mapper/attention_naive.hpp): every mapping the search keeps, of
+// every form, of MHA, GQA,
 // causal (square and chunked), decode, paged (bhsd and bshd, a last block partly filled) and contiguous bshd
 // attention, lowers to a program that runs and passes the float64 reference; the cost model's DRAM bytes are
 // the program's; a program whose K load follows the wrong entry of the block table fails the check.
@@ -10,7 +12,8 @@
 #include "common/config.hpp"
 #include "e2e/cli_helpers.hpp"
 #include "e2e/pipeline_fixture.hpp"
-#include "mapper/attention_program.hpp"
+#include "mapper/attention_naive.hpp"
+#include "mapper/attention_stage.hpp"
 #include "mapper/lowering.hpp"
 #include "mapper/search.hpp"
 #include "ops/workload.hpp"
@@ -51,11 +54,13 @@ static void run_every_candidate(const std::string& machine_name) {
     const ops::Workload workload = attention_workload();
     for (const ops::Op& op : workload.ops) {
       const mapper::SearchResult result = search(op, spec, 3);
-      // flash ws, os, is, then the multicast form's rows where every stream fits two blocks a core, and the
-      // split-KV form's where a decode's blocks leave cores idle.
-      ASSERT_GE(result.per_dataflow.size(), 3u) << op.name;
+      // flash ws, os, is, then the multicast form's rows where every stream fits two blocks a core, the
+      // split-KV form's where a decode's blocks leave cores idle, then the naive form's (S and P through
+      // DRAM).
+      ASSERT_GE(result.per_dataflow.size(), 6u) << op.name;
       EXPECT_EQ(result.per_dataflow[0].label(), "flash ws");
-      for (size_t r = 3; r < result.per_dataflow.size(); ++r)
+      EXPECT_EQ(result.per_dataflow.back().label(), "naive is");
+      for (size_t r = 3; r + 3 < result.per_dataflow.size(); ++r)
         EXPECT_TRUE(result.per_dataflow[r].label().rfind("flash-mc ", 0) == 0 ||
                     result.per_dataflow[r].label().rfind("flash-split ", 0) == 0)
             << result.per_dataflow[r].label();
@@ -87,11 +92,11 @@ static void run_every_candidate(const std::string& machine_name) {
 }
 
 // One machine a test: SystemC elaborates once per process (ctest runs each test on its own).
-TEST(Attention, EveryKeptFlashMappingIsCorrectAndMovesTheDramBytesItsCostSaysOnMesh4x4) {
+TEST(Attention, EveryKeptMappingOfEachFormIsCorrectAndMovesTheDramBytesItsCostSaysOnMesh4x4) {
   run_every_candidate("mesh4x4");
 }
 
-TEST(Attention, EveryKeptFlashMappingIsCorrectAndMovesTheDramBytesItsCostSaysOnTheDefaultMesh) {
+TEST(Attention, EveryKeptMappingOfEachFormIsCorrectAndMovesTheDramBytesItsCostSaysOnTheDefaultMesh) {
   run_every_candidate("default");
 }
 
@@ -189,10 +194,76 @@ TEST(Attention, TheMulticastFormMovesTheDramMinimum) {
 
 namespace tessera {
 
+// The naive form's DRAM bytes in closed form: Q and O once; K and V once for each block of Br query rows (a
+// block: Br rows of one head when causal with several queries, else of the kv head's group stacked), over the
+// keys its last row sees; S written and read back, P written and read back, over the same rows and keys.
+// Where one block holds all the rows of a kv head's group (the MHA op's 70 rows in a block of 128), K and V
+// are read once and the bytes are the minimum plus S and P: 4 * b * h * seq_q * seq_kv elements.
+TEST(Attention, TheNaiveFormMovesQKVOAsItsBlocksReadThemPlusSAndPWrittenAndReadOnce) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  const ops::Workload workload = attention_workload();
+  for (const ops::Op& op : workload.ops) {
+    const auto& a = *op.as<ops::AttentionShape>();
+    const int64_t element = size_bytes(op.dtype), d = a.head_dim;
+    const bool causal = a.mask == ops::AttentionMask::causal && a.seq_q > 1;
+    int naive = 0;
+    for (const mapper::DataflowSearch& row : search(op, spec, 3).per_dataflow)
+      for (const mapper::Candidate& candidate : row.best) {
+        if (candidate.mapping.label().rfind("naive ", 0) != 0) continue;
+        ++naive;
+        const int64_t block_rows = candidate.mapping.graph_tiling.values[0];
+        int64_t kv_elements = 0, score_elements = 0;
+        if (causal) {
+          for (int64_t s = 0; s < a.seq_q; s += block_rows) {
+            const int64_t rows = std::min(block_rows, a.seq_q - s);
+            const int64_t keys = std::min(a.seq_kv, s + rows + a.seq_kv - a.seq_q);
+            kv_elements += a.batch * a.heads * 2 * keys * d;
+            score_elements += a.batch * a.heads * rows * keys;
+          }
+        } else {
+          const int64_t group_rows = a.heads / a.kv_heads * a.seq_q;
+          const int64_t blocks = (group_rows + block_rows - 1) / block_rows;
+          kv_elements = a.batch * a.kv_heads * blocks * 2 * a.seq_kv * d;
+          score_elements = a.batch * a.heads * a.seq_q * a.seq_kv;
+        }
+        const int64_t expected =
+            (2 * a.batch * a.heads * a.seq_q * d + kv_elements + 4 * score_elements) * element;
+        EXPECT_EQ(candidate.cost.dram_bytes, expected) << op.name << " " << candidate.mapping.describe();
+      }
+    EXPECT_GT(naive, 0) << op.name;
+  }
+}
+
+// A block of 70 rows holds each MHA head's queries: K and V are read once, and the program moves exactly the
+// minimum plus S and P, each written once and read once (4 * 3 heads * 70 * 90 bf16 elements), and passes.
+TEST(Attention, WhereABlockHoldsAHeadsQueriesTheNaiveFormMovesTheMinimumPlusSAndP) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  const ops::Workload workload = attention_workload();
+  const ops::Op& op = workload.ops[0];  // b1 h3/3 q70 kv90 d32 bf16
+  mapper::Mapping mapping;
+  for (const mapper::DataflowSearch& row : search(op, spec, 1).per_dataflow)
+    if (row.label() == "naive ws") mapping = row.best.front().mapping;
+  ASSERT_TRUE(mapping.graph);
+  const auto& stage = dynamic_cast<const mapper::AttentionStage&>(*mapping.graph);
+  mapping.graph_tiling.values[mapper::AttentionStage::kBlockRows] = 70;
+  mapping.graph_tiling.values[mapper::AttentionStage::kBlockCols] = 32;
+  mapping.graph_tiling.values[mapper::AttentionStage::kCores] = 3;
+  mapping.graph_tiling.values[mapper::AttentionStage::kSoftmaxRows] =
+      mapper::naive_softmax_rows(stage, 70, 32, spec.core.sram.bytes);
+  const int64_t expected = op.minimum_dram_bytes() + 4 * 3 * 70 * 90 * 2;
+  EXPECT_EQ(stage.evaluate(mapping, spec).dram_bytes, expected);
+  sim::Machine machine(spec);
+  const sim::RunResult run =
+      machine.run(mapper::lower(op, workload.seed, mapping, spec, op.name), sim::RunOptions{});
+  EXPECT_EQ(run.traffic.dram_read_bytes + run.traffic.dram_write_bytes, expected);
+  std::string detail;
+  EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << detail;
+}
+
 namespace {
 
 int64_t splits_of(const mapper::Mapping& mapping) {
-  return mapping.graph_tiling.values[mapper::attention::tiling::kSplits];
+  return mapping.graph_tiling.values[mapper::AttentionStage::kSplits];
 }
 
 }  // namespace

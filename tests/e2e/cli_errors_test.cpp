@@ -421,6 +421,44 @@ TEST(CliErrors, AttentionBadInputsAreLocatedErrors) {
       "first queries no key");
 }
 
+// A rope's bad fields, each located at its value with what is expected (exit 2, no output left behind).
+TEST(CliErrors, RopeBadInputsAreLocatedErrors) {
+  const std::string machine =
+      replaced(kMachine, "  dma: {engines: 1, bytes_per_cycle: 32, setup_cycles: 8}\n",
+               "  dma: {engines: 1, bytes_per_cycle: 32, setup_cycles: 8}\n"
+               "  vector: {lanes: 8, special_per_cycle: 2, latency_cycles: 4}\n");
+  const std::string good =
+      "name: small\nseed: 1\nops:\n  - {name: r, kind: rope, batch: 2, seq: 8, heads: 2, head_dim: 16, "
+      "rotary_dim: 8, position: 4, base: 10000, style: interleaved, dtype: bf16}\n";
+  EXPECT_EQ(run_broken(machine, good).exit_code, 0);
+  expect_error(
+      run_broken(machine, replaced(good, "head_dim: 16", "head_dim: 15")),
+      "error: small.yaml:4:65: ops[0].head_dim: head_dim must be even (the rotation takes pairs), got "
+      "15\n  hint: heads of rotary embeddings have an even size: 64, 128");
+  expect_error(
+      run_broken(machine, replaced(good, "rotary_dim: 8", "rotary_dim: 7")),
+      "error: small.yaml:4:81: ops[0].rotary_dim: rotary_dim must be even and at most head_dim (16), "
+      "got 7\n  hint: leave it out to rotate the whole head; GPT-NeoX rotates head_dim/4");
+  expect_error(
+      run_broken(machine, replaced(good, "rotary_dim: 8", "rotary_dim: 18")),
+      "error: small.yaml:4:81: ops[0].rotary_dim: rotary_dim must be even and at most head_dim (16), "
+      "got 18");
+  expect_error(run_broken(machine, replaced(good, "base: 10000", "base: 0.5")),
+               "error: small.yaml:4:103: ops[0].base: base must be a number greater than 1, got 0.5\n  hint: "
+               "theta is 10000 for Llama-2, 500000 for Llama-3");
+  expect_error(run_broken(machine, replaced(good, "position: 4", "position: -4")),
+               "error: small.yaml:4:94: ops[0].position: expected an integer >= 0, got -4");
+  expect_error(
+      run_broken(machine, replaced(good, "batch: 2, seq: 8", "batch: 1048576, seq: 1048576")),
+      "error: small.yaml:4:48: ops[0].seq: X has more than 2^40 elements\n  hint: model fewer tokens, "
+      "heads or sequences");
+  expect_error(run_broken(machine, replaced(good, "position: 4", "position: 2000000000000")),
+               "error: small.yaml:4:94: ops[0].position: positions past 2^40 are not modelled, got "
+               "2000000000000 + 8 tokens");
+  expect_error(run_broken(machine, replaced(good, "style: interleaved", "style: neox")),
+               "error: small.yaml:4:117: ops[0].style: 'neox' is not one of half or interleaved");
+}
+
 }  // namespace tessera
 
 namespace tessera {

@@ -65,6 +65,49 @@ TEST(CliRun, NumericsPassOnLlmDecodeProj) {
 TEST(CliRun, NumericsPassOnRaggedShapesInEveryDtype) {
   expect_numerics_pass(run_json(on_mesh("ragged")));
 }
+// The rope ops of two decoder layers: Llama-2-7B at prefill (2048 tokens, 32 heads and 32 kv heads of 128,
+// theta 10000) and Llama-3-8B at decode (16 sequences at position 8191, 32 query and 8 kv heads of 128,
+// theta 500000; both models' config.json). Not a shipped workload yet: a shipped one needs its recorded GPU
+// run (traces/reference/), made on a GPU.
+TEST(CliRun, NumericsPassOnTheRopesOfALlama2PrefillAndALlama3DecodeLayer) {
+  ScratchDir scratch;
+  write_text(scratch.file("llama-rope.yaml"), R"(name: llama-rope
+seed: 11
+ops:
+  - {name: l2_prefill_rope_q, kind: rope, seq: 2048, heads: 32, head_dim: 128, dtype: bf16}
+  - {name: l2_prefill_rope_k, kind: rope, seq: 2048, heads: 32, head_dim: 128, dtype: bf16}
+  - {name: l3_decode_rope_q, kind: rope, batch: 16, seq: 1, heads: 32, head_dim: 128, position: 8191, base: 500000, dtype: bf16}
+  - {name: l3_decode_rope_k, kind: rope, batch: 16, seq: 1, heads: 8, head_dim: 128, position: 8191, base: 500000, dtype: bf16}
+)");
+  const nlohmann::json report = run_json(
+      {"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload", scratch.file("llama-rope.yaml")});
+  expect_numerics_pass(report);
+  // Each op moves X and O once and its table rows once a token: the table's 2048 rows once at prefill, its
+  // one row once per sequence at decode.
+  for (const auto& op : report["ops"])
+    EXPECT_EQ(op["runs"][0]["dram_bytes"].get<int64_t>(),
+              op["dram_minimum_bytes"].get<int64_t>() +
+                  (op["name"].get<std::string>().rfind("l3", 0) == 0 ? 15 * 512 : 0))
+        << op["name"];
+}
+// Both pairings, partial rotary, bf16 and fp32, through the command on both shipped meshes.
+TEST(CliRun, NumericsPassOnSmallRopesOfBothStylesOnBothMeshes) {
+  ScratchDir scratch;
+  write_text(scratch.file("rope.yaml"), R"(name: rope
+seed: 5
+ops:
+  - {name: half_bf16, kind: rope, batch: 2, seq: 40, heads: 4, head_dim: 64, position: 3, dtype: bf16}
+  - {name: interleaved_fp32, kind: rope, batch: 3, seq: 9, heads: 2, head_dim: 64, rotary_dim: 32, base: 500000, style: interleaved, dtype: fp32}
+  - {name: interleaved_bf16, kind: rope, batch: 16, seq: 1, heads: 8, head_dim: 128, position: 8191, style: interleaved, dtype: bf16}
+  - {name: half_fp32, kind: rope, seq: 33, heads: 2, head_dim: 96, rotary_dim: 24, dtype: fp32}
+)");
+  for (const char* machine : {"arch/mesh4x4.yaml", "arch/default.yaml"}) {
+    const nlohmann::json report =
+        run_json({"run", "--arch", shipped(machine), "--workload", scratch.file("rope.yaml")});
+    expect_numerics_pass(report);
+    EXPECT_EQ(report["ops"].size(), 4u) << machine;
+  }
+}
 TEST(CliRun, NumericsPassOnGemm4096) {
   // One dataflow and one candidate: a 68.7 GMAC functional run and its float64 reference take a while.
   std::vector<std::string> arguments = on_mesh("gemm-4096");
@@ -295,7 +338,7 @@ ops:
 namespace tessera {
 namespace {
 
-TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndItsOutputChecked) {
+TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndNaivelyAndItsOutputsChecked) {
   ScratchDir scratch;
   write_text(
       scratch.file("attn.yaml"),
@@ -305,12 +348,16 @@ TEST(CliRun, AnAttentionOpIsMappedFlashStyleAndItsOutputChecked) {
       {"run", "--arch", shipped("arch/mesh4x4.yaml"), "--workload", scratch.file("attn.yaml"), "--quiet"});
   expect_numerics_pass(report);
   const auto& op = report["ops"][0];
-  // flash ws, os and is, then the multicast form's rows (K/V loaded once, multicast to the cores).
-  ASSERT_EQ(op["runs"].size(), 6u) << op.dump();
+  // flash ws, os and is, then the multicast form's rows (K/V loaded once, multicast to the cores), then the
+  // naive form's (S and P through DRAM), each row simulated and checked.
+  ASSERT_EQ(op["runs"].size(), 9u) << op.dump();
   EXPECT_EQ(op["runs"][0]["dataflow"], "flash ws");
   EXPECT_EQ(op["runs"][3]["dataflow"], "flash-mc ws");
+  EXPECT_EQ(op["runs"][6]["dataflow"], "naive ws");
   EXPECT_NE(op["runs"][0]["mapping"]["description"].get<std::string>().find("q blocks of"),
             std::string::npos);
+  // What fusion buys: the naive rows move S and P through DRAM, more bytes than the flash rows.
+  EXPECT_GT(op["runs"][6]["dram_bytes"].get<int64_t>(), op["runs"][0]["dram_bytes"].get<int64_t>());
 }
 
 }  // namespace

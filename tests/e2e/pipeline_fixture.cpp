@@ -26,8 +26,14 @@ ops::Op gemm_op(int64_t m, int64_t n, int64_t k, DType dtype) {
 
 ops::Op without_epilogue(const ops::Op& op) {
   YAML::Node entry;
-  for (const auto& [key, value] : ops::entry_of(op))
-    if (key != "epilogue") entry[key] = value;
+  for (const auto& [key, value] : ops::entry_of(op)) {
+    if (key == "epilogue") continue;
+    const size_t dot = key.find('.');  // a group's field (kv_cache.layout) nests under the group
+    if (dot == std::string::npos)
+      entry[key] = value;
+    else
+      entry[key.substr(0, dot)][key.substr(dot + 1)] = value;
+  }
   YAML::Node root;
   root["name"] = "bare";
   root["seed"] = 1;  // the op's inputs are generated with the seed its caller gives

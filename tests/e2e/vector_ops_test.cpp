@@ -1,5 +1,6 @@
-// Vector work on the vector unit (issue "Ops as stage graphs", sections 2 and 3): every mapping the vector
-// stage's search keeps, of every vector op kind, lowers to a program that runs and whose output passes the
+// Vector work on the vector unit (issue "Ops as stage graphs", sections 2 and 3; rope, issue "Attention"):
+// every mapping the vector stage's search keeps, of every vector op kind (a rope's blocks spanning several
+// sequences load each one's table rows), lowers to a program that runs and whose output passes the
 // CPU reference; the cost model's DRAM bytes are what the program moves; one instruction takes the closed
 // form's cycles on the unit; bubbles add up with the new causes.
 #include <gtest/gtest.h>
@@ -37,6 +38,9 @@ ops:
   - {name: swiglu, kind: elementwise, rows: 12, cols: 80, fn: swiglu, dtype: bf16}
   - {name: maxpool, kind: pool, n: 2, c: 16, h: 13, w: 11, r: 3, s: 3, stride: 2, pad: 1, mode: max, dtype: bf16}
   - {name: avgpool, kind: pool, c: 24, h: 7, w: 7, r: 7, s: 7, mode: avg, dtype: fp16}
+  - {name: rope_half, kind: rope, batch: 2, seq: 13, heads: 3, head_dim: 64, position: 5, dtype: bf16}
+  - {name: rope_interleaved, kind: rope, batch: 3, seq: 5, heads: 2, head_dim: 32, rotary_dim: 16, position: 8191, base: 500000, style: interleaved, dtype: fp32}
+  - {name: rope_decode, kind: rope, batch: 7, seq: 1, heads: 4, head_dim: 16, position: 100, dtype: fp16}
 )";
 
 ops::Workload vector_workload() {

@@ -30,6 +30,8 @@ struct MicroOp {
 // A pass of docs/vector-unit.md's tables, as the micro-ops every vector of every row runs.
 struct ModelPass {
   std::vector<MicroOp> chain;
+  int64_t cols = 0;          // of each row, the elements the pass covers (set from the tile's cols if 0)
+  bool final_part = false;   // its writes are the result for its columns (a later pass covers the others)
   bool reduces = false;      // the chain's last op adds the vector into its row's accumulator
   bool writes_tile = false;  // the chain's last op writes the vector's elements to SRAM
   // The row statistic goes through a scalar special function (reciprocal of softmax's sum, rsqrt of a
@@ -165,6 +167,24 @@ std::vector<ModelPass> passes_of(const VectorWork& work) {
       passes.push_back(merge);
       break;
     }
+    case VectorKind::rope: {
+      // Per pair (a, b) of the rotated columns: a*cos and b*cos, then a*cos - b*sin and b*cos + a*sin
+      // fused: 4 ops per 2 elements, each vector's chain two ops; then the columns past rotary_dim copied.
+      ModelPass rotate;
+      rotate.chain = std::vector<MicroOp>{simple("mul cos"), simple("fma sin")};
+      rotate.cols = work.rope_rotated_cols;
+      rotate.writes_tile = true;
+      passes.push_back(rotate);
+      if (work.rope_rotated_cols < work.cols) {
+        passes.back().final_part = true;
+        ModelPass copy;
+        copy.chain = std::vector<MicroOp>{simple("copy")};
+        copy.cols = work.cols - work.rope_rotated_cols;
+        copy.writes_tile = true;
+        passes.push_back(copy);
+      }
+      break;
+    }
     case VectorKind::pool: {
       ModelPass window;
       for (int64_t w = 0; w < work.pool_window; ++w)
@@ -182,6 +202,8 @@ std::vector<ModelPass> passes_of(const VectorWork& work) {
     passes.front().writes_tile = true;
     passes[1].chain.front().reads_previous_tile = true;
   }
+  for (ModelPass& pass : passes)
+    if (pass.cols == 0) pass.cols = work.cols;
   return passes;
 }
 
@@ -212,11 +234,11 @@ class VectorUnitModel {
       : unit_(unit),
         work_(work),
         passes_(passes_of(work)),
-        vectors_per_row_(count_vectors(work.cols, unit.lanes)),
         pipeline_(static_cast<size_t>(unit.latency_cycles) + 1) {
     for (size_t p = 0; p < passes_.size(); ++p) {
+      vectors_per_row_.push_back(count_vectors(passes_[p].cols, unit.lanes));
       published_.emplace_back(work.rows, false);
-      written_.emplace_back(passes_[p].writes_tile ? work.rows * vectors_per_row_ : 0, false);
+      written_.emplace_back(passes_[p].writes_tile ? work.rows * vectors_per_row_[p] : 0, false);
       accumulated_vectors_.emplace_back(passes_[p].reduces ? work.rows : 0, 0);
       accumulators_.emplace_back(passes_[p].reduces ? work.rows : 0, std::vector<int64_t>(unit.lanes, 0));
     }
@@ -256,8 +278,8 @@ class VectorUnitModel {
   }
 
   bool port_done() const { return pass_ == passes_.size(); }
-  int64_t active_lanes(int64_t vector) const {
-    const int64_t left = work_.cols - vector * unit_.lanes;
+  int64_t active_lanes(int pass, int64_t vector) const {
+    const int64_t left = passes_[pass].cols - vector * unit_.lanes;
     return left < unit_.lanes ? left : unit_.lanes;
   }
 
@@ -270,7 +292,7 @@ class VectorUnitModel {
         if (later.reads_statistic_of >= 0 && !published_[later.reads_statistic_of][row_]) return false;
     }
     if (op.reads_previous_tile) {
-      require(written_[pass_ - 1][row_ * vectors_per_row_ + vector_],
+      require(written_[pass_ - 1][row_ * vectors_per_row_[pass_ - 1] + vector_],
               "a pass reads back only elements the previous pass has written", cycle_);
     }
     VectorModelPass& stats = run_.passes[pass_];
@@ -292,7 +314,7 @@ class VectorUnitModel {
     if (!op_issued) return true;
     if (++op_ < pass.chain.size()) return true;
     op_ = 0;
-    if (++vector_ < vectors_per_row_) return true;
+    if (++vector_ < vectors_per_row_[pass_]) return true;
     vector_ = 0;
     if (++row_ < work_.rows) return true;
     row_ = 0;
@@ -323,16 +345,17 @@ class VectorUnitModel {
 
   void complete_vector(const InFlight& item) {
     const ModelPass& pass = passes_[item.pass];
-    const int64_t active = active_lanes(item.vector);
+    const int64_t active = active_lanes(item.pass, item.vector);
     if (pass.writes_tile) {
-      written_[item.pass][item.row * vectors_per_row_ + item.vector] = true;
-      if (item.pass + 1 == static_cast<int>(passes_.size())) output_elements_written_ += active;
+      written_[item.pass][item.row * vectors_per_row_[item.pass] + item.vector] = true;
+      if (item.pass + 1 == static_cast<int>(passes_.size()) || pass.final_part)
+        output_elements_written_ += active;
       last_write_ = cycle_;
     }
     if (!pass.reduces) return;
     std::vector<int64_t>& accumulator = accumulators_[item.pass][item.row];
     for (int64_t lane = 0; lane < active; ++lane) ++accumulator[lane];
-    if (++accumulated_vectors_[item.pass][item.row] < vectors_per_row_) return;
+    if (++accumulated_vectors_[item.pass][item.row] < vectors_per_row_[item.pass]) return;
     TreeRow entering{item.pass, item.row, accumulator};
     if (entering.covered.size() == 1) {  // one lane: no tree
       leave_tree(entering);
@@ -358,7 +381,8 @@ class VectorUnitModel {
   }
 
   void leave_tree(const TreeRow& row) {
-    require(row.covered.front() == work_.cols, "a row statistic covers exactly the row's elements", cycle_);
+    require(row.covered.front() == passes_[row.pass].cols,
+            "a row statistic covers exactly the row's elements", cycle_);
     if (passes_[row.pass].statistic_through_scalar_special && unit_.latency_cycles > 0) {
       scalar_.push_back(ScalarInFlight{row.pass, row.row, unit_.latency_cycles});
     } else {
@@ -396,7 +420,7 @@ class VectorUnitModel {
   VectorModelUnit unit_;
   VectorWork work_;
   std::vector<ModelPass> passes_;
-  int64_t vectors_per_row_;
+  std::vector<int64_t> vectors_per_row_;  // per pass
   VectorModelRun run_;
   int64_t cycle_ = 0;
 
@@ -434,6 +458,8 @@ VectorModelRun run_vector_cycle_model(const VectorModelUnit& unit, const VectorW
   if ((work.kind == VectorKind::map && work.map_simple_ops + work.map_special_ops < 1) ||
       (work.kind == VectorKind::pool && work.pool_window < 1))
     throw std::invalid_argument("vector cycle model: every pass needs at least one micro-op");
+  if (work.kind == VectorKind::rope && (work.rope_rotated_cols < 1 || work.rope_rotated_cols > work.cols))
+    throw std::invalid_argument("vector cycle model: a rope rotates 1 .. cols columns of a row");
   return VectorUnitModel(unit, work).run();
 }
 

@@ -88,9 +88,12 @@ TEST(ShippedWorkloads, EveryWorkloadParsesAndSurvivesItsResolvedForm) {
     EXPECT_FALSE(workload.ops.empty());
     for (size_t i = 0; i < workload.ops.size(); ++i) {
       EXPECT_EQ(workload.ops[i].index, static_cast<int>(i));
-      // Multiply-accumulates are a contraction's; a pool and the vector kinds have none.
+      // Multiply-accumulates are a contraction's (attention's two matmuls); a pool and the vector kinds have
+      // none.
       const std::string kind = workload.ops[i].kind_name();
-      EXPECT_EQ(workload.ops[i].macs() > 0, kind == "gemm" || kind == "fc" || kind == "conv2d") << kind;
+      EXPECT_EQ(workload.ops[i].macs() > 0,
+                kind == "gemm" || kind == "fc" || kind == "conv2d" || kind == "attention")
+          << kind;
       EXPECT_EQ(workload.ops[i].where.file, entry.path().string());
       EXPECT_EQ(workload.ops[i].where.line,
                 workload.ops[0].where.line + static_cast<int>(i));  // one op a line
@@ -176,11 +179,11 @@ TEST(Workload, MissingSizeIsRequired) {
 TEST(Workload, UnknownKindIsRejectedWithDidYouMean) {
   EXPECT_EQ(std::string(parse_error(workload_with("b, kind: gemm", "b, kind: gemn")).what()),
             "w.yaml:5:21: ops[1].kind: 'gemn' is not one of gemm, conv2d, fc, pool, softmax, layernorm, "
-            "rmsnorm, elementwise or attention; did you mean 'gemm'?");
-  EXPECT_EQ(parse_error(workload_with("b, kind: gemm", "b, kind: conv")).message(),
-            "'conv' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm, elementwise or "
-            "attention; did "
-            "you mean 'conv2d'?");
+            "rmsnorm, elementwise, attention or rope; did you mean 'gemm'?");
+  EXPECT_EQ(
+      parse_error(workload_with("b, kind: gemm", "b, kind: conv")).message(),
+      "'conv' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm, elementwise, attention "
+      "or rope; did you mean 'conv2d'?");
 }
 
 TEST(Workload, UnknownDtypeIsRejectedWithDidYouMean) {
