@@ -5,11 +5,36 @@
 #include <algorithm>
 #include <cmath>
 
+#include "arch/isa/vec_op.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "mapper/program_header.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::mapper::attention {
+
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks, int kv,
+                   int64_t parts) {
+  const int64_t element = size_bytes(dtype);
+  Buffers b;
+  SramCursor sram;
+  auto take = [&](int64_t bytes) { return sram.take(bytes); };
+  b.q = take(rows * dim * element);
+  for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
+  for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
+  for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
+  b.accumulator = take(parts * rows * dim * 4);
+  b.out = take(rows * dim * element);
+  b.statistics = take(parts * rows * arch::VecOp::kRowStatistics * 4);
+  if (two_blocks) {
+    b.q2 = take(rows * dim * element);
+    b.accumulator2 = take(rows * dim * 4);
+    b.out2 = take(rows * dim * element);
+    b.statistics2 = take(rows * arch::VecOp::kRowStatistics * 4);
+  }
+  b.end = sram.at;
+  return b;
+}
 
 std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
                          int64_t g, int64_t k0, int64_t cols) {
@@ -104,11 +129,13 @@ void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionSh
       static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
   cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 2;
   cost.cycles = std::max(busiest_core_cycles, cost.dram_cycles) + cost.overhead_cycles;
-  const int64_t most = std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles});
+  const int64_t most =
+      std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles, cost.noc_cycles});
   cost.bound = most == cost.compute_cycles  ? Bound::compute
                : most == cost.vector_cycles ? Bound::vector
                : most == cost.dram_cycles   ? Bound::dram
-                                            : Bound::dma;
+               : most == cost.dma_cycles    ? Bound::dma
+                                            : Bound::noc;
   // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
   double pairs = 0;
   for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));

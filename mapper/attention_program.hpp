@@ -1,6 +1,7 @@
-// What attention's forms (mapper/attention_stage.hpp: flash and flash-mc; mapper/attention_naive.hpp: naive)
-// share in their programs and costs: the program's tensors, the runs of K/V rows a tile of keys reads (paged
-// and bshd caches), their loads, and the figures of a cost that follow from its cycles and bytes.
+// What attention's forms (mapper/attention_stage.hpp: flash, flash-mc and flash-split;
+// mapper/attention_naive.hpp: naive) share in their programs and costs: the program's tensors, the flash
+// forms' SRAM buffers, the runs of K/V rows a tile of keys reads (paged and bshd caches), their loads, and
+// the figures of a cost that follow from its cycles and bytes.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,23 @@ struct SramCursor {
     return start;
   }
 };
+
+// K/V tile buffers of the flash forms: two for the plain and split forms (a core streams its own tiles); the
+// multicast form may take more, so that the leader loads ahead of cores whose blocks see fewer keys.
+constexpr int kMostKvBuffers = 4;
+
+// The SRAM a flash form's core uses: Q block, `kv` K and `kv` V tiles, two S (fp32) and two P tiles, the fp32
+// accumulator, the output block in the op's type, the running statistics; `parts` accumulators and statistics
+// side by side where a block's partial results meet (the split form's merging core).
+struct Buffers {
+  uint64_t q = 0, k[kMostKvBuffers] = {}, v[kMostKvBuffers] = {}, s[2] = {}, p[2] = {}, accumulator = 0,
+           out = 0, statistics = 0;
+  uint64_t end = 0;
+  // The multicast form's second Q block: its own Q, accumulator, output and statistics.
+  uint64_t q2 = 0, accumulator2 = 0, out2 = 0, statistics2 = 0;
+};
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false, int kv = 2,
+                   int64_t parts = 1);
 
 // The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
 // (and a paged bhsd pool) as stored, [rows, d]; bshd as [rows / kv_heads, kv_heads * d], a kv head a column
@@ -72,9 +90,9 @@ int64_t transfer_cycles(const arch::DmaSpec& dma, int64_t bytes, int64_t descrip
 int64_t vector_cycles(const arch::VectorSpec& vector, arch::VectorKind kind, int64_t rows, int64_t cols,
                       int64_t extra_simple_ops = 0);
 
-// A cost's figures that follow from what the form filled in (dram_bytes, compute, vector and DMA cycles, the
-// busiest core's cycles): DRAM time, the overhead, cycles, the bound, PE utilisation over the op's MACs (a
-// causal query's visible keys, as ops/kinds/attention.cpp counts them) and energy.
+// A cost's figures that follow from what the form filled in (dram_bytes, compute, vector, DMA and NoC cycles,
+// the busiest core's cycles): DRAM time, the overhead, cycles, the bound, PE utilisation over the op's MACs
+// (a causal query's visible keys, as ops/kinds/attention.cpp counts them) and energy.
 void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,
                  const arch::ArchSpec& spec);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 
 #include "arch/isa/vec_op.hpp"
 #include "mapper/attention_naive.hpp"
@@ -19,50 +20,15 @@ namespace tessera::mapper {
 
 namespace {
 
+using attention::Buffers;
+using attention::buffers_of;
 using attention::ceil_div;
+using attention::kMostKvBuffers;
 using attention::ProgramTensors;
 using attention::Run;
 
-// K/V tile buffers: two for the plain form (a core streams its own tiles); the multicast form may take more,
-// so that the leader loads ahead of cores whose blocks see fewer keys.
-constexpr int kMostKvBuffers = 4;
-
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
-
-// The SRAM a core's program uses: Q block, `kv` K and `kv` V tiles, two S (fp32) and two P tiles, the fp32
-// accumulator, the output block in the op's type, the running statistics.
-struct Buffers {
-  uint64_t q = 0, k[kMostKvBuffers] = {}, v[kMostKvBuffers] = {}, s[2] = {}, p[2] = {}, accumulator = 0,
-           out = 0, statistics = 0;
-  uint64_t end = 0;
-  // The multicast form's second Q block: its own Q, accumulator, output and statistics.
-  uint64_t q2 = 0, accumulator2 = 0, out2 = 0, statistics2 = 0;
-};
-
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false,
-                   int kv = 2) {
-  const int64_t element = size_bytes(dtype);
-  Buffers b;
-  attention::SramCursor sram;
-  auto take = [&](int64_t bytes) { return sram.take(bytes); };
-  b.q = take(rows * dim * element);
-  for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
-  for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
-  for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
-  for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
-  b.accumulator = take(rows * dim * 4);
-  b.out = take(rows * dim * element);
-  b.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
-  if (two_blocks) {
-    b.q2 = take(rows * dim * element);
-    b.accumulator2 = take(rows * dim * 4);
-    b.out2 = take(rows * dim * element);
-    b.statistics2 = take(rows * arch::VecOp::kRowStatistics * 4);
-  }
-  b.end = sram.at;
-  return b;
-}
 
 // A K/V tile's loads into buffer `buffer`: the K runs, then the V runs, each run one descriptor. The first
 // run of each waits for `frees` frees of the buffer (0: none); every run signals the buffer full, on each of
@@ -152,15 +118,17 @@ bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) 
 
 std::string AttentionStage::label(const Mapping& mapping) const {
   const int64_t form = mapping.graph_tiling.values[kForm];
-  return std::string(form == naive      ? "naive "
-                     : form == flash_mc ? "flash-mc "
-                                        : "flash ") +
+  return std::string(form == naive         ? "naive "
+                     : form == flash_mc    ? "flash-mc "
+                     : form == flash_split ? "flash-split "
+                                           : "flash ") +
          arch::name_of(mapping.dataflow);
 }
 
 std::string AttentionStage::describe(const Mapping& mapping) const {
   const GraphTiling& t = mapping.graph_tiling;
   if (t.values[kForm] == naive) return describe_naive(mapping);
+  if (t.values[kForm] == flash_split) return describe_split(mapping);
   if (t.values[kForm] == flash_mc)
     return fmt::format(
         "flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast, {} k/v buffers",
@@ -171,80 +139,93 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
                      t.values[kBlockCols]);
 }
 
-Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  if (mapping.graph_tiling.values[kForm] == naive) return evaluate_naive(*this, mapping, spec);
+int64_t AttentionStage::tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec,
+                                         int64_t keys) const {
+  const int64_t cols = mapping.graph_tiling.values[kBlockCols];
+  const int64_t tokens_per_block = shape_.paged() ? shape_.kv_cache.block_tokens : cols;
+  return attention::transfer_cycles(spec.core.dma, 2 * keys * shape_.head_dim * size_bytes(dtype_),
+                                    2 * std::max<int64_t>(1, ceil_div(keys, tokens_per_block)));
+}
+
+int64_t AttentionStage::block_transfer_cycles(const arch::ArchSpec& spec, const QBlock& block) const {
+  return attention::transfer_cycles(spec.core.dma, block.rows * shape_.head_dim * size_bytes(dtype_), 1);
+}
+
+void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping,
+                                     const arch::ArchSpec& spec, const InstructionTimer& timer,
+                                     const QBlock& block, int64_t begin, int64_t end,
+                                     bool loads_its_tiles) const {
+  const int64_t cols = mapping.graph_tiling.values[kBlockCols], d = shape_.head_dim;
+  const arch::VectorSpec& vector = *spec.core.vector;
+  for (int64_t k0 = begin; k0 < end; k0 += cols) {
+    const int64_t keys = std::min(cols, end - k0);
+    const int64_t pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
+                       timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
+    const int64_t vec =
+        attention::vector_cycles(vector, arch::VectorKind::online_softmax, block.rows, keys,
+                                 tile_masked(block, k0, keys) ? 2 : 1) +
+        (k0 > begin ? attention::vector_cycles(vector, arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
+    const int64_t load = loads_its_tiles ? tile_load_cycles(mapping, spec, keys) : 0;
+    work.cycles[core] += std::max({pe, vec, load});
+    work.pe[core] += pe;
+    work.vec[core] += vec;
+    work.dma[core] += load;
+  }
+  const int64_t q_load = block_transfer_cycles(spec, block);
+  work.cycles[core] += q_load;
+  work.dma[core] += q_load;
+}
+
+Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
+                                int64_t q_reload_bytes, int64_t reduction_bytes) const {
   const ops::AttentionShape& a = shape_;
+  Cost cost;
+  const int64_t q_bytes = a.batch * a.heads * a.seq_q * a.head_dim * size_bytes(dtype_);
+  cost.dram_bytes_by_tensor = {q_bytes + q_reload_bytes, kv_bytes, q_bytes};
+  cost.dram_bytes = 2 * q_bytes + q_reload_bytes + kv_bytes;
+  cost.reduction_bytes = reduction_bytes;
+  cost.compute_cycles = *std::max_element(work.pe.begin(), work.pe.end());
+  cost.vector_cycles = *std::max_element(work.vec.begin(), work.vec.end());
+  cost.dma_cycles = *std::max_element(work.dma.begin(), work.dma.end());
+  cost.noc_cycles = *std::max_element(work.noc.begin(), work.noc.end());
+  attention::finish_cost(cost, *std::max_element(work.cycles.begin(), work.cycles.end()), a, spec);
+  return cost;
+}
+
+Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  const int64_t form = mapping.graph_tiling.values[kForm];
+  if (form == naive) return evaluate_naive(*this, mapping, spec);
+  if (form == flash_split) return evaluate_split(mapping, spec);
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-  const int64_t d = a.head_dim, element = size_bytes(dtype_);
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
   const InstructionTimer timer(spec);
-  const arch::VectorSpec& vector = *spec.core.vector;
-  const arch::DmaSpec& dma = spec.core.dma;
-  auto transfer = [&](int64_t bytes, int64_t descriptors) {
-    return attention::transfer_cycles(dma, bytes, descriptors);
-  };
-  // One K/V tile's step, the pipeline's slowest stage: the two matmuls on the PE array, the softmax and the
-  // rescale on the vector unit, the two tile loads on the DMA engine.
-  auto vec_cycles = [&](arch::VectorKind kind, int64_t r, int64_t c, int64_t extra) {
-    return attention::vector_cycles(vector, kind, r, c, extra);
-  };
   const std::vector<QBlock> blocks = q_blocks(rows);
-  const int64_t tokens_per_block = a.paged() ? a.kv_cache.block_tokens : cols;
-  std::vector<int64_t> core_cycles(static_cast<size_t>(cores), 0), core_pe(core_cycles),
-      core_vec(core_cycles), core_dma(core_cycles);
+  CoreCycles work(cores);
   int64_t kv_bytes = 0;
-  const int64_t descriptors = 2 * std::max<int64_t>(1, ceil_div(cols, tokens_per_block));
-  const int64_t load = transfer(2 * cols * d * element, descriptors);
-  // A block's part: its tiles' steps (the slowest of its matmuls, its softmax and rescale, and — streamed by
-  // the core itself — its tile loads), its Q load, last rescale and store.
-  // A tile's step: the slowest of its matmuls, its softmax (the mask's compare on the diagonal tiles only) and
-  // rescale (none on a block's first tile), and, where the core streams its own tiles, its loads; tiles of
-  // `cols` keys but a block's last, which holds what is left of its keys.
-  struct Step {
-    int64_t pe = 0, vec = 0, load = 0;
-  };
-  auto step_of = [&](const QBlock& block, int64_t j) {
-    const int64_t k0 = j * cols, keys = std::min(cols, keys_seen(block) - k0);
-    Step step;
-    step.pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
-              timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
-    step.vec = vec_cycles(arch::VectorKind::online_softmax, block.rows, keys,
-                          tile_masked(block, k0, keys) ? 2 : 1) +
-               (j > 0 ? vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
-    step.load = keys == cols ? load
-                             : transfer(2 * keys * d * element,
-                                        2 * std::max<int64_t>(1, ceil_div(keys, tokens_per_block)));
-    return step;
-  };
-  // A block's part: its tiles' steps, its Q load, last rescale and store.
+  // A block's part: its tiles' steps and Q load, its last rescale and store.
   auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
-    const int64_t tiles = ceil_div(keys_seen(block), cols);
-    const int64_t q_load = transfer(block.rows * d * element, 1),
-                  store = transfer(block.rows * d * element, 1);
-    const int64_t finish = vec_cycles(arch::VectorKind::scale_rows, block.rows, d, 0);
-    for (int64_t j = 0; j < tiles; ++j) {
-      const Step step = step_of(block, j);
-      core_cycles[core] += std::max({step.pe, step.vec, loads_its_tiles ? step.load : int64_t{0}});
-      core_pe[core] += step.pe;
-      core_vec[core] += step.vec;
-      if (loads_its_tiles) core_dma[core] += step.load;
-    }
-    core_cycles[core] += q_load + finish + (dma.engines > 1 ? 0 : store);
-    core_vec[core] += finish;
-    core_dma[core] += q_load + store;
+    add_flash_range(work, core, mapping, spec, timer, block, 0, keys_seen(block), loads_its_tiles);
+    const int64_t finish =
+        attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
+    const int64_t store = block_transfer_cycles(spec, block);
+    work.cycles[core] += finish + (spec.core.dma.engines > 1 ? 0 : store);
+    work.vec[core] += finish;
+    work.dma[core] += store;
   };
-  if (mapping.graph_tiling.values[kForm] == flash_mc) {
+  if (form == flash_mc) {
     // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
     // core starts the next stream when the slowest is done.
+    const int64_t load = tile_load_cycles(mapping, spec, cols);
     int64_t streams_done = 0;
     for (const Stream& stream : streams(rows, cols, cores)) {
       for (size_t c = 0; c < stream.slots.size(); ++c)
         for (size_t block : stream.slots[c]) add_block(c, blocks[block], false);
-      const int64_t slowest = *std::max_element(core_cycles.begin(), core_cycles.end());
-      core_dma[0] += stream.tiles * load;
+      const int64_t slowest = *std::max_element(work.cycles.begin(), work.cycles.end());
+      work.dma[0] += stream.tiles * load;
       streams_done = std::max(slowest, streams_done + stream.tiles * load);
-      std::fill(core_cycles.begin(), core_cycles.end(), streams_done);
+      std::fill(work.cycles.begin(), work.cycles.end(), streams_done);
       kv_bytes += 2 * stream.keys * d * element;
     }
   } else {
@@ -253,15 +234,7 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
       kv_bytes += 2 * keys_seen(blocks[i]) * d * element;
     }
   }
-  Cost cost;
-  const int64_t q_bytes = a.batch * a.heads * a.seq_q * d * element;
-  cost.dram_bytes_by_tensor = {q_bytes, kv_bytes, q_bytes};
-  cost.dram_bytes = 2 * q_bytes + kv_bytes;
-  cost.compute_cycles = *std::max_element(core_pe.begin(), core_pe.end());
-  cost.vector_cycles = *std::max_element(core_vec.begin(), core_vec.end());
-  cost.dma_cycles = *std::max_element(core_dma.begin(), core_dma.end());
-  attention::finish_cost(cost, *std::max_element(core_cycles.begin(), core_cycles.end()), a, spec);
-  return cost;
+  return flash_cost(spec, work, kv_bytes, 0, 0);
 }
 
 SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
@@ -273,18 +246,19 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
   const int64_t most_rows = masked_ ? a.seq_q : a.group() * a.seq_q;
   const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   int64_t smallest_bytes = 0;
-  std::vector<DataflowSearch> multicast_rows, naive_rows;  // listed after the plain rows
+  std::vector<DataflowSearch> multicast_rows, split_rows, naive_rows;  // listed after the plain rows
   // The naive form stores S and P: only where they fit the DRAM tessera models (1 TiB a tensor).
   const bool naive_stored = static_cast<double>(a.batch * a.heads * a.seq_q) * static_cast<double>(a.seq_kv) *
                                 static_cast<double>(size_bytes(dtype_)) <=
                             0x1p40;
   for (arch::Dataflow dataflow : options.dataflows) {
     if (dataflow == arch::Dataflow::rs) continue;
-    DataflowSearch row, multicast_row, naive_row;
-    row.dataflow = multicast_row.dataflow = naive_row.dataflow = dataflow;
-    row.stage_kind = multicast_row.stage_kind = naive_row.stage_kind = "attention";
+    DataflowSearch row, multicast_row, split_row, naive_row;
+    row.dataflow = multicast_row.dataflow = split_row.dataflow = naive_row.dataflow = dataflow;
+    row.stage_kind = multicast_row.stage_kind = split_row.stage_kind = naive_row.stage_kind = "attention";
     row.label_text = std::string("flash ") + arch::name_of(dataflow);
     multicast_row.label_text = std::string("flash-mc ") + arch::name_of(dataflow);
+    split_row.label_text = std::string("flash-split ") + arch::name_of(dataflow);
     naive_row.label_text = std::string("naive ") + arch::name_of(dataflow);
     for (int64_t rows : kBlockRowChoices) {
       // A block larger than the rows there are only where the next smaller one does not hold them all.
@@ -332,6 +306,18 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
             multicast.graph_tiling.values[kKvBuffers] = kv;
             add(multicast_row, multicast);
           }
+        // The split-KV form, where a decode's blocks leave cores idle and the merging core's partials fit.
+        for (int64_t splits : split_choices(block_rows, block_cols, machine_cores)) {
+          if (static_cast<int64_t>(
+                  buffers_of(block_rows, block_cols, a.head_dim, dtype_, false, 2, splits).end) >
+              spec.core.sram.bytes)
+            continue;
+          Mapping split = mapping;
+          split.graph_tiling.values[kCores] = blocks * splits;
+          split.graph_tiling.values[kForm] = flash_split;
+          split.graph_tiling.values[kSplits] = splits;
+          add(split_row, split);
+        }
         // The naive form, where a chunk of S rows fits the SRAM beside its passes' tiles.
         const int64_t softmax_rows = naive_softmax_rows(*this, block_rows, block_cols, spec.core.sram.bytes);
         if (naive_stored && softmax_rows > 0) {
@@ -349,9 +335,10 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
                                                ceil_div(smallest_bytes, 1024), spec.core.sram.bytes / 1024)};
     result.per_dataflow.push_back(std::move(row));
     if (multicast_row.legal > 0) multicast_rows.push_back(std::move(multicast_row));
+    if (split_row.legal > 0) split_rows.push_back(std::move(split_row));
     if (naive_row.legal > 0) naive_rows.push_back(std::move(naive_row));
   }
-  for (std::vector<DataflowSearch>* rows : {&multicast_rows, &naive_rows})
+  for (std::vector<DataflowSearch>* rows : {&multicast_rows, &split_rows, &naive_rows})
     for (DataflowSearch& form_row : *rows) result.per_dataflow.push_back(std::move(form_row));
   const bool any = std::any_of(result.per_dataflow.begin(), result.per_dataflow.end(),
                                [](const DataflowSearch& row) { return row.legal > 0; });
@@ -416,22 +403,19 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
-  if (mapping.graph_tiling.values[kForm] == flash_mc)
-    return lower_multicast(op, seed, mapping, spec, program_name);
-  if (mapping.graph_tiling.values[kForm] == naive)
-    return lower_naive(*this, op, seed, mapping, spec, program_name);
+  const int64_t form = mapping.graph_tiling.values[kForm];
+  if (form == flash_mc) return lower_multicast(op, seed, mapping, spec, program_name);
+  if (form == naive) return lower_naive(*this, op, seed, mapping, spec, program_name);
+  if (form == flash_split) return lower_split(op, seed, mapping, spec, program_name);
   const ops::AttentionShape& a = shape_;
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-  const int64_t d = a.head_dim, element = size_bytes(dtype_);
+  const int64_t d = a.head_dim;
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
   const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
-  const std::vector<int32_t>& table = tensors.table;
-  const int q = tensors.q, o = tensors.o;
-  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
-      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
+  const arch::QueueId store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
       vec_queue{arch::QueueKind::vec, 0};
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
@@ -446,108 +430,127 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(core, spec.mesh);
     auto& list = program.cores.back().instructions;
-    // Each tile of every block, in order; t counts them over the core (the double buffers' parity).
-    struct Tile {
-      size_t block = 0;
-      int64_t k0 = 0, cols = 0;
-      bool first = false, last = false;
-      std::vector<Run> runs;  // of its K (and V) rows
-    };
-    std::vector<Tile> tiles;
-    for (size_t i = first; i < last; ++i) {
-      const int64_t keys = keys_seen(blocks[i]);
-      for (int64_t k0 = 0; k0 < keys; k0 += cols) {
-        const int64_t tile_cols = std::min(cols, keys - k0);
-        tiles.push_back(Tile{i, k0, tile_cols, k0 == 0, k0 + cols >= keys,
-                             attention::kv_runs(a, table, blocks[i].b, blocks[i].g, k0, tile_cols)});
-      }
-    }
-    // DMA loads: a block's Q before its first tile's K and V.
-    for (size_t t = 0; t < tiles.size(); ++t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      if (tile.first) {
-        arch::DmaLoad load;
-        load.source = arch::TensorRegion{q, block.first_row, block.rows, 0, d};
-        load.sram_address = buffers.q;
-        std::vector<arch::SemaphoreWait> waits;
-        if (tile.block != first) waits.push_back(wait("q_free"));
-        list.push_back(make_instruction(load_queue, load, waits, {semaphore("q_full")}));
-      }
-      append_tile_loads(list, program, load_queue, tensors, buffers, buffer, tile.runs, d, element,
-                        t >= 2 ? 1 : 0, {});
-    }
-    auto runs_of = [&](const Tile& tile) { return static_cast<int>(tile.runs.size()); };
-    // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
-    auto s_matmul = [&](size_t t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      arch::PeMatmul s = matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer],
-                                   block.rows, tile.cols, d);
-      s.w_transposed = true;
-      std::vector<arch::SemaphoreWait> waits = {
-          arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), runs_of(tile)}};
-      if (tile.first) waits.push_back(wait("q_full"));
-      if (t >= 2) waits.push_back(wait(fmt::format("s_free[{}]", buffer)));
-      std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer)),
-                                                 semaphore(fmt::format("k_free[{}]", buffer))};
-      if (tile.last) signals.push_back(semaphore("q_free"));
-      list.push_back(make_instruction(pe_queue, s, waits, signals));
-    };
-    auto pv_matmul = [&](size_t t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      arch::PeMatmul pv = matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
-                                    buffers.accumulator, block.rows, d, tile.cols);
-      pv.accumulate = !tile.first;
-      std::vector<arch::SemaphoreWait> waits = {
-          arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
-          wait(fmt::format("p_full[{}]", buffer))};
-      if (!tile.first) waits.push_back(wait("acc_ready"));
-      list.push_back(make_instruction(pe_queue, pv, waits,
-                                      {semaphore("pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
-                                       semaphore(fmt::format("p_free[{}]", buffer))}));
-    };
-    for (size_t t = 0; t < tiles.size(); ++t) {
-      s_matmul(t);
-      if (t >= 1) pv_matmul(t - 1);
-    }
-    pv_matmul(tiles.size() - 1);
-    // Vector unit: per tile the online softmax, then (after the previous P V) the accumulator's rescale;
-    // after a block's last tile, O = accumulator / sum into the output buffer.
-    for (size_t t = 0; t < tiles.size(); ++t) {
-      const Tile& tile = tiles[t];
-      const QBlock& block = blocks[tile.block];
-      const int buffer = static_cast<int>(t % 2);
-      const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
-                                             buffers.p[buffer], buffers.statistics);
-      std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", buffer))};
-      if (t >= 2) waits.push_back(wait(fmt::format("p_free[{}]", buffer)));
+    std::vector<FlashTile> tiles;
+    for (size_t i = first; i < last; ++i)
+      append_flash_tiles(tensors, blocks, i, 0, keys_seen(blocks[i]), cols, tiles);
+    // After a block's last tile, O = accumulator / sum into the output buffer, and its store.
+    auto finish_block = [&](size_t t) {
+      const QBlock& block = blocks[tiles[t].block];
+      std::vector<arch::SemaphoreWait> waits = {wait("pv_done")};
+      if (tiles[t].block != first) waits.push_back(wait("out_free"));
       list.push_back(make_instruction(
-          vec_queue, softmax, waits,
-          {semaphore(fmt::format("s_free[{}]", buffer)), semaphore(fmt::format("p_full[{}]", buffer))}));
-      auto scale_accumulator = [&](bool final) {
-        return scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, final);
-      };
-      if (!tile.first)
-        list.push_back(make_instruction(vec_queue, scale_accumulator(false), {wait("pv_done")},
-                                        {semaphore("acc_ready")}));
-      if (tile.last) {
-        std::vector<arch::SemaphoreWait> waits = {wait("pv_done")};
-        if (tile.block != first) waits.push_back(wait("out_free"));
-        list.push_back(make_instruction(vec_queue, scale_accumulator(true), waits, {semaphore("out_full")}));
-        arch::DmaStore store;
-        store.sram_address = buffers.out;
-        store.destination = arch::TensorRegion{o, block.first_row, block.rows, 0, d};
-        list.push_back(make_instruction(store_queue, store, {wait("out_full")}, {semaphore("out_free")}));
-      }
-    }
+          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, true), waits,
+          {semaphore("out_full")}));
+      arch::DmaStore store;
+      store.sram_address = buffers.out;
+      store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
+      list.push_back(make_instruction(store_queue, store, {wait("out_full")}, {semaphore("out_free")}));
+    };
+    append_flash_core(list, program, tensors, buffers, mapping.dataflow, blocks, tiles, finish_block);
   }
   program.number_semaphores_by_appearance();
   return program;
+}
+
+void AttentionStage::append_flash_tiles(const ProgramTensors& tensors, const std::vector<QBlock>& blocks,
+                                        size_t block, int64_t begin, int64_t end, int64_t cols,
+                                        std::vector<FlashTile>& tiles) const {
+  const QBlock& q = blocks[block];
+  for (int64_t k0 = begin; k0 < end; k0 += cols) {
+    const int64_t tile_cols = std::min(cols, end - k0);
+    tiles.push_back(FlashTile{block, k0, tile_cols, k0 == begin, k0 + cols >= end,
+                              attention::kv_runs(shape_, tensors.table, q.b, q.g, k0, tile_cols)});
+  }
+}
+
+void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
+                                       const ProgramTensors& tensors, const Buffers& buffers,
+                                       arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
+                                       const std::vector<FlashTile>& tiles,
+                                       const std::function<void(size_t)>& finish_block,
+                                       const std::string& last_pv_signal) const {
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const arch::QueueId load_queue{arch::QueueKind::dma, 0}, pe_queue{arch::QueueKind::pe, 0},
+      vec_queue{arch::QueueKind::vec, 0};
+  auto semaphore = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
+  };
+  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  const size_t first = tiles.front().block;
+  // DMA loads: a block's Q before its first tile's K and V.
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    if (tile.first) {
+      arch::DmaLoad load;
+      load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
+      load.sram_address = buffers.q;
+      std::vector<arch::SemaphoreWait> waits;
+      if (tile.block != first) waits.push_back(wait("q_free"));
+      list.push_back(make_instruction(load_queue, load, waits, {semaphore("q_full")}));
+    }
+    append_tile_loads(list, program, load_queue, tensors, buffers, buffer, tile.runs, d, element,
+                      t >= 2 ? 1 : 0, {});
+  }
+  auto runs_of = [&](const FlashTile& tile) { return static_cast<int>(tile.runs.size()); };
+  // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
+  auto s_matmul = [&](size_t t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    arch::PeMatmul s =
+        matmul_op(dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
+    s.w_transposed = true;
+    std::vector<arch::SemaphoreWait> waits = {
+        arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), runs_of(tile)}};
+    if (tile.first) waits.push_back(wait("q_full"));
+    if (t >= 2) waits.push_back(wait(fmt::format("s_free[{}]", buffer)));
+    std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer)),
+                                               semaphore(fmt::format("k_free[{}]", buffer))};
+    if (tile.last) signals.push_back(semaphore("q_free"));
+    list.push_back(make_instruction(pe_queue, s, waits, signals));
+  };
+  auto pv_matmul = [&](size_t t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    arch::PeMatmul pv = matmul_op(dataflow, buffers.p[buffer], buffers.v[buffer], buffers.accumulator,
+                                  block.rows, d, tile.cols);
+    pv.accumulate = !tile.first;
+    std::vector<arch::SemaphoreWait> waits = {
+        arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
+        wait(fmt::format("p_full[{}]", buffer))};
+    if (!tile.first) waits.push_back(wait("acc_ready"));
+    list.push_back(make_instruction(
+        pe_queue, pv, waits,
+        {semaphore(tile.last ? last_pv_signal : "pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
+         semaphore(fmt::format("p_free[{}]", buffer))}));
+  };
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    s_matmul(t);
+    if (t >= 1) pv_matmul(t - 1);
+  }
+  pv_matmul(tiles.size() - 1);
+  // Vector unit: per tile the online softmax, then (after the previous P V) the accumulator's rescale; after
+  // a block's last tile, what finishes the block.
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    const FlashTile& tile = tiles[t];
+    const QBlock& block = blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
+                                           buffers.p[buffer], buffers.statistics);
+    std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", buffer))};
+    if (t >= 2) waits.push_back(wait(fmt::format("p_free[{}]", buffer)));
+    list.push_back(make_instruction(
+        vec_queue, softmax, waits,
+        {semaphore(fmt::format("s_free[{}]", buffer)), semaphore(fmt::format("p_full[{}]", buffer))}));
+    if (!tile.first)
+      list.push_back(make_instruction(
+          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, false),
+          {wait("pv_done")}, {semaphore("acc_ready")}));
+    if (tile.last) finish_block(t);
+  }
 }
 
 arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,

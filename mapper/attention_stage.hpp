@@ -10,16 +10,20 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "arch/isa/pe_matmul.hpp"
 #include "arch/isa/vec_op.hpp"
+#include "mapper/attention_program.hpp"
 #include "mapper/stage_graph.hpp"
 #include "ops/kinds/attention.hpp"
 
 namespace tessera::mapper {
+
+class InstructionTimer;
 
 class AttentionStage final : public StageGraph {
  public:
@@ -27,11 +31,13 @@ class AttentionStage final : public StageGraph {
   static std::shared_ptr<const AttentionStage> of(const ops::Op& op);
 
   // What GraphTiling's values mean for attention: rows of a Q block, keys of a K/V tile, cores, the form, and
-  // (naive) rows of a softmax pass's chunk, (flash-mc) K/V tile buffers (0: two).
-  enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kForm, kSoftmaxRows, kKvBuffers };
+  // (naive) rows of a softmax pass's chunk, (flash-mc) K/V tile buffers (0: two), (flash-split) the ranges of
+  // keys a block is split into.
+  enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kForm, kSoftmaxRows, kKvBuffers, kSplits };
   // flash: each core streams its blocks' K/V tiles; flash_mc: K/V loaded once and multicast; naive: S and P
-  // through DRAM (mapper/attention_naive.hpp).
-  enum Form : int64_t { flash = 0, flash_mc = 1, naive = 2 };
+  // through DRAM (mapper/attention_naive.hpp); flash_split: a decode's blocks' keys split over several cores,
+  // the partial results merged over the NoC (mapper/attention_split.cpp).
+  enum Form : int64_t { flash = 0, flash_mc = 1, naive = 2, flash_split = 3 };
 
   const char* kind() const override { return "attention"; }
   SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
@@ -66,6 +72,21 @@ class AttentionStage final : public StageGraph {
   };
   std::vector<Stream> streams(int64_t block_rows, int64_t block_cols, int cores) const;
 
+  // The split-KV form (flash-split, flash-decoding): where the blocks are fewer than the cores, each block's
+  // keys [0, keys_seen) split into `splits` contiguous ranges of whole K/V tiles, a range a core. Each core
+  // runs the flash loop over its range; all but the block's first send their un-normalised accumulator and
+  // statistics over the NoC to the core of the first, which merges them (vec merge_partials) and stores O.
+  // Part i * splits + s (block i, range s: keys [begin, end)) runs on core i * splits + s.
+  struct SplitPart {
+    size_t block = 0;
+    int64_t split = 0, begin = 0, end = 0;
+    int core = 0, merging_core = 0;
+  };
+  std::vector<SplitPart> split_parts(int64_t block_rows, int64_t block_cols, int64_t splits) const;
+  // The split counts searched for blocks of block_rows x block_cols on `cores` cores: decode only (a few
+  // queries), 2, 4, 8, ... and the most that fit, with every range at least one tile and a core each.
+  std::vector<int64_t> split_choices(int64_t block_rows, int64_t block_cols, int cores) const;
+
   const ops::AttentionShape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
   bool masked() const { return masked_; }
@@ -83,6 +104,64 @@ class AttentionStage final : public StageGraph {
                        bool final) const;
   arch::Program lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                 const arch::ArchSpec& spec, const std::string& program_name) const;
+
+  // The flash forms' cost, core by core: each core's cycles (a K/V tile's step at the pace of its slowest
+  // unit) and the busy cycles of its PE array, vector unit, DMA engines and NoC port.
+  struct CoreCycles {
+    explicit CoreCycles(int cores)
+        : cycles(static_cast<size_t>(cores), 0), pe(cycles), vec(cycles), dma(cycles), noc(cycles) {}
+    std::vector<int64_t> cycles, pe, vec, dma, noc;
+  };
+  // Keys [begin, end) of `block` on `core`: its Q load and its tiles' steps. A tile's step is the slowest of
+  // its matmuls, its softmax (the mask's compare on the diagonal tiles only) and rescale (none on the range's
+  // first tile), and, where the core streams its own tiles, its loads; tiles of the mapping's block_cols keys
+  // but the range's last, which holds what is left of its keys.
+  void add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping, const arch::ArchSpec& spec,
+                       const InstructionTimer& timer, const QBlock& block, int64_t begin, int64_t end,
+                       bool loads_its_tiles) const;
+  // The DMA cycles of a K/V tile of `keys` keys (its K and V runs) and of a Q block's load or store.
+  int64_t tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec, int64_t keys) const;
+  int64_t block_transfer_cycles(const arch::ArchSpec& spec, const QBlock& block) const;
+  // The cost of a flash form's mapping whose cores did `work`: DRAM bytes of Q (and of Q blocks loaded again
+  // by other cores, `q_reload_bytes`), K and V (`kv_bytes`) and O, and partial results reduced over the NoC.
+  Cost flash_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
+                  int64_t q_reload_bytes, int64_t reduction_bytes) const;
+
+  // One K/V tile of a block's flash loop on a core: keys [k0, k0 + cols) of q_blocks' block `block`, the
+  // first and the last of the block's range on the core, the runs of its K (and V) rows.
+  struct FlashTile {
+    size_t block = 0;
+    int64_t k0 = 0, cols = 0;
+    bool first = false, last = false;
+    std::vector<attention::Run> runs;
+  };
+  // The tiles of keys [begin, end) of blocks[block], appended to `tiles`.
+  void append_flash_tiles(const attention::ProgramTensors& tensors, const std::vector<QBlock>& blocks,
+                          size_t block, int64_t begin, int64_t end, int64_t cols,
+                          std::vector<FlashTile>& tiles) const;
+  // One core's flash loop over `tiles` (the ranges of its blocks, in order): the Q and K/V loads on DMA
+  // engine 0, S and P V on the PE array, the online softmax and the accumulator's rescales on the vector
+  // unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait on the
+  // signal of its last P V, `last_pv_signal`: pv_done for a vector instruction, in order after the others'
+  // waits on it; another name for another queue): the final normalisation and the store, or the split form's
+  // sends or merge.
+  void append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
+                         const attention::ProgramTensors& tensors, const attention::Buffers& buffers,
+                         arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
+                         const std::vector<FlashTile>& tiles, const std::function<void(size_t)>& finish_block,
+                         const std::string& last_pv_signal = "pv_done") const;
+
+  // The split-KV form's (mapper/attention_split.cpp).
+  arch::Program lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                            const arch::ArchSpec& spec, const std::string& program_name) const;
+  Cost evaluate_split(const Mapping& mapping, const arch::ArchSpec& spec) const;
+  std::string describe_split(const Mapping& mapping) const;
+  // The merge of a block's `parts` partial results stacked at `partials` (accumulators) and `statistics`.
+  arch::VecOp merge_op(const QBlock& block, uint64_t partials, uint64_t statistics, uint64_t out,
+                       int64_t parts) const;
+  // The bytes one range's partial result sends to the merging core: the fp32 accumulator and statistics.
+  int64_t partial_bytes(const QBlock& block) const;
+
   DType dtype_ = DType::bf16;
   bool masked_ = false;  // causal with more than one query: each row its own shift
 };

@@ -24,7 +24,7 @@ struct SearchResult;
 // A graph's choices in a mapping: what each number means is the graph's (attention: rows of a Q block, rows
 // of a K/V tile, cores, ...). Plain values, compared as a whole.
 struct GraphTiling {
-  std::array<int64_t, 6> values{};
+  std::array<int64_t, 7> values{};
   bool operator==(const GraphTiling& other) const { return values == other.values; }
 };
 

@@ -96,6 +96,30 @@ void scale_rows(const float* x, const float* statistics, float* out, int64_t row
   }
 }
 
+void merge_partials(const float* x, const float* statistics, float* out, int64_t rows, int64_t cols,
+                    int64_t parts) {
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  std::vector<float> weights(static_cast<size_t>(parts));
+  for (int64_t row = 0; row < rows; ++row) {
+    float maximum = kNone;
+    for (int64_t i = 0; i < parts; ++i) maximum = std::max(maximum, statistics[3 * (i * rows + row)]);
+    float sum = 0;
+    for (int64_t i = 0; i < parts; ++i) {
+      const float part_max = statistics[3 * (i * rows + row)];
+      weights[static_cast<size_t>(i)] = part_max == kNone ? 0.0f : std::exp(part_max - maximum);
+      sum += weights[static_cast<size_t>(i)] * statistics[3 * (i * rows + row) + 1];
+    }
+    const float inverse = sum > 0 ? 1.0f / sum : 0.0f;
+    float* result = out + row * cols;
+    for (int64_t col = 0; col < cols; ++col) {
+      float total = 0;
+      for (int64_t i = 0; i < parts; ++i)
+        total += weights[static_cast<size_t>(i)] * x[(i * rows + row) * cols + col];
+      result[col] = total * inverse;
+    }
+  }
+}
+
 void layernorm_rows(const float* x, const float* gamma, const float* beta, float* out, int64_t rows,
                     int64_t cols, float eps) {
   for (int64_t row = 0; row < rows; ++row) {

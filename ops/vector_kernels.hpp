@@ -43,6 +43,13 @@ void online_softmax_rows(const float* x, float* p, float* statistics, int64_t ro
 // out = x times each row's correction a (by_inverse_sum: divided by its sum l; 0 for a row that saw nothing).
 void scale_rows(const float* x, const float* statistics, float* out, int64_t rows, int64_t cols,
                 bool by_inverse_sum);
+// The merge of `parts` partial results of the same rows (split-KV decode: each part one range of the keys,
+// run flash-style on its own core): part i's un-normalised accumulator x_i (rows x cols at x + i*rows*cols)
+// and its statistics (max m_i, sum l_i, correction; 3 floats a row at statistics + 3*(i*rows + row)). Per row
+// m = max m_i, w_i = exp(m_i - m) (0 for a part whose rows saw nothing, m_i = -inf), out = sum w_i x_i /
+// sum w_i l_i (0 when that sum is 0).
+void merge_partials(const float* x, const float* statistics, float* out, int64_t rows, int64_t cols,
+                    int64_t parts);
 // out = (x - mean) / sqrt(var + eps) * gamma + beta per row (two passes: the mean, then the squared
 // deviations).
 void layernorm_rows(const float* x, const float* gamma, const float* beta, float* out, int64_t rows,

@@ -69,7 +69,7 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
     const bool writes = op.kind == arch::VectorKind::online_softmax;
     const int64_t accesses =
         (op.kind == arch::VectorKind::online_softmax && op.first ? 0 : 1) + (writes ? 1 : 0);
-    fabric.count_bank_words(op.g_address, op.rows, row_bytes, row_bytes, accesses, bank_words_);
+    fabric.count_bank_words(op.g_address, op.statistics_rows(), row_bytes, row_bytes, accesses, bank_words_);
   }
   run(instruction, position, work, traffic, [&] { return functional_commit(op); });
 }
@@ -151,7 +151,7 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
   int64_t out_cols = op.cols;
   const int64_t statistics_pitch = arch::VecOp::kRowStatistics * size_bytes(DType::fp32);
   if (op.uses_statistics() && !(op.kind == arch::VectorKind::online_softmax && op.first))
-    statistics = ops::read_tile(DType::fp32, sram + op.g_address, statistics_pitch, op.rows,
+    statistics = ops::read_tile(DType::fp32, sram + op.g_address, statistics_pitch, op.statistics_rows(),
                                 arch::VecOp::kRowStatistics);
   switch (op.kind) {
     case arch::VectorKind::map: {
@@ -219,6 +219,10 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
     case arch::VectorKind::scale_rows:
       out.resize(x.size());
       ops::scale_rows(x.data(), statistics.data(), out.data(), op.rows, op.cols, op.by_inverse_sum);
+      break;
+    case arch::VectorKind::merge_partials:
+      out.resize(static_cast<size_t>(op.rows * op.cols));
+      ops::merge_partials(x.data(), statistics.data(), out.data(), op.rows, op.cols, op.parts);
       break;
     case arch::VectorKind::rope:
       TESSERA_ASSERT(false, "a rope is an arch::VecRope, never a VecOp");

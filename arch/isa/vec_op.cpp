@@ -24,7 +24,9 @@ constexpr const char* kVecSyntax =
     "o=ADDR "
     "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
     "online_softmax x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] "
-    "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum";
+    "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum; "
+    "or "
+    "merge_partials x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N";
 
 enum VecOption : size_t {
   key_x,
@@ -55,14 +57,15 @@ enum VecOption : size_t {
   key_out,
   key_first,
   key_by,
+  key_parts,
 };
 
 const std::vector<std::string>& option_names() {
   static const std::vector<std::string> names = {
-      "x",      "y",       "g",        "b",       "o",   "rows",  "cols",
-      "dtype",  "x_pitch", "y_pitch",  "o_pitch", "fn",  "scale", "causal_shift",
-      "eps",    "ih",      "iw",       "e",       "q",   "r",     "s",
-      "stride", "pad_top", "pad_left", "mode",    "out", "first", "by"};
+      "x",       "y",       "g",       "b",  "o",     "rows",         "cols",    "dtype",
+      "x_pitch", "y_pitch", "o_pitch", "fn", "scale", "causal_shift", "eps",     "ih",
+      "iw",      "e",       "q",       "r",  "s",     "stride",       "pad_top", "pad_left",
+      "mode",    "out",     "first",   "by", "parts"};
   return names;
 }
 
@@ -87,6 +90,8 @@ uint32_t required_of(VectorKind kind) {
       return tile | bit(key_g);
     case VectorKind::scale_rows:
       return tile | bit(key_g) | bit(key_by);
+    case VectorKind::merge_partials:
+      return tile | bit(key_g) | bit(key_parts);
     default:
       return tile;
   }
@@ -140,9 +145,9 @@ VecFnCost cost_of(VecFn fn) {
 }
 
 const std::vector<std::string>& VecOp::mnemonics() {
-  static const std::vector<std::string> names = {"map",     "reduce_sum",     "reduce_max",
-                                                 "softmax", "layernorm",      "rmsnorm",
-                                                 "pool",    "online_softmax", "scale_rows"};
+  static const std::vector<std::string> names = {
+      "map",     "reduce_sum", "reduce_max",     "softmax",    "layernorm",
+      "rmsnorm", "pool",       "online_softmax", "scale_rows", "merge_partials"};
   return names;
 }
 
@@ -153,7 +158,8 @@ bool reads_tile(VecFn fn) {
 }  // namespace
 
 bool VecOp::uses_statistics() const {
-  return kind == VectorKind::online_softmax || kind == VectorKind::scale_rows;
+  return kind == VectorKind::online_softmax || kind == VectorKind::scale_rows ||
+         kind == VectorKind::merge_partials;
 }
 
 bool VecOp::uses_y() const {
@@ -189,6 +195,7 @@ VectorWork VecOp::work() const {
   work.pool_window = r * s;
   work.pool_average = average;
   work.online_first = kind == VectorKind::online_softmax && first;
+  if (kind == VectorKind::merge_partials) work.merge_parts = parts;
   return work;
 }
 
@@ -202,7 +209,7 @@ bool VecOp::operator==(const VecOp& other) const {
          eps == other.eps && ih == other.ih && iw == other.iw && e == other.e && q == other.q &&
          r == other.r && s == other.s && stride == other.stride && pad_top == other.pad_top &&
          pad_left == other.pad_left && average == other.average && first == other.first &&
-         by_inverse_sum == other.by_inverse_sum;
+         by_inverse_sum == other.by_inverse_sum && parts == other.parts;
 }
 
 VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_column) {
@@ -305,6 +312,9 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
             in.read_name_list("whether this is the rows' first K/V tile (yes or no)", {"no", "yes"}).at(0) ==
             "yes";
         break;
+      case key_parts:
+        op.parts = in.read_positive("parts");
+        break;
       case key_by:
         op.by_inverse_sum =
             in.read_name_list("the factor (alpha or inverse_sum)", {"alpha", "inverse_sum"}).at(0) ==
@@ -348,6 +358,7 @@ void VecOp::write(LineWriter& out) const {
   if (softmax_like && causal_shift != kNoCausalMask) out.put(" causal_shift={}", causal_shift);
   if (kind == VectorKind::online_softmax && first) out.put(" first=yes");
   if (kind == VectorKind::scale_rows) out.put(" by={}", by_inverse_sum ? "inverse_sum" : "alpha");
+  if (kind == VectorKind::merge_partials) out.put(" parts={}", parts);
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" eps={}", eps);
   if (norm_adds_y()) out.put(" fn=add");
   if (kind == VectorKind::pool) {
@@ -398,6 +409,8 @@ void VecOp::check(const InstructionChecks& checks) const {
                     e, q, r, s, stride, pad_top, pad_left, ih, iw));
   if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
     checks.fail(problem);
+  if (kind == VectorKind::merge_partials && parts > checks.spec().core.sram.bytes / rows)
+    checks.fail(fmt::format("{} parts of {} rows are larger than the core's SRAM", parts, rows));
   // The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.
   const int64_t element = size_bytes(dtype), out_element = size_bytes(out_dtype);
   const int64_t sram = checks.spec().core.sram.bytes;
@@ -410,7 +423,8 @@ void VecOp::check(const InstructionChecks& checks) const {
     checks.sram_range("gamma", g_address, 1, cols * element, 0);
   if (kind == VectorKind::layernorm) checks.sram_range("beta", b_address, 1, cols * element, 0);
   if (uses_statistics())
-    checks.sram_range("running statistics g", g_address, rows, kRowStatistics * size_bytes(DType::fp32), 0);
+    checks.sram_range("running statistics g", g_address, statistics_rows(),
+                      kRowStatistics * size_bytes(DType::fp32), 0);
 }
 
 }  // namespace tessera::arch

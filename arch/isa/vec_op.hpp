@@ -54,17 +54,24 @@ struct VecOp {
   // scale_rows: by 1/sum (the final normalisation) rather than by the step's correction.
   bool first = false;
   bool by_inverse_sum = false;
+  // merge_partials: the partial results of the same rows, stacked at x (part i's rows at x + i * rows rows)
+  // with their statistics stacked likewise at g.
+  int64_t parts = 1;
 
-  // online_softmax and scale_rows keep each row's running max, sum and correction (fp32) at g.
+  // online_softmax and scale_rows keep each row's running max, sum and correction (fp32) at g;
+  // merge_partials reads each part's.
   static constexpr int64_t kRowStatistics = 3;
   bool uses_statistics() const;
+  int64_t statistics_rows() const { return kind == VectorKind::merge_partials ? parts * rows : rows; }
   bool uses_y() const;       // a map with a step that reads the tile at y (add, mul, swiglu), or norm_adds_y
   bool norm_adds_y() const;  // a layernorm or rmsnorm of X + Y (fn=add: a residual added first)
   bool uses_b() const;       // a layernorm (beta), or a map with a bias step (the row at b)
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
   bool operator==(const VecOp& other) const;
-  int64_t x_rows() const { return kind == VectorKind::pool ? ih * iw : rows; }
+  int64_t x_rows() const {
+    return kind == VectorKind::pool ? ih * iw : kind == VectorKind::merge_partials ? parts * rows : rows;
+  }
   int64_t o_cols() const {
     return kind == VectorKind::reduce_sum || kind == VectorKind::reduce_max ? 1 : cols;
   }

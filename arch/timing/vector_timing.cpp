@@ -52,6 +52,10 @@ std::string work_rule_problem(const VectorWork& work) {
     case VectorKind::pool:
       if (work.pool_window < 1) return fmt::format("pool_window must be >= 1, got {}", work.pool_window);
       break;
+    case VectorKind::merge_partials:
+      if (work.merge_parts < 1 || work.merge_parts > kMaxMergeParts)
+        return fmt::format("merge_parts must be in [1, {}], got {}", kMaxMergeParts, work.merge_parts);
+      break;
     case VectorKind::rope:
       if (work.rope_rotated_cols < 1 || work.rope_rotated_cols > work.cols)
         return fmt::format("rope_rotated_cols must be in [1, cols] = [1, {}], got {}", work.cols,
@@ -177,6 +181,8 @@ const char* name_of(VectorKind kind) {
       return "online_softmax";
     case VectorKind::scale_rows:
       return "scale_rows";
+    case VectorKind::merge_partials:
+      return "merge_partials";
     case VectorKind::rope:
       return "rope";
   }
@@ -269,6 +275,18 @@ VectorPasses vector_passes(const VectorWork& work) {
       scale.output_writes = 1;
       scale.row_statistic_reads = 1;
       add(scale);
+      break;
+    }
+    case VectorKind::merge_partials: {
+      // Per row, off the issue port (as online_softmax's correction): m = the largest of the parts' maxima,
+      // each part's weight w = exp(m_i - m) and 1/L, L = the sum of w_i * l_i. The pass: w_0 x_0, then a
+      // multiply and an add for each further part, times 1/L.
+      VectorPass merge =
+          simple_pass("sum of w_i * x_i over the parts, times 1/sum of w_i * l_i", 2 * work.merge_parts);
+      merge.input_reads = work.merge_parts;
+      merge.output_writes = 1;
+      merge.row_statistic_reads = 2 * work.merge_parts;  // each part's max and sum
+      add(merge);
       break;
     }
     case VectorKind::rope: {

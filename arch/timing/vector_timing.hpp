@@ -13,8 +13,10 @@
 namespace tessera::arch {
 
 // online_softmax and scale_rows are attention's (flash-style): one K/V tile's step of a running softmax, and
-// the rescale of the output accumulator's rows by the step's correction or by the final 1/sum. rope rotates
-// pairs of each head's first columns by a per-row table of cos and sin (rotary position embedding).
+// the rescale of the output accumulator's rows by the step's correction or by the final 1/sum; merge_partials
+// is split-KV decode's: the merge of several cores' partial accumulators of the same rows by their
+// statistics. rope rotates pairs of each head's first columns by a per-row table of cos and sin (rotary
+// position embedding).
 enum class VectorKind : uint8_t {
   map,
   reduce_sum,
@@ -25,6 +27,7 @@ enum class VectorKind : uint8_t {
   pool,
   online_softmax,
   scale_rows,
+  merge_partials,  // VecOp::mnemonics() lists the kinds through merge_partials: rope is a VecRope
   rope
 };
 const char* name_of(VectorKind kind);
@@ -51,6 +54,8 @@ struct VectorWork {
   int64_t softmax_extra_simple_ops = 0;
   // online_softmax: the first K/V tile of its rows (no running statistics to read).
   bool online_first = false;
+  // merge_partials: the partial results merged (each a rows x cols tile read once).
+  int64_t merge_parts = 1;
   // pool: rows are output pixels, cols channels; each output reads a window of r*s inputs.
   int64_t pool_window = 0;
   bool pool_average = false;  // average (one more multiply, by 1/(r*s)) rather than max
@@ -59,6 +64,8 @@ struct VectorWork {
 };
 
 inline constexpr int kMaxVectorPasses = 3;
+// The most partial results one merge_partials takes (a split over every core of a large mesh).
+inline constexpr int64_t kMaxMergeParts = 4096;
 
 // One pass over the tile: every row, each as ceil(cols / lanes) vectors. Counts are per element of the tile.
 struct VectorPass {

@@ -34,6 +34,7 @@ const std::vector<std::string> kLines = {
     "  vec online_softmax x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=fp32 out=bf16",
     "  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=alpha",
     "  vec scale_rows x=0x0 g=0x4000 o=0x2000 rows=16 cols=128 dtype=fp32 out=bf16 by=inverse_sum",
+    "  vec merge_partials x=0x0 g=0x4000 o=0x2000 rows=4 cols=128 dtype=fp32 out=bf16 parts=8",
     "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=scale scale=0.125",
     "  vec pool x=0x0 o=0x8000 cols=16 dtype=bf16 out=fp32 ih=5 iw=11 e=3 q=6 r=3 s=3 stride=2 pad_top=1 "
     "pad_left=1 mode=max",
@@ -97,6 +98,23 @@ TEST(VecText, EveryKindReadsAndWritesBackCanonically) {
   EXPECT_EQ(online.g_address, 0x4000u);
   const VecOp last = std::get<VecOp>(read(kHeader + kLines[14] + "\n").cores[0].instructions[0].operation);
   EXPECT_TRUE(last.by_inverse_sum);
+  const VecOp merge = std::get<VecOp>(read(kHeader + kLines[15] + "\n").cores[0].instructions[0].operation);
+  EXPECT_EQ(merge.kind, VectorKind::merge_partials);
+  EXPECT_EQ(merge.parts, 8);
+  EXPECT_EQ(merge.x_rows(), 32);
+  EXPECT_EQ(merge.statistics_rows(), 32);
+  // The parts' statistics must fit in SRAM: 8 parts x 4 rows x 12 B = 384 B at the last 300 B of the 64 KiB;
+  // a merge needs its parts.
+  EXPECT_EQ(
+      check_error("  vec merge_partials x=0x0 g=0xfed4 o=0x2000 rows=4 cols=128 dtype=fp32 parts=8"),
+      "v.tprog:5: core 0,0 vec #0: running statistics g: SRAM bytes 0xfed4..0x10054 run past the end of "
+      "the 64 KiB SRAM (0x10000)\n  hint: addresses are per core and start at 0");
+  EXPECT_NE(
+      error_of("  vec merge_partials x=0x0 g=0x4000 o=0x2000 rows=4 cols=128 dtype=fp32").find("parts="),
+      std::string::npos);
+  EXPECT_NE(check_error("  vec merge_partials x=0x0 g=0x4000 o=0x2000 rows=4 cols=128 dtype=fp32 parts=5000")
+                .find("merge_parts must be in [1, 4096]"),
+            std::string::npos);
   EXPECT_EQ(error_of("  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=beta"),
             "v.tprog:5:70: core 0,0 vec #0: 'beta' is not one of alpha or inverse_sum");
   // The running statistics must fit in SRAM: 16 rows x 12 B at the last 100 B of the 64 KiB.
@@ -117,7 +135,8 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
       "[fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR o=ADDR "
       "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
       "online_softmax x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] "
-      "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum");
+      "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum; "
+      "or merge_partials x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N");
   // A norm of X + Y names both options; fn= is add and nothing else.
   const std::string together =
       error_of("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-6 fn=add");

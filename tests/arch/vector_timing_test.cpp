@@ -70,6 +70,12 @@ VectorWork pool_work(int64_t rows, int64_t cols, int64_t window, bool average) {
   return work;
 }
 
+VectorWork merge_work(int64_t rows, int64_t cols, int64_t parts) {
+  VectorWork work = make_work(VectorKind::merge_partials, rows, cols);
+  work.merge_parts = parts;
+  return work;
+}
+
 // A norm of X + Y (a residual added first).
 VectorWork norm_plus_tile_work(VectorKind kind) {
   VectorWork work = make_work(kind, 1, 1);
@@ -87,6 +93,7 @@ std::string describe(const VectorSpec& spec, const VectorWork& work) {
   if (work.kind == VectorKind::rope) out << " (rotated " << work.rope_rotated_cols << ")";
   if (work.kind == VectorKind::pool)
     out << " (window " << work.pool_window << (work.pool_average ? ", average)" : ", max)");
+  if (work.kind == VectorKind::merge_partials) out << " (parts " << work.merge_parts << ")";
   out << " on lanes " << spec.lanes << ", special_per_cycle " << spec.special_per_cycle << ", latency "
       << spec.latency_cycles;
   return out.str();
@@ -217,6 +224,22 @@ TEST(VectorTimingRules, SizesAndParametersOutOfRangeAreInputErrors) {
             "vector pool: pool_window must be >= 1, got 0");
   EXPECT_EQ(vector_work_problem(spec, pool_work(4, 8, 0, true)), "pool_window must be >= 1, got 0");
   EXPECT_EQ(vector_work_problem(spec, pool_work(4, 8, 9, true)), "");
+  EXPECT_EQ(vector_work_problem(spec, merge_work(4, 8, 0)), "merge_parts must be in [1, 4096], got 0");
+  EXPECT_EQ(vector_work_problem(spec, merge_work(4, 8, 4097)), "merge_parts must be in [1, 4096], got 4097");
+  EXPECT_EQ(vector_work_problem(spec, merge_work(4, 8, 16)), "");
+}
+
+// A merge of P parts is one pass of 2P simple ops per vector reading no statistic of its own: 4 rows x 128
+// columns on 32 lanes (V = 4), 16 parts: c = 32, W = 128, rows back to back: issue ends at 512, the last
+// result written latency 8 later: 520 cycles, all of them busy but the drain.
+TEST(VectorTimingHandWorked, AMergeOfSixteenPartsIsOnePassOfTwoOpsAPart) {
+  const VectorTiming timing = vector_timing(make_spec(32, 8, 8), merge_work(4, 128, 16));
+  EXPECT_EQ(timing.passes, 1);
+  EXPECT_EQ(timing.pass[0].row_issue_cycles, 128);
+  EXPECT_EQ(timing.issue_cycles, 512);
+  EXPECT_EQ(timing.cycles, 520);
+  EXPECT_EQ(timing.busy_cycles, 512);
+  EXPECT_EQ(timing.stall_cycles, 0);
 }
 
 TEST(VectorTimingRules, ACycleCountPastInt64IsAnInputErrorAndTheLargestThatFitsIsExact) {
@@ -280,6 +303,9 @@ TEST(VectorPasses, EachKindHasThePassesOfTheDocument) {
   expect_passes(online_softmax_work(1, 1, 2), {{3, 0, true, false, false}, {4, 1, true, true, false}});
   expect_passes(online_softmax_work(1, 1, 0), {{1, 0, true, false, false}, {2, 1, true, true, false}});
   expect_passes(make_work(VectorKind::scale_rows, 1, 1), {{1, 0, false, false, false}});
+  // merge of 3 parts: mul; mul, add; mul, add; mul by 1/L
+  expect_passes(merge_work(1, 1, 3), {{6, 0, false, false, false}});
+  expect_passes(merge_work(1, 1, 1), {{2, 0, false, false, false}});
   expect_passes(pool_work(1, 1, 9, false), {{9, 0, false, false, false}});  // 3x3 max
   expect_passes(pool_work(1, 1, 4, true), {{5, 0, false, false, false}});   // 2x2 average: 4 adds, 1 mul
   // rope: 2 mul + 2 fma per pair of rotated columns; a copy of the rest, over those columns alone
@@ -446,6 +472,8 @@ const std::vector<KindCase>& kind_cases() {
       {"online_softmax", online_softmax_work(1, 1, 0)},
       {"online_softmax_scaled_masked", online_softmax_work(1, 1, 2)},
       {"scale_rows", make_work(VectorKind::scale_rows, 1, 1)},
+      {"merge_partials_2", merge_work(1, 1, 2)},
+      {"merge_partials_7", merge_work(1, 1, 7)},
       {"rope", make_work(VectorKind::rope, 1, 1), 100},
       {"rope_partial_rotary", make_work(VectorKind::rope, 1, 1), 25},
   };
@@ -509,10 +537,10 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   const int lanes = static_cast<int>(uniform(1, 40));
   const VectorSpec spec = make_spec(lanes, static_cast<int>(uniform(1, lanes)),
                                     static_cast<int>(uniform(0, 1) == 0 ? uniform(0, 4) : uniform(5, 40)));
-  static const VectorKind kinds[] = {VectorKind::map,     VectorKind::reduce_sum,     VectorKind::reduce_max,
-                                     VectorKind::softmax, VectorKind::layernorm,      VectorKind::rmsnorm,
-                                     VectorKind::pool,    VectorKind::online_softmax, VectorKind::scale_rows,
-                                     VectorKind::rope};
+  static const VectorKind kinds[] = {
+      VectorKind::map,        VectorKind::reduce_sum,     VectorKind::reduce_max, VectorKind::softmax,
+      VectorKind::layernorm,  VectorKind::rmsnorm,        VectorKind::pool,       VectorKind::online_softmax,
+      VectorKind::scale_rows, VectorKind::merge_partials, VectorKind::rope};
   VectorWork work = make_work(kinds[seed % std::size(kinds)], uniform(1, 12), uniform(1, 300));
   work.map_simple_ops = uniform(0, 6);
   work.map_special_ops = work.map_simple_ops == 0 ? uniform(1, 3) : uniform(0, 3);
@@ -520,6 +548,7 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   work.pool_window = uniform(1, 12);
   work.pool_average = uniform(0, 1) == 1;
   work.norm_adds_tile = uniform(0, 1) == 1;
+  work.merge_parts = uniform(1, 9);
   work.rope_rotated_cols = uniform(1, work.cols);
   return {spec, work};
 }
@@ -585,6 +614,9 @@ TEST(VectorSramTraffic, EachPassReadsAndWritesItsTilesHandComputed) {
        {{80, 0}, {80, 80 + 48}}},
       // scale_rows: x and each row's factor (4 x 4 B), the scaled tile written
       {make_work(VectorKind::scale_rows, 4, 10), {{80 + 16, 80}}},
+      // merge of 3 parts: each part's tile and its max and sum (4 rows x 3 parts x 2 x 4 B), the merged tile
+      // written
+      {merge_work(4, 10, 3), {{3 * 80 + 96, 80}}},
       {pool_work(4, 10, 4, true), {{320, 80}}},
       // rope, 6 of the 10 columns rotated: x's 24 rotated elements and a table word each (4 B), written;
       // then the 16 others read and written

@@ -1,10 +1,12 @@
-// Attention mapped flash-style (mapper/attention_stage.hpp) and naively (mapper/attention_naive.hpp): every
-// mapping the search keeps, of either form, of MHA, GQA,
+// Attention mapped flash-style (mapper/attention_stage.hpp; split over cores for decode,
+// mapper/attention_split.cpp) and naively (mapper/attention_naive.hpp): every mapping the search keeps, of
+// every form, of MHA, GQA,
 // causal (square and chunked), decode, paged (bhsd and bshd, a last block partly filled) and contiguous bshd
 // attention, lowers to a program that runs and passes the float64 reference; the cost model's DRAM bytes are
 // the program's; a program whose K load follows the wrong entry of the block table fails the check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "common/config.hpp"
@@ -29,6 +31,7 @@ ops:
   - {name: chunked, kind: attention, batch: 1, heads: 4, kv_heads: 2, seq_q: 20, seq_kv: 75, head_dim: 32, causal: true, dtype: fp32, kv_cache: {order: bshd}}
   - {name: decode, kind: attention, batch: 3, heads: 8, kv_heads: 2, seq_q: 1, seq_kv: 140, head_dim: 64, causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 16}}
   - {name: decode_bshd, kind: attention, batch: 2, heads: 4, kv_heads: 1, seq_q: 2, seq_kv: 45, head_dim: 16, causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 8, order: bshd}}
+  - {name: decode_fp32, kind: attention, batch: 1, heads: 4, kv_heads: 1, seq_q: 1, seq_kv: 300, head_dim: 32, dtype: fp32}
 )";
 
 ops::Workload attention_workload() {
@@ -51,13 +54,16 @@ static void run_every_candidate(const std::string& machine_name) {
     const ops::Workload workload = attention_workload();
     for (const ops::Op& op : workload.ops) {
       const mapper::SearchResult result = search(op, spec, 3);
-      // flash ws, os, is, then the multicast form's rows where every stream fits two blocks a core, then the
-      // naive form's (S and P through DRAM).
+      // flash ws, os, is, then the multicast form's rows where every stream fits two blocks a core, the
+      // split-KV form's where a decode's blocks leave cores idle, then the naive form's (S and P through
+      // DRAM).
       ASSERT_GE(result.per_dataflow.size(), 6u) << op.name;
       EXPECT_EQ(result.per_dataflow[0].label(), "flash ws");
       EXPECT_EQ(result.per_dataflow.back().label(), "naive is");
       for (size_t r = 3; r + 3 < result.per_dataflow.size(); ++r)
-        EXPECT_EQ(result.per_dataflow[r].label().rfind("flash-mc ", 0), 0u) << result.per_dataflow[r].label();
+        EXPECT_TRUE(result.per_dataflow[r].label().rfind("flash-mc ", 0) == 0 ||
+                    result.per_dataflow[r].label().rfind("flash-split ", 0) == 0)
+            << result.per_dataflow[r].label();
       for (const mapper::DataflowSearch& row : result.per_dataflow) {
         ASSERT_FALSE(row.best.empty()) << op.name;
         for (const mapper::Candidate& candidate : row.best) {
@@ -69,6 +75,11 @@ static void run_every_candidate(const std::string& machine_name) {
           EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
           EXPECT_EQ(candidate.cost.dram_bytes, run.traffic.dram_read_bytes + run.traffic.dram_write_bytes)
               << where;
+          // Into the mesh: the DRAM traffic and the partial results sent to be merged (a multicast load
+          // counts once per destination).
+          if (candidate.mapping.label().rfind("flash-mc ", 0) != 0)
+            EXPECT_EQ(run.traffic.noc_bytes, candidate.cost.dram_bytes + candidate.cost.reduction_bytes)
+                << where;
           for (const sim::UnitResult& unit : run.units) {
             int64_t sum = 0;
             for (int64_t cycles : unit.cycles) sum += cycles;
@@ -247,6 +258,137 @@ TEST(Attention, WhereABlockHoldsAHeadsQueriesTheNaiveFormMovesTheMinimumPlusSAnd
   EXPECT_EQ(run.traffic.dram_read_bytes + run.traffic.dram_write_bytes, expected);
   std::string detail;
   EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << detail;
+}
+
+namespace {
+
+int64_t splits_of(const mapper::Mapping& mapping) {
+  return mapping.graph_tiling.values[mapper::AttentionStage::kSplits];
+}
+
+}  // namespace
+
+// The split-KV form is searched for decode only (a few queries, blocks fewer than the cores), and every
+// split count it offers — of a GQA decode through a paged cache, of two causal queries a head through a
+// paged bshd cache (the ranges past a row's last key masked), of an fp32 decode split up to the 16 cores —
+// lowers to a program that passes the float64 reference (bf16 1e-2, fp32 1e-5).
+TEST(Attention, EverySplitCountTheSearchOffersIsCorrectForDecodeOnly) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  sim::Machine machine(spec);
+  const ops::Workload workload = attention_workload();
+  const std::vector<std::vector<int64_t>> expected = {{}, {}, {}, {2}, {2}, {2, 4, 8, 16}};
+  for (size_t index = 0; index < workload.ops.size(); ++index) {
+    const ops::Op& op = workload.ops[index];
+    std::vector<int64_t> offered;
+    for (const mapper::DataflowSearch& row : search(op, spec, 1000).per_dataflow)
+      for (const mapper::Candidate& candidate : row.best) {
+        const int64_t splits = splits_of(candidate.mapping);
+        if (splits == 0 || std::find(offered.begin(), offered.end(), splits) != offered.end()) continue;
+        offered.push_back(splits);
+        const std::string where = op.name + " " + candidate.mapping.describe();
+        EXPECT_EQ(candidate.mapping.label().rfind("flash-split ", 0), 0u) << where;
+        const arch::Program program = mapper::lower(op, workload.seed, candidate.mapping, spec, op.name);
+        sim::RunResult run;
+        ASSERT_NO_THROW(run = machine.run(program, sim::RunOptions{})) << where;
+        std::string detail;
+        EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
+      }
+    std::sort(offered.begin(), offered.end());
+    EXPECT_EQ(offered, expected[index]) << op.name;
+  }
+}
+
+// The merge written without its weights exp(m_i - m), O = (O_0 + O_1) / (l_0 + l_1) with the existing vec
+// kinds in place of each merging core's merge_partials, fails the check that the program as lowered passes.
+TEST(Attention, ASplitMergeThatForgetsTheMaxCorrectionFailsTheCheck) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  const ops::Workload workload = attention_workload();
+  const ops::Op& op = workload.ops[3];  // b3 h8/2 q1 kv140 d64 bf16, paged 16: 6 blocks, split 2
+  const mapper::SearchResult result = search(op, spec, 1);
+  const mapper::Candidate* split = nullptr;
+  for (const mapper::DataflowSearch& row : result.per_dataflow)
+    if (!row.best.empty() && splits_of(row.best.front().mapping) == 2) split = &row.best.front();
+  ASSERT_NE(split, nullptr);
+  arch::Program program = mapper::lower(op, workload.seed, split->mapping, spec, op.name);
+  sim::Machine machine(spec);
+  std::string detail;
+  ASSERT_TRUE(output_matches_reference(op, workload.seed, machine.run(program, sim::RunOptions{}), &detail))
+      << detail;
+  int merges = 0;
+  for (arch::CoreProgram& core : program.cores) {
+    auto& list = core.instructions;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const auto* merge = std::get_if<arch::VecOp>(&list[i].operation);
+      if (!merge || merge->kind != arch::VectorKind::merge_partials) continue;
+      ASSERT_EQ(merge->parts, 2);
+      const int64_t accumulator_bytes = merge->rows * merge->cols * 4, statistics_bytes = merge->rows * 12;
+      arch::VecOp add_accumulators;  // O_0 + O_1 into O_0
+      add_accumulators.kind = arch::VectorKind::map;
+      add_accumulators.chain = {arch::VecFn::add};
+      add_accumulators.dtype = add_accumulators.out_dtype = DType::fp32;
+      add_accumulators.x_address = add_accumulators.o_address = merge->x_address;
+      add_accumulators.y_address = merge->x_address + static_cast<uint64_t>(accumulator_bytes);
+      add_accumulators.rows = merge->rows;
+      add_accumulators.cols = merge->cols;
+      arch::VecOp add_sums = add_accumulators;  // l_0 + l_1 into l_0 (the second of each row's 3 words)
+      add_sums.x_address = add_sums.o_address = merge->g_address + 4;
+      add_sums.y_address = merge->g_address + static_cast<uint64_t>(statistics_bytes) + 4;
+      add_sums.cols = 1;
+      add_sums.x_pitch_bytes = add_sums.y_pitch_bytes = add_sums.o_pitch_bytes = 12;
+      arch::VecOp divide;  // by l_0 + l_1 into the output
+      divide.kind = arch::VectorKind::scale_rows;
+      divide.by_inverse_sum = true;
+      divide.dtype = DType::fp32;
+      divide.out_dtype = merge->out_dtype;
+      divide.x_address = merge->x_address;
+      divide.g_address = merge->g_address;
+      divide.o_address = merge->o_address;
+      divide.rows = merge->rows;
+      divide.cols = merge->cols;
+      const arch::Instruction original = list[i];
+      list[i] = arch::Instruction{original.queue, divide, {}, original.signals};
+      list.insert(list.begin() + static_cast<std::ptrdiff_t>(i),
+                  {arch::Instruction{original.queue, add_accumulators, original.waits, {}},
+                   arch::Instruction{original.queue, add_sums, {}, {}}});
+      ++merges;
+      break;
+    }
+  }
+  EXPECT_EQ(merges, 6);
+  EXPECT_FALSE(output_matches_reference(op, workload.seed, machine.run(program, sim::RunOptions{}), &detail))
+      << detail;
+}
+
+// Batch-1 decode with a long context on the shipped 4x4 mesh: 8 blocks (batch x kv heads, the 4 q heads of a
+// kv head stacked) stream 32768 keys each. One core a block keeps 8 of the 16 cores busy; split 2 ways, every
+// core streams half a block's keys and the halves meet over the NoC (8 partials of 4 x 128 fp32 and their
+// statistics: 16768 bytes). The split wins in simulated cycles, says why, and its NoC bytes are the DRAM
+// traffic plus the partials.
+TEST(Attention, SplitKvBeatsOneCoreABlockOnALongContextDecode) {
+  const nlohmann::json report =
+      run_report(read_text(shipped("arch/mesh4x4.yaml")),
+                 "{name: decode, kind: attention, batch: 1, heads: 32, kv_heads: 8, seq_q: 1, seq_kv: 32768, "
+                 "head_dim: 128, "
+                 "causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 16}}");
+  const nlohmann::json* winner = nullptr;
+  int64_t one_core_a_block = 0;
+  for (const nlohmann::json& run : report.at("ops").at(0).at("runs")) {
+    if (run.at("winner")) winner = &run;
+    const std::string label = run.at("dataflow");
+    if (label.rfind("flash ", 0) == 0 && (one_core_a_block == 0 || run.at("cycles") < one_core_a_block))
+      one_core_a_block = run.at("cycles");
+  }
+  ASSERT_NE(winner, nullptr);
+  ASSERT_GT(one_core_a_block, 0);
+  EXPECT_EQ(winner->at("dataflow").get<std::string>().rfind("flash-split ", 0), 0u) << winner->at("dataflow");
+  EXPECT_LT(winner->at("cycles").get<int64_t>() * 5, one_core_a_block * 4);  // at least 1.25x faster
+  const std::string why = winner->at("mapping").at("description");
+  EXPECT_NE(why.find("8 q blocks of 4 rows, each block's keys split 2 ways keep 16 cores busy (one core a "
+                     "block: 8)"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("merged there: 16768 bytes"), std::string::npos) << why;
+  EXPECT_EQ(winner->at("noc_bytes").get<int64_t>(), winner->at("dram_bytes").get<int64_t>() + 16768);
 }
 
 }  // namespace tessera

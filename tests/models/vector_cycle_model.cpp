@@ -152,6 +152,21 @@ std::vector<ModelPass> passes_of(const VectorWork& work) {
       passes.push_back(scale);
       break;
     }
+    case VectorKind::merge_partials: {
+      // The parts' weights and 1/L are per-row scalars worked out off the issue port; every vector then
+      // multiplies the first part's by its weight, multiplies and adds each further part's, and scales by
+      // 1/L.
+      ModelPass merge;
+      merge.chain.push_back(simple("mul w_0"));
+      for (int64_t part = 1; part < work.merge_parts; ++part) {
+        merge.chain.push_back(simple("mul w_i"));
+        merge.chain.push_back(simple("add"));
+      }
+      merge.chain.push_back(simple("mul 1/L"));
+      merge.writes_tile = true;
+      passes.push_back(merge);
+      break;
+    }
     case VectorKind::rope: {
       // Per pair (a, b) of the rotated columns: a*cos and b*cos, then a*cos - b*sin and b*cos + a*sin
       // fused: 4 ops per 2 elements, each vector's chain two ops; then the columns past rotary_dim copied.
