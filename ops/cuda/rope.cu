@@ -204,7 +204,8 @@ OpMeasurement run_rope(const OpArgs& args, const RunContext& context) {
   spec.name = args.get("name");
   spec.op.set("kind", spec.kind).set("name", spec.name).set("index", args.integer("index"));
   spec.op.set("batch", r.batch).set("seq", r.seq).set("heads", r.heads).set("head_dim", r.head_dim);
-  spec.op.set("rotary_dim", r.rotary).set("position", r.position).set("base", r.base);
+  // rotary_dim as given (0: head_dim), as the workload names the op
+  spec.op.set("rotary_dim", args.integer("rotary_dim", 0)).set("position", r.position).set("base", r.base);
   spec.op.set("style", r.interleaved ? "interleaved" : "half").set("dtype", args.get("dtype"));
   spec.op.set("seed", static_cast<int64_t>(r.seed));
   spec.seed = r.seed;
