@@ -230,8 +230,23 @@ SourceLocation MapReader::location() const {
 
 SourceLocation MapReader::location(const std::string& key) const {
   auto it = values_.find(key);
-  if (it == values_.end()) return location();
-  return location_of(field(key), it->second.Mark());
+  if (it != values_.end()) return location_of(field(key), it->second.Mark());
+  // A group's field (kv_cache.blocks): its value inside the group's mapping, where the file writes it.
+  const size_t dot = key.find('.');
+  const auto group = dot == std::string::npos ? values_.end() : values_.find(key.substr(0, dot));
+  if (group == values_.end()) return location();
+  YAML::Node node;
+  node.reset(group->second);  // rebinds (assignment would write into the document)
+  for (size_t at = dot + 1; node.IsMap();) {
+    const size_t next = key.find('.', at);
+    const YAML::Node& map = node;  // read-only lookup: a missing key is not added
+    const YAML::Node child = map[key.substr(at, next == std::string::npos ? std::string::npos : next - at)];
+    if (!child) break;
+    node.reset(child);
+    if (next == std::string::npos) return location_of(field(key), node.Mark());
+    at = next + 1;
+  }
+  return location_of(field(key.substr(0, dot)), group->second.Mark());
 }
 
 void MapReader::fail(const std::string& key, const std::string& message, const std::string& hint) const {

@@ -18,7 +18,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
   std::vector<std::pair<std::string, int64_t>> shape;
   std::string mode;
   std::vector<std::pair<std::string, std::string>> others;  // every other field as text: eps, epilogue, ...
-  std::set<std::string> defaults;  // choices at their default: a record without the field computed it
+  std::set<std::string> defaults;  // fields at their default: a record without the field computed it
   for (const ops::FieldValue& field : identity.fields) {
     if (field.is_integer())
       shape.emplace_back(field.name, field.number);
@@ -26,7 +26,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
       mode = field.choice;
     else
       others.emplace_back(field.name, field.text());
-    if (field.is_choice() && field.is_default) defaults.insert(field.name);
+    if (field.is_default) defaults.insert(field.name);
   }
   auto shape_text = [](const std::vector<std::pair<std::string, int64_t>>& fields) {
     std::string text;
@@ -76,6 +76,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     bool same_shape = true;
     for (const auto& [key, value] : shape) {
       const auto recorded = record.shape.find(key);
+      if (recorded == record.shape.end() && defaults.count(key)) continue;  // made before the field existed
       same_shape = same_shape && recorded != record.shape.end() && recorded->second == value;
     }
     // A record of the bare contraction (made before the op had its epilogue) times the contraction alone.

@@ -60,8 +60,8 @@ ProgramTensors start_attention_program(arch::Program& program, const std::string
   ProgramTensors tensors;
   for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
     if (desc.name == "BT") {
-      const ops::HostTensor bt =
-          ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id);
+      const ops::HostTensor bt = ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id,
+                                                     std::nullopt, desc.index_range);
       tensors.table.assign(reinterpret_cast<const int32_t*>(bt.bytes.data()),
                            reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
       continue;

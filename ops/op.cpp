@@ -10,8 +10,10 @@ class IdentityWriter : public FieldVisitor {
  public:
   explicit IdentityWriter(std::vector<FieldValue>& fields, std::string prefix = "")
       : fields_(fields), prefix_(std::move(prefix)) {}
-  void integer(const char* name, int64_t& value, IntegerRule, std::optional<int64_t>) override {
-    add(name, FieldValue::Type::integer).number = value;
+  void integer(const char* name, int64_t& value, IntegerRule, std::optional<int64_t> fallback) override {
+    FieldValue& field = add(name, FieldValue::Type::integer);
+    field.number = value;
+    field.is_default = fallback == value;
   }
   void choice(const char* name, int& index, const std::vector<std::string>& names,
               std::optional<int> fallback) override {

@@ -65,6 +65,8 @@ struct TensorDesc {
   uint32_t tensor_id;  // for inputs; outputs are not generated
   bool is_output;
   std::optional<RopeTableFill> rope_table = std::nullopt;  // an input holding a rope table, not random values
+  int64_t index_range =
+      0;  // an int32 index table's indices: into 0 .. index_range - 1 (0: its element count)
 };
 
 std::vector<TensorDesc> tensors_of(const Op& op);
@@ -77,7 +79,8 @@ struct FieldValue {
   int64_t number = 0;
   double real = 0;
   std::string choice;  // a choice's name; a list's names joined by '+' ("bias+gelu"; "" when empty)
-  // A choice at its default: what a record made before the field existed computed (not part of equality).
+  // A choice or integer at its default: what a record made before the field existed computed (not part of
+  // equality).
   bool is_default = false;
   bool is_choice() const { return type == Type::choice; }
   bool is_integer() const { return type == Type::integer; }

@@ -6,8 +6,8 @@ std::vector<HostTensor> generate_inputs(const Op& op, uint64_t seed) {
   std::vector<HostTensor> inputs;
   for (const TensorDesc& desc : tensors_of(op))
     if (!desc.is_output)
-      inputs.push_back(
-          generate_input(desc.dtype, desc.rows, desc.cols, seed, desc.tensor_id, desc.rope_table));
+      inputs.push_back(generate_input(desc.dtype, desc.rows, desc.cols, seed, desc.tensor_id, desc.rope_table,
+                                      desc.index_range));
   return inputs;
 }
 

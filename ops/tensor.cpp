@@ -44,7 +44,7 @@ double HostTensor::value(int64_t index) const {
 }
 
 HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor,
-                          const std::optional<RopeTableFill>& table) {
+                          const std::optional<RopeTableFill>& table, int64_t index_range) {
   HostTensor out(type, rows, cols);
   const int64_t count = out.elements();
   if (table) {
@@ -76,12 +76,14 @@ HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed,
       for (int64_t i = 0; i < count; ++i) data[i] = input_int8(seed, tensor, i);
       break;
     }
-    case DType::int32: {  // an index table: a permutation of its element indices
+    case DType::int32: {  // an index table: the first `count` of a permutation of 0 .. range - 1
       auto* data = reinterpret_cast<int32_t*>(out.bytes.data());
-      TESSERA_ASSERT(count >= 1 && count <= (int64_t{1} << 31), "an index table holds 1 .. 2^31 indices");
+      const int64_t range = index_range > 0 ? index_range : count;
+      TESSERA_ASSERT(count >= 1 && range >= count && range <= (int64_t{1} << 31),
+                     "an index table holds 1 .. 2^31 indices into at most 2^31");
       for (int64_t i = 0; i < count; ++i)
         data[i] = static_cast<int32_t>(
-            input_index(seed, tensor, static_cast<uint64_t>(i), static_cast<uint64_t>(count)));
+            input_index(seed, tensor, static_cast<uint64_t>(i), static_cast<uint64_t>(range)));
       break;
     }
   }

@@ -35,9 +35,10 @@ struct RopeTableFill {
 };
 
 // Fills a tensor with the counter-based generator's values for (seed, tensor id), or, given `table`, with
-// the rope table (fp32 only).
+// the rope table (fp32 only). An int32 tensor is an index table: its elements the first of a permutation of
+// 0 .. index_range - 1 (0: of its own element count), distinct indices into a pool at least that large.
 HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor,
-                          const std::optional<RopeTableFill>& table = std::nullopt);
+                          const std::optional<RopeTableFill>& table = std::nullopt, int64_t index_range = 0);
 
 // Widens `count` elements of raw `type` bytes into floats (int8 -> exact small integers).
 void widen_to_float(DType type, const uint8_t* source, int64_t count, float* destination);

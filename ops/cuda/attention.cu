@@ -35,15 +35,17 @@ constexpr int64_t kMaxDimension = int64_t{1} << 24;
 struct Problem {
   Attention a;
   Dtype dtype = Dtype::bf16;
-  double scale = 0;        // effective: the op's, or 1 / sqrt(head_dim)
-  double given_scale = 0;  // as the op gave it (0: the default), as the record names the op
+  double scale = 0;          // effective: the op's, or 1 / sqrt(head_dim)
+  double given_scale = 0;    // as the op gave it (0: the default), as the record names the op
+  int64_t pool_blocks = 0;   // a paged cache's physical blocks: kv_cache.blocks, or the ones in use
+  int64_t given_blocks = 0;  // kv_cache.blocks as the op gave it (0: the blocks in use)
   uint64_t seed = 0;
   uint32_t q_id = 0, k_id = 0, v_id = 0, table_id = 0;
   __host__ __device__ int64_t q_rows() const { return int64_t{a.batch} * a.heads * a.seq_q; }
-  // Rows of K and V as stored: a paged pool holds every block of every sequence, the last one's padding too.
+  // Rows of K and V as stored: a paged pool holds every block of every sequence (the last one's padding too),
+  // and any more the op gives it.
   __host__ __device__ int64_t kv_rows() const {
-    return a.paged ? int64_t{a.batch} * a.blocks_per_sequence * a.block_tokens * a.kv_heads
-                   : int64_t{a.batch} * a.kv_heads * a.seq_kv;
+    return a.paged ? pool_blocks * a.block_tokens * a.kv_heads : int64_t{a.batch} * a.kv_heads * a.seq_kv;
   }
   __host__ __device__ int64_t table_entries() const {
     return a.paged ? int64_t{a.batch} * a.blocks_per_sequence : 0;
@@ -63,12 +65,13 @@ __device__ int64_t kv_row_of(const Attention& a, int b, int h, int s, const Bloc
   return a.bshd ? (block * tokens + t) * a.kv_heads + h : (block * a.kv_heads + h) * tokens + t;
 }
 
-// The block table BT: the generator's index table over the pool's blocks (ops/input_generator.hpp).
-__global__ void fill_block_table(uint64_t seed, uint32_t tensor, int64_t count, int32_t* out) {
+// The block table BT: the first `count` entries of the generator's index permutation of the pool's `range`
+// blocks (ops/input_generator.hpp).
+__global__ void fill_block_table(uint64_t seed, uint32_t tensor, int64_t count, int64_t range, int32_t* out) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
     out[i] = static_cast<int32_t>(
-        ops::input_index(seed, tensor, static_cast<uint64_t>(i), static_cast<uint64_t>(count)));
+        ops::input_index(seed, tensor, static_cast<uint64_t>(i), static_cast<uint64_t>(range)));
 }
 
 // ---- the float64 reference at the sampled positions
@@ -95,8 +98,8 @@ __global__ void __launch_bounds__(kReferenceThreads)
   __syncthreads();
   const int64_t entries = p.table_entries();
   auto block_of = [&](int64_t entry) {
-    return static_cast<int64_t>(
-        ops::input_index(p.seed, p.table_id, static_cast<uint64_t>(entry), static_cast<uint64_t>(entries)));
+    return static_cast<int64_t>(ops::input_index(p.seed, p.table_id, static_cast<uint64_t>(entry),
+                                                 static_cast<uint64_t>(p.pool_blocks)));
   };
   const int seen = a.causal ? min(a.seq_kv, i + a.key_offset() + 1) : a.seq_kv;
   __shared__ double weight[kReferenceThreads], reduced[kReferenceThreads];
@@ -311,7 +314,7 @@ Operands make_operands(const Problem& p, const RunContext& run) {
   if (p.a.paged) {
     const int64_t entries = p.table_entries();
     operands.table = DeviceBuffer(static_cast<size_t>(entries) * sizeof(int32_t));
-    fill_block_table<<<grid_for(entries), 256>>>(p.seed, p.table_id, entries,
+    fill_block_table<<<grid_for(entries), 256>>>(p.seed, p.table_id, entries, p.pool_blocks,
                                                  static_cast<int32_t*>(operands.table.get()));
     check_launch("fill the block table");
   }
@@ -621,6 +624,14 @@ Problem problem_of(const OpArgs& args) {
   a.blocks_per_sequence = (a.seq_kv + a.block_tokens - 1) / a.block_tokens;
   if (a.paged && int64_t{a.batch} * a.blocks_per_sequence > (int64_t{1} << 31))
     fail("--op " + args.text + ": the paged pool holds more than 2^31 blocks");
+  // ops/kinds/attention.cpp's rules for kv_cache.blocks: a paged pool's size, at least the blocks in use.
+  p.given_blocks = args.integer("kv_cache.blocks", 0);
+  const int64_t in_use = int64_t{a.batch} * a.blocks_per_sequence;
+  if (p.given_blocks < 0 || (p.given_blocks != 0 && (!a.paged || p.given_blocks < in_use)) ||
+      p.given_blocks > (int64_t{1} << 31))
+    fail("--op " + args.text + ": kv_cache.blocks sizes a paged pool: at least batch x ceil(seq_kv / " +
+         "block_tokens) blocks, at most 2^31");
+  p.pool_blocks = p.given_blocks != 0 ? p.given_blocks : in_use;
   const double scale = args.real("scale", 0.0);
   if (!(scale >= 0) || !std::isfinite(scale)) fail("--op " + args.text + ": scale must be a positive number");
   p.given_scale = scale;
@@ -630,8 +641,8 @@ Problem problem_of(const OpArgs& args) {
   if (p.dtype == Dtype::int8) fail("--op " + args.text + ": attention takes fp32, bf16 or fp16");
   // ops/kinds/attention.cpp's limit: no tensor past 2^40 elements (every product below then fits int64).
   const double rows = static_cast<double>(a.batch) * a.heads * a.seq_q;
-  const double kv_rows = static_cast<double>(a.batch) * a.kv_heads *
-                         (a.paged ? static_cast<double>(a.blocks_per_sequence) * a.block_tokens : a.seq_kv);
+  const double kv_rows = a.paged ? static_cast<double>(p.pool_blocks) * a.kv_heads * a.block_tokens
+                                 : static_cast<double>(a.batch) * a.kv_heads * a.seq_kv;
   if (std::max(rows, kv_rows) * a.head_dim > 0x1p40)
     fail("--op " + args.text + ": the Q, K, V or O tensor has more than 2^40 elements");
   p.seed = static_cast<uint64_t>(args.integer("seed"));
@@ -668,6 +679,7 @@ OpMeasurement run_attention(const OpArgs& args, const RunContext& context) {
       .set("kv_cache.layout", a.paged ? "paged" : "contiguous")
       .set("kv_cache.block_tokens", int64_t{a.block_tokens})
       .set("kv_cache.order", a.bshd ? "bshd" : "bhsd")
+      .set("kv_cache.blocks", p.given_blocks)
       .set("dtype", dtype)
       .set("seed", static_cast<int64_t>(p.seed));
   spec.seed = p.seed;

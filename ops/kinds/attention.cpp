@@ -43,7 +43,8 @@ class AttentionKind : public OpKindOf<AttentionShape> {
                                        {"K", op.dtype, kv_rows, a.head_dim, tensor_id(index, 1), false},
                                        {"V", op.dtype, kv_rows, a.head_dim, tensor_id(index, 2), false}};
     if (a.paged())  // the block table: an index table, a permutation of the pool's blocks
-      tensors.push_back({"BT", DType::int32, a.batch, a.blocks_per_sequence(), tensor_id(index, 3), false});
+      tensors.push_back({"BT", DType::int32, a.batch, a.blocks_per_sequence(), tensor_id(index, 3), false,
+                         std::nullopt, a.pool_blocks()});
     tensors.push_back({"O", op.dtype, q_rows, a.head_dim, 0, true});
     return tensors;
   }
@@ -158,6 +159,7 @@ class AttentionKind : public OpKindOf<AttentionShape> {
                    std::optional<KvLayout>(KvLayout::contiguous));
       cache.integer("block_tokens", a.kv_cache.block_tokens, IntegerRule::positive, 16);
       visit_choice(cache, "order", a.kv_cache.order, order_names(), std::optional<KvOrder>(KvOrder::bhsd));
+      cache.integer("blocks", a.kv_cache.blocks, IntegerRule::nonnegative, 0);
     });
   }
   void check_fields(const AttentionShape& a, const FieldChecks& checks) const override {
@@ -181,7 +183,22 @@ class AttentionKind : public OpKindOf<AttentionShape> {
     if (a.kv_cache.block_tokens > kMaxDimension)
       checks.fail("kv_cache", fmt::format("block_tokens {} is more than tessera models ({})",
                                           a.kv_cache.block_tokens, kMaxDimension));
-    if (a.paged() && static_cast<double>(a.batch) * static_cast<double>(a.blocks_per_sequence()) > 0x1p31)
+    if (!a.paged() && a.kv_cache.blocks != 0)
+      checks.fail("kv_cache.blocks",
+                  fmt::format("blocks: {} sizes a paged pool; this cache is contiguous", a.kv_cache.blocks),
+                  "add layout: paged, or leave blocks out");
+    // batch and seq_kv are at most 2^24 (checked above), so the blocks in use fit int64.
+    const int64_t needed = a.batch * a.blocks_per_sequence();
+    if (a.paged() && a.kv_cache.blocks != 0 && a.kv_cache.blocks < needed)
+      checks.fail(
+          "kv_cache.blocks",
+          fmt::format("a pool of {} blocks of {} tokens cannot hold batch x seq_kv = {} x {} tokens: it "
+                      "takes {} blocks",
+                      a.kv_cache.blocks, a.kv_cache.block_tokens, a.batch, a.seq_kv, needed),
+          fmt::format("give the cache at least {} blocks (batch x ceil(seq_kv / block_tokens)), or "
+                      "shorten seq_kv",
+                      needed));
+    if (a.paged() && std::max(needed, a.kv_cache.blocks) > (int64_t{1} << 31))
       checks.fail("kv_cache", "the paged pool holds more than 2^31 blocks",
                   "use larger blocks (block_tokens)");
     if (!(a.scale >= 0) || !std::isfinite(a.scale))
@@ -193,7 +210,7 @@ class AttentionKind : public OpKindOf<AttentionShape> {
         static_cast<double>(a.batch) * static_cast<double>(a.heads) * static_cast<double>(a.seq_q);
     const double kv_rows =
         a.paged()
-            ? static_cast<double>(a.batch) * static_cast<double>(a.blocks_per_sequence()) *
+            ? static_cast<double>(std::max(needed, a.kv_cache.blocks)) *
                   static_cast<double>(a.kv_cache.block_tokens) * static_cast<double>(a.kv_heads)
             : static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) * static_cast<double>(a.seq_kv);
     if (std::max(rows, kv_rows) * static_cast<double>(a.head_dim) > static_cast<double>(int64_t{1} << 40))
@@ -206,6 +223,7 @@ class AttentionKind : public OpKindOf<AttentionShape> {
   std::string text_of(const AttentionShape& a) const override {
     std::string cache;
     if (a.paged()) cache = fmt::format(" paged {}", a.kv_cache.block_tokens);
+    if (a.paged() && a.kv_cache.blocks != 0) cache += fmt::format(" pool {}", a.kv_cache.blocks);
     if (a.kv_cache.order == KvOrder::bshd) cache += " bshd";
     return fmt::format("b{} h{}/{} q{} kv{} d{}{}{}{}", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
                        a.head_dim, a.mask == AttentionMask::causal ? " causal" : "",
@@ -226,8 +244,7 @@ double AttentionShape::effective_scale() const {
 }
 
 int64_t AttentionShape::kv_rows() const {
-  return paged() ? batch * blocks_per_sequence() * kv_cache.block_tokens * kv_heads
-                 : batch * kv_heads * seq_kv;
+  return paged() ? pool_blocks() * kv_cache.block_tokens * kv_heads : batch * kv_heads * seq_kv;
 }
 
 int64_t AttentionShape::kv_row(int64_t b, int64_t h, int64_t s, const int32_t* table) const {

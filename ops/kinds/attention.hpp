@@ -8,10 +8,11 @@
 // The KV cache (`kv_cache: {layout, block_tokens, order}`): contiguous, K and V as above (order bhsd) or with
 // a sequence's kv heads interleaved per token (bshd: row (b * seq_kv + s) * kv_heads + h); or paged, as
 // vLLM's paged attention keeps it: each sequence's tokens in blocks of block_tokens scattered over a pool of
-// batch * ceil(seq_kv / block_tokens) physical blocks by a block table BT [batch, blocks per sequence] (an
-// int32 input: a pseudorandom permutation of the pool's blocks, ops/input_generator.hpp's index table), and
-// inside a block the kv heads' rows in `order` (bhsd: [head][token], bshd: [token][head]). A last block's
-// tokens past seq_kv are padding that nothing reads.
+// `blocks` physical blocks (by default batch * ceil(seq_kv / block_tokens), the ones in use) by a block table
+// BT [batch, blocks per sequence] (an int32 input: distinct pseudorandom blocks of the pool, the first
+// entries of ops/input_generator.hpp's index permutation), and inside a block the kv heads' rows in `order`
+// (bhsd: [head][token], bshd: [token][head]). A last block's tokens past seq_kv are padding that nothing
+// reads.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,7 @@ struct KvCache {
   KvLayout layout = KvLayout::contiguous;
   int64_t block_tokens = 16;
   KvOrder order = KvOrder::bhsd;
+  int64_t blocks = 0;  // paged: the pool's physical blocks (0: exactly batch x blocks per sequence)
 };
 
 struct AttentionShape {
@@ -39,6 +41,10 @@ struct AttentionShape {
   KvCache kv_cache;
   bool paged() const { return kv_cache.layout == KvLayout::paged; }
   int64_t blocks_per_sequence() const { return (seq_kv + kv_cache.block_tokens - 1) / kv_cache.block_tokens; }
+  // The paged pool's blocks: as given, or just the ones the sequences use.
+  int64_t pool_blocks() const {
+    return kv_cache.blocks > 0 ? kv_cache.blocks : batch * blocks_per_sequence();
+  }
   int64_t kv_rows() const;  // rows of K and V (paged: the whole pool of blocks)
   // The K/V row of token s of kv head h of sequence b; `table` is the paged block table (unused otherwise).
   int64_t kv_row(int64_t b, int64_t h, int64_t s, const int32_t* table) const;

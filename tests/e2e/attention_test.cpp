@@ -30,7 +30,7 @@ ops:
   - {name: causal, kind: attention, batch: 2, heads: 2, kv_heads: 2, seq_q: 50, seq_kv: 50, head_dim: 16, causal: true, scale: 0.3, dtype: fp16}
   - {name: chunked, kind: attention, batch: 1, heads: 4, kv_heads: 2, seq_q: 20, seq_kv: 75, head_dim: 32, causal: true, dtype: fp32, kv_cache: {order: bshd}}
   - {name: decode, kind: attention, batch: 3, heads: 8, kv_heads: 2, seq_q: 1, seq_kv: 140, head_dim: 64, causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 16}}
-  - {name: decode_bshd, kind: attention, batch: 2, heads: 4, kv_heads: 1, seq_q: 2, seq_kv: 45, head_dim: 16, causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 8, order: bshd}}
+  - {name: decode_bshd, kind: attention, batch: 2, heads: 4, kv_heads: 1, seq_q: 2, seq_kv: 45, head_dim: 16, causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 8, order: bshd, blocks: 23}}
   - {name: decode_fp32, kind: attention, batch: 1, heads: 4, kv_heads: 1, seq_q: 1, seq_kv: 300, head_dim: 32, dtype: fp32}
 )";
 

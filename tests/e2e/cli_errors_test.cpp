@@ -419,6 +419,17 @@ TEST(CliErrors, AttentionBadInputsAreLocatedErrors) {
       run_broken(machine, replaced(good, "seq_q: 8", "seq_q: 21")),
       "error: small.yaml:4:62: ops[0].seq_q: a causal attention of 21 queries over 20 keys leaves its "
       "first queries no key");
+  // The paged pool: more blocks than the sequences use is a bigger cache; fewer cannot hold seq_kv.
+  EXPECT_EQ(run_broken(machine, replaced(good, "block_tokens: 8}", "block_tokens: 8, blocks: 9}")).exit_code,
+            0);
+  expect_error(run_broken(machine, replaced(good, "block_tokens: 8}", "block_tokens: 8, blocks: 2}")),
+               "error: small.yaml:4:169: ops[0].kv_cache.blocks: a pool of 2 blocks of 8 tokens cannot hold "
+               "batch x seq_kv = 1 x 20 tokens: it takes 3 blocks\n  hint: give the cache at least 3 blocks "
+               "(batch x ceil(seq_kv / block_tokens)), or shorten seq_kv");
+  expect_error(
+      run_broken(machine, replaced(replaced(good, "layout: paged, ", ""), "block_tokens: 8}", "blocks: 9}")),
+      "error: small.yaml:4:137: ops[0].kv_cache.blocks: blocks: 9 sizes a paged pool; this cache is "
+      "contiguous\n  hint: add layout: paged, or leave blocks out");
 }
 
 // A rope's bad fields, each located at its value with what is expected (exit 2, no output left behind).

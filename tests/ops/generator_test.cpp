@@ -175,6 +175,26 @@ TEST(GenerateInput, FillsATensorRowMajorFromTheGenerator) {
 TEST(GenerateInput, AnInt32InputIsAnIndexTableOfAtMost2To31Indices) {
   EXPECT_NO_THROW(generate_input(DType::int32, 2, 2, 1, 0));
   EXPECT_THROW(generate_input(DType::int32, 0, 2, 1, 0), InternalError);
+  EXPECT_THROW(generate_input(DType::int32, 2, 2, 1, 0, std::nullopt, 3), InternalError);  // range < count
+}
+
+// An index table into a larger range (a paged KV cache's block table over a pool bigger than the blocks in
+// use): distinct indices below the range, the first entries of the range's permutation, reaching past the
+// count.
+TEST(GenerateInput, AnIndexTableIntoALargerRangeHoldsDistinctIndicesOfThatRange) {
+  const HostTensor table = generate_input(DType::int32, 3, 5, 7, 3, std::nullopt, 40);
+  std::vector<bool> seen(40, false);
+  int64_t past_count = 0;
+  for (int64_t i = 0; i < 15; ++i) {
+    const auto value = static_cast<int64_t>(table.value(i));
+    ASSERT_GE(value, 0);
+    ASSERT_LT(value, 40);
+    EXPECT_FALSE(seen[static_cast<size_t>(value)]) << value << " twice";
+    seen[static_cast<size_t>(value)] = true;
+    EXPECT_EQ(value, static_cast<int64_t>(input_index(7, 3, static_cast<uint64_t>(i), 40)));
+    past_count += value >= 15;
+  }
+  EXPECT_GT(past_count, 0);  // the pool's other blocks are used too
 }
 
 // An index table (int32 input): a permutation of its element indices, the same from the same arguments,
