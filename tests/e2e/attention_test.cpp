@@ -164,6 +164,33 @@ TEST(Attention, AVectorUnitTooNarrowForTheSoftmaxShowsVectorBubblesOnThePeArrays
   EXPECT_LT(wide, 0.5 * narrow);
 }
 
+// On a machine whose DRAM is the bottleneck (mesh4x4 at 128 GB/s), a decode step (16 blocks: every core
+// busy) reads every cached K and V byte once for one query a head: its PE arrays wait for the loads most of
+// their time (`input_starvation`); a prefill over the same machine reuses each K/V tile for a whole Q block:
+// it keeps its units busy and the loads in the shadow.
+TEST(Attention, DecodeOnABandwidthLimitedMachineIsMemoryBoundAndPrefillIsNot) {
+  std::string machine = mesh4x4_with_vector("vector: {lanes: 32, special_per_cycle: 8, latency_cycles: 8}");
+  const std::string from = "bandwidth_gbps: 1024";
+  ASSERT_NE(machine.find(from), std::string::npos);
+  machine.replace(machine.find(from), from.size(), "bandwidth_gbps: 128");
+  auto winner = [&](const std::string& op) {
+    const nlohmann::json report = run_report(machine, op);
+    for (const nlohmann::json& run : report.at("ops").at(0).at("runs"))
+      if (run.at("winner")) return run;
+    ADD_FAILURE() << "no winner";
+    return nlohmann::json();
+  };
+  const nlohmann::json decode = winner(
+      "{name: d, kind: attention, batch: 8, heads: 8, kv_heads: 2, seq_q: 1, seq_kv: 2048, head_dim: 64, "
+      "causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 16}}");
+  const nlohmann::json prefill = winner(
+      "{name: p, kind: attention, heads: 4, kv_heads: 4, seq_q: 512, seq_kv: 512, head_dim: 64, "
+      "causal: true, dtype: bf16}");
+  EXPECT_GT(pe_share(decode, "input_starvation"), 0.5) << decode.at("bubbles").dump();
+  EXPECT_LT(pe_share(prefill, "input_starvation"), 0.1) << prefill.at("bubbles").dump();
+  EXPECT_GT(pe_share(prefill, "busy") + pe_share(prefill, "vector"), 0.6) << prefill.at("bubbles").dump();
+}
+
 }  // namespace tessera
 
 namespace tessera {
