@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "mapper/op_stages.hpp"
@@ -67,9 +68,19 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
           },
           fused ? epilogue.work : nullptr);
     };
+    // A thread the system refuses: its share runs here after this thread's own (never a joinable thread
+    // destroyed; the result is the same, the candidates ranked by their index).
     std::vector<std::thread> pool;
-    for (int worker = 1; worker < threads; ++worker) pool.emplace_back(work, worker);
+    std::vector<int> refused;
+    for (int worker = 1; worker < threads; ++worker) {
+      try {
+        pool.emplace_back(work, worker);
+      } catch (const std::system_error&) {
+        refused.push_back(worker);
+      }
+    }
     work(0);
+    for (int worker : refused) work(worker);
     for (auto& thread : pool) thread.join();
 
     DataflowSearch search;

@@ -1,6 +1,8 @@
 #include "ops/reference_kernels.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <system_error>
 #include <thread>
 
 #include "common/error.hpp"
@@ -16,37 +18,52 @@ RowMajorMatrix to_matrix(const HostTensor& tensor) {
   return matrix;
 }
 
+namespace {
+
+// work(item) for items 0 .. count - 1 on up to `threads` threads, each taking the next item as it finishes
+// one: a thread the system refuses leaves its items to the others (never a joinable thread destroyed).
+void for_each_item(int64_t count, int threads, const std::function<void(int64_t)>& work) {
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    for (int64_t item = next++; item < count; item = next++) work(item);
+  };
+  std::vector<std::thread> pool;
+  const int64_t wanted = std::max<int64_t>(1, std::min<int64_t>(threads, count));
+  for (int64_t i = 1; i < wanted; ++i) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  worker();
+  for (auto& thread : pool) thread.join();
+}
+
+}  // namespace
+
 void gemm_rows(const RowMajorMatrix& a, const RowMajorMatrix& w, double* out, int64_t out_pitch,
                int threads) {
   constexpr int64_t kRowsPerBlock = 64;
   const int64_t m = a.rows();
   const int64_t blocks = (m + kRowsPerBlock - 1) / kRowsPerBlock;
-  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads, blocks));
   using Strided = Eigen::Map<RowMajorMatrix, 0, Eigen::OuterStride<>>;
-  auto work = [&](int64_t worker) {
-    for (int64_t block = worker; block < blocks; block += workers) {
-      const int64_t first = block * kRowsPerBlock;
-      const int64_t count = std::min(kRowsPerBlock, m - first);
-      Strided o(out + first * out_pitch, count, w.cols(), Eigen::OuterStride<>(out_pitch));
-      o.noalias() = a.middleRows(first, count) * w;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int64_t worker = 1; worker < workers; ++worker) pool.emplace_back(work, worker);
-  work(0);
-  for (auto& thread : pool) thread.join();
+  for_each_item(blocks, threads, [&](int64_t block) {
+    const int64_t first = block * kRowsPerBlock;
+    const int64_t count = std::min(kRowsPerBlock, m - first);
+    Strided o(out + first * out_pitch, count, w.cols(), Eigen::OuterStride<>(out_pitch));
+    o.noalias() = a.middleRows(first, count) * w;
+  });
 }
 
 void for_each_row(int64_t rows, int threads, const std::function<void(int64_t, std::vector<double>&)>& fn) {
-  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads, rows));
-  auto work = [&](int64_t worker) {
+  // Rows in chunks, a scratch vector a chunk (its rows computed one by one, each alone).
+  constexpr int64_t kRowsPerChunk = 16;
+  for_each_item((rows + kRowsPerChunk - 1) / kRowsPerChunk, threads, [&](int64_t chunk) {
     std::vector<double> scratch;
-    for (int64_t row = worker; row < rows; row += workers) fn(row, scratch);
-  };
-  std::vector<std::thread> pool;
-  for (int64_t worker = 1; worker < workers; ++worker) pool.emplace_back(work, worker);
-  work(0);
-  for (auto& thread : pool) thread.join();
+    for (int64_t row = chunk * kRowsPerChunk; row < std::min(rows, (chunk + 1) * kRowsPerChunk); ++row)
+      fn(row, scratch);
+  });
 }
 
 double generated_value(DType dtype, uint64_t seed, uint32_t tensor, int64_t element) {
