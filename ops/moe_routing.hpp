@@ -39,10 +39,8 @@ namespace tessera::ops {
 enum class MoeScoring : uint8_t { softmax, sigmoid };  // in the order of their names
 enum class MoeSkew : uint8_t { none, zipf };           // in the order of their names
 
-// What routing needs to know of a moe op (its fields, ops/kinds/moe.hpp).
-struct MoeRoutingRule {
-  int64_t tokens = 0, experts = 0, top_k = 0;
-  double capacity_factor = 0;  // 0: no drops
+// The routing group of a moe op (`routing: {...}` in its workload entry).
+struct MoeRoutingOptions {
   MoeScoring scoring = MoeScoring::softmax;
   int64_t groups = 1, topk_groups = 1;  // groups = 1: not group-limited
   double routed_scaling = 1;
@@ -50,6 +48,14 @@ struct MoeRoutingRule {
   double alpha = 1.2;           // zipf's exponent
   std::vector<int64_t> counts;  // forced per-expert counts (empty: none)
   bool forced() const { return skew != MoeSkew::none || !counts.empty(); }
+};
+
+// What routing needs to know of a moe op (its fields, ops/kinds/moe.hpp).
+struct MoeRoutingRule {
+  int64_t tokens = 0, experts = 0, top_k = 0;
+  double capacity_factor = 0;  // 0: no drops
+  MoeRoutingOptions options;
+  bool forced() const { return options.forced(); }
   // Each expert's capacity: ceil(capacity_factor x tokens x top_k / experts), at most tokens; tokens when
   // nothing is dropped.
   int64_t capacity() const {
@@ -109,26 +115,26 @@ inline std::vector<int32_t> moe_top(const double* scores, std::vector<int32_t> c
   return candidates;
 }
 
-// A token's top_k experts by its scores, group-limited when rule.groups > 1; highest score first.
+// A token's top_k experts by its scores, group-limited when rule.options.groups > 1; highest score first.
 inline std::vector<int32_t> moe_select(const MoeRoutingRule& rule, const double* scores) {
   std::vector<int32_t> candidates;
-  if (rule.groups <= 1) {
+  if (rule.options.groups <= 1) {
     candidates.resize(static_cast<size_t>(rule.experts));
     std::iota(candidates.begin(), candidates.end(), 0);
     return moe_top(scores, std::move(candidates), rule.top_k);
   }
-  const int64_t size = rule.experts / rule.groups;
-  std::vector<double> group_scores(static_cast<size_t>(rule.groups));
-  for (int64_t g = 0; g < rule.groups; ++g) {
+  const int64_t size = rule.experts / rule.options.groups;
+  std::vector<double> group_scores(static_cast<size_t>(rule.options.groups));
+  for (int64_t g = 0; g < rule.options.groups; ++g) {
     std::vector<int32_t> members(static_cast<size_t>(size));
     std::iota(members.begin(), members.end(), static_cast<int32_t>(g * size));
     double sum = 0;
     for (int32_t e : moe_top(scores, std::move(members), std::min<int64_t>(2, size))) sum += scores[e];
     group_scores[static_cast<size_t>(g)] = sum;
   }
-  std::vector<int32_t> groups(static_cast<size_t>(rule.groups));
+  std::vector<int32_t> groups(static_cast<size_t>(rule.options.groups));
   std::iota(groups.begin(), groups.end(), 0);
-  std::vector<int32_t> kept = moe_top(group_scores.data(), std::move(groups), rule.topk_groups);
+  std::vector<int32_t> kept = moe_top(group_scores.data(), std::move(groups), rule.options.topk_groups);
   std::sort(kept.begin(), kept.end());
   for (int32_t g : kept)
     for (int64_t e = g * size; e < (g + 1) * size; ++e) candidates.push_back(static_cast<int32_t>(e));
@@ -179,8 +185,8 @@ inline std::vector<int64_t> moe_zipf_counts(int64_t tokens, int64_t experts, int
 
 // The forced counts: as given, or zipf's.
 inline std::vector<int64_t> moe_forced_counts(const MoeRoutingRule& rule) {
-  if (!rule.counts.empty()) return rule.counts;
-  return moe_zipf_counts(rule.tokens, rule.experts, rule.top_k, rule.alpha);
+  if (!rule.options.counts.empty()) return rule.options.counts;
+  return moe_zipf_counts(rule.tokens, rule.experts, rule.top_k, rule.options.alpha);
 }
 
 // Each token's forced experts (token t's at t * top_k ..., in no particular order), dealt as the header says
@@ -212,7 +218,7 @@ inline MoeRouting moe_route(const MoeRoutingRule& rule, const std::vector<double
   if (rule.forced()) forced = moe_forced_experts(rule, permutation);
   std::vector<double> scores(static_cast<size_t>(rule.experts));
   for (int64_t t = 0; t < rule.tokens; ++t) {
-    moe_scores(rule.scoring, logits.data() + t * rule.experts, rule.experts, scores.data());
+    moe_scores(rule.options.scoring, logits.data() + t * rule.experts, rule.experts, scores.data());
     std::vector<int32_t> chosen;
     if (rule.forced()) {
       chosen.assign(forced.begin() + t * rule.top_k, forced.begin() + (t + 1) * rule.top_k);
@@ -226,7 +232,7 @@ inline MoeRouting moe_route(const MoeRoutingRule& rule, const std::vector<double
     for (int64_t j = 0; j < rule.top_k; ++j) {
       MoeRoute& route = routing.routes[static_cast<size_t>(t * rule.top_k + j)];
       route.expert = chosen[static_cast<size_t>(j)];
-      route.weight = scores[static_cast<size_t>(route.expert)] / sum * rule.routed_scaling;
+      route.weight = scores[static_cast<size_t>(route.expert)] / sum * rule.options.routed_scaling;
     }
   }
   // Capacity, in token order; then the permutation.

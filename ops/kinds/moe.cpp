@@ -288,14 +288,14 @@ class MoeKind : public OpKindOf<MoeShape> {
     visit_choice(visitor, "activation", m.activation, activation_names(),
                  std::optional<MoeActivation>(MoeActivation::swiglu));
     visitor.group("routing", [&](FieldVisitor& routing) {
-      visit_choice(routing, "scoring", m.scoring, scoring_names(),
+      visit_choice(routing, "scoring", m.routing.scoring, scoring_names(),
                    std::optional<MoeScoring>(MoeScoring::softmax));
-      routing.integer("groups", m.groups, IntegerRule::positive, 1);
-      routing.integer("topk_groups", m.topk_groups, IntegerRule::positive, 1);
-      routing.real("routed_scaling", m.routed_scaling, RealRule::positive, 1.0);
-      visit_choice(routing, "skew", m.skew, skew_names(), std::optional<MoeSkew>(MoeSkew::none));
-      routing.real("alpha", m.alpha, RealRule::any, 1.2);
-      routing.integer_list("counts", m.counts);
+      routing.integer("groups", m.routing.groups, IntegerRule::positive, 1);
+      routing.integer("topk_groups", m.routing.topk_groups, IntegerRule::positive, 1);
+      routing.real("routed_scaling", m.routing.routed_scaling, RealRule::positive, 1.0);
+      visit_choice(routing, "skew", m.routing.skew, skew_names(), std::optional<MoeSkew>(MoeSkew::none));
+      routing.real("alpha", m.routing.alpha, RealRule::any, 1.2);
+      routing.integer_list("counts", m.routing.counts);
     });
   }
 
@@ -315,18 +315,19 @@ class MoeKind : public OpKindOf<MoeShape> {
       checks.fail("capacity_factor",
                   fmt::format("capacity_factor must be 0 (no drops) or positive, got {}", m.capacity_factor),
                   "GShard and Switch use 1 to 2: an expert takes up to factor x tokens x top_k / experts");
-    if (m.experts % m.groups != 0)
+    if (m.experts % m.routing.groups != 0)
       checks.fail("routing.groups",
-                  fmt::format("{} groups cannot split the {} experts evenly", m.groups, m.experts),
+                  fmt::format("{} groups cannot split the {} experts evenly", m.routing.groups, m.experts),
                   "groups divides experts: DeepSeek-V3 has 8 groups of 32 of its 256 experts");
-    if (m.topk_groups > m.groups)
-      checks.fail("routing.topk_groups",
-                  fmt::format("topk_groups {} is more than the {} groups", m.topk_groups, m.groups),
-                  "DeepSeek-V3 keeps the best 4 of its 8 groups; without groups leave both out");
-    if (m.top_k > m.topk_groups * (m.experts / m.groups))
+    if (m.routing.topk_groups > m.routing.groups)
+      checks.fail(
+          "routing.topk_groups",
+          fmt::format("topk_groups {} is more than the {} groups", m.routing.topk_groups, m.routing.groups),
+          "DeepSeek-V3 keeps the best 4 of its 8 groups; without groups leave both out");
+    if (m.top_k > m.routing.topk_groups * (m.experts / m.routing.groups))
       checks.fail("routing.topk_groups",
                   fmt::format("{} kept groups of {} experts hold fewer than top_k = {} experts",
-                              m.topk_groups, m.experts / m.groups, m.top_k),
+                              m.routing.topk_groups, m.experts / m.routing.groups, m.top_k),
                   "keep more groups (topk_groups), or use fewer, larger ones");
     check_forced(m, checks);
     const double tokens = static_cast<double>(m.tokens), hidden = static_cast<double>(m.hidden),
@@ -351,11 +352,11 @@ class MoeKind : public OpKindOf<MoeShape> {
                                    activation_names()[static_cast<size_t>(m.activation)]);
     if (m.shared_experts > 0) text += fmt::format(" shared{}", m.shared_experts);
     if (m.capacity_factor > 0) text += fmt::format(" cf{}", m.capacity_factor);
-    if (m.scoring == MoeScoring::sigmoid) text += " sigmoid";
-    if (m.groups > 1) text += fmt::format(" groups {}/{}", m.topk_groups, m.groups);
-    if (m.routed_scaling != 1) text += fmt::format(" scale {}", m.routed_scaling);
-    if (m.skew == MoeSkew::zipf) text += fmt::format(" zipf {}", m.alpha);
-    if (!m.counts.empty()) text += " counts";
+    if (m.routing.scoring == MoeScoring::sigmoid) text += " sigmoid";
+    if (m.routing.groups > 1) text += fmt::format(" groups {}/{}", m.routing.topk_groups, m.routing.groups);
+    if (m.routing.routed_scaling != 1) text += fmt::format(" scale {}", m.routing.routed_scaling);
+    if (m.routing.skew == MoeSkew::zipf) text += fmt::format(" zipf {}", m.routing.alpha);
+    if (!m.routing.counts.empty()) text += " counts";
     return text;
   }
 
@@ -367,27 +368,29 @@ class MoeKind : public OpKindOf<MoeShape> {
 
  private:
   void check_forced(const MoeShape& m, const FieldChecks& checks) const {
-    const bool counted = !m.counts.empty(), zipf = m.skew == MoeSkew::zipf;
+    const bool counted = !m.routing.counts.empty(), zipf = m.routing.skew == MoeSkew::zipf;
     if (counted && zipf)
       checks.fail("routing.counts", "counts and skew: zipf both force the routing",
                   "give the counts, or the zipf skew, not both");
-    if (zipf && (!(m.alpha > 0) || !std::isfinite(m.alpha)))
-      checks.fail("routing.alpha", fmt::format("zipf's alpha must be positive, got {}", m.alpha),
+    if (zipf && (!(m.routing.alpha > 0) || !std::isfinite(m.routing.alpha)))
+      checks.fail("routing.alpha", fmt::format("zipf's alpha must be positive, got {}", m.routing.alpha),
                   "1.2 is a moderate skew; a larger alpha is a steeper one");
-    if ((counted || zipf) && m.groups > 1)
+    if ((counted || zipf) && m.routing.groups > 1)
       checks.fail("routing.groups", "forced routing (skew, counts) chooses no groups",
                   "leave groups and topk_groups out, or the forcing");
     if (!counted) return;
-    if (static_cast<int64_t>(m.counts.size()) != m.experts)
-      checks.fail("routing.counts", fmt::format("{} counts for {} experts", m.counts.size(), m.experts),
+    if (static_cast<int64_t>(m.routing.counts.size()) != m.experts)
+      checks.fail("routing.counts",
+                  fmt::format("{} counts for {} experts", m.routing.counts.size(), m.experts),
                   "give one count per expert, in expert order");
     int64_t sum = 0;  // each count at most tokens <= 2^24 and at most 2^24 of them: the sum fits
-    for (size_t e = 0; e < m.counts.size(); ++e) {
-      if (m.counts[e] > m.tokens)
-        checks.fail("routing.counts",
-                    fmt::format("expert {}'s count {} is more than the {} tokens", e, m.counts[e], m.tokens),
-                    "a token goes to an expert at most once");
-      sum += m.counts[e];
+    for (size_t e = 0; e < m.routing.counts.size(); ++e) {
+      if (m.routing.counts[e] > m.tokens)
+        checks.fail(
+            "routing.counts",
+            fmt::format("expert {}'s count {} is more than the {} tokens", e, m.routing.counts[e], m.tokens),
+            "a token goes to an expert at most once");
+      sum += m.routing.counts[e];
     }
     if (sum != m.tokens * m.top_k)
       checks.fail("routing.counts",
@@ -398,22 +401,6 @@ class MoeKind : public OpKindOf<MoeShape> {
 };
 
 }  // namespace
-
-MoeRoutingRule MoeShape::rule() const {
-  MoeRoutingRule rule;
-  rule.tokens = tokens;
-  rule.experts = experts;
-  rule.top_k = top_k;
-  rule.capacity_factor = capacity_factor;
-  rule.scoring = scoring;
-  rule.groups = groups;
-  rule.topk_groups = topk_groups;
-  rule.routed_scaling = routed_scaling;
-  rule.skew = skew;
-  rule.alpha = alpha;
-  rule.counts = counts;
-  return rule;
-}
 
 std::vector<double> moe_router_logits(const Op& op, const std::vector<HostTensor>& inputs, int threads) {
   const MoeShape& m = *op.as<MoeShape>();

@@ -40,13 +40,8 @@ struct MoeShape {
   double capacity_factor = 0;  // 0: no drops
   int64_t shared_experts = 0;
   MoeActivation activation = MoeActivation::swiglu;
-  MoeScoring scoring = MoeScoring::softmax;
-  int64_t groups = 1, topk_groups = 1;
-  double routed_scaling = 1;
-  MoeSkew skew = MoeSkew::none;
-  double alpha = 1.2;
-  std::vector<int64_t> counts;
-  MoeRoutingRule rule() const;
+  MoeRoutingOptions routing;
+  MoeRoutingRule rule() const { return {tokens, experts, top_k, capacity_factor, routing}; }
   bool swiglu() const { return activation == MoeActivation::swiglu; }
 };
 

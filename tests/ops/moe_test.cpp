@@ -103,13 +103,13 @@ TEST(MoeRouting, GroupLimitedTopKChoosesAmongTheBestGroupsByTheirTopTwoScores) {
   const std::vector<double> scores = {0.75, 0.25, 0.625, 0.625, 0.875, 0.0625, 0.5, 0.375};
   MoeRoutingRule rule = rule_of(1, 8, 2);
   EXPECT_EQ(moe_select(rule, scores.data()), (std::vector<int32_t>{4, 0}));
-  rule.groups = 4;
-  rule.topk_groups = 2;
+  rule.options.groups = 4;
+  rule.options.topk_groups = 2;
   EXPECT_EQ(moe_select(rule, scores.data()), (std::vector<int32_t>{0, 2}));
   // The same from logits with sigmoid scoring (DeepSeek-V3): weights the chosen sigmoid scores renormalised,
   // times routed_scaling: 2.5 x 0.75 / 1.375 and 2.5 x 0.625 / 1.375.
-  rule.scoring = MoeScoring::sigmoid;
-  rule.routed_scaling = 2.5;
+  rule.options.scoring = MoeScoring::sigmoid;
+  rule.options.routed_scaling = 2.5;
   std::vector<double> logits;
   for (double s : scores) logits.push_back(std::log(s / (1 - s)));
   const MoeRouting routing = moe_route(rule, logits, nullptr);
@@ -136,8 +136,8 @@ TEST(MoeRouting, ZipfCountsSumToTokensTimesTopKAndFallWithRank) {
     EXPECT_TRUE(std::is_sorted(counts.rbegin(), counts.rend())) << "counts never rise with the rank";
     EXPECT_LE(counts.front(), tokens);
     MoeRoutingRule rule = rule_of(tokens, experts, top_k);
-    rule.skew = MoeSkew::zipf;
-    rule.alpha = alpha;
+    rule.options.skew = MoeSkew::zipf;
+    rule.options.alpha = alpha;
     const std::vector<int32_t> permutation = identity_permutation(tokens);
     const MoeRouting routing =
         moe_route(rule, std::vector<double>(static_cast<size_t>(tokens * experts), 0.0), permutation.data());
@@ -149,12 +149,12 @@ TEST(MoeRouting, ZipfCountsSumToTokensTimesTopKAndFallWithRank) {
 
 TEST(MoeRouting, ExplicitCountsAreHonouredExactlyWithDistinctExpertsPerToken) {
   MoeRoutingRule rule = rule_of(6, 4, 2);
-  rule.counts = {5, 0, 3, 4};
+  rule.options.counts = {5, 0, 3, 4};
   const std::vector<int32_t> permutation = {3, 0, 5, 1, 4, 2};
   std::vector<double> logits(24);
   for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(static_cast<double>(i));
   const MoeRouting routing = moe_route(rule, logits, permutation.data());
-  EXPECT_EQ(routing.assigned, rule.counts);
+  EXPECT_EQ(routing.assigned, rule.options.counts);
   EXPECT_EQ(routing.count(1), 0);
   expect_consistent(routing);
   // Each token's weights: its forced experts' softmax scores renormalised (sum 1).
@@ -345,8 +345,8 @@ TEST(MoeOp, FieldsTakeTheirDefaultsAndTheWorkCountsTheKeptAssignments) {
   const Op op = op_of(kForcedDropping);
   const MoeShape& m = *op.as<MoeShape>();
   EXPECT_EQ(m.activation, MoeActivation::swiglu);
-  EXPECT_EQ(m.scoring, MoeScoring::softmax);
-  EXPECT_EQ(m.routed_scaling, 1.0);
+  EXPECT_EQ(m.routing.scoring, MoeScoring::softmax);
+  EXPECT_EQ(m.routing.routed_scaling, 1.0);
   EXPECT_EQ(op.shape_text(), "t12 h16 f8 e4 top2 swiglu cf1 counts");
   // Capacity ceil(12 x 2 / 4) = 6 keeps 6 + 6 + 4 + 2 = 18 of the 24 assignments: the router's 12 x 16 x 4
   // and 18 FFNs of 3 x 16 x 8.
