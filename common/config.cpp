@@ -402,6 +402,29 @@ std::string MapReader::choice(const std::string& key, const std::vector<std::str
   return choice(key, allowed);
 }
 
+std::vector<int64_t> MapReader::nonnegative_integer_list(const std::string& key) {
+  if (!has(key)) {
+    known_keys_.push_back(key);
+    return {};
+  }
+  const YAML::Node& value = value_of(key);
+  if (!value.IsSequence()) fail(key, fmt::format("expected a list of integers, got {}", kind_name(value)));
+  std::vector<int64_t> numbers;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string element_field = fmt::format("{}[{}]", field(key), i);
+    const SourceLocation where = location_of(element_field, value[i].Mark());
+    int64_t parsed = 0;
+    if (!value[i].IsScalar() || !parse_integer(value[i].Scalar(), parsed) || parsed < 0)
+      throw InputError(where, element_field,
+                       fmt::format("expected an integer >= 0, got {}",
+                                   value[i].IsScalar() ? "'" + value[i].Scalar() + "'"
+                                                       : std::string(kind_name(value[i]))));
+    numbers.push_back(parsed);
+  }
+  if (numbers.empty()) fail(key, "expected at least one element");
+  return numbers;
+}
+
 std::vector<std::string> MapReader::choice_list(const std::string& key,
                                                 const std::vector<std::string>& allowed,
                                                 const std::vector<std::string>& fallback) {

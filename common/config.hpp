@@ -71,6 +71,8 @@ class MapReader {
   // A list whose every element is one of `allowed`; duplicates are errors.
   std::vector<std::string> choice_list(const std::string& key, const std::vector<std::string>& allowed,
                                        const std::vector<std::string>& fallback);
+  // A non-empty list of integers >= 0 (a moe op's forced per-expert counts); absent: empty.
+  std::vector<int64_t> nonnegative_integer_list(const std::string& key);
 
   MapReader map(const std::string& key);
   MapReader map_or_empty(const std::string& key);

@@ -42,21 +42,18 @@ ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& progr
   entry["kind"] = binding.kind;
   for (const auto& [key, value] : binding.attributes) {
     if (key == "index" || key == "seed") continue;
-    if (const size_t dot = key.find('.'); dot != std::string::npos) {  // a group's field: kv_cache.layout
-      entry[key.substr(0, dot)][key.substr(dot + 1)] = value;
-      continue;
-    }
-    if (std::find(lists.begin(), lists.end(), key) == lists.end()) {
-      entry[key] = value;
-      continue;
-    }
-    YAML::Node list(YAML::NodeType::Sequence);
-    for (size_t start = 0; start <= value.size();) {
+    const bool is_list = std::find(lists.begin(), lists.end(), key) != lists.end();
+    YAML::Node field(is_list ? YAML::NodeType::Sequence : YAML::NodeType::Scalar);
+    if (!is_list) field = value;
+    for (size_t start = 0; is_list && start <= value.size();) {
       const size_t end = std::min(value.find('+', start), value.size());
-      list.push_back(value.substr(start, end - start));
+      field.push_back(value.substr(start, end - start));
       start = end + 1;
     }
-    entry[key] = list;
+    if (const size_t dot = key.find('.'); dot != std::string::npos)  // a group's field: kv_cache.layout
+      entry[key.substr(0, dot)][key.substr(dot + 1)] = field;
+    else
+      entry[key] = field;
   }
   YAML::Node root;
   root["name"] = "program";

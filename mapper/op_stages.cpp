@@ -16,11 +16,17 @@ struct KindStages {
 };
 // One line per op kind.
 constexpr KindStages kDecompositions[] = {
-    {"gemm", &gemm_stages},           {"fc", &fc_stages},
-    {"conv2d", &conv2d_stages},       {"pool", &vector_work_stages},
-    {"softmax", &vector_work_stages}, {"layernorm", &vector_work_stages},
-    {"rmsnorm", &vector_work_stages}, {"elementwise", &vector_work_stages},
-    {"attention", &attention_stages}, {"rope", &vector_work_stages},
+    {"gemm", &gemm_stages},
+    {"fc", &fc_stages},
+    {"conv2d", &conv2d_stages},
+    {"pool", &vector_work_stages},
+    {"softmax", &vector_work_stages},
+    {"layernorm", &vector_work_stages},
+    {"rmsnorm", &vector_work_stages},
+    {"elementwise", &vector_work_stages},
+    {"attention", &attention_stages},
+    {"rope", &vector_work_stages},
+    {"moe", &moe_stages},
 };
 }  // namespace
 

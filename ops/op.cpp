@@ -31,6 +31,11 @@ class IdentityWriter : public FieldVisitor {
     for (int index : indices)
       field.choice += (field.choice.empty() ? "" : "+") + names.at(static_cast<size_t>(index));
   }
+  void integer_list(const char* name, std::vector<int64_t>& values) override {
+    if (values.empty()) return;  // as a choice list: absent is empty
+    FieldValue& field = add(name, FieldValue::Type::list);
+    for (int64_t value : values) field.choice += (field.choice.empty() ? "" : "+") + std::to_string(value);
+  }
   void group(const char* name, const std::function<void(FieldVisitor&)>& fields) override {
     IdentityWriter inner(fields_, prefix_ + name + ".");
     fields(inner);
@@ -46,25 +51,35 @@ class IdentityWriter : public FieldVisitor {
   std::vector<FieldValue>& fields_;
   std::string prefix_;  // "kv_cache." inside a group
 };
-// Names the list fields.
+// Names the list fields, a group's as "group.field".
 class ListFinder : public FieldVisitor {
  public:
+  explicit ListFinder(std::vector<std::string>& lists, std::string prefix = "")
+      : lists_(lists), prefix_(std::move(prefix)) {}
   void integer(const char*, int64_t&, IntegerRule, std::optional<int64_t>) override {}
   void choice(const char*, int&, const std::vector<std::string>&, std::optional<int>) override {}
   void real(const char*, double&, RealRule, std::optional<double>) override {}
   void choice_list(const char* name, std::vector<int>&, const std::vector<std::string>&) override {
-    lists.emplace_back(name);
+    lists_.push_back(prefix_ + name);
   }
-  void group(const char*, const std::function<void(FieldVisitor&)>& fields) override { fields(*this); }
-  std::vector<std::string> lists;
+  void integer_list(const char* name, std::vector<int64_t>&) override { lists_.push_back(prefix_ + name); }
+  void group(const char* name, const std::function<void(FieldVisitor&)>& fields) override {
+    ListFinder inner(lists_, prefix_ + name + ".");
+    fields(inner);
+  }
+
+ private:
+  std::vector<std::string>& lists_;
+  std::string prefix_;
 };
 }  // namespace
 
 std::vector<std::string> list_fields_of(const OpKind& kind) {
   std::any fields = kind.default_fields();
-  ListFinder finder;
+  std::vector<std::string> lists;
+  ListFinder finder(lists);
   kind.visit(fields, finder);
-  return finder.lists;
+  return lists;
 }
 
 std::string FieldValue::text() const {

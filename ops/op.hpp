@@ -116,7 +116,7 @@ OpIdentity identity_of(const Op& op);
 // list is left out, as a workload entry may leave it out.
 std::vector<std::pair<std::string, std::string>> entry_of(const Op& op);
 
-// The names of a kind's list fields (whose entry text joins names by '+').
+// The names of a kind's list fields (whose entry text joins names by '+'), a group's as "group.field".
 std::vector<std::string> list_fields_of(const OpKind& kind);
 
 }  // namespace tessera::ops

@@ -36,6 +36,8 @@ class FieldVisitor {
   // A list of names from `names` without repeats, in the order given (an epilogue chain); absent: empty.
   virtual void choice_list(const char* name, std::vector<int>& indices,
                            const std::vector<std::string>& names) = 0;
+  // A list of integers >= 0 (a moe op's forced per-expert counts); absent: empty.
+  virtual void integer_list(const char* name, std::vector<int64_t>& values) = 0;
   // A nested mapping of fields (`kv_cache: {layout: paged, block_tokens: 16}`); absent: each at its default.
   // Identities and op lines name its fields "kv_cache.layout".
   virtual void group(const char* name, const std::function<void(FieldVisitor&)>& fields) = 0;

@@ -47,6 +47,9 @@ class FieldReader : public FieldVisitor, public FieldChecks {
     for (const std::string& chosen : reader_.choice_list(name, names, {}))
       indices.push_back(static_cast<int>(std::find(names.begin(), names.end(), chosen) - names.begin()));
   }
+  void integer_list(const char* name, std::vector<int64_t>& values) override {
+    values = reader_.nonnegative_integer_list(name);
+  }
   void group(const char* name, const std::function<void(FieldVisitor&)>& fields) override {
     config::MapReader nested = reader_.map_or_empty(name);
     FieldReader inner(nested);
@@ -81,6 +84,13 @@ class FieldWriter : public FieldVisitor {
     if (indices.empty()) return;  // absent is the empty list
     YAML::Node list;
     for (int index : indices) list.push_back(names.at(static_cast<size_t>(index)));
+    list.SetStyle(YAML::EmitterStyle::Flow);
+    node_[name] = list;
+  }
+  void integer_list(const char* name, std::vector<int64_t>& values) override {
+    if (values.empty()) return;  // absent is the empty list
+    YAML::Node list;
+    for (int64_t value : values) list.push_back(value);
     list.SetStyle(YAML::EmitterStyle::Flow);
     node_[name] = list;
   }

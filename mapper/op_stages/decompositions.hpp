@@ -15,6 +15,9 @@ OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,
                        const std::vector<arch::Dataflow>& dataflows);
 OpStages attention_stages(const ops::Op& op, const arch::ArchSpec& spec,
                           const std::vector<arch::Dataflow>& dataflows);
+// Not mapped yet: a located error (issue 12's next step).
+OpStages moe_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                    const std::vector<arch::Dataflow>& dataflows);
 // pool and the other vector kinds.
 OpStages vector_work_stages(const ops::Op& op, const arch::ArchSpec& spec,
                             const std::vector<arch::Dataflow>& dataflows);

@@ -5,6 +5,7 @@
 #include "ops/kinds/elementwise.hpp"
 #include "ops/kinds/fc.hpp"
 #include "ops/kinds/gemm.hpp"
+#include "ops/kinds/moe.hpp"
 #include "ops/kinds/norm.hpp"
 #include "ops/kinds/pool.hpp"
 #include "ops/kinds/rope.hpp"
@@ -24,6 +25,7 @@ void register_builtins(OpRegistry& registry) {
   registry.add(make_elementwise_kind());
   registry.add(make_attention_kind());
   registry.add(make_rope_kind());
+  registry.add(make_moe_kind());
 }
 
 }  // namespace tessera::ops

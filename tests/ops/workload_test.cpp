@@ -179,11 +179,11 @@ TEST(Workload, MissingSizeIsRequired) {
 TEST(Workload, UnknownKindIsRejectedWithDidYouMean) {
   EXPECT_EQ(std::string(parse_error(workload_with("b, kind: gemm", "b, kind: gemn")).what()),
             "w.yaml:5:21: ops[1].kind: 'gemn' is not one of gemm, conv2d, fc, pool, softmax, layernorm, "
-            "rmsnorm, elementwise, attention or rope; did you mean 'gemm'?");
+            "rmsnorm, elementwise, attention, rope or moe; did you mean 'gemm'?");
   EXPECT_EQ(
       parse_error(workload_with("b, kind: gemm", "b, kind: conv")).message(),
-      "'conv' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm, elementwise, attention "
-      "or rope; did you mean 'conv2d'?");
+      "'conv' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm, elementwise, attention, "
+      "rope or moe; did you mean 'conv2d'?");
 }
 
 TEST(Workload, UnknownDtypeIsRejectedWithDidYouMean) {
