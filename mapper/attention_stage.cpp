@@ -284,9 +284,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
           candidate.index = static_cast<uint64_t>(to.legal);
           ++to.legal;
           ++result.evaluated;
-          to.best.push_back(std::move(candidate));
-          std::sort(to.best.begin(), to.best.end(), ranks_before);
-          if (to.best.size() > keep) to.best.pop_back();
+          keep_best(to.best, std::move(candidate), keep);
         };
         if (flash_fits) add(row, mapping);
         // The multicast form, where every stream's blocks fit two a core and its buffers fit the SRAM.

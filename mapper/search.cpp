@@ -18,14 +18,12 @@ bool ranks_before(const Candidate& a, const Candidate& b) {
   return a.index < b.index;
 }
 
-namespace {
 void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit) {
   if (best.size() == limit && !ranks_before(candidate, best.back())) return;
   auto place = std::upper_bound(best.begin(), best.end(), candidate, ranks_before);
   best.insert(place, std::move(candidate));
   if (best.size() > limit) best.pop_back();
 }
-}  // namespace
 
 std::vector<Candidate> SearchResult::ranked() const {
   std::vector<Candidate> all;

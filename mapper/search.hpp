@@ -27,6 +27,8 @@ struct Candidate {
 
 // Ranks by estimated cycles, then DRAM bytes, then enumeration order.
 bool ranks_before(const Candidate& a, const Candidate& b);
+// Keeps `best` the `limit` best candidates seen, in rank order, `candidate` among them if it ranks there.
+void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit);
 
 struct SearchOptions {
   std::vector<arch::Dataflow> dataflows;

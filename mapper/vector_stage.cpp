@@ -394,9 +394,7 @@ DataflowSearch search_blocks(const std::shared_ptr<const VectorStage>& stage, co
         Candidate candidate{mapping, evaluate_vector(mapping, spec), index++};
         ++evaluated;
         ++search.legal;
-        auto place = std::upper_bound(search.best.begin(), search.best.end(), candidate, ranks_before);
-        search.best.insert(place, std::move(candidate));
-        if (search.best.size() > limit) search.best.pop_back();
+        keep_best(search.best, std::move(candidate), limit);
       }
     }
   }
