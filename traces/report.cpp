@@ -83,6 +83,14 @@ Json run_json(const RunRecord& run) {
     units[unit.unit] = causes;
   }
   json["bubbles"] = units;
+  if (const CoreLoads loads = core_loads(run, run.cycles); !loads.cores.empty()) {
+    Json per_core = Json::array();
+    for (const CoreLoad& core : loads.cores)
+      per_core.push_back({{"core", core.core}, {"pe_busy_cycles", core.pe_busy}, {"done_cycles", core.done}});
+    json["core_load"] = {{"straggler", loads.cores[loads.straggler].core},
+                         {"imbalance_cycles", loads.imbalance_cycles},
+                         {"cores", per_core}};
+  }
   if (!run.program_file.empty()) json["program"] = run.program_file;
   if (!run.loses_because.empty()) json["loses_because"] = run.loses_because;
   return json;
@@ -583,6 +591,17 @@ std::string to_table(const Report& report) {
         out += fmt::format(" {:>12} ({:>4.1f}%)", grouped(value), sum > 0 ? 100.0 * value / sum : 0.0);
       out += "\n";
     }
+    if (const CoreLoads loads = core_loads(best, best.cycles); !loads.cores.empty() && loads.imbalance_cycles > 0) {
+      std::vector<int64_t> busy;
+      for (const CoreLoad& core : loads.cores) busy.push_back(core.pe_busy);
+      std::sort(busy.begin(), busy.end());
+      const CoreLoad& straggler = loads.cores[loads.straggler];
+      out += fmt::format(
+          "  per-core load: {} cores, PE busy min {} / median {} / max {} cycles; the straggler core{} finishes "
+          "last (PE busy {}); {} unit-cycles lost to imbalance\n",
+          loads.cores.size(), grouped(busy.front()), grouped(busy[busy.size() / 2]), grouped(busy.back()),
+          straggler.core, grouped(straggler.pe_busy), grouped(loads.imbalance_cycles));
+    }
     total_cycles += best.cycles;
     total_us += best.time_us;
     total_dram += best.dram_bytes;
@@ -598,6 +617,35 @@ std::string to_table(const Report& report) {
       : report.numerics_pass() ? "all pass"
                                : "FAIL");
   return out;
+}
+
+CoreLoads core_loads(const RunRecord& run, int64_t cycles) {
+  CoreLoads loads;
+  std::map<std::string, size_t> index;
+  for (const UnitBubbles& unit : run.bubbles) {
+    // "core0,1.pe": the core's coordinates and the unit's queue.
+    const size_t dot = unit.unit.find('.');
+    if (unit.unit.rfind("core", 0) != 0 || dot == std::string::npos) continue;
+    const std::string core = unit.unit.substr(4, dot - 4);
+    auto [at, added] = index.emplace(core, loads.cores.size());
+    if (added) loads.cores.push_back(CoreLoad{core, 0, 0});
+    CoreLoad& load = loads.cores[at->second];
+    int64_t imbalance = 0, busy = 0;
+    for (const auto& [cause, value] : unit.cycles) {
+      if (cause == "imbalance") imbalance = value;
+      if (cause == "busy") busy = value;
+    }
+    load.done = std::max(load.done, cycles - imbalance);
+    if (unit.kind == "pe") load.pe_busy += busy;
+    loads.imbalance_cycles += imbalance;
+  }
+  if (loads.cores.size() < 2) return CoreLoads{};
+  for (size_t c = 1; c < loads.cores.size(); ++c) {
+    const CoreLoad& core = loads.cores[c];
+    const CoreLoad& worst = loads.cores[loads.straggler];
+    if (core.done > worst.done || (core.done == worst.done && core.pe_busy > worst.pe_busy)) loads.straggler = c;
+  }
+  return loads;
 }
 
 std::string to_csv(const Report& report) {

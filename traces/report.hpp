@@ -152,6 +152,21 @@ struct Report {
 // time (winner 9%); 1.6x the DRAM traffic").
 std::string explain_gap(const RunRecord& loser, const RunRecord& winner);
 
+// How a run's work spread over its cores (from its per-unit bubbles): each core's PE busy cycles and the
+// cycle its units finished their share (the run's cycles less the least any of its units waited for other
+// cores: imbalance); the straggler finishes last (ties: the busier PE). Empty for a run of one core.
+struct CoreLoad {
+  std::string core;  // "0,1"
+  int64_t pe_busy = 0;
+  int64_t done = 0;
+};
+struct CoreLoads {
+  std::vector<CoreLoad> cores;
+  size_t straggler = 0;
+  int64_t imbalance_cycles = 0;  // every unit's, summed
+};
+CoreLoads core_loads(const RunRecord& run, int64_t cycles);
+
 // The JSON text of the report (stable key order, fixed number formatting: same inputs, same bytes).
 std::string to_json(const Report& report, bool include_host_seconds = true);
 // A terminal table: per op one row per dataflow (winner marked), bubbles of the winner, totals.

@@ -54,5 +54,8 @@ std::vector<double> moe_router_logits(const Op& op, const std::vector<HostTensor
 MoeRouting moe_routing_of(const Op& op, const std::vector<HostTensor>& inputs, int threads);
 std::vector<double> moe_layer(const Op& op, const std::vector<HostTensor>& inputs, const MoeRouting& routing,
                               int threads);
+// The routing of the op's inputs generated from `seed` (X, Wr and, when forced, P; not the experts'
+// weights): what the mapper lays a program out by.
+MoeRouting moe_routing_from_seed(const Op& op, uint64_t seed, int threads);
 
 }  // namespace tessera::ops
