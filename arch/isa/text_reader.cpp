@@ -207,8 +207,10 @@ std::vector<int64_t> LineReader::read_integer_list(const IntegerListRule& rule) 
   constexpr const char* kListSyntax =
       "a list is comma-separated items: v, a-b (a, a+1, ..., b with 0 <= a < b) or v*N (N copies of v), e.g. "
       "4,0-3,-1*2";
+  const std::string what = fmt::format("a {}", rule.item);
   std::vector<int64_t> values;
-  values.reserve(static_cast<size_t>(rule.count));
+  // Grows with what the text lists, never to the declared count up front: a short hostile line stays cheap.
+  values.reserve(static_cast<size_t>(std::min<int64_t>(rule.count, 4096)));
   const int list_column = column();
   const auto check_bounds = [&](int value_column, int64_t value) {
     if (value < rule.minimum || value > rule.maximum)
@@ -226,8 +228,9 @@ std::vector<int64_t> LineReader::read_integer_list(const IntegerListRule& rule) 
   };
   do {
     const int item_column = column();
+    if (at_operation_end() || next_is(',')) fail_expected(item_column, what, kListSyntax);
     const bool negative = next_is('-');
-    const int64_t first = read_signed(rule.item);
+    const int64_t first = read_signed(what);
     check_bounds(item_column, first);
     if (negative && next_is('-')) fail(column(), "a range a-b starts at a non-negative value", kListSyntax);
     if (!negative && accept('-')) {

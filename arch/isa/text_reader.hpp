@@ -26,7 +26,7 @@ const std::vector<std::string>& all_dtype_names();
 // rows, a values-filled input's values.
 struct IntegerListRule {
   std::string_view key;   // "rows": messages say "rows= lists ..."
-  std::string_view item;  // "a row of X": what one value is
+  std::string_view item;  // "row", "value": what one value is
   std::string_view noun;  // "rows", "values": what the tensor has `count` of
   int64_t count = 0;      // exactly this many values; at most kMaxListedElements (the caller checks)
   int64_t minimum = 0;    // every value in [minimum, maximum]
