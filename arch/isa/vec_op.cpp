@@ -423,6 +423,8 @@ void VecOp::check(const InstructionChecks& checks) const {
         fmt::format("an e x q = {}x{} output of a {}x{}/{} window (pad_top {}, pad_left {}) has windows "
                     "outside the {}x{} input tile",
                     e, q, r, s, stride, pad_top, pad_left, ih, iw));
+  if (kind == VectorKind::weighted_sum && parts > kMaxMergeParts)
+    checks.fail(fmt::format("a weighted_sum takes at most {} parts, got {}", kMaxMergeParts, parts));
   if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
     checks.fail(problem);
   if ((kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum) &&
