@@ -43,6 +43,24 @@ double HostTensor::value(int64_t index) const {
   return 0;
 }
 
+HostTensor tensor_of_values(DType type, int64_t rows, int64_t cols, const std::vector<int64_t>& values) {
+  HostTensor out(type, rows, cols);
+  TESSERA_ASSERT(static_cast<int64_t>(values.size()) == out.elements(), "a listed value per element");
+  TESSERA_ASSERT(type == DType::int32 || type == DType::int8, "listed values fill int8 and int32 tensors");
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (type == DType::int32) {
+      const auto value = static_cast<int32_t>(values[i]);
+      TESSERA_ASSERT(value == values[i], "a listed value fits int32");
+      std::memcpy(out.bytes.data() + i * 4, &value, 4);
+    } else {
+      const auto value = static_cast<int8_t>(values[i]);
+      TESSERA_ASSERT(value == values[i], "a listed value fits int8");
+      std::memcpy(out.bytes.data() + i, &value, 1);
+    }
+  }
+  return out;
+}
+
 HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor,
                           const std::optional<RopeTableFill>& table, int64_t index_range) {
   HostTensor out(type, rows, cols);

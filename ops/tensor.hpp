@@ -40,6 +40,10 @@ struct RopeTableFill {
 HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed, uint32_t tensor,
                           const std::optional<RopeTableFill>& table = std::nullopt, int64_t index_range = 0);
 
+// A tensor holding `values` row-major (rows*cols of them, each fitting `type`: int8 or int32), as a program's
+// fill=values input states them.
+HostTensor tensor_of_values(DType type, int64_t rows, int64_t cols, const std::vector<int64_t>& values);
+
 // Widens `count` elements of raw `type` bytes into floats (int8 -> exact small integers).
 void widen_to_float(DType type, const uint8_t* source, int64_t count, float* destination);
 

@@ -120,6 +120,67 @@ void merge_partials(const float* x, const float* statistics, float* out, int64_t
   }
 }
 
+void weighted_sum(const float* x, const float* g, const float* y, float* out, int64_t rows, int64_t cols,
+                  int64_t parts) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* weights = g + row * parts;
+    for (int64_t col = 0; col < cols; ++col) {
+      float sum = 0;
+      for (int64_t part = 0; part < parts; ++part)
+        sum += weights[part] * x[(row * parts + part) * cols + col];
+      if (y) sum += y[row * cols + col];
+      out[row * cols + col] = sum;
+    }
+  }
+}
+
+// The unit's passes (docs/vector-unit.md, "route"): softmax as softmax_rows (the sum's reciprocal, then a
+// multiply), the weights as the chosen scores times scaling / their sum.
+void route_weights(float* scores, const int32_t* chosen, float* weights, int64_t rows, int64_t experts,
+                   int64_t top_k, bool sigmoid, float scaling) {
+  for (int64_t row = 0; row < rows; ++row) {
+    float* score = scores + row * experts;
+    if (sigmoid) {
+      for (int64_t e = 0; e < experts; ++e) score[e] = 1.0f / (1.0f + std::exp(-score[e]));
+    } else {
+      float maximum = score[0];
+      for (int64_t e = 1; e < experts; ++e) maximum = std::max(maximum, score[e]);
+      float sum = 0;
+      for (int64_t e = 0; e < experts; ++e) sum += score[e] = std::exp(score[e] - maximum);
+      const float inverse = 1.0f / sum;
+      for (int64_t e = 0; e < experts; ++e) score[e] *= inverse;
+    }
+    const int32_t* experts_of_row = chosen + row * top_k;
+    float* weight = weights + row * top_k;
+    float sum = 0;
+    for (int64_t j = 0; j < top_k; ++j) sum += weight[j] = score[experts_of_row[j]];
+    const float factor = scaling / sum;
+    for (int64_t j = 0; j < top_k; ++j) weight[j] *= factor;
+  }
+}
+
+std::string route_choice_problem(const int32_t* chosen, int64_t rows, int64_t experts, int64_t top_k) {
+  // Per expert, the last row that chose it and in which column: one look-up per entry, not top_k^2.
+  std::vector<int64_t> chosen_in_row(static_cast<size_t>(experts), -1),
+      chosen_at(static_cast<size_t>(experts));
+  for (int64_t row = 0; row < rows; ++row) {
+    const int32_t* of_row = chosen + row * top_k;
+    for (int64_t j = 0; j < top_k; ++j) {
+      const int32_t expert = of_row[j];
+      if (expert < 0 || expert >= experts)
+        return "row " + std::to_string(row) + "'s chosen expert " + std::to_string(expert) + " (column " +
+               std::to_string(j) + ") is outside [0, " + std::to_string(experts) + ")";
+      const auto e = static_cast<size_t>(expert);
+      if (chosen_in_row[e] == row)
+        return "row " + std::to_string(row) + " chooses expert " + std::to_string(expert) +
+               " twice (columns " + std::to_string(chosen_at[e]) + " and " + std::to_string(j) + ")";
+      chosen_in_row[e] = row;
+      chosen_at[e] = j;
+    }
+  }
+  return "";
+}
+
 void layernorm_rows(const float* x, const float* gamma, const float* beta, float* out, int64_t rows,
                     int64_t cols, float eps) {
   for (int64_t row = 0; row < rows; ++row) {

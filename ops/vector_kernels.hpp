@@ -50,6 +50,19 @@ void scale_rows(const float* x, const float* statistics, float* out, int64_t row
 // sum w_i l_i (0 when that sum is 0).
 void merge_partials(const float* x, const float* statistics, float* out, int64_t rows, int64_t cols,
                     int64_t parts);
+// A mixture-of-experts combine: out[r] = sum over p ascending of g[r * parts + p] * x[r * parts + p] (the
+// rows x cols tile's row r, its parts at rows r * parts + p of x), + y[r] when `y` is not null.
+void weighted_sum(const float* x, const float* g, const float* y, float* out, int64_t rows, int64_t cols,
+                  int64_t parts);
+// A mixture-of-experts router's gate weights (ops/moe_routing.hpp in fp32): the rows x experts logits become
+// their scores in place (softmax over the row: max, exp(x - max), sum, divide; or sigmoid per element), then
+// row r's weights[r * top_k + j] = score[chosen[r * top_k + j]] / (sum over j of those scores) * scaling.
+// `chosen` names top_k distinct experts in [0, experts) per row (the caller checks).
+void route_weights(float* scores, const int32_t* chosen, float* weights, int64_t rows, int64_t experts,
+                   int64_t top_k, bool sigmoid, float scaling);
+// "" when every row of `chosen` (rows x top_k) names distinct experts in [0, experts), else the first row
+// that does not, and why.
+std::string route_choice_problem(const int32_t* chosen, int64_t rows, int64_t experts, int64_t top_k);
 // out = (x - mean) / sqrt(var + eps) * gamma + beta per row (two passes: the mean, then the squared
 // deviations).
 void layernorm_rows(const float* x, const float* gamma, const float* beta, float* out, int64_t rows,

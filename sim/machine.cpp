@@ -60,7 +60,9 @@ void Machine::prepare_memory(const arch::Program& program, bool functional) {
   if (!functional) return;
   for (size_t i = 0; i < program.tensors.size(); ++i) {
     const arch::TensorDecl& tensor = program.tensors[i];
-    if (tensor.role == arch::TensorRole::input) {
+    if (tensor.role == arch::TensorRole::input && tensor.values) {
+      state_->dram[i] = ops::tensor_of_values(tensor.dtype, tensor.rows, tensor.cols, *tensor.values).bytes;
+    } else if (tensor.role == arch::TensorRole::input) {
       std::optional<ops::RopeTableFill> table;
       if (tensor.rope_table) table = ops::RopeTableFill{tensor.rope_table->position, tensor.rope_table->base};
       state_->dram[i] =

@@ -104,7 +104,7 @@ void TransferEngine::for_each_dram_burst(const arch::TensorDecl& tensor, const a
 namespace {
 // The pieces a load reads, row by row: piece(row, byte offset in the row, source byte offset in the DRAM
 // tensor or -1 for zeros, bytes). A plain tensor gives one piece per row (one for the whole region when it
-// spans whole rows); a view its runs.
+// spans whole rows); a view its runs (a row gather's run of consecutive whole rows spans them all).
 template <class Piece>
 void for_each_load_piece(const arch::Program& program, const arch::TensorRegion& region, Piece&& piece) {
   const arch::TensorDecl& tensor = program.tensors[region.tensor];
@@ -117,6 +117,15 @@ void for_each_load_piece(const arch::Program& program, const arch::TensorRegion&
     }
     for (int64_t row = 0; row < region.rows; ++row)
       piece(row, 0, ((region.row + row) * tensor.cols + region.col) * element, region.cols * element);
+    return;
+  }
+  if (tensor.row_gather) {
+    // Consecutive source rows of a whole-row region are one run.
+    arch::for_each_row_gather_region_run(*tensor.row_gather, tensor.cols, region.row, region.rows, region.col,
+                                         region.cols,
+                                         [&](int64_t row, int64_t, int64_t source, int64_t count) {
+                                           piece(row, 0, source < 0 ? -1 : source * element, count * element);
+                                         });
     return;
   }
   for (int64_t row = 0; row < region.rows; ++row) {

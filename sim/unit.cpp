@@ -102,6 +102,13 @@ void Unit::wait_until(Tick at) {
   if (at > current) wait(sc_core::sc_time::from_value(at - current));
 }
 
+void Unit::fail_instruction(const arch::Instruction& instruction, int32_t position,
+                            const std::string& message, const std::string& hint) const {
+  const arch::Program& program = *machine_.program;
+  throw InputError(arch::location_of(program, instruction),
+                   arch::describe_instruction(program, *core_program_, instruction, position), message, hint);
+}
+
 std::string Unit::describe_blocked() const {
   const arch::Program& program = *machine_.program;
   const arch::Instruction& instruction = *instructions_[next_];

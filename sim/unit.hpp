@@ -41,6 +41,10 @@ class Unit : public sc_core::sc_module {
 
   // At `at` (relative ticks): runs `commit` (the functional effect), then posts the instruction's signals.
   void complete_at(Tick at, const arch::Instruction& instruction, std::function<void()> commit);
+  // A run-time error of the instruction at `position` of this queue (what it found in SRAM, not its text, is
+  // wrong): an InputError at its line, naming it as the program checks do.
+  [[noreturn]] void fail_instruction(const arch::Instruction& instruction, int32_t position,
+                                     const std::string& message, const std::string& hint = "") const;
   // Sleeps in simulated time until `at` (relative ticks).
   void wait_until(Tick at);
   Tick now() const { return machine_.now(); }

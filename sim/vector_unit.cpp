@@ -1,6 +1,7 @@
 #include "sim/vector_unit.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "arch/timing/vector_timing.hpp"
 #include "common/error.hpp"
@@ -30,6 +31,10 @@ VectorUnit::VectorUnit(sc_core::sc_module_name name, MachineState& machine, int 
 void VectorUnit::execute(const arch::Instruction& instruction, int32_t position) {
   if (const auto* rope = std::get_if<arch::VecRope>(&instruction.operation)) {
     execute_rope(instruction, *rope, position);
+    return;
+  }
+  if (const auto* route = std::get_if<arch::VecRoute>(&instruction.operation)) {
+    execute_route(instruction, *route, position);
     return;
   }
   const auto& op = std::get<arch::VecOp>(instruction.operation);
@@ -71,6 +76,10 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
         (op.kind == arch::VectorKind::online_softmax && op.first ? 0 : 1) + (writes ? 1 : 0);
     fabric.count_bank_words(op.g_address, op.statistics_rows(), row_bytes, row_bytes, accesses, bank_words_);
   }
+  if (op.kind == arch::VectorKind::weighted_sum) {  // the gate weights: read once
+    const int64_t row_bytes = op.parts * size_bytes(DType::fp32);
+    fabric.count_bank_words(op.g_address, op.rows, row_bytes, row_bytes, 1, bank_words_);
+  }
   run(instruction, position, work, traffic, [&] { return functional_commit(op); });
 }
 
@@ -106,6 +115,61 @@ void VectorUnit::execute_rope(const arch::Instruction& instruction, const arch::
       core.write_log.push_back(
           SramWrite{machine_.now(), op.o_address,
                     op.o_address + static_cast<uint64_t>((op.rows - 1) * pitch + row_bytes)});
+    });
+  });
+}
+
+void VectorUnit::execute_route(const arch::Instruction& instruction, const arch::VecRoute& op,
+                               int32_t position) {
+  const arch::VectorWork work = op.work();
+  const int64_t word = size_bytes(DType::fp32);
+  const arch::VectorSramTraffic traffic =
+      arch::vector_sram_traffic(work, arch::VectorElementBytes{word, word, word});
+  // X: the element accesses of the passes over it (scores written and read back, the arg-max passes over
+  // the kept groups' experts), as whole passes over the tile; I read once; O written, read back, written.
+  // The last two passes are the weights' over top_k columns: the first of them gathers the chosen scores
+  // from X into O, the second reads O back.
+  const arch::VectorPasses passes = arch::vector_passes(work);
+  int64_t x_accesses = 0;
+  for (int p = 0; p + 1 < passes.count; ++p) {
+    const arch::VectorPass& pass = passes.pass[p];
+    const int64_t writes = p + 2 < passes.count ? pass.output_writes : 0;
+    x_accesses += (pass.input_reads + writes) * (pass.cols == 0 ? op.experts : pass.cols) * pass.repeats;
+  }
+  std::fill(bank_words_.begin(), bank_words_.end(), 0);
+  Fabric& fabric = machine_.fabric;
+  const int64_t x_row_bytes = op.experts * word, k_row_bytes = op.top_k * word;
+  fabric.count_bank_words(op.x_address, op.rows, x_row_bytes, packed_or(op.x_pitch_bytes, x_row_bytes),
+                          passes_over(x_accesses, op.rows, op.rows * op.experts), bank_words_);
+  fabric.count_bank_words(op.i_address, op.rows, k_row_bytes, k_row_bytes, 1, bank_words_);
+  fabric.count_bank_words(op.o_address, op.rows, k_row_bytes, packed_or(op.o_pitch_bytes, k_row_bytes), 3,
+                          bank_words_);
+  run(instruction, position, work, traffic, [&] {
+    const uint8_t* sram = machine_.cores[core_].sram.data();
+    const int64_t x_pitch = packed_or(op.x_pitch_bytes, x_row_bytes);
+    std::vector<float> scores =
+        ops::read_tile(DType::fp32, sram + op.x_address, x_pitch, op.rows, op.experts);
+    std::vector<int32_t> chosen(static_cast<size_t>(op.rows * op.top_k));
+    std::memcpy(chosen.data(), sram + op.i_address, chosen.size() * sizeof(int32_t));
+    if (const std::string problem = ops::route_choice_problem(chosen.data(), op.rows, op.experts, op.top_k);
+        !problem.empty())
+      fail_instruction(instruction, position, "the chosen experts at i: " + problem,
+                       "each row of i names top_k distinct experts in [0, experts)");
+    std::vector<float> weights(chosen.size());
+    ops::route_weights(scores.data(), chosen.data(), weights.data(), op.rows, op.experts, op.top_k,
+                       op.sigmoid, static_cast<float>(op.scaling));
+    const int64_t o_pitch = packed_or(op.o_pitch_bytes, k_row_bytes);
+    return std::function<void()>([this, op, scores = std::move(scores), weights = std::move(weights), x_pitch,
+                                  o_pitch, x_row_bytes, k_row_bytes]() {
+      CoreState& core = machine_.cores[core_];
+      ops::write_tile(DType::fp32, scores, core.sram.data() + op.x_address, x_pitch, op.rows, op.experts);
+      ops::write_tile(DType::fp32, weights, core.sram.data() + op.o_address, o_pitch, op.rows, op.top_k);
+      core.write_log.push_back(
+          SramWrite{machine_.now(), op.x_address,
+                    op.x_address + static_cast<uint64_t>((op.rows - 1) * x_pitch + x_row_bytes)});
+      core.write_log.push_back(
+          SramWrite{machine_.now(), op.o_address,
+                    op.o_address + static_cast<uint64_t>((op.rows - 1) * o_pitch + k_row_bytes)});
     });
   });
 }
@@ -224,8 +288,22 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
       out.resize(static_cast<size_t>(op.rows * op.cols));
       ops::merge_partials(x.data(), statistics.data(), out.data(), op.rows, op.cols, op.parts);
       break;
+    case arch::VectorKind::weighted_sum: {
+      const int64_t weights_pitch = op.parts * size_bytes(DType::fp32);
+      const std::vector<float> weights =
+          ops::read_tile(DType::fp32, sram + op.g_address, weights_pitch, op.rows, op.parts);
+      std::vector<float> y;
+      if (op.uses_y())
+        y = ops::read_tile(op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element),
+                           op.rows, op.cols);
+      out.resize(static_cast<size_t>(op.rows * op.cols));
+      ops::weighted_sum(x.data(), weights.data(), op.uses_y() ? y.data() : nullptr, out.data(), op.rows,
+                        op.cols, op.parts);
+      break;
+    }
     case arch::VectorKind::rope:
-      TESSERA_ASSERT(false, "a rope is an arch::VecRope, never a VecOp");
+    case arch::VectorKind::route:
+      TESSERA_ASSERT(false, "a rope is an arch::VecRope and a route an arch::VecRoute, never a VecOp");
       break;
   }
   if (op.kind != arch::VectorKind::online_softmax) statistics.clear();  // written back only by online_softmax

@@ -23,6 +23,7 @@ class VectorUnit : public Unit {
   // completes.
   std::function<void()> functional_commit(const arch::VecOp& op);
   void execute_rope(const arch::Instruction& instruction, const arch::VecRope& op, int32_t position);
+  void execute_route(const arch::Instruction& instruction, const arch::VecRoute& op, int32_t position);
   // What every vector instruction does once its SRAM words are in bank_words_: its closed-form time after
   // its waits and the previous instruction, its traffic booked on the banks (a bank that cannot keep up
   // stretches it), its timeline; in a functional run `compute` (called at its start) gives the commit that

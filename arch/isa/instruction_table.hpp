@@ -19,6 +19,7 @@
 #include "arch/isa/queue.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "arch/isa/vec_rope.hpp"
+#include "arch/isa/vec_route.hpp"
 
 namespace tessera::arch {
 
@@ -29,7 +30,8 @@ using Operation = std::variant<  // the instruction table
     PeConv,                      //
     NocSend,                     //
     VecOp,                       //
-    VecRope>;
+    VecRope,                     //
+    VecRoute>;
 
 // The queue an operation runs on: the one rule of which instruction goes where.
 QueueKind queue_of(const Operation& operation);

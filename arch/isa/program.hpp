@@ -71,8 +71,13 @@ struct RopeTableFill {
   }
 };
 
-// A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), outputs start
-// zero. A view has no storage of its own (its rows and cols are the view's).
+// The most elements a list in the program text states: a row-gather view's rows, a values-filled input's
+// values (docs/tile-program.md, "Limits"). Checked before anything is allocated.
+constexpr int64_t kMaxListedElements = int64_t{1} << 26;
+
+// A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), or with a rope
+// table, or with the values the program states; outputs start zero. A view has no storage of its own (its
+// rows and cols are the view's).
 struct TensorDecl {
   std::string name;
   DType dtype = DType::fp32;
@@ -82,18 +87,25 @@ struct TensorDecl {
   TensorRole role = TensorRole::input;
   uint64_t seed = 0;
   uint32_t generator_id = 0;
-  std::optional<RopeTableFill> rope_table;          // an input holding a rope table
-  std::optional<Im2colView> im2col;                 // role == view: one of the two
+  std::optional<RopeTableFill> rope_table;  // an input holding a rope table
+  // An input holding these values, row-major, rows*cols of them, each fitting the dtype (int8, int32): an
+  // MoE routing's expert indices, decided when the program is written. `fill=values values=<list>` in the
+  // text; seed and id are still written (every input line has them) and mean nothing to the fill.
+  std::optional<std::vector<int64_t>> values;
+  std::optional<Im2colView> im2col;                 // role == view: one of the three
   std::optional<BlockDiagonalView> block_diagonal;  //
-  int view_source() const { return im2col ? im2col->source : block_diagonal->source; }
+  std::optional<RowGatherView> row_gather;          //
+  int view_source() const {
+    return im2col ? im2col->source : block_diagonal ? block_diagonal->source : row_gather->source;
+  }
 
   // DRAM bytes the tensor occupies (0 for a view).
   int64_t size_in_bytes() const { return role == TensorRole::view ? 0 : rows * cols * size_bytes(dtype); }
   bool operator==(const TensorDecl& other) const {
     return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
            dram_address == other.dram_address && role == other.role && seed == other.seed &&
-           generator_id == other.generator_id && rope_table == other.rope_table && im2col == other.im2col &&
-           block_diagonal == other.block_diagonal;
+           generator_id == other.generator_id && rope_table == other.rope_table && values == other.values &&
+           im2col == other.im2col && block_diagonal == other.block_diagonal && row_gather == other.row_gather;
   }
 };
 

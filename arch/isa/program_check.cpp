@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <climits>
+#include <cstdint>
 #include <map>
 
 #include "arch/isa/instruction_checks.hpp"
@@ -37,10 +39,12 @@ class Checker {
       const TensorDecl& tensor = program_.tensors[i];
       if (tensor.rows <= 0 || tensor.cols <= 0)
         fail_header("tensor " + tensor.name, "a tensor needs at least one row and one column", "");
-      if (tensor.role == TensorRole::view) check_view(tensor);
-      if (tensor.role == TensorRole::input && is_integer(tensor.dtype) && tensor.dtype != DType::int8)
-        fail_header("tensor " + tensor.name, "input tensors are fp32, bf16, fp16 or int8",
-                    "int32 is an accumulator type");
+      if (tensor.role == TensorRole::view) check_view(tensor, i);
+      if (tensor.values) check_values(tensor);
+      if (tensor.role == TensorRole::input && is_integer(tensor.dtype) && tensor.dtype != DType::int8 &&
+          !tensor.values)
+        fail_header("tensor " + tensor.name, "generated input tensors are fp32, bf16, fp16 or int8",
+                    "int32 is an accumulator type; an int32 input lists its values (fill=values)");
       for (size_t j = 0; j < i; ++j) {
         const TensorDecl& other = program_.tensors[j];
         const uint64_t end = tensor.dram_address + static_cast<uint64_t>(tensor.size_in_bytes());
@@ -53,9 +57,39 @@ class Checker {
     }
   }
 
-  // The reader checks a view as it reads it; programs built in memory get the same checks here.
-  void check_view(const TensorDecl& tensor) const {
+  // The reader checks a fill=values input as it reads it; programs built in memory get the same checks here.
+  void check_values(const TensorDecl& tensor) const {
     const std::string field = "tensor " + tensor.name;
+    if (tensor.role != TensorRole::input || tensor.rope_table)
+      fail_header(field, "only an input without another fill lists its values", "");
+    if (tensor.dtype != DType::int32 && tensor.dtype != DType::int8)
+      fail_header(field,
+                  fmt::format("fill=values fills int8 and int32 inputs, not {}", name_of(tensor.dtype)), "");
+    if (tensor.rows > kMaxListedElements / tensor.cols ||
+        static_cast<int64_t>(tensor.values->size()) != tensor.rows * tensor.cols)
+      fail_header(field,
+                  fmt::format("lists {} values for a {}x{} tensor (at most {})", tensor.values->size(),
+                              tensor.rows, tensor.cols, kMaxListedElements),
+                  "");
+    const int64_t minimum = tensor.dtype == DType::int8 ? INT8_MIN : INT32_MIN;
+    const int64_t maximum = tensor.dtype == DType::int8 ? INT8_MAX : INT32_MAX;
+    for (size_t i = 0; i < tensor.values->size(); ++i)
+      if ((*tensor.values)[i] < minimum || (*tensor.values)[i] > maximum)
+        fail_header(field,
+                    fmt::format("value {} (element {}) does not fit {}", (*tensor.values)[i], i,
+                                name_of(tensor.dtype)),
+                    "");
+  }
+
+  // The reader checks a view as it reads it; programs built in memory get the same checks here.
+  void check_view(const TensorDecl& tensor, size_t index) const {
+    const std::string field = "tensor " + tensor.name;
+    const int views = (tensor.im2col ? 1 : 0) + (tensor.block_diagonal ? 1 : 0) + (tensor.row_gather ? 1 : 0);
+    if (views != 1) fail_header(field, "a view tensor carries exactly one view", "");
+    if (tensor.row_gather) {
+      check_row_gather(tensor, index);
+      return;
+    }
     if (tensor.block_diagonal) {
       const BlockDiagonalView& view = *tensor.block_diagonal;
       const bool source_ok = view.source >= 0 && view.source < static_cast<int>(program_.tensors.size()) &&
@@ -77,6 +111,30 @@ class Checker {
         view.groups <= 0 || view.c % view.groups != 0 || view.p() <= 0 || view.q() <= 0 ||
         tensor.rows != view.rows() || tensor.cols != view.cols())
       fail_header(field, fmt::format("the im2col view does not fit its source {}", source.name), "");
+  }
+
+  // A gather's source is an input or an output declared before it (not a view), with its dtype and columns.
+  void check_row_gather(const TensorDecl& tensor, size_t index) const {
+    const std::string field = "tensor " + tensor.name;
+    const RowGatherView& view = *tensor.row_gather;
+    if (view.source < 0 || static_cast<size_t>(view.source) >= index ||
+        program_.tensors[view.source].role == TensorRole::view)
+      fail_header(field, "the gather view's source is not an input or output declared before it", "");
+    const TensorDecl& source = program_.tensors[view.source];
+    if (source.dtype != tensor.dtype || source.cols != tensor.cols ||
+        static_cast<int64_t>(view.rows.size()) != tensor.rows || tensor.rows > kMaxListedElements)
+      fail_header(
+          field,
+          fmt::format("the gather view ({} rows listed) does not fit its source {} or its {}x{} shape "
+                      "(at most {} rows)",
+                      view.rows.size(), source.name, tensor.rows, tensor.cols, kMaxListedElements),
+          "");
+    for (size_t row = 0; row < view.rows.size(); ++row)
+      if (view.rows[row] < RowGatherView::kZeroRow || view.rows[row] >= source.rows)
+        fail_header(field,
+                    fmt::format("view row {} is source row {}, outside -1..{} (source {})", row,
+                                view.rows[row], source.rows - 1, source.name),
+                    "");
   }
 
   void check_core(const CoreProgram& core) {

@@ -32,11 +32,10 @@ constexpr const char* kHeaderSyntax =
     "'op' line and the 'tensor' lines";
 constexpr const char* kTensorSyntax =
     "a tensor is declared: tensor <name> <dtype> <rows>x<cols> at <dram address> input seed=<seed> "
-    "id=<generator id> [fill=rope_table position=<first token> base=<theta>], or ... output, or tensor "
-    "<name> <dtype> <rows>x<cols> view im2col <source> n= h= w= "
-    "c= r= s= stride= pad= dilation= groups=, or ... view blockdiag <source> groups= packed= window= "
-    "group_c= "
-    "group_k=";
+    "id=<generator id> [fill=rope_table position=<first token> base=<theta> | fill=values values=<list>], "
+    "or ... output, or tensor <name> <dtype> <rows>x<cols> view im2col <source> n= h= w= c= r= s= stride= "
+    "pad= dilation= groups=, or ... view blockdiag <source> groups= packed= window= group_c= group_k=, or "
+    "... view gather <source> rows=<list>";
 constexpr const char* kWaitSyntax =
     "waits are written name, name[i], name@row,col or name*count (a_full[0]@0,1*2), separated by blanks";
 constexpr const char* kSignalSyntax =
@@ -255,9 +254,12 @@ class ProgramReader : public LineReader {
       expect_line_end("'output'", "outputs start as zeros; only inputs take seed= and id=");
     } else if (role == "input") {
       tensor.role = TensorRole::input;
-      static const std::vector<std::string> options = {"seed", "id", "fill", "position", "base"};
+      static const std::vector<std::string> options = {"seed", "id", "fill", "position", "base", "values"};
+      constexpr uint32_t kRopeTableKeys = 0b11000, kValues = 0b100000;
       uint32_t given = 0;
       RopeTableFill table;
+      std::string_view fill;
+      int values_column = 0;
       while (!at_line_end()) {
         const int option_column = column();
         switch (read_option(options, 0, given, "an input tensor", kTensorSyntax)) {
@@ -268,27 +270,37 @@ class ProgramReader : public LineReader {
             tensor.generator_id = static_cast<uint32_t>(read_unsigned("the generator id", UINT32_MAX));
             break;
           case 2:
-            read_name_list("what fills the input (rope_table)", {"rope_table"});
+            fill = read_fill();
             break;
           case 3:
             table.position = read_size("the position of the table's first token");
             break;
-          default:
+          case 4:
             table.base = read_real("the rope base (theta)");
             if (!(table.base > 1))
               fail(option_column, fmt::format("base must be greater than 1, got {}", table.base));
             break;
+          default:
+            values_column = option_column;
+            tensor.values = read_values(tensor, option_column);
+            break;
         }
       }
       require_options(options, given, 0b11, role_column, "an input tensor", kTensorSyntax);
-      if (given & 0b100) {
+      if (fill == "rope_table") {
         require_options(options, given, 0b11111, role_column, "a rope_table input", kTensorSyntax);
         if (tensor.dtype != DType::fp32 || tensor.cols % 2 != 0)
           fail(shape_column, "a rope table is fp32 with an even number of columns (rotary_dim)",
                "cos in the first half of a row, sin in the second");
         tensor.rope_table = table;
-      } else if (given & 0b11000) {
+      } else if (given & kRopeTableKeys) {
         fail(role_column, "position= and base= describe a fill=rope_table input", kTensorSyntax);
+      }
+      if (fill == "values") {
+        require_options(options, given, kValues, role_column, "a fill=values input", kTensorSyntax);
+      } else if (given & kValues) {
+        fail(values_column, "values= lists the elements of a fill=values input",
+             "write fill=values values=<list>");
       }
     } else if (role.empty()) {
       fail_expected(role_column, "'input' or 'output'", kTensorSyntax);
@@ -302,25 +314,69 @@ class ProgramReader : public LineReader {
     tensor_lines_.push_back(line_number_);
   }
 
-  // `view im2col <source> ...` or `view blockdiag <source> ...` after the shape.
+  // `fill=rope_table` or `fill=values`.
+  std::string_view read_fill() {
+    static const std::vector<std::string> fills = {"rope_table", "values"};
+    const int fill_column = column();
+    const std::string_view fill = scan_word();
+    if (fill.empty()) fail_expected(fill_column, "what fills the input (rope_table or values)");
+    if (std::find(fills.begin(), fills.end(), fill) == fills.end())
+      fail(fill_column, fmt::format("unknown fill '{}'{}", fill, did_you_mean(std::string(fill), fills)),
+           "an input is filled by the generator (no fill=), with a rope table (fill=rope_table) or with the "
+           "values the program lists (fill=values)");
+    return fill;
+  }
+
+  // `values=<list>` of a fill=values input: rows*cols integers that fit its dtype (int8, int32).
+  std::vector<int64_t> read_values(const TensorDecl& tensor, int values_column) {
+    if (tensor.dtype != DType::int32 && tensor.dtype != DType::int8)
+      fail(values_column,
+           fmt::format("values= fills int8 and int32 inputs; tensor {} is {}", tensor.name,
+                       name_of(tensor.dtype)),
+           "the listed values are integers: an index table, an MoE routing's expert indices");
+    // The shape's check bounds rows*cols by INT64_MAX.
+    const int64_t elements = tensor.rows * tensor.cols;
+    if (elements > kMaxListedElements)
+      fail(values_column,
+           fmt::format("a fill=values input holds at most {} elements; {} is {}x{}", kMaxListedElements,
+                       tensor.name, tensor.rows, tensor.cols),
+           "larger tables are generated inputs");
+    IntegerListRule rule;
+    rule.key = "values";
+    rule.item = "value";
+    rule.noun = "elements";
+    rule.count = elements;
+    rule.minimum = tensor.dtype == DType::int8 ? INT8_MIN : INT32_MIN;
+    rule.maximum = tensor.dtype == DType::int8 ? INT8_MAX : INT32_MAX;
+    rule.range_hint =
+        fmt::format("an {} element holds {}..{}", name_of(tensor.dtype), rule.minimum, rule.maximum);
+    rule.count_hint =
+        fmt::format("one value per element of the {}x{} tensor, row by row", tensor.rows, tensor.cols);
+    return read_integer_list(rule);
+  }
+
+  // `view im2col <source> ...`, `view blockdiag <source> ...` or `view gather <source> rows=<list>` after the
+  // shape.
   void read_view(TensorDecl& tensor, int shape_column) {
     tensor.role = TensorRole::view;
     const int kind_column = column();
     const std::string_view kind = scan_word();
-    if (kind != "im2col" && kind != "blockdiag")
-      fail(
-          kind_column,
-          kind.empty() ? "expected the view kind"
-                       : fmt::format("unknown view kind '{}'{}", kind,
-                                     did_you_mean(std::string(kind), {"im2col", "blockdiag"})),
-          "views are im2col (the patches of an NHWC input as GEMM rows) and blockdiag (the weights of packed "
-          "groups as one block-diagonal operand)");
+    if (kind != "im2col" && kind != "blockdiag" && kind != "gather")
+      fail(kind_column,
+           kind.empty() ? "expected the view kind"
+                        : fmt::format("unknown view kind '{}'{}", kind,
+                                      did_you_mean(std::string(kind), {"im2col", "blockdiag", "gather"})),
+           "views are im2col (the patches of an NHWC input as GEMM rows), blockdiag (the weights of packed "
+           "groups as one block-diagonal operand) and gather (rows of a tensor picked by a list)");
     const int source_column = column();
     const std::string_view source_name = read_name("the view's source tensor", kTensorSyntax);
     const int source_index = program_.tensor_id(std::string(source_name));
     if (source_index < 0) fail_unknown_tensor(source_column, source_name);
     const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
-    if (source.role != TensorRole::input)
+    if (kind == "gather" && source.role == TensorRole::view)
+      fail(source_column, fmt::format("the gather view's source {} is a view", source_name),
+           "a gather reads the DRAM of an input or of an output written earlier in the program");
+    if (kind != "gather" && source.role != TensorRole::input)
       fail(source_column, fmt::format("the view's source {} is not an input tensor", source_name),
            "a view reads a generated input");
     if (source.dtype != tensor.dtype)
@@ -330,6 +386,10 @@ class ProgramReader : public LineReader {
            "a view has its source's element type");
     if (kind == "blockdiag") {
       read_block_diagonal(tensor, source_index, source_name, source_column, shape_column);
+      return;
+    }
+    if (kind == "gather") {
+      read_row_gather(tensor, source_index, source_name, source_column, shape_column);
       return;
     }
     Im2colView view;
@@ -388,6 +448,42 @@ class ProgramReader : public LineReader {
            fmt::format("the blockdiag view is {}x{} (groups*window*group_c x packed*group_k), not {}x{}",
                        view.rows(), view.cols(), tensor.rows, tensor.cols));
     tensor.block_diagonal = view;
+  }
+
+  // `view gather <source> rows=<list>`: one source row, or -1 for zeros, per view row.
+  void read_row_gather(TensorDecl& tensor, int source_index, std::string_view source_name, int source_column,
+                       int shape_column) {
+    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
+    if (source.cols != tensor.cols)
+      fail(source_column,
+           fmt::format("the gather view has {} columns, but its source {} has {}", tensor.cols, source_name,
+                       source.cols),
+           "a gather view's rows are whole rows of its source");
+    if (tensor.rows > kMaxListedElements)
+      fail(shape_column,
+           fmt::format("a gather view lists at most {} rows, not {}", kMaxListedElements, tensor.rows),
+           "split the gather into several views");
+    static const std::vector<std::string> keys = {"rows"};
+    uint32_t given = 0;
+    const int options_column = column();
+    RowGatherView view;
+    view.source = source_index;
+    while (!at_line_end()) {
+      read_option(keys, 0, given, "a gather view", kTensorSyntax);
+      IntegerListRule rule;
+      rule.key = "rows";
+      rule.item = "row";
+      rule.noun = "rows";
+      rule.count = tensor.rows;
+      rule.minimum = RowGatherView::kZeroRow;
+      rule.maximum = source.rows - 1;
+      rule.range_hint =
+          fmt::format("rows of {} are 0..{}; -1 is a row of zeros", source_name, source.rows - 1);
+      rule.count_hint = "one source row (or -1) per row of the view";
+      view.rows = read_integer_list(rule);
+    }
+    require_options(keys, given, 1, options_column, "a gather view", kTensorSyntax);
+    tensor.row_gather = std::move(view);
   }
 
   // ---- core blocks and instructions

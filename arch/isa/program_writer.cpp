@@ -72,6 +72,12 @@ class ProgramWriter : public LineWriter {
             view.group_c, view.group_k);
         continue;
       }
+      if (tensor.role == TensorRole::view && tensor.row_gather) {
+        put("view gather {} rows=", program_.tensors[static_cast<size_t>(tensor.row_gather->source)].name);
+        write_integer_list(tensor.row_gather->rows);
+        put("\n");
+        continue;
+      }
       if (tensor.role == TensorRole::view) {
         TESSERA_ASSERT(tensor.im2col.has_value(), "a view tensor carries its im2col view");
         const Im2colView& view = *tensor.im2col;
@@ -81,13 +87,18 @@ class ProgramWriter : public LineWriter {
         continue;
       }
       put("at 0x{:x} ", tensor.dram_address);
-      if (tensor.role == TensorRole::input && tensor.rope_table)
+      if (tensor.role == TensorRole::input && tensor.rope_table) {
         put("input seed={} id={} fill=rope_table position={} base={}\n", tensor.seed, tensor.generator_id,
             tensor.rope_table->position, tensor.rope_table->base);
-      else if (tensor.role == TensorRole::input)
+      } else if (tensor.role == TensorRole::input && tensor.values) {
+        put("input seed={} id={} fill=values values=", tensor.seed, tensor.generator_id);
+        write_integer_list(*tensor.values);
+        put("\n");
+      } else if (tensor.role == TensorRole::input) {
         put("input seed={} id={}\n", tensor.seed, tensor.generator_id);
-      else
+      } else {
         put("output\n");
+      }
     }
   }
 

@@ -203,6 +203,65 @@ std::vector<std::string> LineReader::read_name_list(std::string_view what,
   return names;
 }
 
+std::vector<int64_t> LineReader::read_integer_list(const IntegerListRule& rule) {
+  constexpr const char* kListSyntax =
+      "a list is comma-separated items: v, a-b (a, a+1, ..., b with 0 <= a < b) or v*N (N copies of v), e.g. "
+      "4,0-3,-1*2";
+  const std::string what = fmt::format("a {}", rule.item);
+  std::vector<int64_t> values;
+  // Grows with what the text lists, never to the declared count up front: a short hostile line stays cheap.
+  values.reserve(static_cast<size_t>(std::min<int64_t>(rule.count, 4096)));
+  const int list_column = column();
+  const auto check_bounds = [&](int value_column, int64_t value) {
+    if (value < rule.minimum || value > rule.maximum)
+      fail(value_column, fmt::format("{} {} is outside {}..{}", rule.item, value, rule.minimum, rule.maximum),
+           rule.range_hint);
+  };
+  // `more` values are about to join the list (more - 1 compared, so that a range 0-INT64_MAX cannot
+  // overflow).
+  const auto check_room = [&](int item_column, uint64_t more_minus_one) {
+    const uint64_t room = static_cast<uint64_t>(rule.count) - values.size();
+    if (more_minus_one >= room)
+      fail(item_column,
+           fmt::format("{}= lists more than the tensor's {} {}", rule.key, rule.count, rule.noun),
+           rule.count_hint);
+  };
+  do {
+    const int item_column = column();
+    if (at_operation_end() || next_is(',')) fail_expected(item_column, what, kListSyntax);
+    const bool negative = next_is('-');
+    const int64_t first = read_signed(what);
+    check_bounds(item_column, first);
+    if (negative && next_is('-')) fail(column(), "a range a-b starts at a non-negative value", kListSyntax);
+    if (!negative && accept('-')) {
+      const int last_column = column();
+      const int64_t last = static_cast<int64_t>(
+          read_unsigned(fmt::format("the end of the range {}-", first), static_cast<uint64_t>(INT64_MAX)));
+      if (last <= first)
+        fail(item_column, fmt::format("the range {}-{} does not ascend", first, last),
+             "a-b lists a, a+1, ..., b and needs b > a; write descending rows one by one");
+      check_bounds(last_column, last);
+      check_room(item_column, static_cast<uint64_t>(last - first));
+      for (int64_t value = first; value <= last; ++value) values.push_back(value);
+    } else if (accept('*')) {
+      const int count_column = column();
+      const uint64_t copies = read_unsigned("a repeat count");
+      if (copies == 0) fail(count_column, "a repeat count is at least 1", "v*N lists N copies of v");
+      check_room(item_column, copies - 1);
+      values.insert(values.end(), static_cast<size_t>(copies), first);
+    } else {
+      check_room(item_column, 0);
+      values.push_back(first);
+    }
+  } while (accept(','));
+  if (static_cast<int64_t>(values.size()) != rule.count)
+    fail(
+        list_column,
+        fmt::format("{}= lists {} {}, but the tensor has {}", rule.key, values.size(), rule.noun, rule.count),
+        rule.count_hint);
+  return values;
+}
+
 bool LineReader::read_acc() {
   return read_zero_or_one("acc", "acc=1 accumulates into O");
 }

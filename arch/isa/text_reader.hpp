@@ -22,6 +22,19 @@ namespace tessera::arch {
 // Every dtype name, accumulators included (an instruction's dtype= is checked against the machine later).
 const std::vector<std::string>& all_dtype_names();
 
+// What a list of integers in the program text must hold (docs/tile-program.md, "Lists"): a row-gather view's
+// rows, a values-filled input's values.
+struct IntegerListRule {
+  std::string_view key;   // "rows": messages say "rows= lists ..."
+  std::string_view item;  // "row", "value": what one value is
+  std::string_view noun;  // "rows", "values": what the tensor has `count` of
+  int64_t count = 0;      // exactly this many values; at most kMaxListedElements (the caller checks)
+  int64_t minimum = 0;    // every value in [minimum, maximum]
+  int64_t maximum = 0;
+  std::string range_hint;  // why those bounds
+  std::string count_hint;  // why `count`
+};
+
 class LineReader {
  public:
   virtual ~LineReader() = default;
@@ -60,6 +73,10 @@ class LineReader {
 
   // Names from `allowed` joined by '+' (fn=bias+gelu), or one name.
   std::vector<std::string> read_name_list(std::string_view what, const std::vector<std::string>& allowed);
+
+  // Comma-separated items, each `v`, `a-b` (a, a+1, ..., b; 0 <= a < b) or `v*N` (N copies of v), expanded.
+  // Allocates no more than rule.count values, whatever the text says.
+  std::vector<int64_t> read_integer_list(const IntegerListRule& rule);
 
   // acc=0|1 of a PE instruction: whether it accumulates into O.
   bool read_acc();

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "arch/isa/program.hpp"
 
@@ -28,6 +29,9 @@ class LineWriter {
   void write_pitch(std::string_view key, int64_t pitch_bytes);
   void write_region(const TensorRegion& region);
   void write_core(int core);
+  // The canonical compact list (docs/tile-program.md, "Lists"): a run of three or more consecutive ascending
+  // non-negative values as a-b, of three or more equal values as v*N, anything else value by value.
+  void write_integer_list(const std::vector<int64_t>& values);
 
  protected:
   const Program& program_;

@@ -26,7 +26,10 @@ constexpr const char* kVecSyntax =
     "online_softmax x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] "
     "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum; "
     "or "
-    "merge_partials x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N";
+    "merge_partials x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N; or "
+    "weighted_sum "
+    "x=ADDR g=ADDR o=ADDR rows=R cols=C parts=P dtype=DT [out=DT] [y=ADDR] [x_pitch=B] [o_pitch=B] "
+    "[y_pitch=B]";
 
 enum VecOption : size_t {
   key_x,
@@ -91,6 +94,7 @@ uint32_t required_of(VectorKind kind) {
     case VectorKind::scale_rows:
       return tile | bit(key_g) | bit(key_by);
     case VectorKind::merge_partials:
+    case VectorKind::weighted_sum:
       return tile | bit(key_g) | bit(key_parts);
     default:
       return tile;
@@ -111,6 +115,8 @@ uint32_t allowed_of(VectorKind kind) {
     case VectorKind::layernorm:
     case VectorKind::rmsnorm:  // fn=add: the tile at y added to X before normalising (a residual)
       return required_of(kind) | pitches | bit(key_fn) | bit(key_y) | bit(key_y_pitch);
+    case VectorKind::weighted_sum:  // y=: a tile of the output's shape added
+      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch);
     default:
       return required_of(kind) | pitches;
   }
@@ -146,8 +152,8 @@ VecFnCost cost_of(VecFn fn) {
 
 const std::vector<std::string>& VecOp::mnemonics() {
   static const std::vector<std::string> names = {
-      "map",     "reduce_sum", "reduce_max",     "softmax",    "layernorm",
-      "rmsnorm", "pool",       "online_softmax", "scale_rows", "merge_partials"};
+      "map",  "reduce_sum",     "reduce_max", "softmax",        "layernorm",   "rmsnorm",
+      "pool", "online_softmax", "scale_rows", "merge_partials", "weighted_sum"};
   return names;
 }
 
@@ -163,7 +169,8 @@ bool VecOp::uses_statistics() const {
 }
 
 bool VecOp::uses_y() const {
-  return (kind == VectorKind::map || norm_adds_y()) && std::any_of(chain.begin(), chain.end(), reads_tile);
+  return (kind == VectorKind::map || kind == VectorKind::weighted_sum || norm_adds_y()) &&
+         std::any_of(chain.begin(), chain.end(), reads_tile);
 }
 
 bool VecOp::norm_adds_y() const {
@@ -195,7 +202,8 @@ VectorWork VecOp::work() const {
   work.pool_window = r * s;
   work.pool_average = average;
   work.online_first = kind == VectorKind::online_softmax && first;
-  if (kind == VectorKind::merge_partials) work.merge_parts = parts;
+  if (kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum) work.merge_parts = parts;
+  work.weighted_adds_tile = kind == VectorKind::weighted_sum && uses_y();
   return work;
 }
 
@@ -233,7 +241,9 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
         op.y_address = in.read_unsigned("the SRAM address of Y");
         break;
       case key_g:
-        op.g_address = in.read_unsigned("the SRAM address of gamma");
+        op.g_address =
+            in.read_unsigned(op.kind == VectorKind::weighted_sum ? "the SRAM address of the weights"
+                                                                 : "the SRAM address of gamma");
         break;
       case key_b:
         op.b_address = in.read_unsigned(op.kind == VectorKind::map ? "the SRAM address of the bias row"
@@ -331,13 +341,18 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
                         operation),
             kVecSyntax);
   if (op.kind == VectorKind::pool) op.rows = op.e * op.q;
+  if (op.kind == VectorKind::weighted_sum && (given & bit(key_y)) != 0) op.chain = {VecFn::add};
+  if (op.kind == VectorKind::weighted_sum && (given & bit(key_y_pitch)) != 0 && (given & bit(key_y)) == 0)
+    in.fail(operation_column, fmt::format("{} takes y_pitch= only with y=ADDR (the tile added)", operation),
+            kVecSyntax);
   return op;
 }
 
 void VecOp::write(LineWriter& out) const {
   out.put("{} x=0x{:x}", mnemonics()[static_cast<size_t>(kind)], x_address);
   if (uses_y()) out.put(" y=0x{:x}", y_address);
-  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm || uses_statistics())
+  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm || uses_statistics() ||
+      kind == VectorKind::weighted_sum)
     out.put(" g=0x{:x}", g_address);
   if (uses_b()) out.put(" b=0x{:x}", b_address);
   out.put(" o=0x{:x}", o_address);
@@ -358,7 +373,7 @@ void VecOp::write(LineWriter& out) const {
   if (softmax_like && causal_shift != kNoCausalMask) out.put(" causal_shift={}", causal_shift);
   if (kind == VectorKind::online_softmax && first) out.put(" first=yes");
   if (kind == VectorKind::scale_rows) out.put(" by={}", by_inverse_sum ? "inverse_sum" : "alpha");
-  if (kind == VectorKind::merge_partials) out.put(" parts={}", parts);
+  if (kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum) out.put(" parts={}", parts);
   if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" eps={}", eps);
   if (norm_adds_y()) out.put(" fn=add");
   if (kind == VectorKind::pool) {
@@ -371,7 +386,8 @@ void VecOp::write(LineWriter& out) const {
 }
 
 void VecOp::check(const InstructionChecks& checks) const {
-  TESSERA_ASSERT(kind != VectorKind::rope, "a rope is an arch::VecRope, never a VecOp");
+  TESSERA_ASSERT(kind != VectorKind::rope && kind != VectorKind::route,
+                 "a rope is an arch::VecRope and a route an arch::VecRoute, never a VecOp");
   const auto& vector = checks.spec().core.vector;
   if (!vector)
     checks.fail("the machine has no vector unit", "give its cores one: core.vector (docs/vector-unit.md)");
@@ -407,10 +423,15 @@ void VecOp::check(const InstructionChecks& checks) const {
         fmt::format("an e x q = {}x{} output of a {}x{}/{} window (pad_top {}, pad_left {}) has windows "
                     "outside the {}x{} input tile",
                     e, q, r, s, stride, pad_top, pad_left, ih, iw));
+  if (kind == VectorKind::weighted_sum && parts > kMaxMergeParts)
+    checks.fail(fmt::format("a weighted_sum takes at most {} parts, got {}", kMaxMergeParts, parts));
   if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
     checks.fail(problem);
-  if (kind == VectorKind::merge_partials && parts > checks.spec().core.sram.bytes / rows)
+  if ((kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum) &&
+      parts > checks.spec().core.sram.bytes / rows)
     checks.fail(fmt::format("{} parts of {} rows are larger than the core's SRAM", parts, rows));
+  if (kind == VectorKind::weighted_sum && !(chain.empty() || chain == std::vector<VecFn>{VecFn::add}))
+    checks.fail("a weighted_sum's only step is the add of the tile at y");
   // The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.
   const int64_t element = size_bytes(dtype), out_element = size_bytes(out_dtype);
   const int64_t sram = checks.spec().core.sram.bytes;
@@ -425,6 +446,9 @@ void VecOp::check(const InstructionChecks& checks) const {
   if (uses_statistics())
     checks.sram_range("running statistics g", g_address, statistics_rows(),
                       kRowStatistics * size_bytes(DType::fp32), 0);
+  // parts <= kMaxMergeParts (vector_work_problem) and rows <= the SRAM: the product fits int64.
+  if (kind == VectorKind::weighted_sum)
+    checks.sram_range("gate weights g", g_address, rows, parts * size_bytes(DType::fp32), 0);
 }
 
 }  // namespace tessera::arch

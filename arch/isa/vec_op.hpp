@@ -55,7 +55,8 @@ struct VecOp {
   bool first = false;
   bool by_inverse_sum = false;
   // merge_partials: the partial results of the same rows, stacked at x (part i's rows at x + i * rows rows)
-  // with their statistics stacked likewise at g.
+  // with their statistics stacked likewise at g. weighted_sum: row r's parts at x rows r * parts + p, their
+  // fp32 weights at g (rows x parts, packed), `chain` {add} when the tile at y is added.
   int64_t parts = 1;
 
   // online_softmax and scale_rows keep each row's running max, sum and correction (fp32) at g;
@@ -63,14 +64,17 @@ struct VecOp {
   static constexpr int64_t kRowStatistics = 3;
   bool uses_statistics() const;
   int64_t statistics_rows() const { return kind == VectorKind::merge_partials ? parts * rows : rows; }
-  bool uses_y() const;       // a map with a step that reads the tile at y (add, mul, swiglu), or norm_adds_y
+  // a map with a step that reads the tile at y (add, mul, swiglu), norm_adds_y, or a weighted_sum with y=
+  bool uses_y() const;
   bool norm_adds_y() const;  // a layernorm or rmsnorm of X + Y (fn=add: a residual added first)
   bool uses_b() const;       // a layernorm (beta), or a map with a bias step (the row at b)
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
   bool operator==(const VecOp& other) const;
   int64_t x_rows() const {
-    return kind == VectorKind::pool ? ih * iw : kind == VectorKind::merge_partials ? parts * rows : rows;
+    return kind == VectorKind::pool                                                 ? ih * iw
+           : kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum ? parts * rows
+                                                                                    : rows;
   }
   int64_t o_cols() const {
     return kind == VectorKind::reduce_sum || kind == VectorKind::reduce_max ? 1 : cols;
@@ -79,7 +83,7 @@ struct VecOp {
   static constexpr QueueKind kQueue = QueueKind::vec;
   // What a unit waiting on this instruction's signal is charged.
   static constexpr Cause kWaitersCause = Cause::vector;
-  static const std::vector<std::string>& mnemonics();  // map, reduce_sum, reduce_max, softmax, ...
+  static const std::vector<std::string>& mnemonics();  // map, reduce_sum, ..., weighted_sum
   static VecOp read(LineReader& in, std::string_view mnemonic, int column);
   void write(LineWriter& out) const;
   void check(const InstructionChecks& checks) const;

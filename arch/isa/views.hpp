@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace tessera::arch {
 
@@ -99,6 +100,76 @@ void for_each_block_diagonal_run(const BlockDiagonalView& view, int64_t row, int
                 last = std::min(col + cols, (member + 1) * view.group_k);
   if (first < last)
     run(first - col, source_row * view.group_k + (first - member * view.group_k), last - first);
+}
+
+// Rows of a source tensor picked by a list that the program states (docs/tile-program.md, "Views"): view row
+// r is source row rows[r], or a row of zeros where rows[r] == kZeroRow. The view has the source's columns. An
+// MoE layer's permutation gathers the rows of X routed to an expert, and its combine gathers, per token, the
+// expert-output rows of its routes (a dropped route: a zero row); the routing is decided when the program is
+// written, so the lists are static. The source may be an output written earlier in the program (ordering is
+// then the program's semaphores' business, as for any DRAM read after write). Zeros cost no DRAM traffic.
+struct RowGatherView {
+  static constexpr int64_t kZeroRow = -1;
+  int source = 0;             // index into Program::tensors: an input or an output declared earlier
+  std::vector<int64_t> rows;  // per view row: a row of the source, or kZeroRow
+
+  bool operator==(const RowGatherView& other) const { return source == other.source && rows == other.rows; }
+};
+
+// The one run of view row `row` inside columns [col, col + cols) of a view over a source with `source_cols`
+// columns: run(offset, source element, count) as for_each_im2col_run (source element -1: zeros).
+template <class Run>
+void for_each_row_gather_run(const RowGatherView& view, int64_t source_cols, int64_t row, int64_t col,
+                             int64_t cols, Run&& run) {
+  const int64_t source_row = view.rows[static_cast<size_t>(row)];
+  run(int64_t{0}, source_row == RowGatherView::kZeroRow ? int64_t{-1} : source_row * source_cols + col, cols);
+}
+
+// The maximal runs of the region [row, row + rows) x [col, col + cols) of a row-gather view: run(first row
+// of the region, row count, source element or -1 for zeros, element count). A region that spans whole source
+// rows merges consecutive view rows whose source rows are consecutive (or all zeros) into one contiguous run:
+// a tile of consecutive tokens is one run, as a plain tensor's whole-row tile is. Otherwise each row is its
+// own run.
+template <class Run>
+void for_each_row_gather_region_run(const RowGatherView& view, int64_t source_cols, int64_t row, int64_t rows,
+                                    int64_t col, int64_t cols, Run&& run) {
+  if (col != 0 || cols != source_cols) {
+    for (int64_t r = 0; r < rows; ++r)
+      for_each_row_gather_run(
+          view, source_cols, row + r, col, cols,
+          [&](int64_t, int64_t source, int64_t count) { run(r, int64_t{1}, source, count); });
+    return;
+  }
+  for (int64_t first = 0; first < rows;) {
+    const int64_t source_row = view.rows[static_cast<size_t>(row + first)];
+    int64_t last = first + 1;
+    if (source_row == RowGatherView::kZeroRow) {
+      while (last < rows && view.rows[static_cast<size_t>(row + last)] == RowGatherView::kZeroRow) ++last;
+      run(first, last - first, int64_t{-1}, (last - first) * cols);
+    } else {
+      while (last < rows && view.rows[static_cast<size_t>(row + last)] == source_row + (last - first)) ++last;
+      run(first, last - first, source_row * source_cols, (last - first) * cols);
+    }
+    first = last;
+  }
+}
+
+// What a DMA load of that region costs in DRAM: its runs that read the source (zero runs excluded) and the
+// elements they read. The cost model's count, equal to what the simulator's engine issues.
+struct RowGatherTraffic {
+  int64_t runs = 0;
+  int64_t elements = 0;
+};
+inline RowGatherTraffic row_gather_traffic(const RowGatherView& view, int64_t source_cols, int64_t row,
+                                           int64_t rows, int64_t col, int64_t cols) {
+  RowGatherTraffic traffic;
+  for_each_row_gather_region_run(view, source_cols, row, rows, col, cols,
+                                 [&](int64_t, int64_t, int64_t source, int64_t count) {
+                                   if (source < 0) return;
+                                   ++traffic.runs;
+                                   traffic.elements += count;
+                                 });
+  return traffic;
 }
 
 }  // namespace tessera::arch

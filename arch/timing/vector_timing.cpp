@@ -53,8 +53,22 @@ std::string work_rule_problem(const VectorWork& work) {
       if (work.pool_window < 1) return fmt::format("pool_window must be >= 1, got {}", work.pool_window);
       break;
     case VectorKind::merge_partials:
+    case VectorKind::weighted_sum:
       if (work.merge_parts < 1 || work.merge_parts > kMaxMergeParts)
         return fmt::format("merge_parts must be in [1, {}], got {}", kMaxMergeParts, work.merge_parts);
+      break;
+    case VectorKind::route:
+      if (work.cols > kMaxRouteExperts)
+        return fmt::format("a route scores at most {} experts (cols), got {}", kMaxRouteExperts, work.cols);
+      if (work.route_groups < 1 || work.cols % work.route_groups != 0)
+        return fmt::format("route_groups must divide the {} experts (cols), got {}", work.cols,
+                           work.route_groups);
+      if (work.route_topk_groups < 1 || work.route_topk_groups > work.route_groups)
+        return fmt::format("route_topk_groups must be in [1, route_groups] = [1, {}], got {}",
+                           work.route_groups, work.route_topk_groups);
+      if (work.route_top_k < 1 || work.route_top_k > work.route_topk_groups * (work.cols / work.route_groups))
+        return fmt::format("route_top_k must be in [1, the experts of the kept groups] = [1, {}], got {}",
+                           work.route_topk_groups * (work.cols / work.route_groups), work.route_top_k);
       break;
     case VectorKind::rope:
       if (work.rope_rotated_cols < 1 || work.rope_rotated_cols > work.cols)
@@ -126,30 +140,39 @@ VectorTiming closed_form(const VectorSpec& spec, const VectorWork& work, bool& o
         checked.add(pass.simple_ops, checked.multiply(pass.special_ops, spec.special_issue_cycles));
     const int64_t vectors = pass.cols == 0 ? timing.vectors_per_row : (pass.cols - 1) / spec.lanes + 1;
     t.row_issue_cycles = checked.multiply(vectors, t.vector_issue_cycles);
-    t.busy_cycles = checked.multiply(rows, t.row_issue_cycles);
     // From row 0's start to row rows-1's when nothing waits.
     const int64_t later_rows = checked.multiply(rows - 1, t.row_issue_cycles);
-    if (pass.depends) {
-      TESSERA_ASSERT(p > 0 && previous_reduces,
-                     "a pass depends only on a previous pass that reduces its rows");
-      // Row r's statistic of the previous pass is usable `wait` cycles after that row's last issue.
-      const int64_t wait = latency + tree + (pass.scalar_special ? latency : 0);
-      const int64_t first_ready = checked.add(previous_first_end, wait);
-      t.first_row_start = std::max(previous_last_end, first_ready);
-      t.last_row_start =
-          std::max({checked.add(previous_last_end, later_rows), checked.add(first_ready, later_rows),
-                    checked.add(previous_last_end, wait)});
-    } else {
-      t.first_row_start = previous_last_end;
-      t.last_row_start = checked.add(previous_last_end, later_rows);
+    const int64_t pass_start = previous_last_end;
+    TESSERA_ASSERT(pass.repeats == 1 || pass.reduces,
+                   "a repeated pass reduces: each repetition depends on the last");
+    // A repeated pass is `repeats` passes in a row, each after the first depending on the one before.
+    for (int64_t repetition = 0; repetition < pass.repeats && !checked.overflowed(); ++repetition) {
+      int64_t first_row_start = 0, last_row_start = 0;
+      if (repetition > 0 || pass.depends) {
+        TESSERA_ASSERT(p + repetition > 0 && (repetition > 0 || previous_reduces),
+                       "a pass depends only on a previous pass that reduces its rows");
+        // Row r's statistic of the previous pass is usable `wait` cycles after that row's last issue.
+        const int64_t wait = latency + tree + (pass.scalar_special && repetition == 0 ? latency : 0);
+        const int64_t first_ready = checked.add(previous_first_end, wait);
+        first_row_start = std::max(previous_last_end, first_ready);
+        last_row_start =
+            std::max({checked.add(previous_last_end, later_rows), checked.add(first_ready, later_rows),
+                      checked.add(previous_last_end, wait)});
+      } else {
+        first_row_start = previous_last_end;
+        last_row_start = checked.add(previous_last_end, later_rows);
+      }
+      if (repetition == 0) t.first_row_start = first_row_start;
+      t.last_row_start = last_row_start;
+      previous_first_end = checked.add(first_row_start, t.row_issue_cycles);
+      previous_last_end = checked.add(last_row_start, t.row_issue_cycles);
     }
-    t.issue_end = checked.add(t.last_row_start, t.row_issue_cycles);
+    t.issue_end = previous_last_end;
+    t.busy_cycles = checked.multiply(checked.multiply(rows, t.row_issue_cycles), pass.repeats);
     if (checked.overflowed()) break;
-    t.stall_cycles = t.issue_end - previous_last_end - t.busy_cycles;
+    t.stall_cycles = t.issue_end - pass_start - t.busy_cycles;
     timing.busy_cycles = checked.add(timing.busy_cycles, t.busy_cycles);
     timing.stall_cycles += t.stall_cycles;
-    previous_first_end = checked.add(t.first_row_start, t.row_issue_cycles);
-    previous_last_end = t.issue_end;
     previous_reduces = pass.reduces;
   }
   timing.issue_cycles = previous_last_end;
@@ -183,11 +206,100 @@ const char* name_of(VectorKind kind) {
       return "scale_rows";
     case VectorKind::merge_partials:
       return "merge_partials";
+    case VectorKind::weighted_sum:
+      return "weighted_sum";
     case VectorKind::rope:
       return "rope";
+    case VectorKind::route:
+      return "route";
   }
   return "?";
 }
+
+namespace {
+
+// route over a rows x experts tile of fp32 logits at x (docs/vector-unit.md, "route"): the scores written
+// over the logits, the selection as the hardware makes it (group scores, kept groups, top_k arg-max passes),
+// then the chosen experts' weights into o. The pass that writes the scores also takes the selection's first
+// step on them (the group scores, or the first arg-max) while they are in the unit: a separate pass would
+// read them back right behind their writes.
+template <class Add>
+void add_route_passes(const VectorWork& work, Add&& add) {
+  const bool grouped = work.route_groups > 1;
+  // The first step: each group's two highest scores (a compare against each of the two running best), or
+  // the row's arg-max (a compare and a select); either way the row ends in the lane tree.
+  constexpr int64_t kFirstStepOps = 2;
+  if (work.route_sigmoid) {
+    VectorPass sigmoid = simple_pass(
+        grouped ? "scores sigmoid(x) over x, group top-2 sums" : "scores sigmoid(x) over x, first arg-max",
+        kFirstStepOps);
+    sigmoid.special_ops = 1;
+    sigmoid.output_writes = 1;
+    sigmoid.reduces = true;
+    add(sigmoid);
+  } else {
+    VectorPass max = simple_pass("row max", 1);
+    max.reduces = true;
+    add(max);
+    VectorPass exp = simple_pass("exp(x - max) over x, row sum", 2);  // sub, exp, add
+    exp.special_ops = 1;
+    exp.reduces = true;
+    exp.depends = true;
+    exp.output_writes = 1;
+    add(exp);
+    VectorPass normalise = simple_pass(
+        grouped ? "scores exp * 1/sum over x, group top-2 sums" : "scores exp * 1/sum over x, first arg-max",
+        1 + kFirstStepOps);
+    normalise.output_writes = 1;
+    normalise.reduces = true;
+    normalise.depends = true;
+    normalise.scalar_special = true;  // the reciprocal of the sum
+    add(normalise);
+  }
+  int64_t choices_left = work.route_top_k;
+  if (grouped) {
+    // The kept groups: topk_groups arg-max passes over the row's group scores (kept in the unit like a row
+    // statistic), each after the previous one's winner.
+    VectorPass keep = simple_pass("kept groups: arg-max of the group scores", 2);  // compare, select
+    keep.cols = work.route_groups;
+    keep.input_reads = 0;
+    keep.reduces = true;
+    keep.depends = true;
+    keep.repeats = work.route_topk_groups;
+    add(keep);
+  } else {
+    --choices_left;  // the first arg-max was the scores pass's
+  }
+  if (choices_left > 0) {
+    // The remaining arg-max passes over the kept groups' experts (a compare and a select an element, the
+    // experts chosen so far masked), each after the previous one's winner.
+    VectorPass select = simple_pass("top-k: arg-max of the scores", 2);
+    select.cols = work.route_topk_groups * (work.cols / work.route_groups);
+    select.reduces = true;
+    select.depends = true;
+    select.repeats = choices_left;
+    add(select);
+  }
+  // The chosen experts' scores (the int32 table at i, top_k a row) gathered into o, their row sum; then
+  // times routed_scaling / sum (the reciprocal a scalar special function of the sum).
+  VectorPass gather = simple_pass("gather the chosen scores into o, row sum", 1);
+  gather.cols = work.route_top_k;
+  gather.row_statistic_reads = work.route_top_k;
+  gather.output_writes = 1;
+  gather.reduces = true;
+  gather.depends = true;
+  add(gather);
+  VectorPass weights = simple_pass("weights: o * scaling/sum", 1);
+  weights.cols = work.route_top_k;
+  weights.input_reads = 0;
+  weights.output_reads = 1;
+  weights.output_writes = 1;
+  weights.depends = true;
+  weights.scalar_special = true;
+  add(weights);
+}
+
+}  // namespace
 
 // docs/vector-unit.md, "Instruction kinds and their passes", is this table in words.
 VectorPasses vector_passes(const VectorWork& work) {
@@ -306,6 +418,20 @@ VectorPasses vector_passes(const VectorWork& work) {
       }
       break;
     }
+    case VectorKind::weighted_sum: {
+      // Per vector: g_0 x_0, then a multiply-add for each further part (the row's weights are scalar
+      // operands, read once a row), [+ y].
+      const int64_t parts = work.merge_parts, tile = work.weighted_adds_tile ? 1 : 0;
+      VectorPass sum = simple_pass("sum of g_p * x_p over the parts [+ y]", parts + tile);
+      sum.input_reads = parts + tile;
+      sum.output_writes = 1;
+      sum.row_statistic_reads = parts;  // the row's P fp32 weights
+      add(sum);
+      break;
+    }
+    case VectorKind::route:
+      add_route_passes(work, add);
+      break;
     case VectorKind::pool: {
       // max or add over the window in each lane, then the multiply by 1/(r*s) for an average.
       VectorPass window = simple_pass("window max or sum", work.pool_window + (work.pool_average ? 1 : 0));
@@ -356,7 +482,8 @@ VectorSramTraffic vector_sram_traffic(const VectorWork& work, const VectorElemen
   traffic.passes = passes.count;
   for (int p = 0; p < passes.count; ++p) {
     const VectorPass& pass = passes.pass[p];
-    const int64_t elements = checked.multiply(work.rows, pass.cols == 0 ? work.cols : pass.cols);
+    const int64_t elements =
+        checked.multiply(checked.multiply(work.rows, pass.cols == 0 ? work.cols : pass.cols), pass.repeats);
     auto tile_bytes = [&](int64_t per_element, int64_t element_bytes) {
       return checked.multiply(elements, checked.multiply(per_element, element_bytes));
     };
@@ -367,8 +494,9 @@ VectorSramTraffic vector_sram_traffic(const VectorWork& work, const VectorElemen
     t.write_bytes = tile_bytes(pass.output_writes, bytes.output_bytes);
     if (pass.writes_row_statistic)
       t.write_bytes = checked.add(t.write_bytes, checked.multiply(work.rows, bytes.output_bytes));
-    t.read_bytes = checked.add(t.read_bytes, checked.multiply(work.rows, pass.row_statistic_reads * 4));
-    t.write_bytes = checked.add(t.write_bytes, checked.multiply(work.rows, pass.row_statistic_writes * 4));
+    const int64_t row_words = checked.multiply(work.rows, pass.repeats);
+    t.read_bytes = checked.add(t.read_bytes, checked.multiply(row_words, pass.row_statistic_reads * 4));
+    t.write_bytes = checked.add(t.write_bytes, checked.multiply(row_words, pass.row_statistic_writes * 4));
     traffic.read_bytes = checked.add(traffic.read_bytes, t.read_bytes);
     traffic.write_bytes = checked.add(traffic.write_bytes, t.write_bytes);
   }

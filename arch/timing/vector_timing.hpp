@@ -16,7 +16,9 @@ namespace tessera::arch {
 // the rescale of the output accumulator's rows by the step's correction or by the final 1/sum; merge_partials
 // is split-KV decode's: the merge of several cores' partial accumulators of the same rows by their
 // statistics. rope rotates pairs of each head's first columns by a per-row table of cos and sin (rotary
-// position embedding).
+// position embedding). weighted_sum is a mixture-of-experts combine: each row the sum of its parts' rows
+// weighted by per-row gate weights; route computes a mixture-of-experts router's scores and selection and the
+// gate weights of a row's chosen experts.
 enum class VectorKind : uint8_t {
   map,
   reduce_sum,
@@ -27,8 +29,11 @@ enum class VectorKind : uint8_t {
   pool,
   online_softmax,
   scale_rows,
-  merge_partials,  // VecOp::mnemonics() lists the kinds through merge_partials: rope is a VecRope
-  rope
+  merge_partials,
+  weighted_sum,  // VecOp::mnemonics() lists the kinds through weighted_sum: rope is a VecRope, route a
+                 // VecRoute
+  rope,
+  route
 };
 const char* name_of(VectorKind kind);
 
@@ -54,8 +59,17 @@ struct VectorWork {
   int64_t softmax_extra_simple_ops = 0;
   // online_softmax: the first K/V tile of its rows (no running statistics to read).
   bool online_first = false;
-  // merge_partials: the partial results merged (each a rows x cols tile read once).
+  // merge_partials, weighted_sum: the partial results merged or summed (each a rows x cols tile read once).
   int64_t merge_parts = 1;
+  // weighted_sum: a tile of the output's shape (Y) added to the weighted sum.
+  bool weighted_adds_tile = false;
+  // route (cols = the experts): the experts chosen per row (top_k), their groups (groups = 1: not
+  // group-limited) and the groups kept (topk_groups), the scores: softmax over the row or sigmoid per
+  // element.
+  int64_t route_top_k = 1;
+  int64_t route_groups = 1;
+  int64_t route_topk_groups = 1;
+  bool route_sigmoid = false;
   // pool: rows are output pixels, cols channels; each output reads a window of r*s inputs.
   int64_t pool_window = 0;
   bool pool_average = false;  // average (one more multiply, by 1/(r*s)) rather than max
@@ -63,9 +77,14 @@ struct VectorWork {
   int64_t rope_rotated_cols = 0;
 };
 
-inline constexpr int kMaxVectorPasses = 3;
-// The most partial results one merge_partials takes (a split over every core of a large mesh).
+// route's passes: three for the scores, the kept groups' and the experts' arg-max passes (each one VectorPass
+// repeated) and two for the weights.
+inline constexpr int kMaxVectorPasses = 7;
+// The most partial results one merge_partials or weighted_sum takes (a split over every core of a large
+// mesh).
 inline constexpr int64_t kMaxMergeParts = 4096;
+// The most experts one route scores (every shipped model has at most 256); bounds its repeated passes.
+inline constexpr int64_t kMaxRouteExperts = 65536;
 
 // One pass over the tile: every row, each as ceil(cols / lanes) vectors. Counts are per element of the tile.
 struct VectorPass {
@@ -76,6 +95,10 @@ struct VectorPass {
   bool reduces = false;         // each row ends in the lane tree: the row's statistic (sum or max)
   bool depends = false;         // row r waits for row r's statistic of the previous pass
   bool scalar_special = false;  // ... after a per-row scalar special function of it (reciprocal, rsqrt)
+  // The pass runs `repeats` times in a row (route's arg-max passes: one per chosen expert), each repetition
+  // after the first depending on the previous repetition's row statistic (the pass then reduces); `depends`
+  // is the first repetition's. Counts and traffic below are per repetition.
+  int64_t repeats = 1;
   // SRAM traffic in elements per element of the tile. The unit holds no tile: each pass re-reads its input.
   int64_t input_reads = 0;            // of the input tile (pool: the r*s inputs of the window)
   int64_t output_reads = 0;           // of the output tile, read back (softmax's exp values)
@@ -83,7 +106,8 @@ struct VectorPass {
                                       // rope: of the table row of cos and sin
   int64_t output_writes = 0;          // of the output tile
   bool writes_row_statistic = false;  // reduce_sum / reduce_max: one output element per row
-  // fp32 words per row of the running statistics (online_softmax's max, sum and correction) read and written.
+  // 4-byte words per row read and written beside the tiles: online_softmax's running max, sum and correction
+  // (fp32), weighted_sum's gate weights (fp32), route's chosen experts (int32).
   int64_t row_statistic_reads = 0;
   int64_t row_statistic_writes = 0;
 };
@@ -103,11 +127,11 @@ VectorPasses vector_passes(const VectorWork& work);
 struct VectorPassTiming {
   int64_t vector_issue_cycles = 0;  // c = simple_ops + special_ops * special_issue_cycles
   int64_t row_issue_cycles = 0;     // W = vectors per row * c
-  int64_t first_row_start = 0;      // row 0's first issue cycle
-  int64_t last_row_start = 0;       // row rows-1's first issue cycle
-  int64_t issue_end = 0;            // the cycle after the pass's last issue cycle
-  int64_t busy_cycles = 0;          // rows * W
-  int64_t stall_cycles = 0;         // the port idle waiting for a row statistic, from the previous pass's end
+  int64_t first_row_start = 0;      // row 0's first issue cycle (a repeated pass: of its first repetition)
+  int64_t last_row_start = 0;  // row rows-1's first issue cycle (a repeated pass: of its last repetition)
+  int64_t issue_end = 0;       // the cycle after the pass's last issue cycle
+  int64_t busy_cycles = 0;     // rows * W (a repeated pass: times its repeats)
+  int64_t stall_cycles = 0;    // the port idle waiting for a row statistic, from the previous pass's end
 };
 
 struct VectorTiming {

@@ -38,6 +38,9 @@ const std::vector<std::string> kLines = {
     "  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=scale scale=0.125",
     "  vec pool x=0x0 o=0x8000 cols=16 dtype=bf16 out=fp32 ih=5 iw=11 e=3 q=6 r=3 s=3 stride=2 pad_top=1 "
     "pad_left=1 mode=max",
+    "  vec weighted_sum x=0x0 g=0x4000 o=0x2000 rows=4 cols=64 dtype=bf16 parts=2",
+    "  vec weighted_sum x=0x0 y=0x3000 g=0x4000 o=0x2000 rows=4 cols=64 dtype=bf16 out=fp32 x_pitch=256 "
+    "y_pitch=256 o_pitch=512 parts=8",
 };
 
 Program read(const std::string& text) {
@@ -85,7 +88,7 @@ TEST(VecText, EveryKindReadsAndWritesBackCanonically) {
     EXPECT_EQ(write_program(program), "tessera-program 1\nname v\nmesh 1x1\n\ncore 0,0\n" + line + "\n")
         << line;
   }
-  const VecOp pool = std::get<VecOp>(read(kHeader + kLines.back() + "\n").cores[0].instructions[0].operation);
+  const VecOp pool = std::get<VecOp>(read(kHeader + kLines[17] + "\n").cores[0].instructions[0].operation);
   EXPECT_EQ(pool.rows, 18);  // e * q
   EXPECT_EQ(pool.out_dtype, DType::fp32);
   EXPECT_TRUE(!pool.average);
@@ -136,7 +139,9 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
       "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
       "online_softmax x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] "
       "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum; "
-      "or merge_partials x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N");
+      "or merge_partials x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N; or "
+      "weighted_sum x=ADDR g=ADDR o=ADDR rows=R cols=C parts=P dtype=DT [out=DT] [y=ADDR] [x_pitch=B] "
+      "[o_pitch=B] [y_pitch=B]");
   // A norm of X + Y names both options; fn= is add and nothing else.
   const std::string together =
       error_of("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-6 fn=add");
@@ -237,6 +242,177 @@ TEST(VecText, ABadRopeIsALocatedErrorOrRefusedByTheChecker) {
                         /*with_vector=*/false)
                 .substr(0, 55),
             "v.tprog:5: core 0,0 vec #0: the machine has no vector u");
+}
+
+// vec weighted_sum: a VecOp kind, the parts of row r at x rows r * parts + p, their fp32 weights at g.
+TEST(VecText, AWeightedSumReadsItsPartsWeightsAndOptionalY) {
+  const VecOp plain = std::get<VecOp>(read(kHeader + kLines[18] + "\n").cores[0].instructions[0].operation);
+  EXPECT_EQ(plain.kind, VectorKind::weighted_sum);
+  EXPECT_EQ(plain.parts, 2);
+  EXPECT_EQ(plain.x_rows(), 8);
+  EXPECT_FALSE(plain.uses_y());
+  EXPECT_FALSE(plain.uses_statistics());
+  EXPECT_EQ(plain.work().merge_parts, 2);
+  EXPECT_FALSE(plain.work().weighted_adds_tile);
+  const VecOp with_y = std::get<VecOp>(read(kHeader + kLines[19] + "\n").cores[0].instructions[0].operation);
+  EXPECT_TRUE(with_y.uses_y());
+  EXPECT_EQ(with_y.y_address, 0x3000u);
+  EXPECT_EQ(with_y.work().weighted_adds_tile, true);
+  EXPECT_EQ(check_error(kLines[18]), "no error");
+  EXPECT_EQ(check_error(kLines[19]), "no error");
+}
+
+// The first line of an error (the hint, the syntax, follows).
+std::string first_line(const std::string& error) {
+  return error.substr(0, error.find('\n'));
+}
+
+TEST(VecText, ABadWeightedSumIsALocatedErrorOrRefusedByTheChecker) {
+  const std::string ws = "  vec weighted_sum x=0x0 g=0x4000 o=0x2000 rows=4 cols=64 ";
+  EXPECT_EQ(first_line(error_of(ws + "dtype=bf16")),
+            "v.tprog:5:7: core 0,0 vec #0: vec weighted_sum is missing 'parts='");
+  EXPECT_EQ(first_line(error_of("  vec weighted_sum x=0x0 o=0x2000 rows=4 cols=64 parts=2 dtype=bf16")),
+            "v.tprog:5:7: core 0,0 vec #0: vec weighted_sum is missing 'g='");
+  EXPECT_EQ(
+      first_line(error_of(ws + "parts=2 dtype=bf16 y_pitch=256")),
+      "v.tprog:5:7: core 0,0 vec #0: vec weighted_sum takes y_pitch= only with y=ADDR (the tile added)");
+  EXPECT_EQ(first_line(error_of(ws + "parts=2 dtype=bf16 fn=add")),
+            "v.tprog:5:78: core 0,0 vec #0: vec weighted_sum takes no fn=");
+  EXPECT_EQ(first_line(error_of(ws + "parts=2 dtype=bf16 eps=1e-5")),
+            "v.tprog:5:78: core 0,0 vec #0: vec weighted_sum takes no eps=");
+  EXPECT_EQ(error_of(ws + "parts=0 dtype=bf16"), "v.tprog:5:65: core 0,0 vec #0: parts must be at least 1");
+  EXPECT_EQ(check_error(ws + "parts=5000 dtype=bf16"),
+            "v.tprog:5: core 0,0 vec #0: a weighted_sum takes at most 4096 parts, got 5000");
+  EXPECT_EQ(check_error(ws + "parts=2 dtype=int8"),
+            "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8");
+  // 4 rows x 2 fp32 weights = 32 B from 0xfff0
+  EXPECT_EQ(
+      check_error("  vec weighted_sum x=0x0 g=0xfff0 o=0x2000 rows=4 cols=64 parts=2 dtype=bf16"),
+      "v.tprog:5: core 0,0 vec #0: gate weights g: SRAM bytes 0xfff0..0x10010 run past the end of the 64 "
+      "KiB SRAM (0x10000)\n  hint: addresses are per core and start at 0");
+  EXPECT_EQ(
+      first_line(check_error(ws + "parts=2 dtype=bf16 y=0xff00")),
+      "v.tprog:5: core 0,0 vec #0: operand y: SRAM bytes 0xff00..0x10100 run past the end of the 64 KiB "
+      "SRAM (0x10000)");
+  // 2 rows x 4000 parts of 64 bf16: X is 8000 rows
+  EXPECT_EQ(
+      first_line(
+          check_error("  vec weighted_sum x=0x0 g=0x4000 o=0x2000 rows=2 cols=64 parts=4000 dtype=bf16")),
+      "v.tprog:5: core 0,0 vec #0: operand x: SRAM bytes 0x0..0xfa000 run past the end of the 64 KiB SRAM "
+      "(0x10000)");
+}
+
+// vec route: its own instruction kind on the vec queue.
+TEST(VecText, ARouteReadsAndWritesBackCanonically) {
+  for (const std::string line :
+       {"  vec route x=0x0 i=0x1000 o=0x2000 rows=4 experts=8 top_k=2 scoring=softmax",
+        "  vec route x=0x0 i=0x1000 o=0x2000 rows=4 experts=256 top_k=8 scoring=sigmoid groups=8 "
+        "topk_groups=4 "
+        "scaling=2.5 x_pitch=2048 o_pitch=64"}) {
+    const Program program = read(kHeader + line + "\n");
+    ASSERT_EQ(program.cores[0].instructions.size(), 1u);
+    EXPECT_EQ(program.cores[0].instructions[0].queue, (QueueId{QueueKind::vec, 0}));
+    EXPECT_EQ(write_program(program), "tessera-program 1\nname v\nmesh 1x1\n\ncore 0,0\n" + line + "\n");
+    EXPECT_EQ(read(write_program(program)), program);
+  }
+  // 4 rows x 256 fp32 logits = 4 KiB at pitch 2 KiB from 0: fits the 64 KiB SRAM
+  EXPECT_EQ(check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=4 experts=8 top_k=2 scoring=softmax"),
+            "no error");
+  const VecRoute route = std::get<VecRoute>(
+      read(kHeader +
+           "  vec route x=0x100 i=0x1000 o=0x2000 rows=4 experts=256 top_k=8 scoring=sigmoid groups=8 "
+           "topk_groups=4 scaling=2.5\n")
+          .cores[0]
+          .instructions[0]
+          .operation);
+  EXPECT_TRUE(route.sigmoid);
+  EXPECT_EQ(route.x_address, 0x100u);
+  EXPECT_EQ(route.scaling, 2.5);
+  const VectorWork work = route.work();
+  EXPECT_EQ(work.kind, VectorKind::route);
+  EXPECT_EQ(work.cols, 256);
+  EXPECT_EQ(work.route_top_k, 8);
+  EXPECT_EQ(work.route_groups, 8);
+  EXPECT_EQ(work.route_topk_groups, 4);
+  EXPECT_TRUE(work.route_sigmoid);
+}
+
+TEST(VecText, EveryBadRouteOptionIsALocatedErrorOrRefusedByTheChecker) {
+  const std::string route = "  vec route x=0x0 i=0x1000 o=0x2000 rows=4 experts=8 ";
+  const std::string syntax =
+      "\n  hint: a route is written: route x=ADDR i=ADDR o=ADDR rows=R experts=E top_k=K "
+      "scoring=softmax|sigmoid [groups=G topk_groups=T] [scaling=S] [x_pitch=B] [o_pitch=B] (x: fp32 logits "
+      "[R "
+      "x E], overwritten by the scores; i: int32 chosen experts [R x K]; o: fp32 gate weights [R x K])";
+  EXPECT_EQ(error_of(route + "top_k=2"),
+            "v.tprog:5:7: core 0,0 vec #0: vec route is missing 'scoring='" + syntax);
+  EXPECT_EQ(
+      error_of(route + "top_k=2 scoring=softmx"),
+      "v.tprog:5:70: core 0,0 vec #0: 'softmx' is not one of softmax or sigmoid; did you mean 'softmax'?");
+  EXPECT_EQ(error_of(route + "top_k=2 scoring=softmax groups=2"),
+            "v.tprog:5:7: core 0,0 vec #0: vec route takes groups= and topk_groups= together (the groups of "
+            "experts and how many are kept)" +
+                syntax);
+  EXPECT_EQ(first_line(error_of(route + "top_k=2 scoring=softmax topk_groups=2")),
+            "v.tprog:5:7: core 0,0 vec #0: vec route takes groups= and topk_groups= together (the groups of "
+            "experts and how many are kept)");
+  EXPECT_EQ(error_of(route + "top_k=0 scoring=softmax"),
+            "v.tprog:5:60: core 0,0 vec #0: top_k must be at least 1");
+  EXPECT_EQ(error_of("  vec route x=0x0 i=0x1000 o=0x2000 rows=0 experts=8 top_k=2 scoring=softmax"),
+            "v.tprog:5:42: core 0,0 vec #0: rows must be at least 1");
+  EXPECT_EQ(error_of(route + "top_k=2 scoring=softmax cols=3"),
+            "v.tprog:5:78: core 0,0 vec #0: unknown key 'cols' for vec route; did you mean 'rows'?" + syntax);
+  EXPECT_EQ(first_line(error_of(route + "top_k=2 scoring=softmax y_pitch=3")),
+            "v.tprog:5:78: core 0,0 vec #0: unknown key 'y_pitch' for vec route; did you mean 'x_pitch'?");
+  EXPECT_EQ(
+      error_of(route + "top_k=2 scoring=softmax scaling=x"),
+      "v.tprog:5:86: core 0,0 vec #0: malformed number 'x' for scaling\n  hint: write it as 0.125 or 1e-05");
+  EXPECT_EQ(error_of(route + "top_k=2 scoring=softmax rows=3"),
+            "v.tprog:5:78: core 0,0 vec #0: duplicate 'rows'\n  hint: each key may appear once");
+  EXPECT_EQ(first_line(error_of(route + "top_k=2 scoring=softmax x_pitch=-4")).substr(0, 31),
+            "v.tprog:5:86: core 0,0 vec #0: ");
+  // The checker: limits, the routing rule, the scaling, the tiles in SRAM, the unit.
+  EXPECT_EQ(check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=4 experts=70000 top_k=2 scoring=softmax"),
+            "v.tprog:5: core 0,0 vec #0: a route scores at most 65536 experts, got 70000");
+  EXPECT_EQ(check_error(route + "top_k=9 scoring=softmax"),
+            "v.tprog:5: core 0,0 vec #0: top_k 9 is more than the 8 experts");
+  EXPECT_EQ(
+      check_error(route + "top_k=2 scoring=softmax groups=3 topk_groups=1"),
+      "v.tprog:5: core 0,0 vec #0: groups 3 does not divide the 8 experts\n  hint: the groups are equal "
+      "runs of consecutive experts");
+  EXPECT_EQ(check_error(route + "top_k=2 scoring=softmax groups=4 topk_groups=5"),
+            "v.tprog:5: core 0,0 vec #0: topk_groups 5 is more than the 4 groups");
+  EXPECT_EQ(check_error(route + "top_k=5 scoring=softmax groups=4 topk_groups=2"),
+            "v.tprog:5: core 0,0 vec #0: top_k 5 is more than the 4 experts of the 2 kept groups");
+  EXPECT_EQ(check_error(route + "top_k=2 scoring=softmax scaling=0"),
+            "v.tprog:5: core 0,0 vec #0: scaling must be a positive number, got 0");
+  EXPECT_EQ(check_error(route + "top_k=2 scoring=softmax scaling=-1"),
+            "v.tprog:5: core 0,0 vec #0: scaling must be a positive number, got -1");
+  EXPECT_EQ(check_error("  vec route x=0xffc0 i=0x1000 o=0x2000 rows=4 experts=8 top_k=2 scoring=softmax"),
+            "v.tprog:5: core 0,0 vec #0: logits x: SRAM bytes 0xffc0..0x10040 run past the end of the 64 KiB "
+            "SRAM (0x10000)\n  hint: addresses are per core and start at 0");
+  EXPECT_EQ(
+      first_line(check_error("  vec route x=0x0 i=0xfff8 o=0x2000 rows=4 experts=8 top_k=2 scoring=softmax")),
+      "v.tprog:5: core 0,0 vec #0: chosen experts i: SRAM bytes 0xfff8..0x10018 run past the end of the 64 "
+      "KiB SRAM (0x10000)");
+  EXPECT_EQ(
+      first_line(check_error("  vec route x=0x0 i=0x1000 o=0xfff8 rows=4 experts=8 top_k=2 scoring=softmax")),
+      "v.tprog:5: core 0,0 vec #0: weights o: SRAM bytes 0xfff8..0x10018 run past the end of the 64 KiB "
+      "SRAM (0x10000)");
+  EXPECT_EQ(check_error(route + "top_k=2 scoring=softmax x_pitch=16"),
+            "v.tprog:5: core 0,0 vec #0: logits x: row pitch 16 B is shorter than a row (32 B)\n  hint: rows "
+            "would overlap; use a pitch of at least the row size, or omit it for packed rows");
+  // rows x experts x 4 B past the SRAM, and a count whose product would overflow int64, refused before it is
+  // formed
+  EXPECT_EQ(
+      check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=100000 experts=65536 top_k=2 scoring=softmax"),
+      "v.tprog:5: core 0,0 vec #0: the tiles are larger than the core's SRAM");
+  EXPECT_EQ(check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=9223372036854775807 experts=65536 top_k=2 "
+                        "scoring=softmax"),
+            "v.tprog:5: core 0,0 vec #0: 9223372036854775807 x 65536 elements on 16 lanes: the cycle count "
+            "overflows int64");
+  EXPECT_EQ(first_line(check_error(route + "top_k=2 scoring=softmax", /*with_vector=*/false)),
+            "v.tprog:5: core 0,0 vec #0: the machine has no vector unit");
 }
 
 }  // namespace tessera::arch

@@ -76,6 +76,23 @@ VectorWork merge_work(int64_t rows, int64_t cols, int64_t parts) {
   return work;
 }
 
+VectorWork weighted_sum_work(int64_t rows, int64_t cols, int64_t parts, bool adds_y) {
+  VectorWork work = make_work(VectorKind::weighted_sum, rows, cols);
+  work.merge_parts = parts;
+  work.weighted_adds_tile = adds_y;
+  return work;
+}
+
+VectorWork route_work(int64_t rows, int64_t experts, int64_t top_k, bool sigmoid, int64_t groups = 1,
+                      int64_t topk_groups = 1) {
+  VectorWork work = make_work(VectorKind::route, rows, experts);
+  work.route_top_k = top_k;
+  work.route_sigmoid = sigmoid;
+  work.route_groups = groups;
+  work.route_topk_groups = topk_groups;
+  return work;
+}
+
 // A norm of X + Y (a residual added first).
 VectorWork norm_plus_tile_work(VectorKind kind) {
   VectorWork work = make_work(kind, 1, 1);
@@ -94,6 +111,11 @@ std::string describe(const VectorSpec& spec, const VectorWork& work) {
   if (work.kind == VectorKind::pool)
     out << " (window " << work.pool_window << (work.pool_average ? ", average)" : ", max)");
   if (work.kind == VectorKind::merge_partials) out << " (parts " << work.merge_parts << ")";
+  if (work.kind == VectorKind::weighted_sum)
+    out << " (parts " << work.merge_parts << (work.weighted_adds_tile ? ", + y)" : ")");
+  if (work.kind == VectorKind::route)
+    out << " (top_k " << work.route_top_k << ", groups " << work.route_groups << ", topk_groups "
+        << work.route_topk_groups << (work.route_sigmoid ? ", sigmoid)" : ", softmax)");
   out << " on lanes " << spec.lanes << ", special_per_cycle " << spec.special_per_cycle << ", latency "
       << spec.latency_cycles;
   return out.str();
@@ -122,15 +144,30 @@ VectorModelRun run_model(const VectorSpec& spec, const VectorWork& work) {
   compare("busy", timing.busy_cycles, run.busy_cycles);
   compare("stall", timing.stall_cycles, run.stall_cycles);
   compare("drain", timing.drain_cycles, run.drain_cycles);
-  compare("passes", timing.passes, static_cast<int64_t>(run.passes.size()));
-  for (int p = 0; p < std::min<int>(timing.passes, static_cast<int>(run.passes.size())); ++p) {
-    const std::string pass = "pass " + std::to_string(p + 1) + " ";
-    compare((pass + "first row start").c_str(), timing.pass[p].first_row_start,
-            run.passes[p].first_row_start);
-    compare((pass + "last row start").c_str(), timing.pass[p].last_row_start, run.passes[p].last_row_start);
-    compare((pass + "issue end").c_str(), timing.pass[p].issue_end, run.passes[p].issue_end);
-    compare((pass + "busy").c_str(), timing.pass[p].busy_cycles, run.passes[p].busy_cycles);
-    compare((pass + "stall").c_str(), timing.pass[p].stall_cycles, run.passes[p].stall_cycles);
+  // A pass the closed form repeats (route's arg-max passes) is that many passes of the model: its first
+  // repetition's first row start, its last's last row start and issue end, their busy and stall cycles.
+  const VectorPasses table = vector_passes(work);
+  int64_t modelled_passes = 0;
+  for (int p = 0; p < table.count; ++p) modelled_passes += table.pass[p].repeats;
+  compare("passes (repetitions counted)", modelled_passes, static_cast<int64_t>(run.passes.size()));
+  compare("passes", timing.passes, table.count);
+  if (modelled_passes == static_cast<int64_t>(run.passes.size())) {
+    size_t first = 0;
+    for (int p = 0; p < timing.passes; ++p) {
+      const size_t last = first + static_cast<size_t>(table.pass[p].repeats) - 1;
+      int64_t busy = 0, stall = 0;
+      for (size_t m = first; m <= last; ++m)
+        busy += run.passes[m].busy_cycles, stall += run.passes[m].stall_cycles;
+      const std::string pass = "pass " + std::to_string(p + 1) + " ";
+      compare((pass + "first row start").c_str(), timing.pass[p].first_row_start,
+              run.passes[first].first_row_start);
+      compare((pass + "last row start").c_str(), timing.pass[p].last_row_start,
+              run.passes[last].last_row_start);
+      compare((pass + "issue end").c_str(), timing.pass[p].issue_end, run.passes[last].issue_end);
+      compare((pass + "busy").c_str(), timing.pass[p].busy_cycles, busy);
+      compare((pass + "stall").c_str(), timing.pass[p].stall_cycles, stall);
+      first = last + 1;
+    }
   }
   compare("closed form busy + stall + drain vs cycles",
           timing.busy_cycles + timing.stall_cycles + timing.drain_cycles, timing.cycles);
@@ -227,6 +264,79 @@ TEST(VectorTimingRules, SizesAndParametersOutOfRangeAreInputErrors) {
   EXPECT_EQ(vector_work_problem(spec, merge_work(4, 8, 0)), "merge_parts must be in [1, 4096], got 0");
   EXPECT_EQ(vector_work_problem(spec, merge_work(4, 8, 4097)), "merge_parts must be in [1, 4096], got 4097");
   EXPECT_EQ(vector_work_problem(spec, merge_work(4, 8, 16)), "");
+  EXPECT_EQ(vector_work_problem(spec, weighted_sum_work(4, 8, 0, false)),
+            "merge_parts must be in [1, 4096], got 0");
+  EXPECT_EQ(vector_work_problem(spec, weighted_sum_work(4, 8, 4097, true)),
+            "merge_parts must be in [1, 4096], got 4097");
+  EXPECT_EQ(vector_work_problem(spec, weighted_sum_work(4, 8, 4096, true)), "");
+}
+
+TEST(VectorTimingRules, ARoutesExpertsGroupsAndChoicesOutOfRangeAreInputErrors) {
+  const VectorSpec spec = make_spec(8, 2, 3);
+  EXPECT_EQ(input_error_of([&] { vector_timing(spec, route_work(4, 65537, 2, false)); }),
+            "vector route: a route scores at most 65536 experts (cols), got 65537");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 65536, 2, false)), "");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 2, false, 3, 1)),
+            "route_groups must divide the 8 experts (cols), got 3");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 2, false, 0, 1)),
+            "route_groups must divide the 8 experts (cols), got 0");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 2, false, 4, 5)),
+            "route_topk_groups must be in [1, route_groups] = [1, 4], got 5");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 2, false, 4, 0)),
+            "route_topk_groups must be in [1, route_groups] = [1, 4], got 0");
+  // 2 of 4 groups of 2 experts kept: 4 experts to choose from
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 5, true, 4, 2)),
+            "route_top_k must be in [1, the experts of the kept groups] = [1, 4], got 5");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 0, true)),
+            "route_top_k must be in [1, the experts of the kept groups] = [1, 8], got 0");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 4, true, 4, 2)), "");
+  EXPECT_EQ(vector_work_problem(spec, route_work(4, 8, 8, false)), "");
+}
+
+// A route of 2 rows x 8 experts, softmax, top-2, on 8 lanes, special 2 (4 issue cycles), latency 2 (tree 3):
+// every pass is one vector a row. max: W 1, rows end 1, 2. exp (sub, exp, add): c = 6, D = 5: rows start 6
+// and 12 (each waits for its max), end 12, 18: 4 stalled. scores (mul 1/sum) with the first arg-max
+// (compare, select): W 3, D = 2 + 3 + 2 = 7: starts 19 and 25, ends 28 (stall 4). The second arg-max (W 2,
+// D 5): starts 28 and 33 (row 1's winner is usable at 25 + 3 + 5), ends 35 (stall 3). gather and sum of the
+// 2 chosen (W 1, D 5): starts 35 and 40, ends 41 (stall 4). weights (W 1, D 7 through the reciprocal): starts
+// 43, 48, issue ends 49 (stall 6); the last weight written at 49 + 2 = 51. Busy 2 + 12 + 6 + 4 + 2 + 2 = 28,
+// stall 21, drain 2: a decode's router is latency-bound.
+TEST(VectorTimingHandWorked, ARouteOfTwoRowsWaitsForEachRowsStatisticsInEveryPass) {
+  const VectorSpec spec = make_spec(8, 2, 2);
+  const VectorWork work = route_work(2, 8, 2, false);
+  const VectorTiming timing = vector_timing(spec, work);
+  ASSERT_EQ(timing.passes, 6);
+  const int64_t expected[6][5] = {
+      // first row start, last row start, issue end, busy, stall
+      {0, 1, 2, 2, 0},    {6, 12, 18, 12, 4}, {19, 25, 28, 6, 4},
+      {28, 33, 35, 4, 3}, {35, 40, 41, 2, 4}, {43, 48, 49, 2, 6},
+  };
+  for (int p = 0; p < 6; ++p) {
+    SCOPED_TRACE("pass " + std::to_string(p + 1));
+    EXPECT_EQ(timing.pass[p].first_row_start, expected[p][0]);
+    EXPECT_EQ(timing.pass[p].last_row_start, expected[p][1]);
+    EXPECT_EQ(timing.pass[p].issue_end, expected[p][2]);
+    EXPECT_EQ(timing.pass[p].busy_cycles, expected[p][3]);
+    EXPECT_EQ(timing.pass[p].stall_cycles, expected[p][4]);
+  }
+  EXPECT_EQ(timing.busy_cycles, 28);
+  EXPECT_EQ(timing.stall_cycles, 21);
+  EXPECT_EQ(timing.drain_cycles, 2);
+  EXPECT_EQ(timing.cycles, 51);
+  EXPECT_TRUE(closed_form_equals_cycle_model(spec, work));
+}
+
+// A weighted sum of 3 parts and y on 16 lanes, latency 4: 4 rows of 32 columns (V = 2), c = 3 + 1 = 4, W = 8:
+// 32 issue cycles back to back, the last result 4 later.
+TEST(VectorTimingHandWorked, AWeightedSumIsOnePassOfOneMultiplyAddAPart) {
+  const VectorSpec spec = make_spec(16, 4, 4);
+  const VectorTiming timing = vector_timing(spec, weighted_sum_work(4, 32, 3, true));
+  ASSERT_EQ(timing.passes, 1);
+  EXPECT_EQ(timing.pass[0].row_issue_cycles, 8);
+  EXPECT_EQ(timing.cycles, 36);
+  EXPECT_EQ(timing.stall_cycles, 0);
+  EXPECT_EQ(vector_timing(spec, weighted_sum_work(4, 32, 3, false)).cycles, 24 + 4);
+  EXPECT_TRUE(closed_form_equals_cycle_model(spec, weighted_sum_work(4, 32, 3, true)));
 }
 
 // A merge of P parts is one pass of 2P simple ops per vector reading no statistic of its own: 4 rows x 128
@@ -313,6 +423,37 @@ TEST(VectorPasses, EachKindHasThePassesOfTheDocument) {
   expect_passes(rope_work(1, 128, 32), {{2, 0, false, false, false}, {1, 0, false, false, false}});
   EXPECT_EQ(vector_passes(rope_work(1, 128, 32)).pass[0].cols, 32);
   EXPECT_EQ(vector_passes(rope_work(1, 128, 32)).pass[1].cols, 96);
+  // weighted sum of 4 parts: mul, 3 fma [, add y]
+  expect_passes(weighted_sum_work(1, 1, 4, false), {{4, 0, false, false, false}});
+  expect_passes(weighted_sum_work(1, 1, 4, true), {{5, 0, false, false, false}});
+  // route, softmax: max; sub, exp, add; mul by 1/sum with the first arg-max (compare, select); the second
+  // arg-max; gather + add; mul by scaling/sum
+  expect_passes(route_work(1, 8, 2, false), {{1, 0, true, false, false},
+                                             {2, 1, true, true, false},
+                                             {3, 0, true, true, true},
+                                             {2, 0, true, true, false},
+                                             {1, 0, true, true, false},
+                                             {1, 0, false, true, true}});
+  // top-1: no arg-max pass after the scores'
+  expect_passes(route_work(1, 8, 1, true),
+                {{2, 1, true, false, false}, {1, 0, true, true, false}, {1, 0, false, true, true}});
+  // route, sigmoid, 8 groups of 32, 4 kept, top-8 (DeepSeek-V3): sigmoid with the group top-2 (2 compares);
+  // 4 x the group arg-max; 8 x the arg-max over the 4 kept groups' 128 experts; gather; weights
+  expect_passes(route_work(1, 256, 8, true, 8, 4), {{2, 1, true, false, false},
+                                                    {2, 0, true, true, false},
+                                                    {2, 0, true, true, false},
+                                                    {1, 0, true, true, false},
+                                                    {1, 0, false, true, true}});
+  const VectorPasses deepseek = vector_passes(route_work(1, 256, 8, true, 8, 4));
+  EXPECT_EQ(deepseek.pass[0].cols, 0);
+  EXPECT_EQ(deepseek.pass[1].cols, 8);
+  EXPECT_EQ(deepseek.pass[1].repeats, 4);
+  EXPECT_EQ(deepseek.pass[2].cols, 128);
+  EXPECT_EQ(deepseek.pass[2].repeats, 8);
+  EXPECT_EQ(deepseek.pass[3].cols, 8);
+  EXPECT_EQ(deepseek.pass[4].cols, 8);
+  EXPECT_EQ(vector_passes(route_work(1, 8, 6, false)).pass[3].repeats, 5);
+  EXPECT_EQ(vector_passes(route_work(1, 8, 2, false)).pass[3].cols, 8);
 }
 
 // A rope of 4 rows of 2 heads of 64 (128 cols), rotary_dim 16 (32 rotated cols), on 16 lanes, latency 6:
@@ -474,6 +615,8 @@ const std::vector<KindCase>& kind_cases() {
       {"scale_rows", make_work(VectorKind::scale_rows, 1, 1)},
       {"merge_partials_2", merge_work(1, 1, 2)},
       {"merge_partials_7", merge_work(1, 1, 7)},
+      {"weighted_sum_1", weighted_sum_work(1, 1, 1, false)},
+      {"weighted_sum_8_plus_y", weighted_sum_work(1, 1, 8, true)},
       {"rope", make_work(VectorKind::rope, 1, 1), 100},
       {"rope_partial_rotary", make_work(VectorKind::rope, 1, 1), 25},
   };
@@ -527,6 +670,32 @@ INSTANTIATE_TEST_SUITE_P(EveryKind, VectorTimingSweep, ::testing::ValuesIn(kind_
                            return std::string(info.param.name);
                          });
 
+// route over the shipped models' routers (Mixtral: 8 experts top-2 softmax; Qwen3: 128 top-8 softmax;
+// DeepSeek-V3: 256 top-8 sigmoid, 8 groups, 4 kept) and small odd ones, on machines with 1 to 64 lanes.
+TEST(VectorTimingVsCycleModel, ARouteEqualsTheCycleModelSoftmaxAndSigmoidGroupsOneAndEight) {
+  struct Shape {
+    int64_t experts, top_k, groups, topk_groups;
+  };
+  const std::vector<Shape> shapes = {{8, 2, 1, 1}, {128, 8, 1, 1}, {256, 8, 8, 4}, {64, 6, 8, 3},
+                                     {8, 8, 1, 1}, {1, 1, 1, 1},   {16, 1, 8, 1},  {24, 5, 8, 8}};
+  int checked = 0, failures = 0;
+  for (const Shape& shape : shapes)
+    for (const bool sigmoid : {false, true})
+      for (const int lanes : {1, 3, 8, 64})
+        for (const int special : {1, lanes})
+          for (const int latency : {0, 2, 9})
+            for (const int64_t rows : {1, 2, 7, 33}) {
+              const VectorSpec spec = make_spec(lanes, special, latency);
+              const VectorWork work =
+                  route_work(rows, shape.experts, shape.top_k, sigmoid, shape.groups, shape.topk_groups);
+              ++checked;
+              const auto matches = closed_form_equals_cycle_model(spec, work);
+              EXPECT_TRUE(matches);
+              if (!matches && ++failures == 5) return;
+            }
+  EXPECT_EQ(checked, 8 * 2 * 4 * 2 * 3 * 4);
+}
+
 // Random machines and instructions: lanes 1..40, any valid special rate, latency 0..40, rows 1..12, cols
 // 1..300, every kind with random parameters; the seed picks the kind round-robin.
 std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
@@ -540,7 +709,8 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   static const VectorKind kinds[] = {
       VectorKind::map,        VectorKind::reduce_sum,     VectorKind::reduce_max, VectorKind::softmax,
       VectorKind::layernorm,  VectorKind::rmsnorm,        VectorKind::pool,       VectorKind::online_softmax,
-      VectorKind::scale_rows, VectorKind::merge_partials, VectorKind::rope};
+      VectorKind::scale_rows, VectorKind::merge_partials, VectorKind::rope,       VectorKind::weighted_sum,
+      VectorKind::route};
   VectorWork work = make_work(kinds[seed % std::size(kinds)], uniform(1, 12), uniform(1, 300));
   work.map_simple_ops = uniform(0, 6);
   work.map_special_ops = work.map_simple_ops == 0 ? uniform(1, 3) : uniform(0, 3);
@@ -550,6 +720,15 @@ std::pair<VectorSpec, VectorWork> random_case(uint64_t seed) {
   work.norm_adds_tile = uniform(0, 1) == 1;
   work.merge_parts = uniform(1, 9);
   work.rope_rotated_cols = uniform(1, work.cols);
+  work.weighted_adds_tile = uniform(0, 1) == 1;
+  if (work.kind == VectorKind::route) {  // groups of 1..8 experts, some kept, top_k of the kept experts
+    work.route_groups = uniform(1, 8);
+    work.cols = work.route_groups * uniform(1, 8);
+    work.route_topk_groups = uniform(1, work.route_groups);
+    work.route_top_k =
+        uniform(1, std::min<int64_t>(6, work.route_topk_groups * (work.cols / work.route_groups)));
+    work.route_sigmoid = uniform(0, 1) == 1;
+  }
   return {spec, work};
 }
 
@@ -621,6 +800,9 @@ TEST(VectorSramTraffic, EachPassReadsAndWritesItsTilesHandComputed) {
       // rope, 6 of the 10 columns rotated: x's 24 rotated elements and a table word each (4 B), written;
       // then the 16 others read and written
       {rope_work(4, 10, 6), {{48 + 96, 48}, {32, 32}}},
+      // weighted sum of 3 parts (3 input tiles) and their fp32 weights (4 rows x 3 x 4 B), [+ the tile at y]
+      {weighted_sum_work(4, 10, 3, false), {{3 * 80 + 48, 80}}},
+      {weighted_sum_work(4, 10, 3, true), {{4 * 80 + 48, 80}}},
   };
   for (const Expected& c : cases) {
     SCOPED_TRACE(name_of(c.work.kind));
@@ -635,6 +817,34 @@ TEST(VectorSramTraffic, EachPassReadsAndWritesItsTilesHandComputed) {
     }
     EXPECT_EQ(traffic.read_bytes, reads);
     EXPECT_EQ(traffic.write_bytes, writes);
+  }
+}
+
+TEST(VectorSramTraffic, ARouteReadsItsScoresBackForEveryArgMaxAndGathersTheChosen) {
+  // 2 rows x 8 experts fp32 (a tile is 64 B), top-2: max reads x; exp reads x, writes the exp values over it;
+  // normalise reads them back and writes the scores; 2 arg-max passes read the scores; the gather reads the
+  // 2 x 2 chosen scores (16 B) and the int32 table i (16 B), writes them into o (16 B); the weights pass
+  // reads o back and writes it.
+  const VectorElementBytes bytes{4, 4, 4};
+  VectorSramTraffic traffic = vector_sram_traffic(route_work(2, 8, 2, false), bytes);
+  const std::vector<std::pair<int64_t, int64_t>> softmax = {{64, 0}, {64, 64}, {64, 64},
+                                                            {64, 0}, {32, 16}, {16, 16}};
+  ASSERT_EQ(traffic.passes, 6);
+  for (int p = 0; p < 6; ++p) {
+    EXPECT_EQ(traffic.pass[p].read_bytes, softmax[p].first) << "pass " << p + 1;
+    EXPECT_EQ(traffic.pass[p].write_bytes, softmax[p].second) << "pass " << p + 1;
+  }
+  EXPECT_EQ(traffic.read_bytes, 64 * 4 + 32 + 16);
+  EXPECT_EQ(traffic.write_bytes, 64 * 2 + 16 + 16);
+  // sigmoid, 4 groups of 2, 2 kept: sigmoid (and the group scores) over x; the kept groups' arg-max passes
+  // read nothing (the group scores stay in the unit); 2 arg-max passes over the 4 kept experts (2 rows x 4 x
+  // 4 B each).
+  traffic = vector_sram_traffic(route_work(2, 8, 2, true, 4, 2), bytes);
+  const std::vector<std::pair<int64_t, int64_t>> grouped = {{64, 64}, {0, 0}, {64, 0}, {32, 16}, {16, 16}};
+  ASSERT_EQ(traffic.passes, 5);
+  for (int p = 0; p < 5; ++p) {
+    EXPECT_EQ(traffic.pass[p].read_bytes, grouped[p].first) << "pass " << p + 1;
+    EXPECT_EQ(traffic.pass[p].write_bytes, grouped[p].second) << "pass " << p + 1;
   }
 }
 

@@ -61,6 +61,69 @@ ModelPass exp_pass(const VectorWork& work) {
   return exp;
 }
 
+// route over the experts of each row (docs/vector-unit.md, "route"): the scores over X with the selection's
+// first step on them (each group's top-2, or the first arg-max), the kept groups' arg-max passes, the
+// remaining arg-max passes over the kept experts, one pass after another (each reads its predecessor's
+// winner), then the chosen scores gathered and summed and the weights.
+void route_passes(const VectorWork& work, std::vector<ModelPass>& passes) {
+  auto last = [&] { return static_cast<int>(passes.size()) - 1; };
+  const bool grouped = work.route_groups > 1;
+  const std::vector<MicroOp> first_step =
+      grouped ? std::vector<MicroOp>{simple("compare with the best"), simple("compare with the second")}
+              : std::vector<MicroOp>{simple("compare"), simple("select")};
+  ModelPass scores;
+  if (work.route_sigmoid) {
+    scores.chain = std::vector<MicroOp>{special("sigmoid")};
+  } else {
+    ModelPass max;
+    max.chain = std::vector<MicroOp>{simple("max")};
+    max.reduces = true;
+    passes.push_back(max);
+    ModelPass exp;
+    exp.chain = std::vector<MicroOp>{simple("sub max", last()), special("exp"), simple("add")};
+    exp.reduces = true;
+    exp.writes_tile = true;
+    exp.statistic_through_scalar_special = true;  // 1/sum
+    passes.push_back(exp);
+    MicroOp scale = simple("mul 1/sum", last());
+    scale.reads_previous_tile = true;
+    scores.chain = std::vector<MicroOp>{scale};
+  }
+  scores.chain.insert(scores.chain.end(), first_step.begin(), first_step.end());
+  scores.reduces = true;
+  scores.writes_tile = true;
+  passes.push_back(scores);
+  int64_t choices_left = work.route_top_k - (grouped ? 0 : 1);
+  for (int64_t kept = 0; grouped && kept < work.route_topk_groups; ++kept) {
+    ModelPass keep;
+    keep.chain = std::vector<MicroOp>{simple("compare group", last()), simple("select")};
+    keep.cols = work.route_groups;
+    keep.reduces = true;
+    passes.push_back(keep);
+  }
+  for (int64_t choice = 0; choice < choices_left; ++choice) {
+    ModelPass select;
+    select.chain = std::vector<MicroOp>{simple("compare", last()), simple("select")};
+    select.cols = work.route_topk_groups * (work.cols / work.route_groups);
+    select.reduces = true;
+    passes.push_back(select);
+  }
+  ModelPass gather;
+  gather.chain = std::vector<MicroOp>{simple("add the gathered score", last())};
+  gather.cols = work.route_top_k;
+  gather.reduces = true;
+  gather.writes_tile = true;
+  gather.statistic_through_scalar_special = true;  // scaling/sum
+  passes.push_back(gather);
+  ModelPass weights;
+  MicroOp scale = simple("mul scaling/sum", last());
+  scale.reads_previous_tile = true;
+  weights.chain = std::vector<MicroOp>{scale};
+  weights.cols = work.route_top_k;
+  weights.writes_tile = true;
+  passes.push_back(weights);
+}
+
 // The instruction kinds of docs/vector-unit.md, "Instruction kinds and their passes", written out op by op.
 std::vector<ModelPass> passes_of(const VectorWork& work) {
   std::vector<ModelPass> passes;
@@ -167,6 +230,20 @@ std::vector<ModelPass> passes_of(const VectorWork& work) {
       passes.push_back(merge);
       break;
     }
+    case VectorKind::weighted_sum: {
+      // The row's gate weights are scalar operands: g_0 x_0, then a multiply-add for each further part, then
+      // the tile at y added.
+      ModelPass sum;
+      sum.chain.push_back(simple("mul g_0"));
+      for (int64_t part = 1; part < work.merge_parts; ++part) sum.chain.push_back(simple("fma g_p"));
+      if (work.weighted_adds_tile) sum.chain.push_back(simple("add y"));
+      sum.writes_tile = true;
+      passes.push_back(sum);
+      break;
+    }
+    case VectorKind::route:
+      route_passes(work, passes);
+      break;
     case VectorKind::rope: {
       // Per pair (a, b) of the rotated columns: a*cos and b*cos, then a*cos - b*sin and b*cos + a*sin
       // fused: 4 ops per 2 elements, each vector's chain two ops; then the columns past rotary_dim copied.
@@ -412,8 +489,11 @@ class VectorUnitModel {
 
   void check_all_results_written() const {
     const ModelPass& last = passes_.back();
+    int64_t outputs = 0;  // the last pass's columns and those of the passes whose writes are final
+    for (const ModelPass& pass : passes_)
+      if (&pass == &last || pass.final_part) outputs += work_.rows * pass.cols;
     if (last.writes_tile)
-      require(output_elements_written_ == work_.rows * work_.cols, "every output element is written", cycle_);
+      require(output_elements_written_ == outputs, "every output element is written", cycle_);
     if (last.reduces) require(statistics_written_ == work_.rows, "every row statistic is written", cycle_);
   }
 
