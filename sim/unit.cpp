@@ -82,18 +82,21 @@ void Unit::complete_at(Tick at, const arch::Instruction& instruction, std::funct
     vector = std::max(vector.value_or(0), at);
   }
   const arch::Cause cause = arch::waiters_cause(instruction.operation);
-  std::vector<Semaphore*> targets;
+  // A store's signal to another core is a barrier's: the core waiting on it waits for this core to finish its
+  // share (imbalance), not for a buffer of its own to drain.
+  const arch::Cause barrier = cause == arch::Cause::output_backpressure ? arch::Cause::imbalance : cause;
+  std::vector<std::pair<Semaphore*, arch::Cause>> targets;
   for (const arch::SemaphoreRef& ref : instruction.signals) {
     if (ref.core == arch::kSameCore) {
       for (int target : arch::same_core_signal_targets(instruction.operation, core_))
-        targets.push_back(&machine_.cores[target].semaphores[ref.id]);
+        targets.emplace_back(&machine_.cores[target].semaphores[ref.id], cause);
     } else {
-      targets.push_back(&semaphore(ref));
+      targets.emplace_back(&semaphore(ref), ref.core == core_ ? cause : barrier);
     }
   }
-  machine_.at(at, [commit = std::move(commit), targets = std::move(targets), cause]() {
+  machine_.at(at, [commit = std::move(commit), targets = std::move(targets)]() {
     if (commit) commit();
-    for (Semaphore* target : targets) target->post(cause);
+    for (const auto& [target, why] : targets) target->post(why);
   });
 }
 

@@ -597,10 +597,10 @@ std::string to_table(const Report& report) {
       std::sort(busy.begin(), busy.end());
       const CoreLoad& straggler = loads.cores[loads.straggler];
       out += fmt::format(
-          "  per-core load: {} cores, PE busy min {} / median {} / max {} cycles; the straggler core{} finishes "
-          "last (PE busy {}); {} unit-cycles lost to imbalance\n",
+          "  per-core load: {} cores, PE busy min {} / median {} / max {} cycles (the straggler: core{}); {} "
+          "unit-cycles lost to imbalance (waiting for other cores)\n",
           loads.cores.size(), grouped(busy.front()), grouped(busy[busy.size() / 2]), grouped(busy.back()),
-          straggler.core, grouped(straggler.pe_busy), grouped(loads.imbalance_cycles));
+          straggler.core, grouped(loads.imbalance_cycles));
     }
     total_cycles += best.cycles;
     total_us += best.time_us;
@@ -643,7 +643,8 @@ CoreLoads core_loads(const RunRecord& run, int64_t cycles) {
   for (size_t c = 1; c < loads.cores.size(); ++c) {
     const CoreLoad& core = loads.cores[c];
     const CoreLoad& worst = loads.cores[loads.straggler];
-    if (core.done > worst.done || (core.done == worst.done && core.pe_busy > worst.pe_busy)) loads.straggler = c;
+    if (core.pe_busy > worst.pe_busy || (core.pe_busy == worst.pe_busy && core.done > worst.done))
+      loads.straggler = c;
   }
   return loads;
 }

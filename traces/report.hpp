@@ -154,7 +154,8 @@ std::string explain_gap(const RunRecord& loser, const RunRecord& winner);
 
 // How a run's work spread over its cores (from its per-unit bubbles): each core's PE busy cycles and the
 // cycle its units finished their share (the run's cycles less the least any of its units waited for other
-// cores: imbalance); the straggler finishes last (ties: the busier PE). Empty for a run of one core.
+// cores at the end: imbalance); the straggler is the core with the most PE work (ties: the later done), a
+// lower bound of the run's cycles. Empty for a run of one core.
 struct CoreLoad {
   std::string core;  // "0,1"
   int64_t pe_busy = 0;

@@ -60,6 +60,7 @@ TEST(Moe, EveryKeptMappingOfBothPlacementsIsCorrectAndMovesTheDramBytesItsCostSa
   const arch::ArchSpec spec = load_arch("mesh4x4");
   sim::Machine machine(spec);
   const ops::Workload workload = moe_workload();
+  int checked = 0;
   for (const ops::Op& op : workload.ops) {
     const mapper::SearchResult result = search(op, spec, 2);
     ASSERT_EQ(result.per_dataflow.size(), 6u) << op.name;
@@ -76,6 +77,7 @@ TEST(Moe, EveryKeptMappingOfBothPlacementsIsCorrectAndMovesTheDramBytesItsCostSa
         ASSERT_NO_THROW(run = machine.run(program, sim::RunOptions{})) << where;
         std::string detail;
         EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
+        ++checked;
         // Exact for the routing's counts where nothing is dropped (the estimate spreads drops evenly over the
         // combine's blocks).
         const mapper::Cost exact = stage->evaluate_counts(candidate.mapping, spec, counts);
@@ -89,6 +91,7 @@ TEST(Moe, EveryKeptMappingOfBothPlacementsIsCorrectAndMovesTheDramBytesItsCostSa
       }
     }
   }
+  EXPECT_EQ(checked, 4 * 6 * 2);  // every op, both placements by three dataflows, two kept each
 }
 
 // The permutation's gather of X, then the combine's gather of Y, each moved by one token: the output no
