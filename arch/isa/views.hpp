@@ -154,8 +154,9 @@ void for_each_row_gather_region_run(const RowGatherView& view, int64_t source_co
   }
 }
 
-// What a DMA load of that region costs in DRAM: its runs that read the source (zero runs excluded) and the
-// elements they read. The cost model's count, equal to what the simulator's engine issues.
+// What a DMA load of that region reads from DRAM: its runs that read the source (zero runs excluded) and the
+// elements they read — the runs the simulator's engine walks (each cut into bursts), for a cost model to
+// count.
 struct RowGatherTraffic {
   int64_t runs = 0;
   int64_t elements = 0;
