@@ -125,22 +125,22 @@ void VectorUnit::execute_route(const arch::Instruction& instruction, const arch:
   const int64_t word = size_bytes(DType::fp32);
   const arch::VectorSramTraffic traffic =
       arch::vector_sram_traffic(work, arch::VectorElementBytes{word, word, word});
-  // X: the element accesses of the passes over it (scores written and read back, the arg-max passes over
-  // the kept groups' experts), as whole passes over the tile; I read once; O written, read back, written.
-  // The last two passes are the weights' over top_k columns: the first of them gathers the chosen scores
-  // from X into O, the second reads O back.
+  // Bank words: X read and written by the score passes, read by the arg-max passes (those over the kept
+  // groups' experts as their share of a whole pass) and by the gather (the chosen scores), all rounded up to
+  // whole passes over X; I read once; O written by the gather, read back and written by the last pass.
   const arch::VectorPasses passes = arch::vector_passes(work);
-  int64_t x_accesses = 0;
+  int64_t x_accesses_per_row = 0;  // bounded: (top_k + 7) x 2 x experts <= 2^34
   for (int p = 0; p + 1 < passes.count; ++p) {
     const arch::VectorPass& pass = passes.pass[p];
-    const int64_t writes = p + 2 < passes.count ? pass.output_writes : 0;
-    x_accesses += (pass.input_reads + writes) * (pass.cols == 0 ? op.experts : pass.cols) * pass.repeats;
+    const int64_t writes = p + 2 < passes.count ? pass.output_writes : 0;  // the gather writes O, not X
+    x_accesses_per_row +=
+        (pass.input_reads + writes) * (pass.cols == 0 ? op.experts : pass.cols) * pass.repeats;
   }
   std::fill(bank_words_.begin(), bank_words_.end(), 0);
   Fabric& fabric = machine_.fabric;
   const int64_t x_row_bytes = op.experts * word, k_row_bytes = op.top_k * word;
   fabric.count_bank_words(op.x_address, op.rows, x_row_bytes, packed_or(op.x_pitch_bytes, x_row_bytes),
-                          passes_over(x_accesses, op.rows, op.rows * op.experts), bank_words_);
+                          (x_accesses_per_row + op.experts - 1) / op.experts, bank_words_);
   fabric.count_bank_words(op.i_address, op.rows, k_row_bytes, k_row_bytes, 1, bank_words_);
   fabric.count_bank_words(op.o_address, op.rows, k_row_bytes, packed_or(op.o_pitch_bytes, k_row_bytes), 3,
                           bank_words_);
