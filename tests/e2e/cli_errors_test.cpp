@@ -497,31 +497,28 @@ TEST(CliErrors, AnAttentionTooLargeForTheSramSaysWhatTheSmallestBlocksNeed) {
 
 namespace tessera {
 
-// A moe op has its operator, routing and reference but no stages yet (issue 12's next step): `run` says so at
-// the op, exit 2, rather than leaving the layer out; `validate` accepts the workload and prints the op
-// resolved.
-TEST(CliErrors, AMoeOpIsALocatedNotMappedYetErrorAndValidates) {
+// A moe op on a machine without a vector unit (its routing, activations and combine run there) is reported
+// as not simulated, with the reason, and the run goes on; a bad moe field is a located error, exit 2, at the
+// command line as in the workload reader's own tests (tests/ops/moe_test.cpp has every one).
+TEST(CliErrors, AMoeOpWithoutAVectorUnitIsNotSimulatedAndItsBadFieldsAreLocated) {
   const std::string workload =
       "name: small\nseed: 1\nops:\n  - {name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16}\n"
       "  - {name: experts, kind: moe, tokens: 16, hidden: 32, ffn: 16, experts: 4, top_k: 2, dtype: bf16, "
       "routing: {counts: [16, 8, 4, 4]}}\n";
-  expect_error(
-      run_broken(kMachine, workload),
-      "error: small.yaml:5:5: experts: experts (moe t16 h32 f16 e4 top2 swiglu counts bf16): MoE layers "
-      "are not mapped yet: tessera has their operator, routing and CPU reference, but no stages for "
-      "them\n  hint: `tessera validate` checks a moe workload; map and run the layer's other ops "
-      "without it");
   ScratchDir scratch;
+  write_text(scratch.file("tiny.yaml"), kMachine);
   write_text(scratch.file("small.yaml"), workload);
-  const CommandResult result = run_tessera({"validate", scratch.file("small.yaml")});
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(
-      result.output.find("{name: experts, kind: moe, tokens: 16, hidden: 32, ffn: 16, experts: 4, top_k: 2, "
-                         "capacity_factor: 0, shared_experts: 0, activation: swiglu, routing: {scoring: "
-                         "softmax, groups: 1, topk_groups: 1, routed_scaling: 1, skew: none, alpha: 1.2, "
-                         "counts: [16, 8, 4, 4]}, dtype: bf16}"),
-      std::string::npos)
-      << result.output;
+  const CommandResult table =
+      run_tessera({"run", "--arch", scratch.file("tiny.yaml"), "--workload", scratch.file("small.yaml"), "--quiet"});
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("not simulated: the machine model has no vector unit for its routing, activations "
+                              "and combine (core.vector): this moe op is not lowered or timed"),
+            std::string::npos)
+      << table.output;
+  expect_error(run_broken(kMachine, replaced(workload, "top_k: 2", "top_k: 0")),
+               "small.yaml:5:84: ops[1].top_k: expected a positive integer, got 0");
+  expect_error(run_broken(kMachine, replaced(workload, "experts: 4", "experts: 0")),
+               "small.yaml:5:74: ops[1].experts: expected a positive integer, got 0");
 }
 
 }  // namespace tessera
