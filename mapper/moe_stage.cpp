@@ -149,7 +149,7 @@ void append_share_jobs(const ops::MoeShape& s, const MoeStage::Share& share, con
 
 // Phases 1 and 2 of every core, and phase 3's blocks.
 struct Plan {
-  std::vector<std::vector<TileJob>> work;      // per core: router jobs, then expert jobs
+  std::vector<std::vector<TileJob>> work;        // per core: router jobs, then expert jobs
   std::vector<std::vector<CombineJob>> combine;  // per core
   int cores = 0;
 };
@@ -307,7 +307,8 @@ namespace {
 Plan plan_of(const MoeStage& stage, const Mapping& mapping, const arch::ArchSpec& spec,
              const std::vector<int64_t>& counts, const Tensors& t) {
   const ops::MoeShape& s = stage.shape();
-  const Tiles tiles{mapping.graph_tiling.values[MoeStage::kTileM], mapping.graph_tiling.values[MoeStage::kTileN],
+  const Tiles tiles{mapping.graph_tiling.values[MoeStage::kTileM],
+                    mapping.graph_tiling.values[MoeStage::kTileN],
                     mapping.graph_tiling.values[MoeStage::kTileK]};
   const int cores = spec.mesh.rows * spec.mesh.cols;
   const auto placement = static_cast<MoeStage::Placement>(mapping.graph_tiling.values[MoeStage::kPlacement]);
@@ -339,8 +340,7 @@ Plan plan_of(const MoeStage& stage, const Mapping& mapping, const arch::ArchSpec
     for (const auto& [first, count] : combine[c])
       for (int64_t col = 0; col < s.hidden; col += stage.combine_cols()) {
         const int64_t cols = std::min(stage.combine_cols(), s.hidden - col);
-        plan.combine[c].push_back(
-            CombineJob{first, count, col, cols, col == 0, col + cols >= s.hidden});
+        plan.combine[c].push_back(CombineJob{first, count, col, cols, col == 0, col + cols >= s.hidden});
       }
   return plan;
 }
@@ -431,9 +431,10 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
       const int64_t x_bytes = job.rows * s.top_k * job.cols * e * kept / (s.tokens * s.top_k);
       const int64_t y_bytes = s.shared_experts > 0 ? job.rows * job.cols * e : 0;
       const int64_t g_bytes = job.first_chunk ? job.rows * s.top_k * 4 : 0;
-      const int64_t load = attention::transfer_cycles(dma, x_bytes, job.rows * s.top_k * kept / (s.tokens * s.top_k)) +
-                           (y_bytes > 0 ? attention::transfer_cycles(dma, y_bytes, 1) : 0) +
-                           (g_bytes > 0 ? attention::transfer_cycles(dma, g_bytes, 1) : 0);
+      const int64_t load =
+          attention::transfer_cycles(dma, x_bytes, job.rows * s.top_k * kept / (s.tokens * s.top_k)) +
+          (y_bytes > 0 ? attention::transfer_cycles(dma, y_bytes, 1) : 0) +
+          (g_bytes > 0 ? attention::transfer_cycles(dma, g_bytes, 1) : 0);
       arch::VecOp op = sum_shape;
       op.rows = job.rows;
       op.cols = job.cols;
@@ -461,11 +462,11 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
                : most == cost.vector_cycles ? Bound::vector
                : most == cost.dram_cycles   ? Bound::dram
                                             : Bound::dma;
-  cost.pe_utilization = static_cast<double>(macs_) /
-                        (static_cast<double>(cost.cycles) * spec.core.pe_array.rows * spec.core.pe_array.cols *
-                         spec.mesh.rows * spec.mesh.cols);
-  cost.energy_pj = static_cast<double>(dram) * spec.energy_pj.dram_byte +
-                   static_cast<double>(macs_) * spec.energy_pj.mac;
+  cost.pe_utilization =
+      static_cast<double>(macs_) / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
+                                    spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
+  cost.energy_pj =
+      static_cast<double>(dram) * spec.energy_pj.dram_byte + static_cast<double>(macs_) * spec.energy_pj.mac;
   return cost;
 }
 
@@ -476,12 +477,13 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
   const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   auto fail = [&](const std::string& field, const std::string& message, const std::string& hint) {
     const SourceLocation where = options.locate_field ? options.locate_field(field) : SourceLocation{};
-    throw InputError(where, field, fmt::format("no legal mapping for {}: {}", options.op_description, message),
-                     hint);
+    throw InputError(where, field,
+                     fmt::format("no legal mapping for {}: {}", options.op_description, message), hint);
   };
   if (shape_.experts > kMostRouterExperts)
-    fail("", fmt::format("the router's logits of {} experts do not fit one accumulator row (at most {})",
-                         shape_.experts, kMostRouterExperts),
+    fail("",
+         fmt::format("the router's logits of {} experts do not fit one accumulator row (at most {})",
+                     shape_.experts, kMostRouterExperts),
          "split the experts over several layers");
   int64_t smallest = 0;
   for (int64_t placement : {whole, split}) {
@@ -513,10 +515,10 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
             keep_best(row.best, std::move(candidate), keep);
           }
       if (row.legal == 0)
-        row.why_none = Infeasibility{"core.sram.kib", fmt::format("the smallest tiles need {} KiB of SRAM, the "
-                                                                  "core has {} KiB",
-                                                                  ceil_div(smallest, 1024),
-                                                                  spec.core.sram.bytes / 1024)};
+        row.why_none = Infeasibility{"core.sram.kib",
+                                     fmt::format("the smallest tiles need {} KiB of SRAM, the "
+                                                 "core has {} KiB",
+                                                 ceil_div(smallest, 1024), spec.core.sram.bytes / 1024)};
       result.per_dataflow.push_back(std::move(row));
     }
   }
@@ -566,7 +568,11 @@ class JobEmitter {
  public:
   JobEmitter(arch::Program& program, std::vector<arch::Instruction>& list, const MoeStage& stage,
              arch::Dataflow dataflow, const arch::ArchSpec& spec, std::string prefix)
-      : program_(program), list_(list), stage_(stage), dataflow_(dataflow), prefix_(std::move(prefix)),
+      : program_(program),
+        list_(list),
+        stage_(stage),
+        dataflow_(dataflow),
+        prefix_(std::move(prefix)),
         store_queue_{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0} {}
 
   void emit(const std::vector<TileJob>& jobs, const GemmBuffers& b, int route_tensor,
@@ -602,8 +608,9 @@ class JobEmitter {
         }
         for (int i = 0; i < nw; ++i) {
           arch::DmaLoad load;
-          load.source = arch::TensorRegion{job.w[static_cast<size_t>(i)].tensor, job.w[static_cast<size_t>(i)].row + k0,
-                                           k, job.w[static_cast<size_t>(i)].col, job.n};
+          load.source =
+              arch::TensorRegion{job.w[static_cast<size_t>(i)].tensor, job.w[static_cast<size_t>(i)].row + k0,
+                                 k, job.w[static_cast<size_t>(i)].col, job.n};
           load.sram_address = b.w[cb][i];
           std::vector<arch::SemaphoreWait> waits;
           if (i == 0 && chunks_ >= 2) waits.push_back(wait(indexed("w_free", cb)));
@@ -635,7 +642,8 @@ class JobEmitter {
       // The epilogue: the accumulators become the stored tile.
       std::vector<arch::SemaphoreWait> waits = {wait(indexed("acc_full", tb))};
       if (t >= 2) waits.push_back(wait(indexed("out_free", tb)));
-      std::vector<arch::SemaphoreRef> signals = {signal(indexed("acc_free", tb)), signal(indexed("out_full", tb))};
+      std::vector<arch::SemaphoreRef> signals = {signal(indexed("acc_free", tb)),
+                                                 signal(indexed("out_full", tb))};
       if (job.epilogue == Epilogue::route) {
         waits.push_back(wait("r_full"));
         signals.push_back(signal("r_free"));
@@ -700,8 +708,8 @@ class JobEmitter {
 
 }  // namespace
 
-arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
-                              const std::string& program_name) const {
+arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                              const arch::ArchSpec& spec, const std::string& program_name) const {
   const ops::MoeShape& s = shape_;
   const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
   std::vector<int64_t> counts(static_cast<size_t>(s.experts));
@@ -778,7 +786,8 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
     for (int64_t token = 0; token < s.tokens; ++token)
       for (int64_t j = 0; j < s.top_k; ++j) {
         const ops::MoeRoute& route = routing->routes[static_cast<size_t>(token * s.top_k + j)];
-        if (route.kept) gathered[static_cast<size_t>(token * s.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
+        if (route.kept)
+          gathered[static_cast<size_t>(token * s.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
       }
     yg.row_gather = arch::RowGatherView{t.y, std::move(gathered)};
     t.yg = add_tensor(program, yg);
@@ -788,8 +797,8 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
   const Plan plan = plan_of(*this, mapping, spec, counts, t);
   const int64_t tm = mapping.graph_tiling.values[kTileM], tn = mapping.graph_tiling.values[kTileN],
                 tk = mapping.graph_tiling.values[kTileK];
-  const Layout layout = layout_of(*this, mapping.graph_tiling.values[kTileM], mapping.graph_tiling.values[kTileN],
-                                  mapping.graph_tiling.values[kTileK]);
+  const Layout layout = layout_of(*this, mapping.graph_tiling.values[kTileM],
+                                  mapping.graph_tiling.values[kTileN], mapping.graph_tiling.values[kTileK]);
   const GemmBuffers& router = layout.router;
   const GemmBuffers& experts = layout.experts;
   const CombineBuffers& buffers = layout.combine;
@@ -814,14 +823,17 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
       list[stores[i]].signals.push_back(arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore});
     arch::Instruction& last = list[stores.back()];
     if (stores.size() > 1)
-      last.waits.push_back(arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore},
-                                               static_cast<int>(stores.size() - 1)});
+      last.waits.push_back(
+          arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore},
+                              static_cast<int>(stores.size() - 1)});
     for (int to : combining)
-      last.signals.push_back(arch::SemaphoreRef{program.semaphore_id("experts_done"), to == c ? arch::kSameCore : to});
+      last.signals.push_back(
+          arch::SemaphoreRef{program.semaphore_id("experts_done"), to == c ? arch::kSameCore : to});
   }
   // Phase 3: the combine.
   const arch::QueueId load_queue{arch::QueueKind::dma, 0},
-      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, vec_queue{arch::QueueKind::vec, 0};
+      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
+      vec_queue{arch::QueueKind::vec, 0};
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id("c_" + name), arch::kSameCore};
   };
@@ -836,8 +848,9 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
       const int gb = static_cast<int>((blocks - (job.first_chunk ? 0 : 1)) % 2);
       std::vector<arch::SemaphoreWait> barrier;
       if (i == 0)
-        barrier.push_back(arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("experts_done"), arch::kSameCore},
-                                              static_cast<int>(working.size())});
+        barrier.push_back(
+            arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("experts_done"), arch::kSameCore},
+                                static_cast<int>(working.size())});
       if (job.first_chunk) {
         arch::DmaLoad load;
         load.source = arch::TensorRegion{t.g, job.first, job.rows, 0, s.top_k};

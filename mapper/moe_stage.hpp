@@ -4,7 +4,8 @@
 // their activation (`vec map swiglu|gelu`) and its down GEMM on the ragged rows it received, and the combine
 // (the expert outputs of each token gathered back and summed with their gate weights: `vec weighted_sum`,
 // plus the shared experts' output). Three phases:
-//   1. router: token blocks over every core: logits = X Wr (fp32 accumulator), vec route -> G [tokens, top_k];
+//   1. router: token blocks over every core: logits = X Wr (fp32 accumulator), vec route -> G [tokens,
+//   top_k];
 //   2. experts: each core its shares of the experts' rows (the placement), H = act(X_e Wg_e) * (X_e Wu_e)
 //      staged in DRAM by row block, then Y_e = H Wd_e, rows in expert order (the shared experts as one
 //      expert of width shared * ffn over every token, after the routed rows of Y);

@@ -591,7 +591,8 @@ std::string to_table(const Report& report) {
         out += fmt::format(" {:>12} ({:>4.1f}%)", grouped(value), sum > 0 ? 100.0 * value / sum : 0.0);
       out += "\n";
     }
-    if (const CoreLoads loads = core_loads(best, best.cycles); !loads.cores.empty() && loads.imbalance_cycles > 0) {
+    if (const CoreLoads loads = core_loads(best, best.cycles);
+        !loads.cores.empty() && loads.imbalance_cycles > 0) {
       std::vector<int64_t> busy;
       for (const CoreLoad& core : loads.cores) busy.push_back(core.pe_busy);
       std::sort(busy.begin(), busy.end());

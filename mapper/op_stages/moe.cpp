@@ -9,8 +9,9 @@ namespace tessera::mapper {
 OpStages moe_stages(const ops::Op& op, const arch::ArchSpec& spec, const std::vector<arch::Dataflow>&) {
   OpStages stages;
   if (!spec.core.vector) {
-    stages.not_mapped = "the machine model has no vector unit for its routing, activations and combine "
-                        "(core.vector)";
+    stages.not_mapped =
+        "the machine model has no vector unit for its routing, activations and combine "
+        "(core.vector)";
     return stages;
   }
   stages.graph = MoeStage::of(op);

@@ -423,14 +423,14 @@ MoeRouting moe_routing_from_seed(const Op& op, uint64_t seed, int threads) {
   const auto index = static_cast<uint32_t>(op.index);
   const std::vector<double> x =
       widened(generate_input(op.dtype, m.tokens, m.hidden, seed, tensor_id(index, kX), std::nullopt, 0));
-  const std::vector<double> router =
-      widened(generate_input(op.dtype, m.hidden, m.experts, seed, tensor_id(index, kRouter), std::nullopt, 0));
+  const std::vector<double> router = widened(
+      generate_input(op.dtype, m.hidden, m.experts, seed, tensor_id(index, kRouter), std::nullopt, 0));
   std::vector<double> logits;
   router_logits(m, all_rows(m.tokens), x.data(), router, logits, threads);
   HostTensor permutation;
   if (m.rule().forced())
-    permutation = generate_input(DType::int32, 1, m.tokens, seed, tensor_id(index, kPermutation), std::nullopt,
-                                 m.tokens);
+    permutation = generate_input(DType::int32, 1, m.tokens, seed, tensor_id(index, kPermutation),
+                                 std::nullopt, m.tokens);
   return moe_route(m.rule(), logits, reinterpret_cast<const int32_t*>(permutation.bytes.data()));
 }
 

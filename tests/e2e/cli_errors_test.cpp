@@ -508,12 +508,13 @@ TEST(CliErrors, AMoeOpWithoutAVectorUnitIsNotSimulatedAndItsBadFieldsAreLocated)
   ScratchDir scratch;
   write_text(scratch.file("tiny.yaml"), kMachine);
   write_text(scratch.file("small.yaml"), workload);
-  const CommandResult table =
-      run_tessera({"run", "--arch", scratch.file("tiny.yaml"), "--workload", scratch.file("small.yaml"), "--quiet"});
+  const CommandResult table = run_tessera(
+      {"run", "--arch", scratch.file("tiny.yaml"), "--workload", scratch.file("small.yaml"), "--quiet"});
   EXPECT_EQ(table.exit_code, 0) << table.output;
-  EXPECT_NE(table.output.find("not simulated: the machine model has no vector unit for its routing, activations "
-                              "and combine (core.vector): this moe op is not lowered or timed"),
-            std::string::npos)
+  EXPECT_NE(
+      table.output.find("not simulated: the machine model has no vector unit for its routing, activations "
+                        "and combine (core.vector): this moe op is not lowered or timed"),
+      std::string::npos)
       << table.output;
   expect_error(run_broken(kMachine, replaced(workload, "top_k: 2", "top_k: 0")),
                "small.yaml:5:84: ops[1].top_k: expected a positive integer, got 0");

@@ -110,11 +110,13 @@ TEST(Moe, APermutationOrACombineOffByOneTokenFailsTheCheck) {
     arch::Program broken = program;
     std::vector<int64_t>& rows = broken.tensors[static_cast<size_t>(broken.tensor_id(view))].row_gather->rows;
     // The first gathered row that is not the last source row points at the next token's instead.
-    const int64_t source_rows = broken.tensors[static_cast<size_t>(
-                                                   broken.tensors[static_cast<size_t>(broken.tensor_id(view))]
-                                                       .row_gather->source)]
-                                    .rows;
-    auto row = std::find_if(rows.begin(), rows.end(), [&](int64_t r) { return r >= 0 && r + 1 < source_rows; });
+    const int64_t source_rows =
+        broken
+            .tensors[static_cast<size_t>(
+                broken.tensors[static_cast<size_t>(broken.tensor_id(view))].row_gather->source)]
+            .rows;
+    auto row =
+        std::find_if(rows.begin(), rows.end(), [&](int64_t r) { return r >= 0 && r + 1 < source_rows; });
     ASSERT_NE(row, rows.end()) << view;
     ++*row;
     EXPECT_FALSE(output_matches_reference(op, workload.seed, machine.run(broken, sim::RunOptions{}), &detail))

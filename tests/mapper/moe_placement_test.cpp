@@ -15,8 +15,8 @@ namespace tessera {
 
 namespace {
 
-ops::Op moe(int64_t tokens, int64_t experts, int64_t top_k, int64_t shared, ops::MoeRoutingOptions routing = {},
-            double capacity_factor = 0) {
+ops::Op moe(int64_t tokens, int64_t experts, int64_t top_k, int64_t shared,
+            ops::MoeRoutingOptions routing = {}, double capacity_factor = 0) {
   ops::MoeShape shape;
   shape.tokens = tokens;
   shape.hidden = 64;
@@ -33,7 +33,8 @@ ops::Op moe(int64_t tokens, int64_t experts, int64_t top_k, int64_t shared, ops:
 void expect_covered(const std::vector<std::vector<mapper::MoeStage::Share>>& shares,
                     const std::vector<int64_t>& counts, int64_t tokens, int64_t shared) {
   std::map<int64_t, std::vector<int>> seen;
-  for (size_t e = 0; e < counts.size(); ++e) seen[static_cast<int64_t>(e)].assign(static_cast<size_t>(counts[e]), 0);
+  for (size_t e = 0; e < counts.size(); ++e)
+    seen[static_cast<int64_t>(e)].assign(static_cast<size_t>(counts[e]), 0);
   if (shared > 0) seen[mapper::MoeStage::kShared].assign(static_cast<size_t>(tokens), 0);
   for (const auto& core : shares)
     for (const mapper::MoeStage::Share& share : core) {
