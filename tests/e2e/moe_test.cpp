@@ -81,8 +81,9 @@ TEST(Moe, EveryKeptMappingOfBothPlacementsIsCorrectAndMovesTheDramBytesItsCostSa
         // Exact for the routing's counts where nothing is dropped (the estimate spreads drops evenly over the
         // combine's blocks).
         const mapper::Cost exact = stage->evaluate_counts(candidate.mapping, spec, counts);
-        if (stage->shape().capacity_factor == 0)
+        if (stage->shape().capacity_factor == 0) {
           EXPECT_EQ(exact.dram_bytes, run.traffic.dram_read_bytes + run.traffic.dram_write_bytes) << where;
+        }
         for (const sim::UnitResult& unit : run.units) {
           int64_t sum = 0;
           for (int64_t cycles : unit.cycles) sum += cycles;

@@ -1,0 +1,166 @@
+#include "mapper/moe_plan.hpp"
+
+#include <algorithm>
+
+#include "common/dtype.hpp"
+
+namespace tessera::mapper::moe {
+
+namespace {
+
+// Phase 2's jobs of one share: its row blocks, each H = act(A Wg) * (A Wu) by tiles of ffn columns, then
+// Y = H Wd by tiles of hidden columns; block j's down GEMMs after block j + 1's gate/up ones, so that the
+// wait for block j's H stores hides under them.
+void append_share_jobs(const ops::MoeShape& s, const MoeStage::Share& share, const Rows& rows,
+                       const Tensors& t, const Tiles& tiles, std::vector<TileJob>& jobs) {
+  const bool shared = share.expert == MoeStage::kShared;
+  const int64_t width = shared ? s.shared_experts * s.ffn : s.ffn;  // H's columns
+  const int64_t a_row = shared ? share.first : rows.offsets[static_cast<size_t>(share.expert)] + share.first;
+  const int64_t h_row = a_row;  // H (routed) and HS (shared) rows follow A's
+  const int64_t y_row = shared ? rows.kept + share.first : a_row;
+  const int h_tensor = shared ? t.hs : t.h;
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  for (int64_t r = 0; r < share.rows; r += tiles.m) blocks.emplace_back(r, std::min(tiles.m, share.rows - r));
+  auto gate_up = [&](int64_t r, int64_t m) {
+    for (int64_t f = 0; f < width;) {
+      // A tile never spans two shared experts: each one's columns are tiled on their own.
+      const int64_t expert = shared ? f / s.ffn : share.expert, within = shared ? f % s.ffn : f;
+      const int64_t n = std::min(tiles.n, s.ffn - within);
+      TileJob job;
+      job.m = m, job.n = n, job.k = s.hidden, job.chunk = tiles.k;
+      job.a = shared ? Operand{t.x, share.first + r, 0, false} : Operand{t.xg, a_row + r, 0, true};
+      const int64_t w_row = expert * s.hidden;
+      if (s.swiglu()) job.w.push_back(Operand{shared ? t.sg : t.wg, w_row, within, false});
+      job.w.push_back(Operand{shared ? t.su : t.wu, w_row, within, false});
+      job.epilogue = Epilogue::activate;
+      job.out = arch::TensorRegion{h_tensor, h_row + r, m, f, n};
+      job.stores_h = true;
+      jobs.push_back(std::move(job));
+      f += n;
+    }
+  };
+  auto down = [&](int64_t r, int64_t m, int waits) {
+    for (int64_t c = 0; c < s.hidden; c += tiles.n) {
+      TileJob job;
+      job.m = m, job.n = std::min(tiles.n, s.hidden - c), job.k = width, job.chunk = tiles.k;
+      job.a = Operand{h_tensor, h_row + r, 0, false};
+      // W_down's rows of expert e: e * ffn + f; the shared experts' S_down rows are H's columns.
+      job.w.push_back(Operand{shared ? t.sd : t.wd, shared ? 0 : share.expert * s.ffn, c, false});
+      job.epilogue = Epilogue::round;
+      job.out = arch::TensorRegion{t.y, y_row + r, m, c, job.n};
+      job.h_waits = c == 0 ? waits : 0;
+      jobs.push_back(std::move(job));
+    }
+  };
+  std::vector<int> h_stores;
+  for (const auto& [r, m] : blocks) {
+    int count = 0;
+    for (int64_t f = 0; f < width;) {
+      const int64_t within = shared ? f % s.ffn : f;
+      f += std::min(tiles.n, s.ffn - within);
+      ++count;
+    }
+    h_stores.push_back(count);
+  }
+  for (size_t j = 0; j < blocks.size(); ++j) {
+    if (j == 0) gate_up(blocks[0].first, blocks[0].second);
+    if (j + 1 < blocks.size()) gate_up(blocks[j + 1].first, blocks[j + 1].second);
+    down(blocks[j].first, blocks[j].second, h_stores[j]);
+  }
+}
+
+// Token blocks [first, first + rows) of `total` dealt to cores in contiguous shares.
+std::vector<std::vector<std::pair<int64_t, int64_t>>> deal_blocks(int64_t total, int64_t block, int cores) {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> per_core(static_cast<size_t>(cores));
+  const int64_t blocks = ceil_div(total, block);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const auto core = static_cast<size_t>(b * cores / blocks);
+    per_core[core].emplace_back(b * block, std::min(block, total - b * block));
+  }
+  return per_core;
+}
+
+}  // namespace
+
+Rows rows_of(const std::vector<int64_t>& counts) {
+  Rows rows;
+  rows.offsets.assign(counts.size() + 1, 0);
+  for (size_t e = 0; e < counts.size(); ++e) rows.offsets[e + 1] = rows.offsets[e] + counts[e];
+  rows.kept = rows.offsets.back();
+  return rows;
+}
+
+// Builds the plan of a mapping for per-expert kept counts (`routing` when the program is lowered: the rows
+// of each expert's share follow it; the estimate needs only the counts).
+Plan plan_of(const MoeStage& stage, const Mapping& mapping, const arch::ArchSpec& spec,
+             const std::vector<int64_t>& counts, const Tensors& t) {
+  const ops::MoeShape& s = stage.shape();
+  const Tiles tiles{mapping.graph_tiling.values[MoeStage::kTileM],
+                    mapping.graph_tiling.values[MoeStage::kTileN],
+                    mapping.graph_tiling.values[MoeStage::kTileK]};
+  const int cores = spec.mesh.rows * spec.mesh.cols;
+  const auto placement = static_cast<MoeStage::Placement>(mapping.graph_tiling.values[MoeStage::kPlacement]);
+  Plan plan;
+  plan.cores = cores;
+  plan.work.resize(static_cast<size_t>(cores));
+  plan.combine.resize(static_cast<size_t>(cores));
+  const Rows rows = rows_of(counts);
+  // Phase 1: the router's token blocks.
+  const auto router = deal_blocks(s.tokens, stage.router_rows(), cores);
+  for (size_t c = 0; c < router.size(); ++c)
+    for (const auto& [first, count] : router[c]) {
+      TileJob job;
+      job.m = count, job.n = s.experts, job.k = s.hidden, job.chunk = tiles.k;
+      job.a = Operand{t.x, first, 0, false};
+      job.w.push_back(Operand{t.wr, 0, 0, false});
+      job.epilogue = Epilogue::route;
+      job.route_row = first;
+      job.out = arch::TensorRegion{t.g, first, count, 0, s.top_k};
+      plan.work[c].push_back(std::move(job));
+    }
+  // Phase 2: the experts' shares.
+  const auto shares = stage.place(counts, placement, tiles.m, cores);
+  for (size_t c = 0; c < shares.size(); ++c)
+    for (const MoeStage::Share& share : shares[c]) append_share_jobs(s, share, rows, t, tiles, plan.work[c]);
+  // Phase 3: the combine's token blocks, by hidden chunks.
+  const auto combine = deal_blocks(s.tokens, stage.combine_rows(), cores);
+  for (size_t c = 0; c < combine.size(); ++c)
+    for (const auto& [first, count] : combine[c])
+      for (int64_t col = 0; col < s.hidden; col += stage.combine_cols()) {
+        const int64_t cols = std::min(stage.combine_cols(), s.hidden - col);
+        plan.combine[c].push_back(CombineJob{first, count, col, cols, col == 0, col + cols >= s.hidden});
+      }
+  return plan;
+}
+
+GemmBuffers gemm_buffers(SramCursor& sram, int64_t m, int64_t n, int64_t k, int64_t nw, int64_t element,
+                         int64_t out_element, int64_t route_cols) {
+  GemmBuffers b;
+  for (auto& a : b.a) a = sram.take(m * k * element);
+  for (auto& pair : b.w)
+    for (int64_t i = 0; i < nw; ++i) pair[i] = sram.take(k * n * element);
+  for (auto& pair : b.acc)
+    for (int64_t i = 0; i < nw; ++i) pair[i] = sram.take(m * n * 4);
+  for (auto& out : b.out) out = sram.take(m * (route_cols > 0 ? route_cols : n) * out_element);
+  if (route_cols > 0) b.r = sram.take(m * route_cols * 4);
+  return b;
+}
+
+Layout layout_of(const MoeStage& stage, int64_t tm, int64_t tn, int64_t tk) {
+  const ops::MoeShape& s = stage.shape();
+  const int64_t element = size_bytes(stage.dtype());
+  Layout layout;
+  SramCursor sram;
+  layout.router = gemm_buffers(sram, stage.router_rows(), s.experts, tk, 1, element, 4, s.top_k);
+  layout.experts = gemm_buffers(sram, tm, tn, tk, s.swiglu() ? 2 : 1, element, element, 0);
+  SramCursor after;
+  const int64_t cr = stage.combine_rows(), cc = stage.combine_cols();
+  for (auto& g : layout.combine.g) g = after.take(cr * s.top_k * 4);
+  for (auto& x : layout.combine.x) x = after.take(cr * s.top_k * cc * element);
+  for (auto& y : layout.combine.y) y = after.take(cr * cc * element);
+  for (auto& o : layout.combine.out) o = after.take(cr * cc * element);
+  layout.end = static_cast<int64_t>(std::max(sram.at, after.at));
+  return layout;
+}
+
+}  // namespace tessera::mapper::moe

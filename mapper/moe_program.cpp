@@ -1,0 +1,386 @@
+// The lowering of a MoE layer's mapping to a tile program (mapper/moe_stage.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "arch/isa/vec_op.hpp"
+#include "arch/isa/vec_route.hpp"
+#include "mapper/moe_plan.hpp"
+#include "mapper/moe_stage.hpp"
+#include "mapper/program_header.hpp"
+#include "ops/tensor.hpp"
+
+namespace tessera::mapper {
+
+using namespace moe;  // NOLINT: the plan's types
+
+namespace {
+
+// The routing of an op's seeded inputs, computed once per (op, seed): every candidate of a search lowers by
+// it, and a 4096-token router takes seconds in float64.
+std::shared_ptr<const ops::MoeRouting> routing_of(const ops::Op& op, uint64_t seed) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, uint64_t>, std::shared_ptr<const ops::MoeRouting>> cache;
+  std::string key = fmt::format("{}#{}", op.index, op.shape_text());
+  for (const auto& [name, value] : ops::entry_of(op)) key += fmt::format(";{}={}", name, value);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find({key, seed});
+  if (found != cache.end()) return found->second;
+  if (cache.size() > 16) cache.clear();
+  auto routing = std::make_shared<const ops::MoeRouting>(ops::moe_routing_from_seed(op, seed, 2));
+  cache.emplace(std::make_pair(key, seed), routing);
+  return routing;
+}
+
+// Emits a core's GEMM tile jobs with double-buffered operand chunks and accumulators. Semaphores are named
+// with `prefix`; a store's instruction index is appended to `stores`.
+class JobEmitter {
+ public:
+  JobEmitter(arch::Program& program, std::vector<arch::Instruction>& list, const MoeStage& stage,
+             arch::Dataflow dataflow, const arch::ArchSpec& spec, std::string prefix)
+      : program_(program),
+        list_(list),
+        stage_(stage),
+        dataflow_(dataflow),
+        prefix_(std::move(prefix)),
+        store_queue_{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0} {}
+
+  void emit(const std::vector<TileJob>& jobs, const GemmBuffers& b, int route_tensor,
+            std::vector<size_t>& stores) {
+    const ops::MoeShape& s = stage_.shape();
+    const DType dtype = stage_.dtype();
+    for (size_t t = 0; t < jobs.size(); ++t) {
+      const TileJob& job = jobs[t];
+      const int nw = static_cast<int>(job.w.size());
+      const int tb = static_cast<int>(t % 2);
+      if (job.epilogue == Epilogue::route) {
+        // The block's chosen experts, beside its logits.
+        arch::DmaLoad load;
+        load.source = arch::TensorRegion{route_tensor, job.route_row, job.m, 0, s.top_k};
+        load.sram_address = b.r;
+        std::vector<arch::SemaphoreWait> waits;
+        if (routes_ > 0) waits.push_back(wait("r_free"));
+        list_.push_back(make_instruction(load_queue_, load, waits, {signal("r_full")}));
+        ++routes_;
+      }
+      for (int64_t k0 = 0; k0 < job.k; k0 += job.chunk, ++chunks_) {
+        const int64_t k = std::min(job.chunk, job.k - k0);
+        const int cb = static_cast<int>(chunks_ % 2);
+        {
+          arch::DmaLoad load;
+          load.source = arch::TensorRegion{job.a.tensor, job.a.row, job.m, job.a.col + k0, k};
+          load.sram_address = b.a[cb];
+          std::vector<arch::SemaphoreWait> waits;
+          if (chunks_ >= 2) waits.push_back(wait(indexed("a_free", cb)));
+          if (k0 == 0 && job.h_waits > 0)
+            waits.push_back(arch::SemaphoreWait{semaphore("h_stored"), job.h_waits});
+          list_.push_back(make_instruction(load_queue_, load, waits, {signal(indexed("a_full", cb))}));
+        }
+        for (int i = 0; i < nw; ++i) {
+          arch::DmaLoad load;
+          load.source =
+              arch::TensorRegion{job.w[static_cast<size_t>(i)].tensor, job.w[static_cast<size_t>(i)].row + k0,
+                                 k, job.w[static_cast<size_t>(i)].col, job.n};
+          load.sram_address = b.w[cb][i];
+          std::vector<arch::SemaphoreWait> waits;
+          if (i == 0 && chunks_ >= 2) waits.push_back(wait(indexed("w_free", cb)));
+          list_.push_back(make_instruction(load_queue_, load, waits, {signal(indexed("w_full", cb))}));
+        }
+        for (int i = 0; i < nw; ++i) {
+          arch::PeMatmul mm;
+          mm.dataflow = dataflow_;
+          mm.dtype = dtype;
+          mm.a_address = b.a[cb];
+          mm.w_address = b.w[cb][i];
+          mm.o_address = b.acc[tb][i];
+          mm.m = job.m, mm.n = job.n, mm.k = k;
+          mm.accumulate = k0 > 0;
+          std::vector<arch::SemaphoreWait> waits;
+          if (i == 0) {
+            waits.push_back(wait(indexed("a_full", cb)));
+            waits.push_back(arch::SemaphoreWait{semaphore(indexed("w_full", cb)), nw});
+            if (k0 == 0 && t >= 2) waits.push_back(wait(indexed("acc_free", tb)));
+          }
+          std::vector<arch::SemaphoreRef> signals;
+          if (i == nw - 1) {
+            signals = {signal(indexed("a_free", cb)), signal(indexed("w_free", cb))};
+            if (k0 + k >= job.k) signals.push_back(signal(indexed("acc_full", tb)));
+          }
+          list_.push_back(make_instruction(pe_queue_, mm, waits, signals));
+        }
+      }
+      // The epilogue: the accumulators become the stored tile.
+      std::vector<arch::SemaphoreWait> waits = {wait(indexed("acc_full", tb))};
+      if (t >= 2) waits.push_back(wait(indexed("out_free", tb)));
+      std::vector<arch::SemaphoreRef> signals = {signal(indexed("acc_free", tb)),
+                                                 signal(indexed("out_full", tb))};
+      if (job.epilogue == Epilogue::route) {
+        waits.push_back(wait("r_full"));
+        signals.push_back(signal("r_free"));
+        arch::VecRoute route;
+        route.x_address = b.acc[tb][0];
+        route.i_address = b.r;
+        route.o_address = b.out[tb];
+        route.rows = job.m;
+        route.experts = s.experts;
+        route.top_k = s.top_k;
+        route.sigmoid = s.routing.scoring == ops::MoeScoring::sigmoid;
+        route.groups = s.routing.groups;
+        route.topk_groups = s.routing.topk_groups;
+        route.scaling = s.routing.routed_scaling;
+        list_.push_back(make_instruction(vec_queue_, route, waits, signals));
+      } else {
+        arch::VecOp op;
+        op.kind = arch::VectorKind::map;
+        op.dtype = DType::fp32;
+        op.out_dtype = dtype;
+        op.x_address = b.acc[tb][0];
+        op.o_address = b.out[tb];
+        op.rows = job.m;
+        op.cols = job.n;
+        if (job.epilogue == Epilogue::round) {
+          op.chain = {arch::VecFn::scale};
+        } else if (s.swiglu()) {
+          op.chain = {arch::VecFn::swiglu};
+          op.y_address = b.acc[tb][1];
+        } else {
+          op.chain = {arch::VecFn::gelu};
+        }
+        list_.push_back(make_instruction(vec_queue_, op, waits, signals));
+      }
+      arch::DmaStore store;
+      store.sram_address = b.out[tb];
+      store.destination = job.out;
+      std::vector<arch::SemaphoreRef> stored = {signal(indexed("out_free", tb))};
+      if (job.stores_h) stored.push_back(semaphore("h_stored"));
+      stores.push_back(list_.size());
+      list_.push_back(make_instruction(store_queue_, store, {wait(indexed("out_full", tb))}, stored));
+    }
+  }
+
+ private:
+  arch::SemaphoreRef semaphore(const std::string& name) const {
+    return arch::SemaphoreRef{program_.semaphore_id(prefix_ + name), arch::kSameCore};
+  }
+  arch::SemaphoreRef signal(const std::string& name) const { return semaphore(name); }
+  arch::SemaphoreWait wait(const std::string& name) const { return arch::SemaphoreWait{semaphore(name), 1}; }
+  static std::string indexed(const char* name, int index) { return fmt::format("{}[{}]", name, index); }
+
+  arch::Program& program_;
+  std::vector<arch::Instruction>& list_;
+  const MoeStage& stage_;
+  arch::Dataflow dataflow_;
+  std::string prefix_;
+  arch::QueueId load_queue_{arch::QueueKind::dma, 0}, store_queue_, pe_queue_{arch::QueueKind::pe, 0},
+      vec_queue_{arch::QueueKind::vec, 0};
+  int64_t chunks_ = 0, routes_ = 0;
+};
+
+}  // namespace
+
+arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                              const arch::ArchSpec& spec, const std::string& program_name) const {
+  const ops::MoeShape& s = shape_;
+  const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
+  std::vector<int64_t> counts(static_cast<size_t>(s.experts));
+  for (int64_t e = 0; e < s.experts; ++e) counts[static_cast<size_t>(e)] = routing->count(e);
+  const Rows rows = rows_of(counts);
+  const int64_t element = size_bytes(dtype_);
+
+  arch::Program program;
+  start_program(program, program_name, op, seed, spec);
+  Tensors t;
+  auto intermediate = [&](const char* name, DType dtype, int64_t tensor_rows, int64_t cols) {
+    arch::TensorDecl tensor;
+    tensor.name = name;
+    tensor.dtype = dtype;
+    tensor.rows = std::max<int64_t>(1, tensor_rows);
+    tensor.cols = cols;
+    tensor.role = arch::TensorRole::output;
+    return add_tensor(program, tensor);
+  };
+  arch::TensorDecl output;
+  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
+    if (desc.name == "P") continue;  // the forced deal: the host's routing follows it
+    if (desc.is_output) {
+      output = declared_tensor(desc, seed);
+      continue;
+    }
+    const int index = add_tensor(program, declared_tensor(desc, seed));
+    (desc.name == "X"        ? t.x
+     : desc.name == "Wr"     ? t.wr
+     : desc.name == "W_gate" ? t.wg
+     : desc.name == "W_up"   ? t.wu
+     : desc.name == "W_down" ? t.wd
+     : desc.name == "S_gate" ? t.sg
+     : desc.name == "S_up"   ? t.su
+                             : t.sd) = index;
+  }
+  // R: each token's chosen experts, by falling weight (the routing's), for vec route.
+  {
+    arch::TensorDecl r;
+    r.name = "R";
+    r.dtype = DType::int32;
+    r.rows = s.tokens;
+    r.cols = s.top_k;
+    r.role = arch::TensorRole::input;
+    std::vector<int64_t> values(static_cast<size_t>(s.tokens * s.top_k));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = routing->routes[i].expert;
+    r.values = std::move(values);
+    t.r = add_tensor(program, r);
+  }
+  t.g = intermediate("G", DType::fp32, s.tokens, s.top_k);
+  t.h = intermediate("H", dtype_, rows.kept, s.ffn);
+  if (s.shared_experts > 0) t.hs = intermediate("HS", dtype_, s.tokens, s.shared_experts * s.ffn);
+  t.y = intermediate("Y", dtype_, rows.kept + (s.shared_experts > 0 ? s.tokens : 0), s.hidden);
+  // The gathers: X's rows in expert order (the permutation), and each token's routes' rows of Y.
+  {
+    arch::TensorDecl xg;
+    xg.name = "XG";
+    xg.dtype = dtype_;
+    xg.rows = std::max<int64_t>(1, rows.kept);
+    xg.cols = s.hidden;
+    xg.role = arch::TensorRole::view;
+    xg.row_gather = arch::RowGatherView{t.x, routing->expert_tokens};
+    if (rows.kept == 0) xg.row_gather->rows = {-1};
+    t.xg = add_tensor(program, xg);
+    arch::TensorDecl yg;
+    yg.name = "YG";
+    yg.dtype = dtype_;
+    yg.rows = s.tokens * s.top_k;
+    yg.cols = s.hidden;
+    yg.role = arch::TensorRole::view;
+    std::vector<int64_t> gathered(static_cast<size_t>(s.tokens * s.top_k), -1);
+    std::vector<int64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
+    // Expert e's kept tokens are in token order: walking the tokens in order meets them in order.
+    for (int64_t token = 0; token < s.tokens; ++token)
+      for (int64_t j = 0; j < s.top_k; ++j) {
+        const ops::MoeRoute& route = routing->routes[static_cast<size_t>(token * s.top_k + j)];
+        if (route.kept)
+          gathered[static_cast<size_t>(token * s.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
+      }
+    yg.row_gather = arch::RowGatherView{t.y, std::move(gathered)};
+    t.yg = add_tensor(program, yg);
+  }
+  t.o = add_tensor(program, output);  // the last tensor: the one the numerics check reads
+
+  const Plan plan = plan_of(*this, mapping, spec, counts, t);
+  const int64_t tm = mapping.graph_tiling.values[kTileM], tn = mapping.graph_tiling.values[kTileN],
+                tk = mapping.graph_tiling.values[kTileK];
+  const Layout layout = layout_of(*this, mapping.graph_tiling.values[kTileM],
+                                  mapping.graph_tiling.values[kTileN], mapping.graph_tiling.values[kTileK]);
+  const GemmBuffers& router = layout.router;
+  const GemmBuffers& experts = layout.experts;
+  const CombineBuffers& buffers = layout.combine;
+
+  // Phases 1 and 2 per core, then the barrier: each core's last store waits for its others and tells every
+  // combining core.
+  std::vector<int> combining, working;
+  for (int c = 0; c < plan.cores; ++c) {
+    if (!plan.combine[static_cast<size_t>(c)].empty()) combining.push_back(c);
+    if (!plan.work[static_cast<size_t>(c)].empty()) working.push_back(c);
+  }
+  std::vector<std::vector<arch::Instruction>> lists(static_cast<size_t>(plan.cores));
+  for (int c : working) {
+    auto& list = lists[static_cast<size_t>(c)];
+    std::vector<TileJob> router_jobs, expert_jobs;
+    for (const TileJob& job : plan.work[static_cast<size_t>(c)])
+      (job.epilogue == Epilogue::route ? router_jobs : expert_jobs).push_back(job);
+    std::vector<size_t> stores;
+    JobEmitter(program, list, *this, mapping.dataflow, spec, "r_").emit(router_jobs, router, t.r, stores);
+    JobEmitter(program, list, *this, mapping.dataflow, spec, "e_").emit(expert_jobs, experts, t.r, stores);
+    for (size_t i = 0; i + 1 < stores.size(); ++i)
+      list[stores[i]].signals.push_back(arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore});
+    arch::Instruction& last = list[stores.back()];
+    if (stores.size() > 1)
+      last.waits.push_back(
+          arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore},
+                              static_cast<int>(stores.size() - 1)});
+    for (int to : combining)
+      last.signals.push_back(
+          arch::SemaphoreRef{program.semaphore_id("experts_done"), to == c ? arch::kSameCore : to});
+  }
+  // Phase 3: the combine.
+  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
+      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
+      vec_queue{arch::QueueKind::vec, 0};
+  auto semaphore = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id("c_" + name), arch::kSameCore};
+  };
+  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  for (int c : combining) {
+    auto& list = lists[static_cast<size_t>(c)];
+    const auto& jobs = plan.combine[static_cast<size_t>(c)];
+    int64_t blocks = 0;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const CombineJob& job = jobs[i];
+      const int b = static_cast<int>(i % 2);
+      const int gb = static_cast<int>((blocks - (job.first_chunk ? 0 : 1)) % 2);
+      std::vector<arch::SemaphoreWait> barrier;
+      if (i == 0)
+        barrier.push_back(
+            arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("experts_done"), arch::kSameCore},
+                                static_cast<int>(working.size())});
+      if (job.first_chunk) {
+        arch::DmaLoad load;
+        load.source = arch::TensorRegion{t.g, job.first, job.rows, 0, s.top_k};
+        load.sram_address = buffers.g[gb];
+        std::vector<arch::SemaphoreWait> waits = barrier;
+        barrier.clear();
+        if (blocks >= 2) waits.push_back(wait(fmt::format("g_free[{}]", gb)));
+        list.push_back(make_instruction(load_queue, load, waits, {semaphore(fmt::format("g_full[{}]", gb))}));
+        ++blocks;
+      }
+      arch::DmaLoad x;
+      x.source = arch::TensorRegion{t.yg, job.first * s.top_k, job.rows * s.top_k, job.col, job.cols};
+      x.sram_address = buffers.x[b];
+      std::vector<arch::SemaphoreWait> waits = barrier;
+      if (i >= 2) waits.push_back(wait(fmt::format("x_free[{}]", b)));
+      list.push_back(make_instruction(load_queue, x, waits, {semaphore(fmt::format("x_full[{}]", b))}));
+      if (s.shared_experts > 0) {
+        arch::DmaLoad y;
+        y.source = arch::TensorRegion{t.y, rows.kept + job.first, job.rows, job.col, job.cols};
+        y.sram_address = buffers.y[b];
+        list.push_back(make_instruction(load_queue, y, {}, {semaphore(fmt::format("x_full[{}]", b))}));
+      }
+      arch::VecOp sum;
+      sum.kind = arch::VectorKind::weighted_sum;
+      sum.dtype = dtype_;
+      sum.out_dtype = dtype_;
+      sum.x_address = buffers.x[b];
+      sum.g_address = buffers.g[gb];
+      sum.o_address = buffers.out[b];
+      sum.rows = job.rows;
+      sum.cols = job.cols;
+      sum.parts = s.top_k;
+      if (s.shared_experts > 0) sum.y_address = buffers.y[b], sum.chain = {arch::VecFn::add};
+      std::vector<arch::SemaphoreWait> sum_waits = {
+          arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", b)), s.shared_experts > 0 ? 2 : 1}};
+      if (job.first_chunk) sum_waits.push_back(wait(fmt::format("g_full[{}]", gb)));
+      if (i >= 2) sum_waits.push_back(wait(fmt::format("out_free[{}]", b)));
+      std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("x_free[{}]", b)),
+                                                 semaphore(fmt::format("out_full[{}]", b))};
+      if (job.last_chunk) signals.push_back(semaphore(fmt::format("g_free[{}]", gb)));
+      list.push_back(make_instruction(vec_queue, sum, sum_waits, signals));
+      arch::DmaStore store;
+      store.sram_address = buffers.out[b];
+      store.destination = arch::TensorRegion{t.o, job.first, job.rows, job.col, job.cols};
+      list.push_back(make_instruction(store_queue, store, {wait(fmt::format("out_full[{}]", b))},
+                                      {semaphore(fmt::format("out_free[{}]", b))}));
+    }
+  }
+  for (int c = 0; c < plan.cores; ++c) {
+    if (lists[static_cast<size_t>(c)].empty()) continue;
+    program.cores.emplace_back();
+    program.cores.back().coord = arch::core_coord(c, spec.mesh);
+    program.cores.back().instructions = std::move(lists[static_cast<size_t>(c)]);
+  }
+  std::sort(program.cores.begin(), program.cores.end(),
+            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
+  program.number_semaphores_by_appearance();
+  return program;
+}
+
+}  // namespace tessera::mapper
