@@ -22,7 +22,7 @@ struct Simulated {
   int simulated = 0;
 };
 
-mapper::SearchResult search_or_reuse(const ops::Op& op, const arch::ArchSpec& spec,
+mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec,
                                      const RunSettings& settings, const ops::OpIdentity& key,
                                      const std::function<void(const std::string&)>& say) {
   if (settings.cache && settings.cache->searches.count(key)) {
@@ -35,6 +35,7 @@ mapper::SearchResult search_or_reuse(const ops::Op& op, const arch::ArchSpec& sp
   mapper::SearchOptions options;
   options.dataflows = settings.dataflows;
   options.keep_per_dataflow = std::max(1, settings.simulate_top);
+  options.seed = seed;
   options.threads = settings.threads;
   options.locate_field = settings.locate_machine_field;
   options.op_description =
@@ -71,7 +72,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   };
 
   const ops::OpIdentity key = ops::identity_of(op);
-  const mapper::SearchResult search = search_or_reuse(op, spec, settings, key, say);
+  const mapper::SearchResult search = search_or_reuse(op, seed, spec, settings, key, say);
   const CandidatePick pick = pick_candidates(search, settings.candidates);
   outcome.record.pruned = pick.pruned;
 

@@ -51,6 +51,7 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
     mapper::SearchOptions options;
     options.dataflows = settings.dataflows;
     options.keep_per_dataflow = std::max(1, top);
+    options.seed = workload.seed;
     options.threads = settings.threads;
     options.locate_field = settings.locate_machine_field;
     options.op_description =

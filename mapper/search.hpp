@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct SearchOptions {
   // Where a machine field is written, for the "no legal mapping" error (the CLI knows the YAML).
   std::function<SourceLocation(const std::string& field)> locate_field;
   std::string op_description;  // "ffn1 (gemm 512x3072x768 bf16)"
+  // The workload's seed, where the search may depend on the op's generated inputs (a MoE layer's routing
+  // sizes its all-to-all form); absent: forms that need it are not searched.
+  std::optional<uint64_t> seed;
 };
 
 // A dataflow's search over the stages of one kind (search_op merges an op's forms of the same kind: a conv's
