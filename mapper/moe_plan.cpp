@@ -1,6 +1,10 @@
 #include "mapper/moe_plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "common/dtype.hpp"
 
@@ -160,6 +164,83 @@ Layout layout_of(const MoeStage& stage, int64_t tm, int64_t tn, int64_t tk) {
   for (auto& y : layout.combine.y) y = after.take(cr * cc * element);
   for (auto& o : layout.combine.out) o = after.take(cr * cc * element);
   layout.end = static_cast<int64_t>(std::max(sram.at, after.at));
+  return layout;
+}
+
+// The routing of an op's seeded inputs, computed once per (op, seed): every candidate of a search lowers by
+// it, and a 4096-token router takes seconds in float64.
+std::shared_ptr<const ops::MoeRouting> routing_of(const ops::Op& op, uint64_t seed) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, uint64_t>, std::shared_ptr<const ops::MoeRouting>> cache;
+  std::string key = fmt::format("{}#{}", op.index, op.shape_text());
+  for (const auto& [name, value] : ops::entry_of(op)) key += fmt::format(";{}={}", name, value);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find({key, seed});
+  if (found != cache.end()) return found->second;
+  if (cache.size() > 16) cache.clear();
+  auto routing = std::make_shared<const ops::MoeRouting>(ops::moe_routing_from_seed(op, seed, 2));
+  cache.emplace(std::make_pair(key, seed), routing);
+  return routing;
+}
+
+A2aPlan a2a_plan(const MoeStage& stage, const ops::MoeRouting& routing, int cores) {
+  const ops::MoeShape& s = stage.shape();
+  A2aPlan plan;
+  plan.home_tokens = ceil_div(s.tokens, cores);
+  plan.homes = static_cast<int>(ceil_div(s.tokens, plan.home_tokens));
+  plan.owner.assign(static_cast<size_t>(s.experts), -1);
+  plan.cores.resize(static_cast<size_t>(cores));
+  std::vector<int64_t> counts(static_cast<size_t>(s.experts));
+  for (int64_t e = 0; e < s.experts; ++e) counts[static_cast<size_t>(e)] = routing.count(e);
+  const auto shares = stage.place(counts, MoeStage::whole, 1, cores);
+  for (size_t c = 0; c < shares.size(); ++c) {
+    A2aPlan::Core& core = plan.cores[c];
+    for (const MoeStage::Share& share : shares[c]) {
+      plan.owner[static_cast<size_t>(share.expert)] = static_cast<int>(c);
+      A2aPlan::Expert expert{share.expert, static_cast<int64_t>(core.rows.size()), share.rows};
+      const int64_t first = routing.expert_offsets[static_cast<size_t>(share.expert)];
+      for (int64_t i = 0; i < share.rows; ++i) {
+        const int64_t token = routing.expert_tokens[static_cast<size_t>(first + i)];
+        int64_t slot = 0;
+        while (routing.routes[static_cast<size_t>(token * s.top_k + slot)].expert != share.expert) ++slot;
+        core.rows.push_back(A2aPlan::Row{token, slot});
+      }
+      core.most_rows = std::max(core.most_rows, share.rows);
+      core.experts.push_back(expert);
+    }
+  }
+  return plan;
+}
+
+int64_t A2aPlan::remote_routes() const {
+  int64_t remote = 0;
+  for (size_t c = 0; c < cores.size(); ++c)
+    for (const Row& row : cores[c].rows) remote += home_of(row.token) != static_cast<int>(c) ? 1 : 0;
+  return remote;
+}
+
+A2aLayout a2a_layout(const MoeStage& stage, const A2aPlan& plan, int core, int64_t tf, int64_t tk) {
+  const ops::MoeShape& s = stage.shape();
+  const int64_t e = size_bytes(stage.dtype()), nw = s.swiglu() ? 2 : 1;
+  const A2aPlan::Core& c = plan.cores[static_cast<size_t>(core)];
+  const int64_t hb = plan.home_tokens, r = std::max<int64_t>(1, c.most_rows),
+                rows = std::max<int64_t>(1, static_cast<int64_t>(c.rows.size()));
+  A2aLayout layout;
+  SramCursor sram;
+  layout.router = gemm_buffers(sram, hb, s.experts, tk, 1, e, 4, s.top_k);
+  layout.xh = sram.take(hb * s.hidden * e);
+  layout.slots = sram.take(hb * s.top_k * s.hidden * e);
+  layout.g = sram.take(hb * s.top_k * 4);
+  layout.out = sram.take(hb * s.hidden * e);
+  // An expert's rounded Y rows take the place of its X rows: they are written after its last gate/up GEMM.
+  layout.xr = layout.yb = sram.take(rows * s.hidden * e);
+  for (auto& pair : layout.w)
+    for (int64_t i = 0; i < nw; ++i) pair[i] = sram.take(tk * tf * e);
+  for (int64_t i = 0; i < nw; ++i) layout.acc[i] = sram.take(r * tf * 4);
+  layout.h = sram.take(r * tf * e);
+  for (auto& wd : layout.wd) wd = sram.take(tf * tf * e);
+  layout.yacc = sram.take(r * s.hidden * 4);
+  layout.end = static_cast<int64_t>(sram.at);
   return layout;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "mapper/attention_program.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/moe_stage.hpp"
+#include "ops/moe_routing.hpp"
+#include "ops/op.hpp"
 
 namespace tessera::mapper::moe {
 
@@ -97,5 +100,46 @@ struct Layout {
 };
 
 Layout layout_of(const MoeStage& stage, int64_t tm, int64_t tn, int64_t tk);
+
+// The routing of an op's seeded inputs, computed once per (op, seed): the search sizes the all-to-all form
+// by it, and every candidate lowers by it (a 4096-token router takes seconds in float64).
+std::shared_ptr<const ops::MoeRouting> routing_of(const ops::Op& op, uint64_t seed);
+
+// The all-to-all form (MoeStage::a2a): token t's home is core t / home_tokens, which routes it and combines
+// its output; each expert lives on one core (whole placement), which holds its routes' X rows in SRAM, in
+// expert order then token order, sent from the tokens' homes over the NoC (loaded from DRAM where the home is
+// the expert's core), and sends each route's output row back to its slot on the home core.
+struct A2aPlan {
+  struct Row {
+    int64_t token = 0, slot = 0;  // the route (token, slot j of its top_k)
+  };
+  struct Expert {
+    int64_t expert = 0, first = 0, rows = 0;  // its rows of the core's
+  };
+  struct Core {
+    std::vector<Row> rows;
+    std::vector<Expert> experts;
+    int64_t most_rows = 0;  // of one expert
+  };
+  int64_t home_tokens = 0;
+  int homes = 0;           // cores with home tokens: 0 .. homes - 1
+  std::vector<int> owner;  // per expert: its core (-1: no tokens)
+  std::vector<Core> cores;
+  int home_of(int64_t token) const { return static_cast<int>(token / home_tokens); }
+  // Routes whose expert is not on the token's home core: each crosses the mesh twice (X there, Y back).
+  int64_t remote_routes() const;
+};
+A2aPlan a2a_plan(const MoeStage& stage, const ops::MoeRouting& routing, int cores);
+
+// A core's SRAM in the all-to-all form: the router's buffers, its home tokens' X rows, their routes' slots, G
+// and the output; its experts' rows (X received, then each expert's Y rounded in its X rows' place); W
+// chunks, the gate/up accumulators, an H chunk, down W tiles and the Y accumulator of one expert's rows.
+struct A2aLayout {
+  GemmBuffers router;
+  uint64_t xh = 0, slots = 0, g = 0, out = 0, xr = 0, yb = 0, w[2][2] = {}, acc[2] = {}, h = 0, wd[2] = {},
+           yacc = 0;
+  int64_t end = 0;
+};
+A2aLayout a2a_layout(const MoeStage& stage, const A2aPlan& plan, int core, int64_t tf, int64_t tk);
 
 }  // namespace tessera::mapper::moe

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "arch/isa/noc_send.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "arch/isa/vec_route.hpp"
 #include "mapper/moe_plan.hpp"
@@ -17,22 +18,6 @@ namespace tessera::mapper {
 using namespace moe;  // NOLINT: the plan's types
 
 namespace {
-
-// The routing of an op's seeded inputs, computed once per (op, seed): every candidate of a search lowers by
-// it, and a 4096-token router takes seconds in float64.
-std::shared_ptr<const ops::MoeRouting> routing_of(const ops::Op& op, uint64_t seed) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, uint64_t>, std::shared_ptr<const ops::MoeRouting>> cache;
-  std::string key = fmt::format("{}#{}", op.index, op.shape_text());
-  for (const auto& [name, value] : ops::entry_of(op)) key += fmt::format(";{}={}", name, value);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = cache.find({key, seed});
-  if (found != cache.end()) return found->second;
-  if (cache.size() > 16) cache.clear();
-  auto routing = std::make_shared<const ops::MoeRouting>(ops::moe_routing_from_seed(op, seed, 2));
-  cache.emplace(std::make_pair(key, seed), routing);
-  return routing;
-}
 
 // Emits a core's GEMM tile jobs with double-buffered operand chunks and accumulators. Semaphores are named
 // with `prefix`; a store's instruction index is appended to `stores`.
@@ -178,32 +163,29 @@ class JobEmitter {
   int64_t chunks_ = 0, routes_ = 0;
 };
 
-}  // namespace
+// An intermediate the program writes and reads back (at least one row).
+arch::TensorDecl intermediate_tensor(const char* name, DType dtype, int64_t rows, int64_t cols) {
+  arch::TensorDecl tensor;
+  tensor.name = name;
+  tensor.dtype = dtype;
+  tensor.rows = std::max<int64_t>(1, rows);
+  tensor.cols = cols;
+  tensor.role = arch::TensorRole::output;
+  return tensor;
+}
 
-arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
-                              const arch::ArchSpec& spec, const std::string& program_name) const {
-  const ops::MoeShape& s = shape_;
-  const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
-  std::vector<int64_t> counts(static_cast<size_t>(s.experts));
-  for (int64_t e = 0; e < s.experts; ++e) counts[static_cast<size_t>(e)] = routing->count(e);
-  const Rows rows = rows_of(counts);
-  const int64_t element = size_bytes(dtype_);
-
-  arch::Program program;
-  start_program(program, program_name, op, seed, spec);
+// The program's start: the op line, the op's inputs as it declares them (not P: the host's routing follows
+// the forced deal), R (each token's chosen experts, by falling weight: the routing's, for vec route) and G
+// (the gate weights vec route writes); `output` is O's declaration, for the caller to add last (the tensor
+// the numerics check reads).
+Tensors start_moe_program(arch::Program& program, const std::string& name, const ops::Op& op, uint64_t seed,
+                          const arch::ArchSpec& spec, const ops::MoeRouting& routing,
+                          arch::TensorDecl& output) {
+  const ops::MoeShape& s = *op.as<ops::MoeShape>();
+  start_program(program, name, op, seed, spec);
   Tensors t;
-  auto intermediate = [&](const char* name, DType dtype, int64_t tensor_rows, int64_t cols) {
-    arch::TensorDecl tensor;
-    tensor.name = name;
-    tensor.dtype = dtype;
-    tensor.rows = std::max<int64_t>(1, tensor_rows);
-    tensor.cols = cols;
-    tensor.role = arch::TensorRole::output;
-    return add_tensor(program, tensor);
-  };
-  arch::TensorDecl output;
   for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
-    if (desc.name == "P") continue;  // the forced deal: the host's routing follows it
+    if (desc.name == "P") continue;
     if (desc.is_output) {
       output = declared_tensor(desc, seed);
       continue;
@@ -218,20 +200,38 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
      : desc.name == "S_up"   ? t.su
                              : t.sd) = index;
   }
-  // R: each token's chosen experts, by falling weight (the routing's), for vec route.
-  {
-    arch::TensorDecl r;
-    r.name = "R";
-    r.dtype = DType::int32;
-    r.rows = s.tokens;
-    r.cols = s.top_k;
-    r.role = arch::TensorRole::input;
-    std::vector<int64_t> values(static_cast<size_t>(s.tokens * s.top_k));
-    for (size_t i = 0; i < values.size(); ++i) values[i] = routing->routes[i].expert;
-    r.values = std::move(values);
-    t.r = add_tensor(program, r);
-  }
-  t.g = intermediate("G", DType::fp32, s.tokens, s.top_k);
+  arch::TensorDecl r;
+  r.name = "R";
+  r.dtype = DType::int32;
+  r.rows = s.tokens;
+  r.cols = s.top_k;
+  r.role = arch::TensorRole::input;
+  std::vector<int64_t> values(static_cast<size_t>(s.tokens * s.top_k));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = routing.routes[i].expert;
+  r.values = std::move(values);
+  t.r = add_tensor(program, r);
+  t.g = add_tensor(program, intermediate_tensor("G", DType::fp32, s.tokens, s.top_k));
+  return t;
+}
+
+}  // namespace
+
+arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                              const arch::ArchSpec& spec, const std::string& program_name) const {
+  if (mapping.graph_tiling.values[kPlacement] == a2a) return lower_a2a(op, seed, mapping, spec, program_name);
+  const ops::MoeShape& s = shape_;
+  const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
+  std::vector<int64_t> counts(static_cast<size_t>(s.experts));
+  for (int64_t e = 0; e < s.experts; ++e) counts[static_cast<size_t>(e)] = routing->count(e);
+  const Rows rows = rows_of(counts);
+  const int64_t element = size_bytes(dtype_);
+
+  arch::Program program;
+  arch::TensorDecl output;
+  Tensors t = start_moe_program(program, program_name, op, seed, spec, *routing, output);
+  auto intermediate = [&](const char* name, DType dtype, int64_t tensor_rows, int64_t cols) {
+    return add_tensor(program, intermediate_tensor(name, dtype, tensor_rows, cols));
+  };
   t.h = intermediate("H", dtype_, rows.kept, s.ffn);
   if (s.shared_experts > 0) t.hs = intermediate("HS", dtype_, s.tokens, s.shared_experts * s.ffn);
   t.y = intermediate("Y", dtype_, rows.kept + (s.shared_experts > 0 ? s.tokens : 0), s.hidden);
@@ -372,6 +372,275 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
     }
   }
   for (int c = 0; c < plan.cores; ++c) {
+    if (lists[static_cast<size_t>(c)].empty()) continue;
+    program.cores.emplace_back();
+    program.cores.back().coord = arch::core_coord(c, spec.mesh);
+    program.cores.back().instructions = std::move(lists[static_cast<size_t>(c)]);
+  }
+  std::sort(program.cores.begin(), program.cores.end(),
+            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
+  program.number_semaphores_by_appearance();
+  return program;
+}
+
+}  // namespace tessera::mapper
+
+namespace tessera::mapper {
+
+arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                                  const arch::ArchSpec& spec, const std::string& program_name) const {
+  const ops::MoeShape& s = shape_;
+  const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
+  const int cores = spec.mesh.rows * spec.mesh.cols;
+  const A2aPlan plan = a2a_plan(*this, *routing, cores);
+  const int64_t tf = mapping.graph_tiling.values[kTileN], tk = mapping.graph_tiling.values[kTileK];
+  const int64_t e = size_bytes(dtype_), row_bytes = s.hidden * e, hb = plan.home_tokens;
+  const int nw = s.swiglu() ? 2 : 1;
+  arch::Program program;
+  arch::TensorDecl output;
+  const Tensors t = start_moe_program(program, program_name, op, seed, spec, *routing, output);
+  const int o_tensor = add_tensor(program, output);
+  std::vector<A2aLayout> layouts;
+  for (int c = 0; c < cores; ++c) {
+    layouts.push_back(a2a_layout(*this, plan, c, tf, tk));
+    if (layouts.back().end > spec.core.sram.bytes)
+      throw InputError(
+          op.where, op.name,
+          fmt::format("{}: the all-to-all form's rows on core {} need {} KiB of SRAM, the core has {} "
+                      "KiB (the form was sized for another layer's routing)",
+                      op.name, c, ceil_div(layouts.back().end, 1024), spec.core.sram.bytes / 1024),
+          "map this layer alone, or choose the ep or ep-split form (--dataflow does not)");
+  }
+  // Each route's row on its expert's core: (core, row index).
+  std::vector<std::pair<int, int64_t>> placed(static_cast<size_t>(s.tokens * s.top_k), {-1, 0});
+  for (int c = 0; c < cores; ++c) {
+    const auto& rows = plan.cores[static_cast<size_t>(c)].rows;
+    for (size_t i = 0; i < rows.size(); ++i)
+      placed[static_cast<size_t>(rows[i].token * s.top_k + rows[i].slot)] = {c, static_cast<int64_t>(i)};
+  }
+  const arch::QueueId load{arch::QueueKind::dma, 0},
+      store{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe{arch::QueueKind::pe, 0},
+      vec{arch::QueueKind::vec, 0}, noc{arch::QueueKind::noc, 0};
+  auto ref = [&](const std::string& name, int core) {
+    return arch::SemaphoreRef{program.semaphore_id("a_" + name), core};
+  };
+  auto here = [&](const std::string& name) { return ref(name, arch::kSameCore); };
+  auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
+  auto copy_op = [&](uint64_t from, uint64_t to, int64_t rows, int64_t cols, DType in, int64_t x_pitch) {
+    arch::VecOp op;
+    op.kind = arch::VectorKind::map;
+    op.chain = {arch::VecFn::scale};
+    op.dtype = in;
+    op.out_dtype = dtype_;
+    op.x_address = from;
+    op.o_address = to;
+    op.rows = rows;
+    op.cols = cols;
+    op.x_pitch_bytes = x_pitch;
+    return op;
+  };
+  std::vector<std::vector<arch::Instruction>> lists(static_cast<size_t>(cores));
+  for (int c = 0; c < cores; ++c) {
+    auto& list = lists[static_cast<size_t>(c)];
+    const A2aLayout& at = layouts[static_cast<size_t>(c)];
+    const A2aPlan::Core& core = plan.cores[static_cast<size_t>(c)];
+    const int64_t t0 = c * hb, tokens = c < plan.homes ? std::min(hb, s.tokens - t0) : 0;
+    // Home: its tokens' X rows, their routing (G stored), and each route's row sent to its expert's core.
+    if (tokens > 0) {
+      arch::DmaLoad xh;
+      xh.source = arch::TensorRegion{t.x, t0, tokens, 0, s.hidden};
+      xh.sram_address = at.xh;
+      list.push_back(make_instruction(load, xh, {}, {here("xh_full")}));
+      TileJob job;
+      job.m = tokens, job.n = s.experts, job.k = s.hidden, job.chunk = tk;
+      job.a = moe::Operand{t.x, t0, 0, false};
+      job.w.push_back(moe::Operand{t.wr, 0, 0, false});
+      job.epilogue = Epilogue::route;
+      job.route_row = t0;
+      job.out = arch::TensorRegion{t.g, t0, tokens, 0, s.top_k};
+      std::vector<size_t> stores;
+      JobEmitter(program, list, *this, mapping.dataflow, spec, "ar_").emit({job}, at.router, t.r, stores);
+      for (size_t i : stores) list[i].signals.push_back(here("g_stored"));
+      bool first = true;
+      for (int64_t token = t0; token < t0 + tokens; ++token)
+        for (int64_t j = 0; j < s.top_k; ++j) {
+          const auto [to, row] = placed[static_cast<size_t>(token * s.top_k + j)];
+          const uint64_t slot = layouts[static_cast<size_t>(to)].xr + static_cast<uint64_t>(row * row_bytes);
+          if (to == c) continue;  // loaded from DRAM by this core as its expert's row, below
+          arch::NocSend send;
+          send.source_address = at.xh + static_cast<uint64_t>((token - t0) * row_bytes);
+          send.rows = 1;
+          send.row_bytes = row_bytes;
+          send.destination_core = to;
+          send.destination_address = slot;
+          std::vector<arch::SemaphoreWait> waits;
+          if (first) waits.push_back(wait("xh_full"));
+          first = false;
+          list.push_back(make_instruction(noc, send, waits, {ref("x_in", to)}));
+        }
+    }
+    // Expert: its rows (those of its own tokens from DRAM), then each expert a fused FFN over ffn chunks.
+    for (size_t i = 0; i < core.rows.size(); ++i)
+      if (plan.home_of(core.rows[i].token) == c) {
+        arch::DmaLoad x;
+        x.source = arch::TensorRegion{t.x, core.rows[i].token, 1, 0, s.hidden};
+        x.sram_address = at.xr + static_cast<uint64_t>(static_cast<int64_t>(i) * row_bytes);
+        list.push_back(make_instruction(load, x, {}, {here("x_in")}));
+      }
+    int64_t chunks = 0, downs = 0, hs = 0;
+    bool first_matmul = true;
+    for (size_t x = 0; x < core.experts.size(); ++x) {
+      const A2aPlan::Expert& expert = core.experts[x];
+      const int64_t r = expert.rows;
+      const uint64_t a_rows = at.xr + static_cast<uint64_t>(expert.first * row_bytes);
+      for (int64_t f = 0; f < s.ffn; f += tf, ++hs) {
+        const int64_t n = std::min(tf, s.ffn - f);
+        for (int64_t k0 = 0; k0 < s.hidden; k0 += tk, ++chunks) {
+          const int64_t k = std::min(tk, s.hidden - k0);
+          const int cb = static_cast<int>(chunks % 2);
+          for (int w = 0; w < nw; ++w) {
+            arch::DmaLoad l;
+            l.source =
+                arch::TensorRegion{w == 0 && nw == 2 ? t.wg : t.wu, expert.expert * s.hidden + k0, k, f, n};
+            l.sram_address = at.w[cb][w];
+            std::vector<arch::SemaphoreWait> waits;
+            if (w == 0 && chunks >= 2) waits.push_back(wait(fmt::format("w_free[{}]", cb)));
+            list.push_back(make_instruction(load, l, waits, {here(fmt::format("w_full[{}]", cb))}));
+          }
+          for (int w = 0; w < nw; ++w) {
+            arch::PeMatmul mm;
+            mm.dataflow = mapping.dataflow;
+            mm.dtype = dtype_;
+            mm.a_address = a_rows + static_cast<uint64_t>(k0 * e);
+            mm.a_pitch_bytes = row_bytes;
+            mm.w_address = at.w[cb][w];
+            mm.o_address = at.acc[w];
+            mm.m = r, mm.n = n, mm.k = k;
+            mm.accumulate = k0 > 0;
+            std::vector<arch::SemaphoreWait> waits;
+            if (w == 0) {
+              waits.push_back(arch::SemaphoreWait{here(fmt::format("w_full[{}]", cb)), nw});
+              if (first_matmul) waits.push_back(wait("x_in", static_cast<int>(core.rows.size())));
+              if (k0 == 0 && hs > 0) waits.push_back(wait("acc_free"));
+            }
+            first_matmul = false;
+            std::vector<arch::SemaphoreRef> signals;
+            if (w == nw - 1) {
+              signals.push_back(here(fmt::format("w_free[{}]", cb)));
+              if (k0 + k >= s.hidden) signals.push_back(here("acc_full"));
+            }
+            list.push_back(make_instruction(pe, mm, waits, signals));
+          }
+        }
+        // H chunk = act(gate) * up, in the op's type; then its part of every hidden tile of Y.
+        arch::VecOp act;
+        act.kind = arch::VectorKind::map;
+        act.dtype = DType::fp32;
+        act.out_dtype = dtype_;
+        act.x_address = at.acc[0];
+        act.o_address = at.h;
+        act.rows = r, act.cols = n;
+        if (s.swiglu()) {
+          act.chain = {arch::VecFn::swiglu};
+          act.y_address = at.acc[1];
+        } else {
+          act.chain = {arch::VecFn::gelu};
+        }
+        std::vector<arch::SemaphoreWait> act_waits = {wait("acc_full")};
+        if (hs > 0) act_waits.push_back(wait("h_free"));
+        list.push_back(make_instruction(vec, act, act_waits, {here("acc_free"), here("h_full")}));
+        for (int64_t h = 0; h < s.hidden; h += tf, ++downs) {
+          const int64_t cols = std::min(tf, s.hidden - h);
+          const int db = static_cast<int>(downs % 2);
+          arch::DmaLoad l;
+          l.source = arch::TensorRegion{t.wd, expert.expert * s.ffn + f, n, h, cols};
+          l.sram_address = at.wd[db];
+          std::vector<arch::SemaphoreWait> waits;
+          if (downs >= 2) waits.push_back(wait(fmt::format("wd_free[{}]", db)));
+          list.push_back(make_instruction(load, l, waits, {here(fmt::format("wd_full[{}]", db))}));
+          arch::PeMatmul mm;
+          mm.dataflow = mapping.dataflow;
+          mm.dtype = dtype_;
+          mm.a_address = at.h;
+          mm.w_address = at.wd[db];
+          mm.o_address = at.yacc + static_cast<uint64_t>(h * 4);
+          mm.o_pitch_bytes = s.hidden * 4;
+          mm.m = r, mm.n = cols, mm.k = n;
+          mm.accumulate = f > 0;
+          std::vector<arch::SemaphoreWait> waits2 = {wait(fmt::format("wd_full[{}]", db))};
+          if (h == 0) waits2.push_back(wait("h_full"));
+          if (f == 0 && h == 0 && x > 0) waits2.push_back(wait("yacc_free"));
+          std::vector<arch::SemaphoreRef> signals = {here(fmt::format("wd_free[{}]", db))};
+          if (h + cols >= s.hidden) signals.push_back(here("h_free"));
+          if (h + cols >= s.hidden && f + n >= s.ffn) signals.push_back(here("y_done"));
+          list.push_back(make_instruction(pe, mm, waits2, signals));
+        }
+      }
+      // Y rounded to the op's type beside the expert's rows, then each row to its slot on its home core.
+      bool remote = false, local = false;
+      for (int64_t i = 0; i < r; ++i)
+        (plan.home_of(core.rows[static_cast<size_t>(expert.first + i)].token) == c ? local : remote) = true;
+      std::vector<arch::SemaphoreRef> rounded = {here("yacc_free")};
+      if (remote) rounded.push_back(here("y_noc"));
+      if (local) rounded.push_back(here("y_vec"));
+      list.push_back(
+          make_instruction(vec,
+                           copy_op(at.yacc, at.yb + static_cast<uint64_t>(expert.first * row_bytes), r,
+                                   s.hidden, DType::fp32, 0),
+                           {wait("y_done")}, rounded));
+      bool first_send = true, first_copy = true;
+      for (int64_t i = 0; i < r; ++i) {
+        const A2aPlan::Row& row = core.rows[static_cast<size_t>(expert.first + i)];
+        const int home = plan.home_of(row.token);
+        const uint64_t from = at.yb + static_cast<uint64_t>((expert.first + i) * row_bytes);
+        const uint64_t slot =
+            layouts[static_cast<size_t>(home)].slots +
+            static_cast<uint64_t>(((row.token - home * hb) * s.top_k + row.slot) * row_bytes);
+        if (home != c) {
+          arch::NocSend send;
+          send.source_address = from;
+          send.rows = 1;
+          send.row_bytes = row_bytes;
+          send.destination_core = home;
+          send.destination_address = slot;
+          std::vector<arch::SemaphoreWait> waits;
+          if (first_send) waits.push_back(wait("y_noc"));
+          first_send = false;
+          list.push_back(make_instruction(noc, send, waits, {ref("y_in", home)}));
+        } else {
+          std::vector<arch::SemaphoreWait> waits;
+          if (first_copy) waits.push_back(wait("y_vec"));
+          first_copy = false;
+          list.push_back(
+              make_instruction(vec, copy_op(from, slot, 1, s.hidden, dtype_, 0), waits, {here("y_in")}));
+        }
+      }
+    }
+    // Home: the combine, once every route's row is in its slot.
+    if (tokens > 0) {
+      arch::DmaLoad g;
+      g.source = arch::TensorRegion{t.g, t0, tokens, 0, s.top_k};
+      g.sram_address = at.g;
+      list.push_back(make_instruction(load, g, {wait("g_stored")}, {here("g_full")}));
+      arch::VecOp sum;
+      sum.kind = arch::VectorKind::weighted_sum;
+      sum.dtype = dtype_;
+      sum.out_dtype = dtype_;
+      sum.x_address = at.slots;
+      sum.g_address = at.g;
+      sum.o_address = at.out;
+      sum.rows = tokens;
+      sum.cols = s.hidden;
+      sum.parts = s.top_k;
+      list.push_back(make_instruction(
+          vec, sum, {wait("g_full"), wait("y_in", static_cast<int>(tokens * s.top_k))}, {here("out_full")}));
+      arch::DmaStore o;
+      o.sram_address = at.out;
+      o.destination = arch::TensorRegion{o_tensor, t0, tokens, 0, s.hidden};
+      list.push_back(make_instruction(store, o, {wait("out_full")}, {}));
+    }
+  }
+  for (int c = 0; c < cores; ++c) {
     if (lists[static_cast<size_t>(c)].empty()) continue;
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(c, spec.mesh);

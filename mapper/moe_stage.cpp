@@ -33,6 +33,26 @@ constexpr int64_t kTileKChoices[] = {64, 128, 256};
 // all). More experts than this are not mapped.
 constexpr int64_t kMostRouterExperts = 1024;
 
+// The figures of a cost that follow from its busiest core's cycles and its DRAM bytes.
+void finish_cost(Cost& cost, int64_t busiest, const arch::ArchSpec& spec, int64_t macs) {
+  cost.dram_cycles =
+      static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
+  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 4;  // the barrier's round trips
+  cost.cycles = std::max(busiest, cost.dram_cycles) + cost.overhead_cycles;
+  const int64_t most =
+      std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles, cost.noc_cycles});
+  cost.bound = most == cost.compute_cycles  ? Bound::compute
+               : most == cost.vector_cycles ? Bound::vector
+               : most == cost.dram_cycles   ? Bound::dram
+               : most == cost.dma_cycles    ? Bound::dma
+                                            : Bound::noc;
+  cost.pe_utilization =
+      static_cast<double>(macs) / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
+                                   spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
+  cost.energy_pj = static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte +
+                   static_cast<double>(macs) * spec.energy_pj.mac;
+}
+
 }  // namespace
 
 std::shared_ptr<const MoeStage> MoeStage::of(const ops::Op& op) {
@@ -41,6 +61,7 @@ std::shared_ptr<const MoeStage> MoeStage::of(const ops::Op& op) {
   auto stage = std::make_shared<MoeStage>();
   stage->shape_ = *shape;
   stage->dtype_ = op.dtype;
+  stage->op_ = op;
   stage->macs_ = op.macs();
   return stage;
 }
@@ -123,6 +144,7 @@ int64_t MoeStage::sram_bytes(int64_t tile_m, int64_t tile_n, int64_t tile_k) con
 }
 
 Cost MoeStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  if (mapping.graph_tiling.values[kPlacement] == a2a) return evaluate_a2a(mapping, spec);
   return evaluate_counts(mapping, spec, expected_counts());
 }
 
@@ -228,21 +250,94 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
   cost.compute_cycles = *std::max_element(pe.begin(), pe.end());
   cost.vector_cycles = *std::max_element(vecs.begin(), vecs.end());
   cost.dma_cycles = *std::max_element(dmas.begin(), dmas.end());
-  cost.dram_cycles = static_cast<int64_t>(std::ceil(static_cast<double>(dram) / spec.dram.bytes_per_cycle));
-  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * 4;  // the barrier's round trips
-  cost.cycles = std::max(before + *std::max_element(after.begin(), after.end()), cost.dram_cycles) +
-                cost.overhead_cycles;
-  const int64_t most = std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles});
-  cost.bound = most == cost.compute_cycles  ? Bound::compute
-               : most == cost.vector_cycles ? Bound::vector
-               : most == cost.dram_cycles   ? Bound::dram
-                                            : Bound::dma;
-  cost.pe_utilization =
-      static_cast<double>(macs_) / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
-                                    spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
-  cost.energy_pj =
-      static_cast<double>(dram) * spec.energy_pj.dram_byte + static_cast<double>(macs_) * spec.energy_pj.mac;
+  finish_cost(cost, before + *std::max_element(after.begin(), after.end()), spec, macs_);
   return cost;
+}
+
+Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  const ops::MoeShape& s = shape_;
+  const auto routing = routing_of(op_, static_cast<uint64_t>(mapping.graph_tiling.values[kSeed]));
+  const int cores = spec.mesh.rows * spec.mesh.cols;
+  const A2aPlan plan = a2a_plan(*this, *routing, cores);
+  const int64_t tf = mapping.graph_tiling.values[kTileN], tk = mapping.graph_tiling.values[kTileK];
+  const InstructionTimer timer(spec);
+  const arch::DmaSpec& dma = spec.core.dma;
+  const arch::VectorSpec& vector = *spec.core.vector;
+  const int64_t e = size_bytes(dtype_), nw = s.swiglu() ? 2 : 1, hb = plan.home_tokens;
+  const int64_t row_bytes = s.hidden * e;
+  const double link = spec.noc.link_bytes_per_cycle;
+  Cost cost;
+  std::vector<int64_t> busy(static_cast<size_t>(cores), 0), pe(busy), vecs(busy), dmas(busy);
+  int64_t dram = 0;
+  for (int c = 0; c < cores; ++c) {
+    const auto at = static_cast<size_t>(c);
+    const A2aPlan::Core& core = plan.cores[at];
+    int64_t noc = 0, home_vec = 0;
+    if (c < plan.homes) {
+      const int64_t tokens = std::min(hb, s.tokens - c * hb);
+      // Its tokens' X rows, the router (A and Wr by chunks, R, G stored and loaded back), the combine, O.
+      for (int64_t k0 = 0; k0 < s.hidden; k0 += tk) {
+        const int64_t k = std::min(tk, s.hidden - k0);
+        pe[at] += timer.matmul(mapping.dataflow, tokens, s.experts, k).interval;
+        dmas[at] += attention::transfer_cycles(dma, tokens * k * e + k * s.experts * e, 2);
+        dram += tokens * k * e + k * s.experts * e;
+      }
+      arch::VecRoute route;
+      route.rows = tokens, route.experts = s.experts, route.top_k = s.top_k;
+      route.sigmoid = s.routing.scoring == ops::MoeScoring::sigmoid;
+      route.groups = s.routing.groups, route.topk_groups = s.routing.topk_groups;
+      arch::VecOp sum;
+      sum.kind = arch::VectorKind::weighted_sum;
+      sum.rows = tokens, sum.cols = s.hidden, sum.parts = s.top_k;
+      home_vec =
+          arch::vector_timing(vector, route.work()).cycles + arch::vector_timing(vector, sum.work()).cycles;
+      dmas[at] += attention::transfer_cycles(dma, tokens * row_bytes, 1) +
+                  attention::transfer_cycles(dma, 3 * tokens * s.top_k * 4, 3) +
+                  attention::transfer_cycles(dma, tokens * row_bytes, 1);
+      dram += 2 * tokens * row_bytes + 3 * tokens * s.top_k * 4;
+    }
+    for (const A2aPlan::Row& row : core.rows) {
+      const bool remote = plan.home_of(row.token) != c;
+      noc += remote ? 2 * row_bytes : 0;  // in, and back out
+      if (!remote) dmas[at] += attention::transfer_cycles(dma, row_bytes, 1), dram += row_bytes;
+    }
+    for (const A2aPlan::Expert& expert : core.experts) {
+      const int64_t r = expert.rows;
+      for (int64_t f = 0; f < s.ffn; f += tf) {
+        const int64_t n = std::min(tf, s.ffn - f);
+        for (int64_t k0 = 0; k0 < s.hidden; k0 += tk) {
+          const int64_t k = std::min(tk, s.hidden - k0);
+          pe[at] += nw * timer.matmul(mapping.dataflow, r, n, k).interval;
+          dmas[at] += attention::transfer_cycles(dma, nw * k * n * e, nw);
+        }
+        for (int64_t h = 0; h < s.hidden; h += tf) {
+          const int64_t cols = std::min(tf, s.hidden - h);
+          pe[at] += timer.matmul(mapping.dataflow, r, cols, n).interval;
+          dmas[at] += attention::transfer_cycles(dma, n * cols * e, 1);
+        }
+        vecs[at] += attention::vector_cycles(vector, arch::VectorKind::map, r, n, s.swiglu() ? 6 : 5);
+      }
+      vecs[at] += attention::vector_cycles(vector, arch::VectorKind::map, r, s.hidden, 1);
+      dram += (nw + 1) * s.hidden * s.ffn * e;
+    }
+    vecs[at] += home_vec;
+    busy[at] = std::max({pe[at], dmas[at], vecs[at]}) + static_cast<int64_t>(static_cast<double>(noc) / link);
+  }
+  cost.dram_bytes = dram;
+  cost.noc_bytes = 2 * plan.remote_routes() * row_bytes;
+  cost.dram_bytes_by_tensor = {s.tokens * row_bytes, dram - 2 * s.tokens * row_bytes, s.tokens * row_bytes};
+  cost.compute_cycles = *std::max_element(pe.begin(), pe.end());
+  cost.vector_cycles = *std::max_element(vecs.begin(), vecs.end());
+  cost.dma_cycles = *std::max_element(dmas.begin(), dmas.end());
+  cost.noc_cycles = static_cast<int64_t>(static_cast<double>(cost.noc_bytes) / link / cores);
+  finish_cost(cost, *std::max_element(busy.begin(), busy.end()), spec, macs_);
+  return cost;
+}
+
+int64_t MoeStage::a2a_noc_bytes(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  const auto routing = routing_of(op_, static_cast<uint64_t>(mapping.graph_tiling.values[kSeed]));
+  return 2 * a2a_plan(*this, *routing, spec.mesh.rows * spec.mesh.cols).remote_routes() * shape_.hidden *
+         size_bytes(dtype_);
 }
 
 SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
@@ -297,6 +392,41 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
       result.per_dataflow.push_back(std::move(row));
     }
   }
+  // The all-to-all form, where the workload's seed gives the routing, nothing is dropped and there is no
+  // shared expert, and every core's rows fit its SRAM; listed only where it fits.
+  if (options.seed && shape_.capacity_factor == 0 && shape_.shared_experts == 0) {
+    const int cores = spec.mesh.rows * spec.mesh.cols;
+    const A2aPlan plan = a2a_plan(*this, *routing_of(op_, *options.seed), cores);
+    for (arch::Dataflow dataflow : options.dataflows) {
+      if (dataflow == arch::Dataflow::rs) continue;
+      DataflowSearch row;
+      row.dataflow = dataflow;
+      row.stage_kind = "moe";
+      row.label_text = fmt::format("ep-a2a {}", arch::name_of(dataflow));
+      for (int64_t n : kTileNChoices)
+        for (int64_t k : kTileKChoices) {
+          bool fits = true;
+          for (int c = 0; c < cores && fits; ++c)
+            fits = a2a_layout(*this, plan, c, n, k).end <= spec.core.sram.bytes;
+          if (!fits) continue;
+          Mapping mapping;
+          mapping.graph = self;
+          mapping.dataflow = dataflow;
+          mapping.graph_tiling.values[kTileN] = n;
+          mapping.graph_tiling.values[kTileK] = k;
+          mapping.graph_tiling.values[kPlacement] = a2a;
+          mapping.graph_tiling.values[kSeed] = static_cast<int64_t>(*options.seed);
+          Candidate candidate;
+          candidate.mapping = mapping;
+          candidate.cost = evaluate(mapping, spec);
+          candidate.index = static_cast<uint64_t>(row.legal);
+          ++row.legal;
+          ++result.evaluated;
+          keep_best(row.best, std::move(candidate), keep);
+        }
+      if (row.legal > 0) result.per_dataflow.push_back(std::move(row));
+    }
+  }
   const bool any = std::any_of(result.per_dataflow.begin(), result.per_dataflow.end(),
                                [](const DataflowSearch& row) { return row.legal > 0; });
   if (!any)
@@ -309,12 +439,19 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
 }
 
 std::string MoeStage::label(const Mapping& mapping) const {
-  return fmt::format("{} {}", mapping.graph_tiling.values[kPlacement] == whole ? "ep" : "ep-split",
+  const int64_t placement = mapping.graph_tiling.values[kPlacement];
+  return fmt::format("{} {}",
+                     placement == whole   ? "ep"
+                     : placement == split ? "ep-split"
+                                          : "ep-a2a",
                      arch::name_of(mapping.dataflow));
 }
 
 std::string MoeStage::describe(const Mapping& mapping) const {
   const auto& v = mapping.graph_tiling.values;
+  if (v[kPlacement] == a2a)
+    return fmt::format("{} ffn chunks {}, k chunks {}, each expert's rows in its core's SRAM", label(mapping),
+                       v[kTileN], v[kTileK]);
   return fmt::format("{} tiles {}x{}x{}, router blocks {}, combine blocks {}x{}", label(mapping), v[kTileM],
                      v[kTileN], v[kTileK], router_rows(), combine_rows(), combine_cols());
 }

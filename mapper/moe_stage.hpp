@@ -34,11 +34,13 @@ class MoeStage final : public StageGraph {
 
   // What GraphTiling's values mean: the experts' GEMM tiles (rows of a row block, columns of an output
   // tile, the contraction's chunk) and the placement.
-  enum TilingValue : size_t { kTileM, kTileN, kTileK, kPlacement };
+  enum TilingValue : size_t { kTileM, kTileN, kTileK, kPlacement, kSeed };
   // whole: each expert's rows on one core (expert parallelism: the hottest expert's core is the straggler);
   // split: an expert's rows may be split over cores in row blocks, so that no core holds more than an even
   // share (each part reads the expert's weights again).
-  enum Placement : int64_t { whole = 0, split = 1 };
+  // a2a: whole experts a core, the tokens sent to them and their outputs back over the NoC (all-to-all), the
+  // rows held in SRAM (mapper/moe_plan.hpp, A2aPlan): where they fit, for the seed's routing (kSeed).
+  enum Placement : int64_t { whole = 0, split = 1, a2a = 2 };
   static constexpr int64_t kShared = -1;  // the shared experts, as one expert of width shared * ffn
 
   // A part of the experts' work on one core: rows [first, first + rows) of expert `expert`'s kept tokens (in
@@ -75,8 +77,15 @@ class MoeStage final : public StageGraph {
   // The cost for given per-expert counts (evaluate's, with expected_counts).
   Cost evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spec,
                        const std::vector<int64_t>& counts) const;
+  // The all-to-all form's estimate, and the NoC bytes its routing implies (each route whose expert is not on
+  // the token's home core: its X row there, its output row back).
+  Cost evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) const;
+  int64_t a2a_noc_bytes(const Mapping& mapping, const arch::ArchSpec& spec) const;
 
  private:
+  arch::Program lower_a2a(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                          const arch::ArchSpec& spec, const std::string& program_name) const;
+  ops::Op op_;
   ops::MoeShape shape_;
   DType dtype_ = DType::bf16;
   int64_t macs_ = 0;

@@ -160,4 +160,66 @@ ops:
   EXPECT_GT(imbalance_share["zipf"], 2 * imbalance_share["uniform"]);
 }
 
+// The all-to-all form (decode-sized layers whose experts' rows fit the cores' SRAM): each route whose expert
+// lives on another core than its token's home crosses the mesh twice — its X row there, its output row back —
+// and nothing else does: the run's NoC bytes less its DRAM bytes (DRAM bursts cross the mesh too) are exactly
+// 2 x hidden x elt per such route, counted here from the routing and the placement; the output passes the
+// reference and the estimate's DRAM bytes are the program's.
+TEST(Moe, TheAllToAllsNocBytesAreWhatTheRoutingImplies) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  sim::Machine machine(spec);
+  const ops::Workload workload = ops::workload_from_yaml(config::load_text(
+      R"(name: a2a
+seed: 5
+ops:
+  - {name: mix, kind: moe, tokens: 32, hidden: 256, ffn: 384, experts: 8, top_k: 2, dtype: bf16}
+  - {name: qwen, kind: moe, tokens: 24, hidden: 128, ffn: 96, experts: 32, top_k: 4, activation: gelu, dtype: fp32}
+)",
+      "a2a.yaml"));
+  const int cores = spec.mesh.rows * spec.mesh.cols;
+  for (const ops::Op& op : workload.ops) {
+    mapper::SearchOptions options;
+    options.dataflows = {arch::Dataflow::ws, arch::Dataflow::os};
+    options.keep_per_dataflow = 2;
+    options.seed = workload.seed;
+    const mapper::SearchResult result = mapper::search_op(op, spec, options);
+    ASSERT_EQ(result.per_dataflow.size(), 6u) << op.name;  // ep, ep-split and ep-a2a by two dataflows
+    EXPECT_EQ(result.per_dataflow[4].label(), "ep-a2a ws");
+    // The routes that cross: the token's home core (tokens dealt in blocks of ceil(tokens / cores)) is not
+    // its expert's (whole experts, heaviest first to the least loaded core).
+    const auto stage = mapper::MoeStage::of(op);
+    const ops::MoeRouting routing = ops::moe_routing_from_seed(op, workload.seed, 1);
+    std::vector<int64_t> counts;
+    for (int64_t e = 0; e < routing.experts; ++e) counts.push_back(routing.count(e));
+    std::vector<int> owner(counts.size(), -1);
+    const auto shares = stage->place(counts, mapper::MoeStage::whole, 1, cores);
+    for (size_t c = 0; c < shares.size(); ++c)
+      for (const auto& share : shares[c]) owner[static_cast<size_t>(share.expert)] = static_cast<int>(c);
+    const int64_t home_tokens = (routing.tokens + cores - 1) / cores;
+    int64_t crossing = 0;
+    for (int64_t t = 0; t < routing.tokens; ++t)
+      for (int64_t j = 0; j < routing.top_k; ++j)
+        crossing +=
+            owner[static_cast<size_t>(routing.routes[static_cast<size_t>(t * routing.top_k + j)].expert)] !=
+                    static_cast<int>(t / home_tokens)
+                ? 1
+                : 0;
+    ASSERT_GT(crossing, 0) << op.name;
+    const int64_t expected = 2 * crossing * stage->shape().hidden * size_bytes(op.dtype);
+    for (size_t r = 4; r < 6; ++r)
+      for (const mapper::Candidate& candidate : result.per_dataflow[r].best) {
+        const std::string where = op.name + " " + candidate.mapping.describe();
+        EXPECT_EQ(stage->a2a_noc_bytes(candidate.mapping, spec), expected) << where;
+        EXPECT_EQ(candidate.cost.noc_bytes, expected) << where;
+        const sim::RunResult run = machine.run(
+            mapper::lower(op, workload.seed, candidate.mapping, spec, op.name), sim::RunOptions{});
+        std::string detail;
+        EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
+        const int64_t dram = run.traffic.dram_read_bytes + run.traffic.dram_write_bytes;
+        EXPECT_EQ(run.traffic.noc_bytes - dram, expected) << where;
+        EXPECT_EQ(candidate.cost.dram_bytes, dram) << where;
+      }
+  }
+}
+
 }  // namespace tessera
