@@ -852,8 +852,8 @@ Moe moe_of(const OpArgs& args) {
   }
   if (m.hidden % 8 != 0 || m.ffn % 8 != 0)
     fail(args.text + ": the moe GPU paths need hidden and ffn multiples of 8");
-  if (m.experts > kMaxExperts || m.top_k > kRouteThreads)
-    fail(args.text + ": the moe GPU routing kernel takes at most 4096 experts and top_k 256");
+  if (m.experts > kMaxExperts || m.top_k > kRouteThreads || m.routing.groups > kMaxExperts / 32)
+    fail(args.text + ": the moe GPU routing kernel takes at most 4096 experts, 128 groups and top_k 256");
   if (m.tokens > (int64_t{1} << 24) || m.hidden > (int64_t{1} << 24) || m.ffn > (int64_t{1} << 24) ||
       static_cast<double>(m.experts) * static_cast<double>(m.hidden) * static_cast<double>(m.up_cols()) >
           0x1p38 ||
