@@ -45,6 +45,8 @@ class Runner:
             "tgr_tensor_id": ([ctypes.c_int, ctypes.c_int], ctypes.c_longlong),
             "tgr_generate": ([ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_longlong, ctypes.c_longlong,
                               ctypes.c_ulonglong], ctypes.c_int),
+            "tgr_table": ([ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double), ctypes.c_longlong],
+                          ctypes.c_longlong),
             "tgr_release": ([ctypes.c_int], ctypes.c_int),
             "tgr_finish": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
         }
@@ -83,6 +85,13 @@ class Runner:
 
     def tensor_id(self, index, slot):
         return self.lib.tgr_tensor_id(index, slot)
+
+    def table(self, handle, name):
+        """The op's host table `name` (capi.cu's tgr_table) as a list of floats."""
+        length = self._ok(self.lib.tgr_table(handle, name.encode(), None, 0), -1)
+        values = (ctypes.c_double * max(length, 1))()
+        self._ok(self.lib.tgr_table(handle, name.encode(), values, length), -1)
+        return list(values)[:length]
 
     def release(self, handle):
         self._ok(self.lib.tgr_release(handle), -1)
@@ -175,8 +184,8 @@ def copies_for(l2_bytes, set_bytes):
 class Inputs:
     """The op's inputs as the runner generates them, copied `copies` times (each launch reads the next)."""
 
-    def __init__(self, torch, runner, op, l2_bytes):
-        self.torch, self.runner, self.op = torch, runner, op
+    def __init__(self, torch, runner, op, l2_bytes, handle=None):
+        self.torch, self.runner, self.op, self.handle = torch, runner, op, handle
         self.seed, self.index, self.dtype = int(op["seed"]), int(op["index"]), op["dtype"]
         self.l2_bytes = l2_bytes
 
@@ -551,9 +560,136 @@ def attention_variants(torch, runner, op, inputs):
     return copies, variants
 
 
+def moe_variants(torch, runner, op, inputs):
+    """The MoE layer as PyTorch model code runs it, on the runner's inputs and the runner's (the host's float64)
+    routing, so that the outputs can be checked: both variants first run PyTorch's own router (the router GEMM,
+    softmax or sigmoid, the (group-limited) top-k and renormalised weights, as HF's MixtralSparseMoeBlock and
+    DeepseekV3TopkRouter write it; timed, its selection not used, as the runner's device top-k), then
+    - the per-expert loop (HF MixtralSparseMoeBlock): for each expert that has tokens, index_select its tokens,
+      its FFN (x W_gu, SiLU(gate) * up, W_down), times the gate weight, index_add into the bf16 output; the
+      tokens of each expert are the host routing's (HF finds them with torch.where, a host sync that a CUDA
+      graph cannot capture);
+    - torch._grouped_mm: PyTorch's own permutation (a stable argsort of the routes' experts, the experts'
+      counts and their running sum as the offsets, an index_select of the rows), two grouped GEMMs over the
+      experts' [hidden, 2 ffn] and [ffn, hidden] weights with SiLU(gate) * up between, and the un-permutation
+      (the rows times their weights index_added into an fp32 output, stored bf16).
+    Both add the shared experts' FFN (dense matmuls) on every token. Gate and up are one merged weight per
+    expert, as the runner's (vLLM's w13); one copy of the inputs (the weights read per call are far over the
+    L2)."""
+    F = torch.nn.functional
+    get = lambda key, default=None: op.get(key, default)
+    tokens, hidden, ffn, experts, top_k = (int(op[key]) for key in ("tokens", "hidden", "ffn", "experts", "top_k"))
+    shared, swiglu = int(get("shared_experts", 0)), get("activation", "swiglu") == "swiglu"
+    sigmoid = get("routing.scoring", "softmax") == "sigmoid"
+    groups, topk_groups = int(get("routing.groups", 1)), int(get("routing.topk_groups", 1))
+    scale = float(get("routing.routed_scaling", 1.0))
+    if op["dtype"] != "bf16":
+        return 0, []
+    x = inputs.tensor(0, (tokens, hidden))
+    router = inputs.tensor(1, (hidden, experts))
+
+    def merged(gate_slot, up_slot, count):
+        up = inputs.tensor(up_slot, (count, hidden, ffn))
+        if not swiglu:
+            return up
+        gate = inputs.tensor(gate_slot, (count, hidden, ffn))
+        both = torch.cat([gate, up], dim=-1)
+        del gate, up
+        return both
+    w_gu, w_down = merged(2, 3, experts), inputs.tensor(4, (experts, ffn, hidden))
+    s_gu = merged(5, 6, shared) if shared else None
+    s_down = inputs.tensor(7, (shared, ffn, hidden)) if shared else None
+    chosen = torch.tensor(runner.table(inputs.handle, "moe.experts"), dtype=torch.float64).view(tokens, top_k)
+    gate_weights = torch.tensor(runner.table(inputs.handle, "moe.weights"), dtype=torch.float64).view(tokens, top_k)
+    chosen, gate_weights = chosen.long().cuda(), gate_weights.float().cuda()
+
+    def act(h):
+        return F.silu(h[:, :ffn]) * h[:, ffn:] if swiglu else F.gelu(h)
+
+    def route(t):
+        """PyTorch's router: its selection is computed (and timed) but the host's routing is used."""
+        logits = (t @ router).float()
+        if sigmoid:
+            scores = logits.sigmoid()
+        else:
+            scores = logits.softmax(dim=-1)
+        if groups > 1:
+            group_scores = scores.view(tokens, groups, -1).topk(min(2, experts // groups), dim=-1)[0].sum(-1)
+            group_index = group_scores.topk(topk_groups, dim=-1)[1]
+            mask = torch.zeros_like(group_scores).scatter_(1, group_index, 1)
+            allowed = mask.unsqueeze(-1).expand(tokens, groups, experts // groups).reshape(tokens, experts)
+            scores = scores.masked_fill(allowed == 0, 0.0)
+        weights, index = scores.topk(top_k, dim=-1)
+        return index, weights / weights.sum(dim=-1, keepdim=True) * scale
+
+    def shared_out(t):
+        total = None
+        for s in range(shared):
+            y = act(t @ s_gu[s]) @ s_down[s]
+            total = y if total is None else total + y
+        return total
+
+    # The loop: each expert's tokens and weights from the host routing (static).
+    per_expert = []
+    for e in range(experts):
+        token, slot = (chosen == e).nonzero(as_tuple=True)
+        if token.numel():
+            per_expert.append((e, token, gate_weights[token, slot].to(torch.bfloat16)[:, None]))
+
+    def loop(t):
+        route(t)
+        out = torch.zeros(tokens, hidden, dtype=t.dtype, device=t.device)
+        for e, token, weight in per_expert:
+            current = t.index_select(0, token)
+            y = act(current @ w_gu[e]) @ w_down[e]
+            out.index_add_(0, token, y * weight)
+        if shared:
+            out = out + shared_out(t)
+        return out
+
+    # _grouped_mm: dropped routes sort past every expert (key = experts) and are left out of the offsets.
+    key = torch.where(chosen >= 0, chosen, experts).view(-1)
+    kept = int((chosen >= 0).sum())
+    flat_weights = gate_weights.view(-1)
+    ones = torch.ones_like(key, dtype=torch.int32)
+
+    def grouped_with(w_up, w_dn):
+        def grouped(t):
+            route(t)
+            order = torch.argsort(key, stable=True)
+            counts = torch.zeros(experts + 1, dtype=torch.int32, device=t.device).scatter_add_(0, key, ones)
+            offsets = torch.cumsum(counts[:experts], 0, dtype=torch.int32)
+            rows = order[:kept]
+            token = torch.div(rows, top_k, rounding_mode="floor")
+            xp = t.index_select(0, token)
+            y = torch._grouped_mm(act(torch._grouped_mm(xp, w_up, offs=offsets)), w_dn, offs=offsets)
+            out = torch.zeros(tokens, hidden, dtype=torch.float32, device=t.device)
+            out.index_add_(0, token, y.float() * flat_weights.index_select(0, rows)[:, None])
+            if shared:
+                out += shared_out(t).float()
+            return out.to(t.dtype)
+        return grouped
+
+    grouped, layout = grouped_with(w_gu, w_down), ""
+    try:
+        grouped(x)
+        torch.cuda.synchronize()
+    except RuntimeError:  # a _grouped_mm that takes its weights column-major only
+        w_gu_t = w_gu.transpose(-2, -1).contiguous().transpose(-2, -1)
+        w_down_t = w_down.transpose(-2, -1).contiguous().transpose(-2, -1)
+        grouped, layout = grouped_with(w_gu_t, w_down_t), " (weights column-major)"
+    args = lambda i: (x,)
+    return 1, [
+        dict(path="torch.grouped_mm-bf16" + layout, cls="bf16", output="bf16", tf32=False, fn=grouped, args=args,
+             variant="torch._grouped_mm with PyTorch's permute and un-permute"),
+        dict(path="torch.expert_loop-bf16", cls="bf16", output="bf16", tf32=False, fn=loop, args=args,
+             variant="per-expert loop (HF MixtralSparseMoeBlock: index_select, FFN, index_add)")]
+
+
 VARIANTS = {"gemm": gemm_variants, "fc": gemm_variants, "conv2d": conv_variants, "pool": pool_variants,
             "softmax": vector_variants, "layernorm": vector_variants, "rmsnorm": vector_variants,
-            "elementwise": vector_variants, "attention": attention_variants, "rope": rope_variants}
+            "elementwise": vector_variants, "attention": attention_variants, "rope": rope_variants,
+            "moe": moe_variants}
 # Where torch.compile is not applied, and why: Inductor lowers a lone matmul or conv2d to the same extern call
 # (cuBLAS / cuDNN) that eager PyTorch makes (checked on the H200 with --compile-all: same kernels, same time),
 # so a compiled variant measures nothing new; pools are lowered to Inductor's own Triton kernel. A matmul or
@@ -584,7 +720,7 @@ def measure_framework(torch, runner, handle, op, record, l2_bytes, compile_all):
     # Each op's compiled variants start from an empty Dynamo cache: the variants of every op share their
     # Python functions, and past Dynamo's recompile limit (8 by default) a function silently runs eagerly.
     torch._dynamo.reset()
-    inputs = Inputs(torch, runner, op, l2_bytes)
+    inputs = Inputs(torch, runner, op, l2_bytes, handle)
     copies, variants = VARIANTS[op["kind"]](torch, runner, op, inputs)
     if compile_all and op["kind"] in NOT_COMPILED and not epilogue_steps(op):
         for variant in list(variants):

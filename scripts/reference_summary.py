@@ -10,6 +10,9 @@ usage: scripts/reference_summary.py ROOT [WORKLOAD ...]   per op: device time, e
                                                           pool, rope): device ratio per output class
        scripts/reference_summary.py --attention ROOT      every attention op: device ratio (the share of
                                                           PyTorch's speed reached is 1 / the ratio)
+       scripts/reference_summary.py --moe ROOT            every moe op: the runner's reported path against
+                                                          torch._grouped_mm and the per-expert loop (device
+                                                          median and replay range, ms), and the A/B row
        scripts/reference_summary.py --epilogues ROOT [KIND ...]  every op (of these kinds) with an epilogue,
                                                           in the output class compared with PyTorch: the
                                                           runner's fused and unfused chains against each other
@@ -46,6 +49,11 @@ def shape(op):
                 (" bshd" if op.get("kv_cache.order") == "bshd" else "")
         return (f'b{op["batch"]} h{op["heads"]}/{op["kv_heads"]} q{op["seq_q"]} kv{op["seq_kv"]} d{op["head_dim"]}'
                 f'{" causal" if op.get("causal") in (True, "true") else ""}{cache}')
+    if op["kind"] == "moe":
+        return (f't{op["tokens"]} h{op["hidden"]} f{op["ffn"]} e{op["experts"]} top{op["top_k"]}' +
+                (f' shared{op["shared_experts"]}' if op.get("shared_experts") else "") +
+                (f' {op["routing.scoring"]} groups {op["routing.topk_groups"]}/{op["routing.groups"]}'
+                 if op.get("routing.groups", 1) > 1 else ""))
     if op["kind"] == "pool":
         return f'{op["mode"]} {op["r"]}x{op["s"]}/{op["stride"]} p{op["pad"]} on {op["n"]}x{op["h"]}x{op["w"]}x{op["c"]}'
     if op["kind"] == "conv2d":
@@ -248,6 +256,30 @@ def epilogues(root, kinds=()):
                       f'{cell(unfused)} | {ratio} | {versus} |')
 
 
+def moe(root):
+    """Every moe op: the runner's reported path and PyTorch's two variants, device time (median, replay
+    range), and the A/B row against PyTorch's fastest variant."""
+    print("| workload | op | shape | runner path | runner ms | torch._grouped_mm ms | per-expert loop ms | "
+          "runner/PyTorch A/B (range) | against |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ms = lambda p: f'{p["device"]["median_us"] / 1e3:.2f} ({p["device"]["min_us"] / 1e3:.2f}–{p["device"]["max_us"] / 1e3:.2f})'
+    for directory in workload_dirs(root):
+        records, framework = load(directory)
+        for record in records:
+            op = record["op"]
+            if op["kind"] != "moe":
+                continue
+            reported = next(p for p in record["paths"] if p["path"] == record["reported_path"])
+            variants = {p["path"].split("-")[0]: p for o in framework["ops"] if o["op"]["name"] == op["name"]
+                        for p in o.get("paths", []) if p.get("ran")}
+            cell = lambda name: ms(variants[name]) if name in variants else "-"
+            row = next((r for r in framework["comparison"] if r["op"] == op["name"]), None)
+            versus = (f'{row["runner_over_framework"]:.2f} ({row["ratio_min"]:.2f}–{row["ratio_max"]:.2f}) | '
+                      f'{row["framework_path"]}' if row else "- | -")
+            print(f'| {os.path.basename(directory)} | {op["name"]} | {shape(op)} | {reported["path"]} | '
+                  f'{ms(reported)} | {cell("torch.grouped_mm")} | {cell("torch.expert_loop")} | {versus} |')
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -255,6 +287,8 @@ def main():
         return ab_table(sys.argv[2], VECTOR_KINDS)
     if sys.argv[1] == "--attention":
         return ab_table(sys.argv[2], ("attention",))
+    if sys.argv[1] == "--moe":
+        return moe(sys.argv[2])
     if sys.argv[1] == "--epilogues":
         return epilogues(sys.argv[2], set(sys.argv[3:]))
     if sys.argv[1] == "--networks":

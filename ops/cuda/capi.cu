@@ -148,6 +148,21 @@ int tgr_generate(const char* dtype, unsigned long long seed, long long tensor, l
       -1);
 }
 
+// Copies the op's host table `name` (OpMeasurement::tables, e.g. a moe's "moe.experts") into `out` (host
+// memory of `capacity` doubles); returns its length (nothing copied when it is longer than capacity).
+long long tgr_table(int handle, const char* name, double* out, long long capacity) {
+  return guarded(
+      [&] {
+        const auto& tables = measurement_of(handle).tables;
+        const auto found = tables.find(name);
+        if (found == tables.end()) fail("op " + std::to_string(handle) + " has no table " + name);
+        const auto length = static_cast<long long>(found->second.size());
+        if (length <= capacity) std::copy(found->second.begin(), found->second.end(), out);
+        return length;
+      },
+      -1LL);
+}
+
 // Frees the op's live paths (its record stays for tgr_finish).
 int tgr_release(int handle) {
   return guarded(

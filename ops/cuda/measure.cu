@@ -143,7 +143,7 @@ Json OutputCheck::json() const {
 }
 
 OpChecker::OpChecker(const OpSpec& spec) : elements_(spec.out_elements) {
-  positions_ = sample_positions(spec.out_elements, spec.seed);
+  positions_ = spec.positions ? spec.positions() : sample_positions(spec.out_elements, spec.seed);
   const int count = static_cast<int>(positions_.size());
   device_positions_ = DeviceBuffer(positions_.size() * sizeof(int64_t));
   TESSERA_CUDA(cudaMemcpy(device_positions_.get(), positions_.data(), device_positions_.bytes(),

@@ -63,6 +63,9 @@ struct OpSpec {
   std::string work_note;  // what `work` counts when it is not flops
   std::string rate_kind;  // the matrix ceiling of the roofline floor
   double bytes = 0;       // the fewest bytes with tessera's output type
+  // The positions checked and recorded: sample_positions(out_elements, seed) unless set (a kind whose CPU
+  // reference costs per row, as moe's, samples whole rows of a few tokens).
+  std::function<std::vector<int64_t>()> positions;
   // The exact output at `count` sampled positions (device arrays), in float64; launched on the legacy stream.
   std::function<void(const int64_t* positions, int count, double* out)> reference;
   std::vector<PathSpec> paths;

@@ -204,6 +204,9 @@ struct OpMeasurement {
   // any other output of the op (the framework's) the same way.
   std::map<std::string, std::shared_ptr<LivePath>> live;
   std::shared_ptr<OpChecker> checker;
+  // Host tables a framework needs to run the op alike, by name (moe: the host's routing; capi.cu's
+  // tgr_table).
+  std::map<std::string, std::vector<double>> tables;
 };
 
 // A GPU path of one operator kind: given the op, it measures and returns the op's record.
@@ -218,6 +221,7 @@ void register_pool();
 void register_vector();
 void register_attention();
 void register_rope();
+void register_moe();
 void register_builtins();
 
 // The bf16, fp16, tf32, fp32 and int8 matrix rates of a large square GEMM (gemm.cu measures them).

@@ -196,6 +196,7 @@ void register_builtins() {
   register_vector();
   register_attention();
   register_rope();
+  register_moe();
 }
 
 }  // namespace tessera::gpu

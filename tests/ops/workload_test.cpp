@@ -88,11 +88,11 @@ TEST(ShippedWorkloads, EveryWorkloadParsesAndSurvivesItsResolvedForm) {
     EXPECT_FALSE(workload.ops.empty());
     for (size_t i = 0; i < workload.ops.size(); ++i) {
       EXPECT_EQ(workload.ops[i].index, static_cast<int>(i));
-      // Multiply-accumulates are a contraction's (attention's two matmuls); a pool and the vector kinds have
-      // none.
+      // Multiply-accumulates are a contraction's (attention's two matmuls, an MoE layer's router and expert
+      // GEMMs); a pool and the vector kinds have none.
       const std::string kind = workload.ops[i].kind_name();
       EXPECT_EQ(workload.ops[i].macs() > 0,
-                kind == "gemm" || kind == "fc" || kind == "conv2d" || kind == "attention")
+                kind == "gemm" || kind == "fc" || kind == "conv2d" || kind == "attention" || kind == "moe")
           << kind;
       EXPECT_EQ(workload.ops[i].where.file, entry.path().string());
       EXPECT_EQ(workload.ops[i].where.line,
