@@ -21,8 +21,10 @@ class IdentityWriter : public FieldVisitor {
     field.choice = names.at(static_cast<size_t>(index));
     field.is_default = fallback == index;
   }
-  void real(const char* name, double& value, RealRule, std::optional<double>) override {
-    add(name, FieldValue::Type::real).real = value;
+  void real(const char* name, double& value, RealRule, std::optional<double> fallback) override {
+    FieldValue& field = add(name, FieldValue::Type::real);
+    field.real = value;
+    field.is_default = fallback == value;
   }
   void choice_list(const char* name, std::vector<int>& indices,
                    const std::vector<std::string>& names) override {

@@ -19,6 +19,7 @@
 #include "e2e/cli_helpers.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "e2e/run_tessera.hpp"
+#include "flow/gpu_references.hpp"
 #include "ops/numerics.hpp"
 #include "ops/reference.hpp"
 #include "ops/workload.hpp"
@@ -86,6 +87,13 @@ TEST(GpuReference, EveryShippedWorkloadHasARecordedRunOfEveryOpThatSaysHowItWasM
         EXPECT_GT(record.paths_ran, 0) << record.file;
         EXPECT_TRUE(record.reported_path_checked) << record.file << ": reported path " << record.path;
       }
+      // The run's report finds it and compares it with this very op (shape, seed, index; a field the runner
+      // did not write is one at its default: MoE's routing.alpha without skew).
+      const flow::GpuReferences found = flow::find_gpu_references(op, workload.seed, workload.name, kRoot);
+      EXPECT_TRUE(std::any_of(found.comparisons.begin(), found.comparisons.end(),
+                              [](const traces::GpuComparison& gpu) { return gpu.compared; }))
+          << workload.name << "/" << op.name << ": "
+          << (found.comparisons.empty() ? found.note : found.comparisons.front().note);
     }
   }
 }
