@@ -236,8 +236,9 @@ A2aLayout a2a_layout(const MoeStage& stage, const A2aPlan& plan, int core, int64
   layout.xr = layout.yb = sram.take(rows * s.hidden * e);
   for (auto& pair : layout.w)
     for (int64_t i = 0; i < nw; ++i) pair[i] = sram.take(tk * tf * e);
-  for (int64_t i = 0; i < nw; ++i) layout.acc[i] = sram.take(r * tf * 4);
-  layout.h = sram.take(r * tf * e);
+  for (auto& pair : layout.acc)
+    for (int64_t i = 0; i < nw; ++i) pair[i] = sram.take(r * tf * 4);
+  for (auto& h : layout.h) h = sram.take(r * tf * e);
   for (auto& wd : layout.wd) wd = sram.take(tf * tf * e);
   layout.yacc = sram.take(r * s.hidden * 4);
   layout.end = static_cast<int64_t>(sram.at);

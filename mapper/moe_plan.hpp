@@ -133,11 +133,12 @@ A2aPlan a2a_plan(const MoeStage& stage, const ops::MoeRouting& routing, int core
 
 // A core's SRAM in the all-to-all form: the router's buffers, its home tokens' X rows, their routes' slots, G
 // and the output; its experts' rows (X received, then each expert's Y rounded in its X rows' place); W
-// chunks, the gate/up accumulators, an H chunk, down W tiles and the Y accumulator of one expert's rows.
+// chunks, the gate/up accumulators, an H chunk, down W tiles and the Y accumulator of one expert's rows; two
+// sets of gate/up accumulators and H chunks, so that chunk j + 1's GEMMs run while chunk j is activated.
 struct A2aLayout {
   GemmBuffers router;
-  uint64_t xh = 0, slots = 0, g = 0, out = 0, xr = 0, yb = 0, w[2][2] = {}, acc[2] = {}, h = 0, wd[2] = {},
-           yacc = 0;
+  uint64_t xh = 0, slots = 0, g = 0, out = 0, xr = 0, yb = 0, w[2][2] = {}, acc[2][2] = {}, h[2] = {},
+           wd[2] = {}, yacc = 0;
   int64_t end = 0;
 };
 A2aLayout a2a_layout(const MoeStage& stage, const A2aPlan& plan, int core, int64_t tf, int64_t tk);

@@ -493,8 +493,11 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
       const A2aPlan::Expert& expert = core.experts[x];
       const int64_t r = expert.rows;
       const uint64_t a_rows = at.xr + static_cast<uint64_t>(expert.first * row_bytes);
-      for (int64_t f = 0; f < s.ffn; f += tf, ++hs) {
-        const int64_t n = std::min(tf, s.ffn - f);
+      const int64_t first_chunk = hs, ffn_chunks = ceil_div(s.ffn, tf);
+      // Chunk j of the expert's ffn (its H chunk and its accumulators: parity of the core's chunk count).
+      auto gate_up = [&](int64_t j) {
+        const int64_t f = j * tf, n = std::min(tf, s.ffn - f), chunk = first_chunk + j;
+        const int p = static_cast<int>(chunk % 2);
         for (int64_t k0 = 0; k0 < s.hidden; k0 += tk, ++chunks) {
           const int64_t k = std::min(tk, s.hidden - k0);
           const int cb = static_cast<int>(chunks % 2);
@@ -514,41 +517,47 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
             mm.a_address = a_rows + static_cast<uint64_t>(k0 * e);
             mm.a_pitch_bytes = row_bytes;
             mm.w_address = at.w[cb][w];
-            mm.o_address = at.acc[w];
+            mm.o_address = at.acc[p][w];
             mm.m = r, mm.n = n, mm.k = k;
             mm.accumulate = k0 > 0;
             std::vector<arch::SemaphoreWait> waits;
             if (w == 0) {
               waits.push_back(arch::SemaphoreWait{here(fmt::format("w_full[{}]", cb)), nw});
               if (first_matmul) waits.push_back(wait("x_in", static_cast<int>(core.rows.size())));
-              if (k0 == 0 && hs > 0) waits.push_back(wait("acc_free"));
+              if (k0 == 0 && chunk >= 2) waits.push_back(wait(fmt::format("acc_free[{}]", p)));
             }
             first_matmul = false;
             std::vector<arch::SemaphoreRef> signals;
             if (w == nw - 1) {
               signals.push_back(here(fmt::format("w_free[{}]", cb)));
-              if (k0 + k >= s.hidden) signals.push_back(here("acc_full"));
+              if (k0 + k >= s.hidden) signals.push_back(here(fmt::format("acc_full[{}]", p)));
             }
             list.push_back(make_instruction(pe, mm, waits, signals));
           }
         }
-        // H chunk = act(gate) * up, in the op's type; then its part of every hidden tile of Y.
+        // H chunk = act(gate) * up, in the op's type.
         arch::VecOp act;
         act.kind = arch::VectorKind::map;
         act.dtype = DType::fp32;
         act.out_dtype = dtype_;
-        act.x_address = at.acc[0];
-        act.o_address = at.h;
+        act.x_address = at.acc[p][0];
+        act.o_address = at.h[p];
         act.rows = r, act.cols = n;
         if (s.swiglu()) {
           act.chain = {arch::VecFn::swiglu};
-          act.y_address = at.acc[1];
+          act.y_address = at.acc[p][1];
         } else {
           act.chain = {arch::VecFn::gelu};
         }
-        std::vector<arch::SemaphoreWait> act_waits = {wait("acc_full")};
-        if (hs > 0) act_waits.push_back(wait("h_free"));
-        list.push_back(make_instruction(vec, act, act_waits, {here("acc_free"), here("h_full")}));
+        std::vector<arch::SemaphoreWait> act_waits = {wait(fmt::format("acc_full[{}]", p))};
+        if (chunk >= 2) act_waits.push_back(wait(fmt::format("h_free[{}]", p)));
+        list.push_back(make_instruction(
+            vec, act, act_waits, {here(fmt::format("acc_free[{}]", p)), here(fmt::format("h_full[{}]", p))}));
+      };
+      // The H chunk's part of every hidden tile of Y.
+      auto down = [&](int64_t j) {
+        const int64_t f = j * tf, n = std::min(tf, s.ffn - f), chunk = first_chunk + j;
+        const int p = static_cast<int>(chunk % 2);
         for (int64_t h = 0; h < s.hidden; h += tf, ++downs) {
           const int64_t cols = std::min(tf, s.hidden - h);
           const int db = static_cast<int>(downs % 2);
@@ -561,21 +570,29 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
           arch::PeMatmul mm;
           mm.dataflow = mapping.dataflow;
           mm.dtype = dtype_;
-          mm.a_address = at.h;
+          mm.a_address = at.h[p];
           mm.w_address = at.wd[db];
           mm.o_address = at.yacc + static_cast<uint64_t>(h * 4);
           mm.o_pitch_bytes = s.hidden * 4;
           mm.m = r, mm.n = cols, mm.k = n;
           mm.accumulate = f > 0;
           std::vector<arch::SemaphoreWait> waits2 = {wait(fmt::format("wd_full[{}]", db))};
-          if (h == 0) waits2.push_back(wait("h_full"));
+          if (h == 0) waits2.push_back(wait(fmt::format("h_full[{}]", p)));
           if (f == 0 && h == 0 && x > 0) waits2.push_back(wait("yacc_free"));
           std::vector<arch::SemaphoreRef> signals = {here(fmt::format("wd_free[{}]", db))};
-          if (h + cols >= s.hidden) signals.push_back(here("h_free"));
+          if (h + cols >= s.hidden) signals.push_back(here(fmt::format("h_free[{}]", p)));
           if (h + cols >= s.hidden && f + n >= s.ffn) signals.push_back(here("y_done"));
           list.push_back(make_instruction(pe, mm, waits2, signals));
         }
+      };
+      // Software-pipelined: chunk j + 1's gate/up GEMMs run on the PE array while the vector unit activates
+      // chunk j, then chunk j's down GEMMs.
+      gate_up(0);
+      for (int64_t j = 0; j < ffn_chunks; ++j) {
+        if (j + 1 < ffn_chunks) gate_up(j + 1);
+        down(j);
       }
+      hs += ffn_chunks;
       // Y rounded to the op's type beside the expert's rows, then each row to its slot on its home core.
       bool remote = false, local = false;
       for (int64_t i = 0; i < r; ++i)
