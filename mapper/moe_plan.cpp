@@ -56,20 +56,13 @@ void append_share_jobs(const ops::MoeShape& s, const MoeStage::Share& share, con
       jobs.push_back(std::move(job));
     }
   };
-  std::vector<int> h_stores;
-  for (const auto& [r, m] : blocks) {
-    int count = 0;
-    for (int64_t f = 0; f < width;) {
-      const int64_t within = shared ? f % s.ffn : f;
-      f += std::min(tiles.n, s.ffn - within);
-      ++count;
-    }
-    h_stores.push_back(count);
-  }
+  // Every row block stores one H tile per ffn tile.
+  int h_stores = 0;
+  for (int64_t f = 0; f < width; ++h_stores) f += std::min(tiles.n, s.ffn - (shared ? f % s.ffn : f));
   for (size_t j = 0; j < blocks.size(); ++j) {
     if (j == 0) gate_up(blocks[0].first, blocks[0].second);
     if (j + 1 < blocks.size()) gate_up(blocks[j + 1].first, blocks[j + 1].second);
-    down(blocks[j].first, blocks[j].second, h_stores[j]);
+    down(blocks[j].first, blocks[j].second, h_stores);
   }
 }
 

@@ -2,8 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "arch/isa/noc_send.hpp"
 #include "arch/isa/vec_op.hpp"
@@ -104,17 +102,10 @@ class JobEmitter {
       if (job.epilogue == Epilogue::route) {
         waits.push_back(wait("r_full"));
         signals.push_back(signal("r_free"));
-        arch::VecRoute route;
+        arch::VecRoute route = stage_.route_op(job.m);
         route.x_address = b.acc[tb][0];
         route.i_address = b.r;
         route.o_address = b.out[tb];
-        route.rows = job.m;
-        route.experts = s.experts;
-        route.top_k = s.top_k;
-        route.sigmoid = s.routing.scoring == ops::MoeScoring::sigmoid;
-        route.groups = s.routing.groups;
-        route.topk_groups = s.routing.topk_groups;
-        route.scaling = s.routing.routed_scaling;
         list_.push_back(make_instruction(vec_queue_, route, waits, signals));
       } else {
         arch::VecOp op;
@@ -162,6 +153,21 @@ class JobEmitter {
       vec_queue_{arch::QueueKind::vec, 0};
   int64_t chunks_ = 0, routes_ = 0;
 };
+
+// The cores' instruction lists (core c's at index c; a core without any is left out) as the program's cores
+// in mesh order, and its semaphores numbered.
+void finish_program(arch::Program& program, std::vector<std::vector<arch::Instruction>>& lists,
+                    const arch::ArchSpec& spec) {
+  for (size_t c = 0; c < lists.size(); ++c) {
+    if (lists[c].empty()) continue;
+    program.cores.emplace_back();
+    program.cores.back().coord = arch::core_coord(static_cast<int>(c), spec.mesh);
+    program.cores.back().instructions = std::move(lists[c]);
+  }
+  std::sort(program.cores.begin(), program.cores.end(),
+            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
+  program.number_semaphores_by_appearance();
+}
 
 // An intermediate the program writes and reads back (at least one row).
 arch::TensorDecl intermediate_tensor(const char* name, DType dtype, int64_t rows, int64_t cols) {
@@ -224,7 +230,6 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
   std::vector<int64_t> counts(static_cast<size_t>(s.experts));
   for (int64_t e = 0; e < s.experts; ++e) counts[static_cast<size_t>(e)] = routing->count(e);
   const Rows rows = rows_of(counts);
-  const int64_t element = size_bytes(dtype_);
 
   arch::Program program;
   arch::TensorDecl output;
@@ -267,8 +272,6 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
   t.o = add_tensor(program, output);  // the last tensor: the one the numerics check reads
 
   const Plan plan = plan_of(*this, mapping, spec, counts, t);
-  const int64_t tm = mapping.graph_tiling.values[kTileM], tn = mapping.graph_tiling.values[kTileN],
-                tk = mapping.graph_tiling.values[kTileK];
   const Layout layout = layout_of(*this, mapping.graph_tiling.values[kTileM],
                                   mapping.graph_tiling.values[kTileN], mapping.graph_tiling.values[kTileK]);
   const GemmBuffers& router = layout.router;
@@ -371,15 +374,7 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
                                       {semaphore(fmt::format("out_free[{}]", b))}));
     }
   }
-  for (int c = 0; c < plan.cores; ++c) {
-    if (lists[static_cast<size_t>(c)].empty()) continue;
-    program.cores.emplace_back();
-    program.cores.back().coord = arch::core_coord(c, spec.mesh);
-    program.cores.back().instructions = std::move(lists[static_cast<size_t>(c)]);
-  }
-  std::sort(program.cores.begin(), program.cores.end(),
-            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
-  program.number_semaphores_by_appearance();
+  finish_program(program, lists, spec);
   return program;
 }
 
@@ -657,15 +652,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
       list.push_back(make_instruction(store, o, {wait("out_full")}, {}));
     }
   }
-  for (int c = 0; c < cores; ++c) {
-    if (lists[static_cast<size_t>(c)].empty()) continue;
-    program.cores.emplace_back();
-    program.cores.back().coord = arch::core_coord(c, spec.mesh);
-    program.cores.back().instructions = std::move(lists[static_cast<size_t>(c)]);
-  }
-  std::sort(program.cores.begin(), program.cores.end(),
-            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
-  program.number_semaphores_by_appearance();
+  finish_program(program, lists, spec);
   return program;
 }
 

@@ -78,6 +78,18 @@ int64_t MoeStage::combine_cols() const {
   return std::min<int64_t>(shape_.hidden, 256);
 }
 
+arch::VecRoute MoeStage::route_op(int64_t rows) const {
+  arch::VecRoute route;
+  route.rows = rows;
+  route.experts = shape_.experts;
+  route.top_k = shape_.top_k;
+  route.sigmoid = shape_.routing.scoring == ops::MoeScoring::sigmoid;
+  route.groups = shape_.routing.groups;
+  route.topk_groups = shape_.routing.topk_groups;
+  route.scaling = shape_.routing.routed_scaling;
+  return route;
+}
+
 std::vector<int64_t> MoeStage::expected_counts() const {
   const ops::MoeRoutingRule rule = shape_.rule();
   const int64_t capacity = rule.capacity();
@@ -171,14 +183,7 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
     if (found != vectors.end()) return found->second;
     int64_t cycles = 0;
     if (job.epilogue == Epilogue::route) {
-      arch::VecRoute route;
-      route.rows = job.m;
-      route.experts = s.experts;
-      route.top_k = s.top_k;
-      route.sigmoid = s.routing.scoring == ops::MoeScoring::sigmoid;
-      route.groups = s.routing.groups;
-      route.topk_groups = s.routing.topk_groups;
-      cycles = arch::vector_timing(vector, route.work()).cycles;
+      cycles = arch::vector_timing(vector, route_op(job.m).work()).cycles;
     } else {
       const int64_t extra = job.epilogue == Epilogue::activate ? (s.swiglu() ? 6 : 5) : 1;
       cycles = attention::vector_cycles(vector, arch::VectorKind::map, job.m, job.n, extra);
@@ -282,10 +287,7 @@ Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) 
         dmas[at] += attention::transfer_cycles(dma, tokens * k * e + k * s.experts * e, 2);
         dram += tokens * k * e + k * s.experts * e;
       }
-      arch::VecRoute route;
-      route.rows = tokens, route.experts = s.experts, route.top_k = s.top_k;
-      route.sigmoid = s.routing.scoring == ops::MoeScoring::sigmoid;
-      route.groups = s.routing.groups, route.topk_groups = s.routing.topk_groups;
+      const arch::VecRoute route = route_op(tokens);
       arch::VecOp sum;
       sum.kind = arch::VectorKind::weighted_sum;
       sum.rows = tokens, sum.cols = s.hidden, sum.parts = s.top_k;
@@ -350,6 +352,18 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
     throw InputError(where, field,
                      fmt::format("no legal mapping for {}: {}", options.op_description, message), hint);
   };
+  // Scores a mapping of the row's dataflow and keeps it if it ranks among the row's best.
+  auto add = [&](DataflowSearch& row, Mapping mapping) {
+    mapping.graph = self;
+    mapping.dataflow = row.dataflow;
+    Candidate candidate;
+    candidate.mapping = mapping;
+    candidate.cost = evaluate(mapping, spec);
+    candidate.index = static_cast<uint64_t>(row.legal);
+    ++row.legal;
+    ++result.evaluated;
+    keep_best(row.best, std::move(candidate), keep);
+  };
   if (shape_.experts > kMostRouterExperts)
     fail("",
          fmt::format("the router's logits of {} experts do not fit one accumulator row (at most {})",
@@ -370,19 +384,11 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
             if (smallest == 0 || bytes < smallest) smallest = bytes;
             if (bytes > spec.core.sram.bytes) continue;
             Mapping mapping;
-            mapping.graph = self;
-            mapping.dataflow = dataflow;
             mapping.graph_tiling.values[kTileM] = m;
             mapping.graph_tiling.values[kTileN] = n;
             mapping.graph_tiling.values[kTileK] = k;
             mapping.graph_tiling.values[kPlacement] = placement;
-            Candidate candidate;
-            candidate.mapping = mapping;
-            candidate.cost = evaluate(mapping, spec);
-            candidate.index = static_cast<uint64_t>(row.legal);
-            ++row.legal;
-            ++result.evaluated;
-            keep_best(row.best, std::move(candidate), keep);
+            add(row, mapping);
           }
       if (row.legal == 0)
         row.why_none = Infeasibility{"core.sram.kib",
@@ -410,19 +416,11 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
             fits = a2a_layout(*this, plan, c, n, k).end <= spec.core.sram.bytes;
           if (!fits) continue;
           Mapping mapping;
-          mapping.graph = self;
-          mapping.dataflow = dataflow;
           mapping.graph_tiling.values[kTileN] = n;
           mapping.graph_tiling.values[kTileK] = k;
           mapping.graph_tiling.values[kPlacement] = a2a;
           mapping.graph_tiling.values[kSeed] = static_cast<int64_t>(*options.seed);
-          Candidate candidate;
-          candidate.mapping = mapping;
-          candidate.cost = evaluate(mapping, spec);
-          candidate.index = static_cast<uint64_t>(row.legal);
-          ++row.legal;
-          ++result.evaluated;
-          keep_best(row.best, std::move(candidate), keep);
+          add(row, mapping);
         }
       if (row.legal > 0) result.per_dataflow.push_back(std::move(row));
     }

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/isa/vec_route.hpp"
 #include "mapper/stage_graph.hpp"
 #include "ops/kinds/moe.hpp"
 
@@ -60,6 +61,8 @@ class MoeStage final : public StageGraph {
   int64_t router_rows() const;
   int64_t combine_rows() const;
   int64_t combine_cols() const;
+  // The router's vec route of `rows` tokens (addresses left for the lowering to fill).
+  arch::VecRoute route_op(int64_t rows) const;
 
   const char* kind() const override { return "moe"; }
   SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
