@@ -1,5 +1,7 @@
 #include "arch/topology.hpp"
 
+#include <algorithm>
+
 namespace tessera::arch {
 
 void append_xy_route(const Coord& from, const Coord& to, const MeshSpec& mesh, std::vector<int>& links) {
@@ -41,6 +43,22 @@ int dram_channel_of(uint64_t address, const DramSpec& dram) {
     block = folded;
   }
   return static_cast<int>(block % channels);
+}
+
+DramChannelMap::DramChannelMap(const DramSpec& dram)
+    : interleave_(static_cast<uint64_t>(dram.interleave_bytes)),
+      channels_(static_cast<uint64_t>(dram.channels)) {
+  if (dram.channel_hash != ChannelHash::xor_fold || channels_ <= 1) return;
+  int bits = 0;
+  while ((uint64_t{1} << bits) < channels_) ++bits;
+  chunk_bits_ = bits * std::max(1, 12 / bits);
+  chunk_mask_ = (uint64_t{1} << chunk_bits_) - 1;
+  fold_.resize(static_cast<size_t>(chunk_mask_) + 1);
+  for (uint64_t chunk = 0; chunk <= chunk_mask_; ++chunk) {
+    uint64_t folded = 0;
+    for (uint64_t rest = chunk; rest != 0; rest >>= bits) folded ^= rest & ((uint64_t{1} << bits) - 1);
+    fold_[chunk] = folded;
+  }
 }
 
 Coord dram_channel_router(int channel, const ArchSpec& spec) {

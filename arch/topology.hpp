@@ -50,4 +50,26 @@ Coord dram_channel_router(int channel, const ArchSpec& spec);
 // ceil(log2(channels)) bits, modulo the channel count.
 int dram_channel_of(uint64_t address, const DramSpec& dram);
 
+// dram_channel_of at the cost of a few table lookups, for the simulator's per-burst use: XOR-folding is
+// linear in the address's bit slices, so the fold of a block is the fold of the XOR of its 12-bit (a whole
+// number of slices) chunks, which a table gives.
+class DramChannelMap {
+ public:
+  explicit DramChannelMap(const DramSpec& dram);
+  int of(uint64_t address) const {
+    uint64_t block = address / interleave_;
+    if (fold_.empty()) return static_cast<int>(block % channels_);
+    uint64_t chunks = 0;
+    for (; block != 0; block >>= chunk_bits_) chunks ^= block & chunk_mask_;
+    return static_cast<int>(fold_[chunks] % channels_);
+  }
+
+ private:
+  uint64_t interleave_ = 1;
+  uint64_t channels_ = 1;
+  int chunk_bits_ = 0;
+  uint64_t chunk_mask_ = 0;
+  std::vector<uint64_t> fold_;  // per chunk value: its slices XOR-folded (empty: no hashing)
+};
+
 }  // namespace tessera::arch

@@ -12,10 +12,6 @@ namespace {
 // with less than this fraction left counts as full (the bandwidth it forgoes is under 2%).
 constexpr double kFullFraction = 1.0 / 64;
 constexpr double kCrumbBytes = 1e-6;
-
-Tick ceil_ticks(double ticks) {
-  return static_cast<Tick>(std::ceil(ticks - 1e-9));
-}
 }  // namespace
 
 void BandwidthCalendar::set_capacity(double bytes_per_cycle) {
@@ -32,10 +28,6 @@ void BandwidthCalendar::reset() {
   ring_.assign(16, 0.0);
   mask_ = ring_.size() - 1;
   first_epoch_ = end_epoch_ = first_open_epoch_ = 0;
-}
-
-Tick BandwidthCalendar::transfer_ticks(double bytes) const {
-  return ceil_ticks(bytes * ticks_per_byte_);
 }
 
 void BandwidthCalendar::note_full(uint64_t epoch) {
@@ -64,14 +56,12 @@ double& BandwidthCalendar::grow_to(uint64_t epoch) {
   return ring_[epoch & mask_];
 }
 
-void BandwidthCalendar::retire_before(Tick now) {
-  const uint64_t epoch = now / kEpochTicks;
-  if (epoch <= first_epoch_) return;
+void BandwidthCalendar::retire_epochs_before(uint64_t epoch) {
   first_epoch_ = std::min(epoch, end_epoch_);
   first_open_epoch_ = std::max(first_open_epoch_, first_epoch_);
 }
 
-Tick BandwidthCalendar::book(Tick start, double bytes) {
+Tick BandwidthCalendar::book_walk(Tick start, double bytes) {
   if (bytes <= 0) return start;
   uint64_t epoch = start / kEpochTicks;
   Tick at = start;
@@ -111,15 +101,22 @@ Tick BandwidthCalendar::book_spread(Tick start, Tick end, double bytes) {
   if (bytes <= 0) return std::max(start, end);
   if (end <= start) return book(start, bytes);
   const double per_tick = bytes / static_cast<double>(end - start);
+  const uint64_t first = start / kEpochTicks;
+  const uint64_t last = (end - 1) / kEpochTicks;
+  // Every epoch of the window live in the ring before the walk (new ones are empty), so the walk indexes it
+  // directly.
+  if (first < first_epoch_ || first >= end_epoch_) grow_to(first);
+  if (last >= end_epoch_) grow_to(last);
   double carry = 0;
-  for (uint64_t epoch = start / kEpochTicks; epoch * kEpochTicks < end; ++epoch) {
-    const Tick from = std::max(start, epoch * kEpochTicks);
-    const Tick to = std::min(end, (epoch + 1) * kEpochTicks);
-    double& booked = used(epoch);
-    const double wanted = per_tick * static_cast<double>(to - from) + carry;
+  for (uint64_t epoch = first; epoch <= last; ++epoch) {
+    const Tick epoch_start = epoch * kEpochTicks;
+    const Tick from = start > epoch_start ? start : epoch_start;
+    const Tick to = end < epoch_start + kEpochTicks ? end : epoch_start + kEpochTicks;
+    double& booked = ring_[epoch & mask_];
+    const double span = static_cast<double>(to - from);
+    const double wanted = per_tick * span + carry;
     // Within the window the stream may use at most the capacity of the part of the epoch it covers.
-    const double limit =
-        std::min(capacity_per_epoch_ - booked, bytes_per_tick_ * static_cast<double>(to - from));
+    const double limit = std::min(capacity_per_epoch_ - booked, bytes_per_tick_ * span);
     const double taken = std::max(0.0, std::min(wanted, limit));
     booked += taken;
     carry = wanted - taken;

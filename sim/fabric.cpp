@@ -11,7 +11,8 @@ namespace tessera::sim {
 Fabric::Fabric(const arch::ArchSpec& spec)
     : spec_(spec),
       router_latency_(cycles_to_ticks(spec.noc.router_latency_cycles)),
-      dram_latency_(cycles_to_ticks(spec.dram.latency_cycles)) {
+      dram_latency_(cycles_to_ticks(spec.dram.latency_cycles)),
+      channel_map_(spec.dram) {
   const int cores = spec.mesh.cores();
   channels_.assign(spec.dram.channels, BandwidthCalendar(spec.dram.channel_bytes_per_cycle));
   for (int channel = 0; channel < spec.dram.channels; ++channel)
@@ -23,54 +24,50 @@ Fabric::Fabric(const arch::ArchSpec& spec)
   banks_.assign(static_cast<size_t>(cores) * spec.core.sram.banks,
                 BandwidthCalendar(static_cast<double>(spec.core.sram.bank_width_bytes)));
   scratch_words_.assign(spec.core.sram.banks, 0);
+  tree_index_.assign(static_cast<size_t>(cores), -1);
+  link_ticks_per_byte_ = static_cast<double>(kTicksPerCycle) / spec.noc.link_bytes_per_cycle;
+  slowest_ticks_per_byte_ = static_cast<double>(kTicksPerCycle) /
+                            std::min(spec.noc.link_bytes_per_cycle, spec.dram.channel_bytes_per_cycle);
 }
 
 void Fabric::reset() {
   for (auto* group : {&channels_, &links_, &inject_, &eject_, &banks_})
     for (auto& calendar : *group) calendar.reset();
   traffic_ = TrafficCounters{};
-  trees_.clear();
+  forget_trees();
   destinations_.clear();
-}
-
-void Fabric::retire_before(Tick now) {
-  for (auto* group : {&channels_, &links_, &inject_, &eject_, &banks_})
-    for (auto& calendar : *group) calendar.retire_before(now);
-}
-
-Flow Fabric::through(BandwidthCalendar& resource, Flow in, double bytes, Tick latency) {
-  const Tick ideal_end = in.head + resource.transfer_ticks(bytes);
-  const Tick end = resource.book(in.head, bytes);
-  const Tick delay = end > ideal_end ? end - ideal_end : 0;
-  return Flow{in.head + delay + latency, std::max(end, in.tail) + latency};
-}
-
-Flow Fabric::dram_read(Tick issue, uint64_t dram_address, int64_t bytes, int& router) {
-  const int channel = arch::dram_channel_of(dram_address, spec_.dram);
-  router = channel_router_[channel];
-  traffic_.dram_read_bytes += bytes;
-  return through(channels_[channel], Flow{issue, issue}, static_cast<double>(bytes), dram_latency_);
+  horizon_ = 0;
 }
 
 void Fabric::begin_load(const std::vector<int>& destinations) {
   if (destinations == destinations_) return;
   destinations_ = destinations;
+  forget_trees();
+}
+
+void Fabric::forget_trees() {
+  for (const Tree& tree : trees_) tree_index_[static_cast<size_t>(tree.router)] = -1;
   trees_.clear();
 }
 
-const Fabric::Tree& Fabric::tree_of(int router) {
-  for (const Tree& tree : trees_)
-    if (tree.router == router) return tree;
-  const std::vector<int>& destinations = destinations_;
+const std::vector<int>& Fabric::route_between(int from_router, int to_router) {
+  const int64_t key = static_cast<int64_t>(from_router) * spec_.mesh.cores() + to_router;
+  auto found = routes_.find(key);
+  if (found != routes_.end()) return found->second;
+  std::vector<int> route;
+  arch::append_xy_route(arch::core_coord(from_router, spec_.mesh), arch::core_coord(to_router, spec_.mesh),
+                        spec_.mesh, route);
+  return routes_.emplace(key, std::move(route)).first->second;
+}
+
+const Fabric::Tree& Fabric::build_tree(int router) {
   Tree tree;
   tree.router = router;
-  tree.destinations = destinations;
-  const arch::Coord source = arch::core_coord(router, spec_.mesh);
-  for (int destination : destinations) {
-    route_.clear();
-    arch::append_xy_route(source, arch::core_coord(destination, spec_.mesh), spec_.mesh, route_);
+  tree.destinations = destinations_;
+  for (int destination : destinations_) {
     int parent = -1;
-    for (int link : route_) {
+    const std::vector<int>& route = route_between(router, destination);
+    for (int link : route) {
       int entry = -1;
       for (size_t i = 0; i < tree.links.size(); ++i)
         if (tree.links[i].first == link) entry = static_cast<int>(i);
@@ -81,63 +78,81 @@ const Fabric::Tree& Fabric::tree_of(int router) {
       parent = entry;
     }
     tree.leaves.push_back(parent);
+    tree.depth = std::max(tree.depth, static_cast<int>(route.size()));
   }
+  tree_index_[static_cast<size_t>(router)] = static_cast<int>(trees_.size());
   trees_.push_back(std::move(tree));
+  if (tree_flows_.size() < trees_.back().links.size()) tree_flows_.resize(trees_.back().links.size());
   return trees_.back();
 }
 
-Tick Fabric::load_burst(Tick issue, uint64_t dram_address, int64_t bytes) {
-  int router = 0;
-  const Flow from_dram = dram_read(issue, dram_address, bytes, router);
+Tick Fabric::load_latency(int channel) {
+  const Tree& tree = tree_of(channel_router_[static_cast<size_t>(channel)]);
+  return dram_latency_ + router_latency_ * static_cast<Tick>(tree.depth + 1);
+}
+
+Tick Fabric::store_latency(int source_core, int channel, bool accumulate) {
+  const size_t hops = route_between(source_core, channel_router_[static_cast<size_t>(channel)]).size();
+  return dram_latency_ * (accumulate ? 2 : 1) + router_latency_ * static_cast<Tick>(hops + 1);
+}
+
+Tick Fabric::send_latency(int source_core, int destination_core) {
+  const size_t hops = route_between(source_core, destination_core).size();
+  return router_latency_ * static_cast<Tick>(hops + 1);
+}
+
+Tick Fabric::load_stream(int channel, Flow issued, int64_t bytes, Tick& first_arrival) {
+  const int router = channel_router_[static_cast<size_t>(channel)];
+  const auto amount = static_cast<double>(bytes);
+  traffic_.dram_read_bytes += bytes;
+  const Flow from_dram = pass(channels_[static_cast<size_t>(channel)], issued, amount, dram_latency_);
   const Tree& tree = tree_of(router);
-  const std::vector<int>& destinations = destinations_;
   // Each link of the tree is booked once, after its parent: the shared trunk of a multicast carries one copy.
-  tree_flows_.resize(tree.links.size());
   for (size_t i = 0; i < tree.links.size(); ++i) {
     const auto& [link, parent] = tree.links[i];
-    tree_flows_[i] = through(links_[link], parent < 0 ? from_dram : tree_flows_[parent],
-                             static_cast<double>(bytes), router_latency_);
+    tree_flows_[i] =
+        pass(links_[static_cast<size_t>(link)],
+             parent < 0 ? from_dram : tree_flows_[static_cast<size_t>(parent)], amount, router_latency_);
   }
   traffic_.noc_byte_hops += bytes * static_cast<int64_t>(tree.links.size());
   Tick done = 0;
-  for (size_t d = 0; d < destinations.size(); ++d) {
-    const Flow at_router = tree.leaves[d] < 0 ? from_dram : tree_flows_[tree.leaves[d]];
-    const Flow flow =
-        through(eject_[destinations[d]], at_router, static_cast<double>(bytes), router_latency_);
+  for (size_t d = 0; d < destinations_.size(); ++d) {
+    const Flow at_router = tree.leaves[d] < 0 ? from_dram : tree_flows_[static_cast<size_t>(tree.leaves[d])];
+    const Flow flow = pass(eject_[static_cast<size_t>(destinations_[d])], at_router, amount, router_latency_);
     traffic_.noc_bytes += bytes;
     done = std::max(done, flow.tail);
+    first_arrival = std::min(first_arrival, flow.head);
   }
   return done;
 }
 
-Tick Fabric::store_burst(Tick issue, int source_core, int64_t bytes, uint64_t dram_address, bool accumulate) {
-  Flow flow = through(inject_[source_core], Flow{issue, issue}, static_cast<double>(bytes), router_latency_);
-  const int channel = arch::dram_channel_of(dram_address, spec_.dram);
-  route_.clear();
-  arch::append_xy_route(arch::core_coord(source_core, spec_.mesh),
-                        arch::core_coord(channel_router_[channel], spec_.mesh), spec_.mesh, route_);
-  for (int link : route_) flow = through(links_[link], flow, static_cast<double>(bytes), router_latency_);
-  traffic_.noc_byte_hops += bytes * static_cast<int64_t>(route_.size());
+Tick Fabric::store_stream(int source_core, int channel, Flow issued, int64_t bytes, bool accumulate) {
+  const auto amount = static_cast<double>(bytes);
+  Flow flow = pass(inject_[static_cast<size_t>(source_core)], issued, amount, router_latency_);
+  const std::vector<int>& route = route_between(source_core, channel_router_[static_cast<size_t>(channel)]);
+  for (int link : route) flow = pass(links_[static_cast<size_t>(link)], flow, amount, router_latency_);
+  traffic_.noc_byte_hops += bytes * static_cast<int64_t>(route.size());
   traffic_.noc_bytes += bytes;
   // A write is done when the channel has taken it and the DRAM acknowledged it; an accumulating store reads
   // the old contents through the same channel first.
-  const double channel_bytes = static_cast<double>(bytes) * (accumulate ? 2.0 : 1.0);
-  flow = through(channels_[channel], flow, channel_bytes, dram_latency_ * (accumulate ? 2 : 1));
+  flow = pass(channels_[static_cast<size_t>(channel)], flow, amount * (accumulate ? 2.0 : 1.0),
+              dram_latency_ * (accumulate ? 2 : 1));
   traffic_.dram_write_bytes += bytes;
   if (accumulate) traffic_.dram_read_bytes += bytes;
   return flow.tail;
 }
 
-Tick Fabric::send_burst(Tick issue, int source_core, int destination_core, int64_t bytes) {
+Tick Fabric::send_stream(int source_core, int destination_core, Flow issued, int64_t bytes,
+                         Tick& first_arrival) {
+  const auto amount = static_cast<double>(bytes);
   // The routers crossed are the source's, each one a link leads to: the injection port adds none of its own.
-  Flow flow = through(inject_[source_core], Flow{issue, issue}, static_cast<double>(bytes), 0);
-  route_.clear();
-  arch::append_xy_route(arch::core_coord(source_core, spec_.mesh),
-                        arch::core_coord(destination_core, spec_.mesh), spec_.mesh, route_);
-  for (int link : route_) flow = through(links_[link], flow, static_cast<double>(bytes), router_latency_);
-  traffic_.noc_byte_hops += bytes * static_cast<int64_t>(route_.size());
+  Flow flow = pass(inject_[static_cast<size_t>(source_core)], issued, amount, 0);
+  const std::vector<int>& route = route_between(source_core, destination_core);
+  for (int link : route) flow = pass(links_[static_cast<size_t>(link)], flow, amount, router_latency_);
+  traffic_.noc_byte_hops += bytes * static_cast<int64_t>(route.size());
   traffic_.noc_bytes += bytes;
-  flow = through(eject_[destination_core], flow, static_cast<double>(bytes), router_latency_);
+  flow = pass(eject_[static_cast<size_t>(destination_core)], flow, amount, router_latency_);
+  first_arrival = std::min(first_arrival, flow.head);
   return flow.tail;
 }
 
@@ -156,6 +171,7 @@ Tick Fabric::book_pe_traffic(int core, Tick start, Tick end, const std::vector<i
   for (int bank = 0; bank < sram.banks; ++bank) {
     if (words[bank] == 0) continue;
     BandwidthCalendar& calendar = banks_[static_cast<size_t>(core) * sram.banks + bank];
+    calendar.retire_before(horizon_);
     worst = std::max(
         worst, calendar.book_spread(start, end, static_cast<double>(words[bank] * sram.bank_width_bytes)));
   }

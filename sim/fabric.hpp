@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "arch/spec.hpp"
@@ -36,15 +37,35 @@ class Fabric {
   explicit Fabric(const arch::ArchSpec& spec);
   void reset();
 
-  // Each burst returns when its last byte has passed its last port.
-  // DRAM -> the NoC ports of the destinations of the current load (one read; a multicast tree when there are
-  // several). begin_load names them once per transfer; its bursts share the trees.
+  // Transfers are booked as streams: the bytes one transfer moves along one path (one DRAM channel's share of
+  // a load or a store, a send), issued by its engine over [issued.head, issued.tail). Each resource on the
+  // path takes the stream's bytes spread over the window in which they pass it
+  // (BandwidthCalendar::book_spread): contention with other streams stretches the window, which the next
+  // resource then sees; each router adds its latency. One booking per resource and stream, however many
+  // bursts the engine cut the stream into (docs/design-notes.md, "Transfers booked as streams").
+  //
+  // DRAM channel `channel` -> the NoC ports of the current load's destinations (one read; a multicast tree
+  // when there are several). begin_load names them once per transfer; its streams share the trees. Returns
+  // when the last byte has reached every destination; `first_arrival` is lowered to when the first one did.
   void begin_load(const std::vector<int>& destinations);
-  Tick load_burst(Tick issue, uint64_t dram_address, int64_t bytes);
-  // A core's NoC port -> DRAM; `accumulate` reads the DRAM contents first (read-modify-write).
-  Tick store_burst(Tick issue, int source_core, int64_t bytes, uint64_t dram_address, bool accumulate);
-  // A core's NoC port -> another core's.
-  Tick send_burst(Tick issue, int source_core, int destination_core, int64_t bytes);
+  Tick load_stream(int channel, Flow issued, int64_t bytes, Tick& first_arrival);
+  // A core's NoC port -> DRAM channel `channel`; `accumulate` reads the DRAM contents first
+  // (read-modify-write).
+  Tick store_stream(int source_core, int channel, Flow issued, int64_t bytes, bool accumulate);
+  // A core's NoC port -> another core's; `first_arrival` as for loads.
+  Tick send_stream(int source_core, int destination_core, Flow issued, int64_t bytes, Tick& first_arrival);
+  // The channel serving a DRAM address.
+  int channel_of(uint64_t dram_address) const { return channel_map_.of(dram_address); }
+  // A burst's uncontended round trip, for engines that keep a bounded number of bursts in flight: the
+  // latencies of the path (DRAM channel `channel` to the current load's farthest destination, `source_core`
+  // to its store channel, or between cores) plus burst_ticks(bytes), its bytes at the path's slowest rate.
+  Tick load_latency(int channel);
+  Tick store_latency(int source_core, int channel, bool accumulate);
+  Tick send_latency(int source_core, int destination_core);
+  Tick burst_ticks(int64_t bytes, bool through_dram) const {
+    return BandwidthCalendar::ceil_ticks(static_cast<double>(bytes) *
+                                         (through_dram ? slowest_ticks_per_byte_ : link_ticks_per_byte_));
+  }
 
   // Books `passes` accesses to every word of `region` on its core's banks, spread over [start, end). Returns
   // how far past `end` the slowest bank pushes the transfer (0 if every bank keeps up).
@@ -57,12 +78,20 @@ class Fabric {
   void count_bank_words(uint64_t address, int64_t rows, int64_t row_bytes, int64_t pitch, int64_t passes,
                         std::vector<int64_t>& words) const;
 
-  void retire_before(Tick now);
+  // Forgets every resource's epochs before `now` (no booking starts earlier any more). Lazy: each calendar
+  // forgets when it is next booked.
+  void retire_before(Tick now) { horizon_ = now; }
   TrafficCounters& traffic() { return traffic_; }
   const arch::ArchSpec& spec() const { return spec_; }
 
  private:
-  Flow through(BandwidthCalendar& resource, Flow in, double bytes, Tick latency);
+  // A stream through one resource: its bytes spread over its window; the window's end moves out by what the
+  // resource could not take in time; both ends move on by the router's `latency`.
+  Flow pass(BandwidthCalendar& resource, Flow in, double bytes, Tick latency) {
+    resource.retire_before(horizon_);
+    const Tick end = resource.book_spread(in.head, in.tail, bytes);
+    return Flow{in.head + latency, (end > in.tail ? end : in.tail) + latency};
+  }
   // The links of the XY multicast tree from `router` to `destinations`, each after its parent (parent -1: the
   // root), and where each destination leaves the tree (-1: at the root). Cached: a transfer's bursts share
   // it.
@@ -71,25 +100,37 @@ class Fabric {
     std::vector<int> destinations;
     std::vector<std::pair<int, int>> links;  // (link, parent entry)
     std::vector<int> leaves;                 // per destination: the entry of its last link
+    int depth = 0;                           // links from the root to the farthest destination
   };
-  const Tree& tree_of(int router);
-  Flow dram_read(Tick issue, uint64_t dram_address, int64_t bytes, int& router);
+  const Tree& tree_of(int router) {
+    const int index = tree_index_[static_cast<size_t>(router)];
+    return index >= 0 ? trees_[static_cast<size_t>(index)] : build_tree(router);
+  }
+  const Tree& build_tree(int router);
+  void forget_trees();
+  // The XY route between two routers (cached: links in order).
+  const std::vector<int>& route_between(int from_router, int to_router);
 
   const arch::ArchSpec& spec_;
   Tick router_latency_ = 0;
   Tick dram_latency_ = 0;
   std::vector<BandwidthCalendar> channels_;
-  std::vector<int> channel_router_;        // core index of the router each channel attaches to
-  std::vector<BandwidthCalendar> links_;   // link_index(router, direction)
-  std::vector<BandwidthCalendar> inject_;  // core -> its router
-  std::vector<BandwidthCalendar> eject_;   // router -> its core
-  std::vector<BandwidthCalendar> banks_;   // core * banks + bank
-  std::vector<int> route_;                 // scratch
-  std::vector<int64_t> scratch_words_;     // per bank
-  std::vector<int> destinations_;          // of the current load
-  std::vector<Tree> trees_;                // the current load's trees, one per source router
-  std::vector<Flow> tree_flows_;           // scratch: the flow after each tree link
+  std::vector<int> channel_router_;                       // core index of the router each channel attaches to
+  std::vector<BandwidthCalendar> links_;                  // link_index(router, direction)
+  std::vector<BandwidthCalendar> inject_;                 // core -> its router
+  std::vector<BandwidthCalendar> eject_;                  // router -> its core
+  std::vector<BandwidthCalendar> banks_;                  // core * banks + bank
+  std::unordered_map<int64_t, std::vector<int>> routes_;  // route_between's cache, by from * cores + to
+  std::vector<int64_t> scratch_words_;                    // per bank
+  std::vector<int> destinations_;                         // of the current load
+  std::vector<Tree> trees_;                               // the current load's trees, one per source router
+  std::vector<int> tree_index_;                           // per router: its tree in trees_, or -1
+  std::vector<Flow> tree_flows_;                          // scratch: the flow after each tree link
   TrafficCounters traffic_;
+  Tick horizon_ = 0;  // no booking starts before this any more
+  arch::DramChannelMap channel_map_;
+  double link_ticks_per_byte_ = 0;     // a NoC link's (and port's)
+  double slowest_ticks_per_byte_ = 0;  // the slower of a link and a DRAM channel
 };
 
 }  // namespace tessera::sim

@@ -30,6 +30,44 @@ void TransferEngine::reset_run_state() {
   engine_free_ = 0;
   in_flight_.assign(static_cast<size_t>(machine_.spec.core.dma.outstanding_bursts), 0);
   ring_next_ = 0;
+  streams_.assign(static_cast<size_t>(std::max(1, machine_.spec.dram.channels)), Stream{});
+  touched_.clear();
+  transfer_bursts_ = 0;
+  expected_done_ = 0;
+}
+
+template <class Latency>
+void TransferEngine::add_burst(int channel, int64_t bytes, bool through_dram, Latency&& latency) {
+  Stream& stream = streams_[static_cast<size_t>(channel)];
+  const Tick issue = issue_slot(bytes);
+  if (stream.bytes == 0) {
+    stream.first = issue;
+    stream.latency = latency();
+    touched_.push_back(channel);
+  }
+  stream.last = engine_free_;
+  stream.bytes += bytes;
+  // The slot is free again once the burst's uncontended round trip is over.
+  const Tick done = issue + stream.latency + machine_.fabric.burst_ticks(bytes, through_dram);
+  retire(done);
+  expected_done_ = std::max(expected_done_, done);
+  ++transfer_bursts_;
+  ++counters_.bursts;
+}
+
+void TransferEngine::finish_streams(Tick done) {
+  // Contention made the transfer finish later than its bursts' uncontended round trips: its bursts held their
+  // slots that much longer, which the engine's next bursts wait for.
+  if (done > expected_done_) {
+    const Tick delay = done - expected_done_;
+    const size_t held = std::min(transfer_bursts_, in_flight_.size());
+    for (size_t i = 1; i <= held; ++i)
+      in_flight_[(ring_next_ + in_flight_.size() - i) % in_flight_.size()] += delay;
+  }
+  for (int channel : touched_) streams_[static_cast<size_t>(channel)] = Stream{};
+  touched_.clear();
+  transfer_bursts_ = 0;
+  expected_done_ = 0;
 }
 
 Tick TransferEngine::issue_slot(int64_t bytes) {
@@ -81,7 +119,6 @@ void TransferEngine::split_into_bursts(uint64_t dram_address, int64_t bytes, Bur
         interleave - static_cast<int64_t>(address % static_cast<uint64_t>(interleave));
     const int64_t size = std::min({machine_.spec.core.dma.burst_bytes, bytes - offset, to_block_end});
     burst(address, size);
-    ++counters_.bursts;
     offset += size;
   }
 }
@@ -153,17 +190,22 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   const std::vector<int> destinations =
       load.destinations.empty() ? std::vector<int>{core_} : load.destinations;
   Tick first_arrival = ~Tick{0};
-  machine_.fabric.begin_load(destinations);
+  Fabric& fabric = machine_.fabric;
+  fabric.begin_load(destinations);
   const auto burst = [&](uint64_t dram_address, int64_t bytes) {
-    const Tick done = machine_.fabric.load_burst(issue_slot(bytes), dram_address, bytes);
-    retire(done);
-    first_arrival = std::min(first_arrival, done);
-    transfer.done = std::max(transfer.done, done);
+    const int channel = fabric.channel_of(dram_address);
+    add_burst(channel, bytes, true, [&] { return fabric.load_latency(channel); });
   };
   // Padding zeros cost no DRAM or NoC traffic; the engine writes them with the rest of the tile.
   for_each_load_piece(program, load.source, [&](int64_t, int64_t, int64_t source, int64_t bytes) {
     if (source >= 0) split_into_bursts(base + static_cast<uint64_t>(source), bytes, burst);
   });
+  for (int channel : touched_) {
+    const Stream& stream = streams_[static_cast<size_t>(channel)];
+    transfer.done = std::max(transfer.done, fabric.load_stream(channel, Flow{stream.first, stream.last},
+                                                               stream.bytes, first_arrival));
+  }
+  finish_streams(transfer.done);
   if (first_arrival == ~Tick{0}) first_arrival = transfer.done = transfer.start;  // all padding
   // The bytes land in each destination's banks as they arrive.
   for (int destination : destinations) {
@@ -199,12 +241,18 @@ void TransferEngine::run_store(const arch::DmaStore& store, Transfer& transfer) 
   const int64_t element = size_bytes(tensor.dtype);
   const int64_t row_bytes = store.destination.cols * element;
   const int64_t pitch = packed_or(store.sram_pitch_bytes, row_bytes);
+  Fabric& fabric = machine_.fabric;
   for_each_dram_burst(tensor, store.destination, [&](uint64_t dram_address, int64_t bytes) {
-    const Tick done =
-        machine_.fabric.store_burst(issue_slot(bytes), core_, bytes, dram_address, store.accumulate);
-    retire(done);
-    transfer.done = std::max(transfer.done, done);
+    const int channel = fabric.channel_of(dram_address);
+    add_burst(channel, bytes, true, [&] { return fabric.store_latency(core_, channel, store.accumulate); });
   });
+  for (int channel : touched_) {
+    const Stream& stream = streams_[static_cast<size_t>(channel)];
+    transfer.done = std::max(
+        transfer.done,
+        fabric.store_stream(core_, channel, Flow{stream.first, stream.last}, stream.bytes, store.accumulate));
+  }
+  finish_streams(transfer.done);
   // The engine reads the source banks as it issues the bursts; a bank that cannot keep up delays them all.
   const SramRegion source{core_, store.sram_address, store.destination.rows, row_bytes, pitch};
   transfer.bank_delay = machine_.fabric.book_sram_region(source, 1, transfer.start, engine_free_);
@@ -238,17 +286,24 @@ void TransferEngine::run_send(const arch::NocSend& send, Transfer& transfer) {
   const int64_t source_pitch = packed_or(send.source_pitch_bytes, send.row_bytes);
   const int64_t destination_pitch = packed_or(send.destination_pitch_bytes, send.row_bytes);
   Tick first_arrival = ~Tick{0};
+  Fabric& fabric = machine_.fabric;
+  // One stream: every burst takes the same route. Its slot in streams_ is channel 0's, free between
+  // transfers.
   for (int64_t row = 0; row < send.rows; ++row) {
     for (int64_t offset = 0; offset < send.row_bytes;) {
       const int64_t bytes = std::min(dma.burst_bytes, send.row_bytes - offset);
-      const Tick done = machine_.fabric.send_burst(issue_slot(bytes), core_, send.destination_core, bytes);
-      retire(done);
-      first_arrival = std::min(first_arrival, done);
-      transfer.done = std::max(transfer.done, done);
-      ++counters_.bursts;
+      add_burst(0, bytes, false, [&] { return fabric.send_latency(core_, send.destination_core); });
       offset += bytes;
     }
   }
+  if (!touched_.empty()) {
+    const Stream& stream = streams_[0];
+    transfer.done = std::max(transfer.done,
+                             fabric.send_stream(core_, send.destination_core, Flow{stream.first, stream.last},
+                                                stream.bytes, first_arrival));
+  }
+  finish_streams(transfer.done);
+  if (first_arrival == ~Tick{0}) first_arrival = transfer.done = transfer.start;
   // Source banks are read as bursts issue; destination banks are written (read first, to add) as they arrive.
   const SramRegion source{core_, send.source_address, send.rows, send.row_bytes, source_pitch};
   const SramRegion target{send.destination_core, send.destination_address, send.rows, send.row_bytes,

@@ -1,7 +1,9 @@
 // A DMA engine or the NoC engine of one core: descriptors in order, each cut into bursts that are issued at
-// the engine's rate with a bounded number in flight and booked along their path through the Fabric. The
-// engine takes the next descriptor as soon as this one's bursts are issued; completion comes with the last
-// burst.
+// the engine's rate with a bounded number in flight (a burst's slot is free
+// again after its uncontended round trip plus what contention added to its transfer). The
+// bursts bound for one DRAM channel (or one core) form a stream, booked along its path through the Fabric in
+// one step (sim/fabric.hpp). The engine takes the next descriptor as soon as this one's bursts are issued;
+// completion comes with the last stream.
 #pragma once
 
 #include "sim/unit.hpp"
@@ -21,6 +23,20 @@ class TransferEngine : public Unit {
   void run_load(const arch::DmaLoad& load, Transfer& transfer);
   void run_store(const arch::DmaStore& store, Transfer& transfer);
   void run_send(const arch::NocSend& send, Transfer& transfer);
+  // The bursts of the current transfer bound for one DRAM channel: their issue window and bytes.
+  struct Stream {
+    Tick first = 0;
+    Tick last = 0;
+    int64_t bytes = 0;
+    Tick latency = 0;  // the path's latencies (Fabric::load_latency and its siblings)
+  };
+  // Adds a burst issued now for `channel` to its stream; `latency` gives the path's latencies the first time.
+  template <class Latency>
+  void add_burst(int channel, int64_t bytes, bool through_dram, Latency&& latency);
+  // After the transfer's streams are booked (done: the last one's end): holds the slots of its bursts for the
+  // delay contention added, and clears the streams.
+  void finish_streams(Tick done);
+
   // Calls burst(dram_address, bytes) for each burst of a tensor region, in issue order: per row, pieces of at
   // most burst_bytes that stay inside one DRAM interleave block.
   template <class Burst>
@@ -34,6 +50,10 @@ class TransferEngine : public Unit {
   Tick engine_free_ = 0;         // the engine can issue its next burst from here
   std::vector<Tick> in_flight_;  // completion times of the last `outstanding_bursts` bursts (ring)
   size_t ring_next_ = 0;
+  std::vector<Stream> streams_;  // per DRAM channel
+  std::vector<int> touched_;     // channels with a stream in the current transfer, in first-burst order
+  size_t transfer_bursts_ = 0;   // bursts of the current transfer
+  Tick expected_done_ = 0;       // when its last burst would be back, uncontended
 };
 
 }  // namespace tessera::sim

@@ -73,4 +73,24 @@ TEST(DramChannels, XorHashingSpreadsPowerOfTwoStridesOverEveryChannel) {
   EXPECT_EQ(strided, (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));
 }
 
+TEST(DramChannels, TheSimulatorsTableGivesTheSameChannelAsTheDefinition) {
+  // Every channel count from 1 to 40 (powers of two and not, slices of 1 to 6 bits), with and without
+  // hashing, over addresses small and large (pseudo-random, high bits included).
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (int channels = 1; channels <= 40; ++channels) {
+    for (ChannelHash hash : {ChannelHash::xor_fold, ChannelHash::none}) {
+      DramSpec dram;
+      dram.channels = channels;
+      dram.interleave_bytes = channels % 3 == 0 ? 64 : 256;
+      dram.channel_hash = hash;
+      const DramChannelMap map(dram);
+      for (int i = 0; i < 2000; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const uint64_t address = i < 1000 ? static_cast<uint64_t>(i) * 256 : state >> (i % 64);
+        ASSERT_EQ(map.of(address), dram_channel_of(address, dram)) << channels << " channels, " << address;
+      }
+    }
+  }
+}
+
 }  // namespace tessera::arch

@@ -64,24 +64,40 @@ TEST(SramBanks, SecondStreamOnTheSameBankWaitsForTheFirst) {
   EXPECT_EQ(fabric.book_sram_region(elsewhere, 1, 0, cycles(128)), 0u);
 }
 
-TEST(NocLinks, ABurstPaysARouterLatencyPerRouterAndItsBytesOverTheLink) {
+TEST(NocLinks, AStreamPaysARouterLatencyPerRouterAndItsBytesOverTheLink) {
   const arch::ArchSpec spec = machine(1, 3);
   Fabric fabric(spec);
-  // core 0,0 -> core 0,2: two mesh links, then the ejection port: 3 routers of 2 cycles; 256 B at 64 B/cycle
-  // take 4 cycles on each link, pipelined: the tail leaves the last port 4 + 3 * 2 cycles after issue.
-  EXPECT_EQ(fabric.send_burst(0, 0, 2, 256), cycles(4 + 3 * 2));
+  // core 0,0 -> core 0,2: two mesh links, then the ejection port: 3 routers of 2 cycles; 256 B issued over 4
+  // cycles at 64 B/cycle take 4 cycles on each link, pipelined: the tail leaves the last port 4 + 3 * 2
+  // cycles after issue, the head 3 * 2.
+  Tick first = ~Tick{0};
+  EXPECT_EQ(fabric.send_stream(0, 2, Flow{0, cycles(4)}, 256, first), cycles(4 + 3 * 2));
+  EXPECT_EQ(first, cycles(3 * 2));
   EXPECT_EQ(fabric.traffic().noc_byte_hops, 2 * 256);
+  EXPECT_EQ(fabric.send_latency(0, 2) + fabric.burst_ticks(256, false), cycles(4 + 3 * 2));
 }
 
-TEST(NocLinks, ConcurrentBurstsOnOneLinkShareItsBandwidth) {
+TEST(NocLinks, ConcurrentStreamsOnOneLinkShareItsBandwidth) {
   const arch::ArchSpec spec = machine(1, 2);
   Fabric fabric(spec);
-  // 64 bursts of 256 B from core 0,0 to core 0,1, all issued at 0: 16 KiB over a 64 B/cycle link is 256
-  // cycles; the last one cannot be done before.
-  Tick last = 0;
-  for (int i = 0; i < 64; ++i) last = std::max(last, fabric.send_burst(0, 0, 1, 256));
-  EXPECT_GE(last, cycles(256));
-  EXPECT_LE(last, cycles(256 + 4 + 2 * 2 + 8));  // plus one burst, the routers, and the epochs' granularity
+  // Two streams of 8 KiB from core 0,0 to core 0,1, each issued over the same 128 cycles at 64 B/cycle: 16
+  // KiB over a 64 B/cycle link is 256 cycles; the second is done no earlier.
+  Tick first = ~Tick{0};
+  const Tick one = fabric.send_stream(0, 1, Flow{0, cycles(128)}, 8192, first);
+  const Tick two = fabric.send_stream(0, 1, Flow{0, cycles(128)}, 8192, first);
+  EXPECT_EQ(one, cycles(128 + 2 * 2));
+  EXPECT_GE(two, cycles(256));
+  EXPECT_LE(two, cycles(256 + 2 * 2 + 2));  // plus the routers and the rounding of the spill
+}
+
+TEST(NocLinks, AStreamFasterThanALinkIsSlowedToTheLinksRate) {
+  const arch::ArchSpec spec = machine(1, 2);
+  Fabric fabric(spec);
+  // 16 KiB issued in 128 cycles (128 B/cycle) over a 64 B/cycle path: the link takes 256 cycles.
+  Tick first = ~Tick{0};
+  const Tick done = fabric.send_stream(0, 1, Flow{0, cycles(128)}, 16384, first);
+  EXPECT_GE(done, cycles(256));
+  EXPECT_LE(done, cycles(256 + 2 * 2 + 2));
 }
 
 TEST(Multicast, TheSharedTrunkOfTheTreeCarriesOneCopy) {
@@ -90,7 +106,8 @@ TEST(Multicast, TheSharedTrunkOfTheTreeCarriesOneCopy) {
   spec.derive();
   Fabric fabric(spec);
   fabric.begin_load({1, 2, 3});
-  fabric.load_burst(0, 0, 256);
+  Tick first = ~Tick{0};
+  fabric.load_stream(0, Flow{0, cycles(4)}, 256, first);
   // XY routes from 0,0 to 0,1, 0,2, 0,3 share their links: 3 links in all, not 1 + 2 + 3.
   EXPECT_EQ(fabric.traffic().noc_byte_hops, 3 * 256);
   EXPECT_EQ(fabric.traffic().noc_bytes, 3 * 256);    // delivered once to each destination
@@ -101,9 +118,15 @@ TEST(DramChannels, AReadPaysTheLatencyAndTheChannelsBandwidth) {
   const arch::ArchSpec spec = machine(1, 1);
   Fabric fabric(spec);
   fabric.begin_load({0});
-  // 256 GB/s over 2 channels at 1 GHz: 128 B/cycle a channel. 256 B: 2 cycles on the channel, 100 cycles of
-  // latency, then the ejection port (4 cycles at 64 B/cycle, after one router of 2 cycles).
-  EXPECT_EQ(fabric.load_burst(0, 0, 256), cycles(100 + 2 + 4));
+  // 256 GB/s over 2 channels at 1 GHz: 128 B/cycle a channel. 256 B issued over 4 cycles (an engine of
+  // 64 B/cycle) pass the channel in those 4 cycles, then 100 cycles of latency, then the ejection port (4
+  // cycles at 64 B/cycle, pipelined, after one router of 2 cycles).
+  Tick first = ~Tick{0};
+  EXPECT_EQ(fabric.load_stream(0, Flow{0, cycles(4)}, 256, first), cycles(4 + 100 + 2));
+  EXPECT_EQ(first, cycles(100 + 2));
+  // A burst's uncontended round trip: the latency, one router, 4 cycles at the slower of the channel (128
+  // B/cycle) and the port (64 B/cycle).
+  EXPECT_EQ(fabric.load_latency(0) + fabric.burst_ticks(256, true), cycles(100 + 2 + 4));
 }
 
 }  // namespace tessera::sim
