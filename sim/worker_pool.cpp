@@ -1,5 +1,6 @@
 #include "sim/worker_pool.hpp"
 
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -97,6 +98,11 @@ void WorkerPool::serve_forever(int socket) {
   // The other workers' sockets came with the fork: closing them lets those workers see their parent's close.
   for (const Worker& other : workers_)
     if (other.socket >= 0) ::close(other.socket);
+  // A worker reads and runs programs of the same few sizes over and over: keep freed memory for the next one
+  // rather than handing it back to the kernel and faulting it in again (the program's instruction vectors
+  // and the request alone are tens of MB on a 4096^3 GEMM).
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::string header, request;
   for (;;) {
     if (!receive_exactly(socket, sizeof(uint64_t), header)) ::_exit(0);  // the pool closed: done
@@ -131,11 +137,15 @@ void WorkerPool::stop(Worker& worker) {
 bool WorkerPool::send(int index, const std::string& request) {
   Worker& worker = workers_[static_cast<size_t>(index)];
   TESSERA_ASSERT(!worker.busy, "a request goes to an idle worker");
-  if (worker.pid < 0 && !start(worker)) return false;
-  if (!send_all(worker.socket, framed(request))) {
-    stop(worker);
-    return false;
+  const std::string message = framed(request);
+  bool sent = false;
+  // A worker that died while idle (killed, or out of memory) is seen here: replaced once.
+  for (int attempt = 0; attempt < 2 && !sent; ++attempt) {
+    if (worker.pid < 0 && !start(worker)) return false;
+    sent = send_all(worker.socket, message);
+    if (!sent) stop(worker);
   }
+  if (!sent) return false;
   worker.busy = true;
   worker.received.clear();
   return true;

@@ -7,7 +7,11 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
@@ -154,6 +158,43 @@ TEST(Workers, AProgramWhoseWorkerFailsIsRunHereAndThrowsItsErrorAndTheWorkerIsRe
   }
   EXPECT_NE(expected.find("broken.tprog:"), std::string::npos) << expected;
   EXPECT_EQ(thrown, expected);
+}
+
+// The worker processes of this process (children whose parent is this one).
+std::vector<pid_t> children() {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    char state = 0;
+    pid_t parent = 0;
+    fields >> state >> parent;
+    if (parent == ::getpid()) found.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return found;
+}
+
+TEST(Workers, AWorkerThatDiesIsReplaced) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os};
+  auto program_of = [&](size_t i) -> const arch::Program& { return *batch[i]; };
+  machine.run_timing(batch.size(), program_of, 2);
+  const std::vector<pid_t> workers = children();
+  ASSERT_EQ(workers.size(), 2u);
+  ASSERT_EQ(::kill(workers.front(), SIGKILL), 0);
+  int status = 0;
+  while (::waitpid(workers.front(), &status, WNOHANG) == 0 && ::kill(workers.front(), 0) == 0) {
+  }
+  const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 2);
+  expect_same_run(results[1], os, "os");
+  EXPECT_EQ(machine.workers_started(), 3);
+  EXPECT_EQ(children().size(), 2u);
 }
 
 TEST(Workers, NoneOutlivesItsMachine) {
