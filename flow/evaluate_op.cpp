@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "flow/gpu_references.hpp"
 #include "flow/numerics.hpp"
 #include "flow/records.hpp"
@@ -20,6 +23,7 @@ struct Simulated {
   arch::Program program;
   sim::RunResult timing;
   int simulated = 0;
+  int stopped = 0;  // of the simulated, stopped once they could no longer beat an earlier one
 };
 
 mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec,
@@ -76,50 +80,114 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   const CandidatePick pick = pick_candidates(search, settings.candidates);
   outcome.record.pruned = pick.pruned;
 
-  // The chosen candidates lowered; then the ones not simulated before, all at once (in parallel processes
-  // with --threads); then the fastest of each row.
+  // The chosen candidates, each lowered when first needed; the ones not simulated before run all at once (in
+  // worker processes with --threads), each row's in the mapper's order, then the fastest of each row.
+  // Candidate i of a row is stopped iff its cycles exceed the fewest of the row's candidates 0..i-1 (it
+  // cannot win the row): its run may stop at a looser bound known when it starts, and one that ran to the end
+  // past the bound counts as stopped all the same, so the report is the same whatever the worker count
+  // (docs/design-notes.md, "Early stop").
   struct Pending {
     size_t row = 0;
+    size_t rank = 0;  // its place in the row, in the mapper's order
     mapper::Candidate candidate;
-    arch::Program program;
+    std::optional<arch::Program> program;
     std::pair<ops::OpIdentity, std::string> timing_key;
+    std::optional<sim::RunResult> timing;  // known: cached, or simulated
   };
   std::vector<Pending> pending;
+  std::vector<std::string> row_names;
   for (size_t r = 0; r < pick.rows.size(); ++r) {
     std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
     std::replace(name.begin(), name.end(), ' ', '-');  // "ffn1.ws-fused"
-    for (const mapper::Candidate& candidate : pick.rows[r].candidates)
-      pending.push_back(Pending{r, candidate, mapper::lower(op, seed, candidate.mapping, spec, name),
-                                std::make_pair(key, candidate.mapping.describe())});
+    row_names.push_back(name);
+    for (size_t k = 0; k < pick.rows[r].candidates.size(); ++k) {
+      const mapper::Candidate& candidate = pick.rows[r].candidates[k];
+      pending.push_back(Pending{r, k, candidate, std::nullopt,
+                                std::make_pair(key, candidate.mapping.describe()), std::nullopt});
+    }
   }
-  std::vector<Simulated> rows(pick.rows.size());
-  std::vector<const arch::Program*> to_run;
-  std::vector<size_t> run_index(pending.size(), SIZE_MAX);
+  auto program_of = [&](Pending& candidate) -> const arch::Program& {
+    if (!candidate.program)
+      candidate.program =
+          mapper::lower(op, seed, candidate.candidate.mapping, spec, row_names[candidate.row]);
+    return *candidate.program;
+  };
+  // Run each row's first candidates first (they are never stopped), so that later ones start with a bound.
+  std::vector<size_t> to_run;  // indices into pending, in the order they run
   for (size_t i = 0; i < pending.size(); ++i) {
-    if (settings.cache && settings.cache->timings.count(pending[i].timing_key)) continue;
-    run_index[i] = to_run.size();
-    to_run.push_back(&pending[i].program);
+    if (settings.cache && settings.cache->timings.count(pending[i].timing_key))
+      pending[i].timing = settings.cache->timings.at(pending[i].timing_key);
+    else
+      to_run.push_back(i);
   }
-  std::vector<sim::RunResult> timings = machine.run_timing(to_run, settings.threads);
+  std::stable_sort(to_run.begin(), to_run.end(),
+                   [&](size_t a, size_t b) { return pending[a].rank < pending[b].rank; });
+  std::vector<size_t> run_slot(pending.size(), SIZE_MAX);
+  for (size_t t = 0; t < to_run.size(); ++t) run_slot[to_run[t]] = t;
+  // The fewest cycles known of candidate i's row among those before it (its bound), from `known(j)`.
+  auto fewest_before = [&](size_t i, const auto& known) {
+    std::optional<int64_t> fewest;
+    for (size_t j = 0; j < pending.size(); ++j) {
+      if (pending[j].row != pending[i].row || pending[j].rank >= pending[i].rank) continue;
+      const sim::RunResult* timing = known(j);
+      if (timing && !timing->stopped && (!fewest || timing->cycles < *fewest)) fewest = timing->cycles;
+    }
+    return fewest;
+  };
+  std::vector<sim::RunResult> timings = machine.run_timing(
+      to_run.size(), [&](size_t t) -> const arch::Program& { return program_of(pending[to_run[t]]); },
+      settings.threads,
+      [&](size_t t, const std::vector<const sim::RunResult*>& finished) {
+        return fewest_before(to_run[t], [&](size_t j) -> const sim::RunResult* {
+          if (pending[j].timing) return &*pending[j].timing;
+          return finished[run_slot[j]];
+        });
+      });
+  for (size_t t = 0; t < to_run.size(); ++t) {
+    Pending& candidate = pending[to_run[t]];
+    if (settings.cache) settings.cache->timings.emplace(candidate.timing_key, timings[t]);
+    candidate.timing = std::move(timings[t]);
+  }
+
+  // Each row in the mapper's order: the stop decisions, then the fastest (the first of equals).
+  std::vector<Simulated> rows(pick.rows.size());
+  std::vector<size_t> best_of_row(pick.rows.size(), SIZE_MAX);
   for (size_t i = 0; i < pending.size(); ++i) {
     Pending& candidate = pending[i];
-    sim::RunResult timing;
-    if (run_index[i] == SIZE_MAX) {
-      timing = settings.cache->timings.at(candidate.timing_key);
-    } else {
-      timing = std::move(timings[run_index[i]]);
-      if (settings.cache) settings.cache->timings.emplace(candidate.timing_key, timing);
+    const std::optional<int64_t> bound =
+        fewest_before(i, [&](size_t j) -> const sim::RunResult* { return &*pending[j].timing; });
+    sim::RunResult& timing = *candidate.timing;
+    // A stop at a bound below this one (a cached run of another row) says nothing: run it again here.
+    if (timing.stopped && (!bound || timing.bound_cycles < *bound))
+      timing = machine.run(program_of(candidate), sim::RunOptions{false, false, bound});
+    if (bound && (timing.stopped || timing.cycles > *bound)) {
+      sim::RunResult stopped;
+      stopped.stopped = true;
+      stopped.bound_cycles = *bound;
+      stopped.instructions = timing.instructions;
+      timing = std::move(stopped);
     }
-    Simulated& best = rows[candidate.row];
-    ++best.simulated;
-    if (best.simulated == 1 || timing.cycles < best.timing.cycles) {
-      best.candidate = candidate.candidate;
-      best.program = std::move(candidate.program);
-      best.timing = std::move(timing);
+    Simulated& row = rows[candidate.row];
+    ++row.simulated;
+    if (timing.stopped) {
+      ++row.stopped;
+      continue;
     }
+    const size_t best = best_of_row[candidate.row];
+    if (best == SIZE_MAX || timing.cycles < pending[best].timing->cycles) best_of_row[candidate.row] = i;
+  }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    TESSERA_ASSERT(best_of_row[r] != SIZE_MAX, "a row's first candidate is never stopped");
+    Pending& best = pending[best_of_row[r]];
+    program_of(best);
+    rows[r].candidate = best.candidate;
+    rows[r].program = std::move(*best.program);
+    rows[r].timing = std::move(*best.timing);
   }
   for (size_t r = 0; r < rows.size(); ++r)
-    say(fmt::format("{}: {} best of {} simulated: {} cycles", op.name, pick.rows[r].label, rows[r].simulated,
+    say(fmt::format("{}: {} best of {} simulated{}: {} cycles", op.name, pick.rows[r].label,
+                    rows[r].simulated,
+                    rows[r].stopped > 0 ? fmt::format(" ({} stopped early)", rows[r].stopped) : "",
                     rows[r].timing.cycles));
   size_t winner = 0;
   for (size_t i = 1; i < rows.size(); ++i)
@@ -157,6 +225,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     record.analytical_cycles = row.candidate.cost.cycles;
     record.analytical_bound = mapper::name_of(row.candidate.cost.bound);
     record.candidates_simulated = row.simulated;
+    record.candidates_stopped = row.stopped;
     record.mapping = summary_of(row.candidate.mapping, row.candidate.cost);
     record.program_file = row.program.name + ".tprog";
     if (!settings.timing_only) {

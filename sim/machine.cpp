@@ -7,6 +7,7 @@
 #include "arch/isa/program_check.hpp"
 #include "ops/tensor.hpp"
 #include "sim/unit_table.hpp"
+#include "sim/worker_pool.hpp"
 
 namespace tessera::sim {
 
@@ -87,6 +88,12 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
   state_->last_completion = 0;
   state_->core_done.assign(state_->cores.size(), std::nullopt);
   state_->vector_done.assign(state_->cores.size(), std::nullopt);
+  state_->stopping = false;
+  state_->stop_after = MachineState::kNoStop;
+  // A bound past what ticks can hold is no bound; a negative one stops at the first completion after 0.
+  if (options.cycle_bound &&
+      *options.cycle_bound < static_cast<int64_t>(MachineState::kNoStop / kTicksPerCycle))
+    state_->stop_after = cycles_to_ticks(std::max<int64_t>(0, *options.cycle_bound));
 
   if (!initialized_) {
     // SystemC's initialisation phase runs every thread up to its first wait: afterwards each unit waits on
@@ -113,6 +120,17 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
       broken_ = true;
       std::rethrow_exception(unit->error());
     }
+  }
+  if (state_->stopping) {
+    // Every unit left its work at its next wait (MachineState::stop): the model is ready for the next run.
+    RunResult stopped;
+    stopped.stopped = true;
+    stopped.bound_cycles = *options.cycle_bound;
+    stopped.instructions = program.instruction_count();
+    stopped.functional = options.functional;
+    state_->program = nullptr;
+    stopped.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return stopped;
   }
   std::vector<std::string> blocked;
   for (auto& unit : units_)

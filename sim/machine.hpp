@@ -3,7 +3,10 @@
 // time. Different machines need different processes.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "arch/isa/program.hpp"
@@ -15,9 +18,21 @@
 namespace tessera::sim {
 
 struct RunOptions {
-  bool functional = true;  // move real bytes and do real arithmetic (false: --timing-only)
-  bool trace = false;      // keep every unit's timeline segments for the Chrome trace
+  RunOptions(bool functional_run = true, bool traced = false, std::optional<int64_t> bound = std::nullopt)
+      : functional(functional_run), trace(traced), cycle_bound(bound) {}
+  bool functional;  // move real bytes and do real arithmetic (false: --timing-only)
+  bool trace;       // keep every unit's timeline segments for the Chrome trace
+  // Stop the run as soon as its cycles are sure to exceed this many (a completion is scheduled past it): the
+  // result is then RunResult::stopped. A run that ends within the bound is exactly as without one.
+  std::optional<int64_t> cycle_bound;
 };
+
+// The cycle bound a timing run of Machine::run_timing gets when it starts, from the results in so far
+// (finished[j] is null until program j's result is in; a later bound never changes a started run).
+using CycleBoundOf =
+    std::function<std::optional<int64_t>(size_t index, const std::vector<const RunResult*>& finished)>;
+
+class WorkerPool;
 
 class Machine {
  public:
@@ -29,17 +44,26 @@ class Machine {
   // unit that still waits and what for.
   RunResult run(const arch::Program& program, const RunOptions& options);
 
-  // Timing-only runs of several programs, up to `workers` at once: each in a child process forked from this
-  // one (the elaborated model is copied with it; SystemC elaborates once per process, so a process cannot
-  // run two models side by side), its result sent back over a pipe. Results are exactly those of run(), in
-  // the programs' order, whatever `workers` is. A program whose child fails is run here, so that its error is
-  // thrown as run() would throw it.
-  std::vector<RunResult> run_timing(const std::vector<const arch::Program*>& programs, int workers);
+  // Timing-only runs of `count` programs, up to `workers` at once, each with the cycle bound `bound_of` gives
+  // it when it starts (none without bound_of). program_of(i) makes program i when it is first needed — so the
+  // caller may lower it then, while earlier programs run — and it must stay valid until run_timing returns.
+  // With workers > 1 the programs run in worker processes forked from this one on the first such call and
+  // kept for the life of the Machine (the elaborated model comes with the fork; SystemC elaborates once per
+  // process, so a process cannot run two models side by side): a program travels as its text, its result
+  // comes back in a flat form. Results are exactly those of run() with the same bound, in the programs'
+  // order, whatever `workers` is. A program whose worker fails is run here, so that its error is thrown as
+  // run() would throw it; a worker that dies is replaced.
+  std::vector<RunResult> run_timing(size_t count,
+                                    const std::function<const arch::Program&(size_t)>& program_of,
+                                    int workers, const CycleBoundOf& bound_of = {});
+  // Worker processes started so far (sim/worker_pool.hpp), for tests.
+  int workers_started() const;
 
   const arch::ArchSpec& spec() const { return spec_; }
 
  private:
   void prepare_memory(const arch::Program& program, bool functional);
+  std::optional<std::string> serve_worker_request(const std::string& request);
 
   arch::ArchSpec spec_;
   std::unique_ptr<Scheduler> scheduler_;
@@ -47,6 +71,7 @@ class Machine {
   std::vector<std::unique_ptr<Unit>> units_;
   bool initialized_ = false;  // SystemC's initialisation phase has run
   bool broken_ = false;       // a deadlock or fault left units blocked: this model cannot run again
+  std::unique_ptr<WorkerPool> workers_;  // started by the first run_timing with workers > 1
 };
 
 }  // namespace tessera::sim

@@ -50,11 +50,30 @@ struct MachineState {
   // the core's vector work (an epilogue, a pass over an output) rather than for the other units.
   std::vector<std::optional<Tick>> vector_done;
   int64_t hazards = 0;  // PE instructions whose operands were overwritten while they read them
+  // The run's cycle bound in ticks (RunOptions::cycle_bound): a completion scheduled past it makes the run's
+  // cycles exceed the bound (its end is its last completion), so the run stops there.
+  Tick stop_after = kNoStop;
+  bool stopping = false;  // stopped: units leave at their next wait, nothing more is scheduled
+  static constexpr Tick kNoStop = ~Tick{0};
 
   // Runs `action` at `at` ticks after the run's origin.
   void at(Tick at, std::function<void()> action) {
+    if (stopping) return;
+    if (at > stop_after) {
+      stop();
+      return;
+    }
     last_completion = at > last_completion ? at : last_completion;
     scheduler.at(origin + at, std::move(action));
+  }
+  // Stops the run: pending actions are dropped and every unit waiting on a semaphore is woken to leave (a
+  // unit in a timed wait leaves when it wakes). sc_start then returns with every unit back at its start
+  // event.
+  void stop() {
+    stopping = true;
+    scheduler.drop_pending();
+    for (CoreState& core : cores)
+      for (Semaphore& semaphore : core.semaphores) semaphore.wake();
   }
   Tick now() const { return now_ticks() - origin; }
   void log_sram_write(int core, uint64_t address, int64_t rows, int64_t row_bytes, int64_t pitch) {

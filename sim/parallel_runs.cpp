@@ -1,23 +1,21 @@
-// Machine::run_timing: timing-only runs in forked children (sim/machine.hpp). A child runs one program and
-// writes its RunResult to a pipe in the flat form below; the parent reads the children in order.
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
+// Machine::run_timing: timing-only runs in persistent worker processes (sim/machine.hpp,
+// sim/worker_pool.hpp). A worker receives a program as its text and its cycle bound, runs it on its copy of
+// the model and replies with its RunResult in the flat form below.
 #include <cstring>
 #include <string>
 
+#include "arch/isa/program_text.hpp"
 #include "common/error.hpp"
 #include "sim/machine.hpp"
 #include "sim/stats.hpp"
+#include "sim/worker_pool.hpp"
 
 namespace tessera::sim {
 
 namespace {
 
-// A RunResult of a timing-only run without trace, as bytes: its end, every declared counter (sim/stats.hpp),
-// each unit's identity, cycles per cause and counters, and the host time.
+// A RunResult of a timing-only run without trace, as bytes: whether it stopped at its bound, its end, every
+// declared counter (sim/stats.hpp), each unit's identity, cycles per cause and counters, and the host time.
 class Writer {
  public:
   void integer(int64_t value) { bytes_.append(reinterpret_cast<const char*>(&value), sizeof value); }
@@ -47,7 +45,7 @@ class Reader {
   }
   std::string text() {
     const auto size = static_cast<size_t>(integer());
-    TESSERA_ASSERT(at_ + size <= bytes_.size(), "a child's result is whole");
+    TESSERA_ASSERT(at_ + size <= bytes_.size(), "a worker's message is whole");
     std::string value = bytes_.substr(at_, size);
     at_ += size;
     return value;
@@ -55,7 +53,7 @@ class Reader {
 
  private:
   void take(void* into, size_t size) {
-    TESSERA_ASSERT(at_ + size <= bytes_.size(), "a child's result is whole");
+    TESSERA_ASSERT(at_ + size <= bytes_.size(), "a worker's message is whole");
     std::memcpy(into, bytes_.data() + at_, size);
     at_ += size;
   }
@@ -65,6 +63,8 @@ class Reader {
 
 std::string serialize(const RunResult& result) {
   Writer out;
+  out.integer(result.stopped ? 1 : 0);
+  out.integer(result.bound_cycles);
   out.integer(static_cast<int64_t>(result.end_ticks));
   for (const auto& counter : run_counters()) out.integer(result.*counter.member);
   for (const auto& counter : traffic_counters()) out.integer(result.traffic.*counter.member);
@@ -84,6 +84,8 @@ std::string serialize(const RunResult& result) {
 RunResult deserialize(const std::string& bytes) {
   Reader in(bytes);
   RunResult result;
+  result.stopped = in.integer() != 0;
+  result.bound_cycles = in.integer();
   result.end_ticks = static_cast<Tick>(in.integer());
   for (const auto& counter : run_counters()) result.*counter.member = in.integer();
   for (const auto& counter : traffic_counters()) result.traffic.*counter.member = in.integer();
@@ -101,96 +103,101 @@ RunResult deserialize(const std::string& bytes) {
   return result;
 }
 
-void write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) return;
-    done += static_cast<size_t>(wrote);
-  }
+// A worker's request: the run's cycle bound, then the program in its text form, which reads back equal to it
+// (arch/isa/program_text.hpp: read_program(write_program(p)) == p for a program numbered by appearance, as
+// every lowering leaves its programs). The text is written before the bound is known.
+std::string request_of(std::optional<int64_t> cycle_bound, const std::string& program_text) {
+  Writer out;
+  out.integer(cycle_bound ? 1 : 0);
+  out.integer(cycle_bound.value_or(0));
+  out.text(program_text);
+  return out.bytes();
 }
+
+constexpr char kResult = 'R';
+const std::string kFailed = "F";  // the worker could not run it: the parent runs it and throws its error
 
 }  // namespace
 
-std::vector<RunResult> Machine::run_timing(const std::vector<const arch::Program*>& programs, int workers) {
-  std::vector<RunResult> results(programs.size());
-  const RunOptions timing{false, false};
-  if (workers <= 1 || programs.size() <= 1) {
-    for (size_t i = 0; i < programs.size(); ++i) results[i] = run(*programs[i], timing);
+std::optional<std::string> Machine::serve_worker_request(const std::string& request) {
+  Reader in(request);
+  RunOptions options{false, false, std::nullopt};
+  const bool bounded = in.integer() != 0;
+  const int64_t bound = in.integer();
+  if (bounded) options.cycle_bound = bound;
+  try {
+    const arch::Program program = arch::read_program(in.text(), "(program sent to a worker)");
+    return kResult + serialize(run(program, options));
+  } catch (...) {
+    return std::nullopt;  // a deadlock or fault may have left this model blocked: the worker is replaced
+  }
+}
+
+int Machine::workers_started() const {
+  return workers_ ? workers_->started() : 0;
+}
+
+std::vector<RunResult> Machine::run_timing(size_t count,
+                                           const std::function<const arch::Program&(size_t)>& program_of,
+                                           int workers, const CycleBoundOf& bound_of) {
+  std::vector<RunResult> results(count);
+  std::vector<const RunResult*> finished(count, nullptr);
+  auto bound = [&](size_t index) -> std::optional<int64_t> {
+    return bound_of ? bound_of(index, finished) : std::nullopt;
+  };
+  auto run_here = [&](size_t index) {
+    results[index] = run(program_of(index), RunOptions{false, false, bound(index)});
+    finished[index] = &results[index];
+  };
+  if (workers <= 1 || count <= 1) {
+    for (size_t i = 0; i < count; ++i) run_here(i);
     return results;
   }
-  struct Child {
-    pid_t pid = -1;
-    int fd = -1;
-    size_t index = 0;
+  // `workers` workers keep as many cores busy: the parent only makes the next program and its text while they
+  // run, and hands out programs and reads results.
+  if (!workers_ || workers_->size() != workers)
+    workers_ = std::make_unique<WorkerPool>(
+        workers, [this](const std::string& request) { return serve_worker_request(request); }, kFailed);
+  std::vector<size_t> on_worker(static_cast<size_t>(workers), SIZE_MAX);
+  std::vector<bool> failed(count, false);
+  size_t next = 0, running = 0;
+  std::optional<std::pair<size_t, std::string>> ready;  // the next program, as text
+  auto make_ready = [&]() {
+    if (!ready && next < count) {
+      ready.emplace(next, arch::write_program(program_of(next)));
+      ++next;
+    }
   };
-  std::vector<Child> running;
-  std::vector<bool> failed(programs.size(), false);
-  size_t next = 0;
-  auto launch = [&](size_t index) {
-    int fds[2];
-    if (::pipe(fds) != 0) {
-      failed[index] = true;
-      return;
-    }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(fds[0]);
-      std::string message = "F";
-      try {
-        message = "R" + serialize(run(*programs[index], timing));
-      } catch (...) {
-        message = "F";  // the parent runs it again and throws the error itself
-      }
-      write_all(fds[1], message);
-      ::close(fds[1]);
-      ::_exit(0);  // no destructors, no flushing of the parent's buffers
-    }
-    ::close(fds[1]);
-    if (pid < 0) {
-      ::close(fds[0]);
-      failed[index] = true;
-      return;
-    }
-    running.push_back(Child{pid, fds[0], index});
-  };
-  std::vector<std::string> received(programs.size());
-  while (next < programs.size() || !running.empty()) {
-    while (running.size() < static_cast<size_t>(workers) && next < programs.size()) launch(next++);
-    if (running.empty()) continue;
-    // Read whichever child has written; a child is done when its pipe closes.
-    std::vector<pollfd> fds;
-    for (const Child& child : running) fds.push_back(pollfd{child.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      TESSERA_ASSERT(false, "poll on the children's pipes works");
-    }
-    for (size_t f = fds.size(); f-- > 0;) {
-      if (fds[f].revents == 0) continue;
-      const Child child = running[f];
-      char buffer[1 << 16];
-      const ssize_t got = ::read(child.fd, buffer, sizeof buffer);
-      if (got < 0 && errno == EINTR) continue;
-      if (got > 0) {
-        received[child.index].append(buffer, static_cast<size_t>(got));
+  while (ready || next < count || running > 0) {
+    for (int w = 0; w < workers; ++w) {
+      if (workers_->busy(w)) continue;
+      make_ready();
+      if (!ready) break;
+      const size_t index = ready->first;
+      const bool sent = workers_->send(w, request_of(bound(index), ready->second));
+      ready.reset();
+      if (!sent) {
+        failed[index] = true;  // no worker could take it (fork or socket failed): run here below
         continue;
       }
-      ::close(child.fd);
-      int status = 0;
-      while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+      on_worker[static_cast<size_t>(w)] = index;
+      ++running;
+    }
+    make_ready();  // while the workers run
+    if (running == 0) continue;
+    for (const WorkerPool::Reply& reply : workers_->wait_replies()) {
+      --running;
+      const size_t index = on_worker[static_cast<size_t>(reply.worker)];
+      if (reply.bytes && !reply.bytes->empty() && (*reply.bytes)[0] == kResult) {
+        results[index] = deserialize(reply.bytes->substr(1));
+        finished[index] = &results[index];
+      } else {
+        failed[index] = true;
       }
-      const std::string& message = received[child.index];
-      if (!message.empty() && message[0] == 'R')
-        results[child.index] = deserialize(message.substr(1));
-      else
-        failed[child.index] = true;
-      received[child.index].clear();
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(f));
     }
   }
-  for (size_t i = 0; i < programs.size(); ++i)
-    if (failed[i]) results[i] = run(*programs[i], timing);
+  for (size_t i = 0; i < count; ++i)
+    if (failed[i]) run_here(i);
   return results;
 }
 

@@ -59,6 +59,10 @@ struct TrafficCounters {
 };
 
 struct RunResult {
+  // The run passed its cycle bound (RunOptions::cycle_bound) and was stopped there: it takes more than
+  // bound_cycles cycles, and no other figure of it is known (cycles and the rest stay zero).
+  bool stopped = false;
+  int64_t bound_cycles = 0;
   Tick end_ticks = 0;  // the last unit finished here, relative to the run's start
   int64_t cycles = 0;  // the run's counters (sim/stats.cpp)
   int64_t instructions = 0;

@@ -23,6 +23,11 @@ void Scheduler::at(Tick at, std::function<void()> action) {
   if (earliest) wake_.notify(sc_core::sc_time::from_value(at - now));
 }
 
+void Scheduler::drop_pending() {
+  pending_ = {};
+  wake_.cancel();
+}
+
 void Scheduler::fire() {
   const Tick now = now_ticks();
   while (!pending_.empty() && pending_.top().at <= now) {

@@ -22,6 +22,8 @@ class Scheduler : public sc_core::sc_module {
   // Runs `action` at absolute time `at` (>= now). Actions due at the same tick run in the order scheduled.
   void at(Tick at, std::function<void()> action);
   bool idle() const { return pending_.empty(); }
+  // Forgets every pending action (a stopped run's).
+  void drop_pending();
 
  private:
   struct Pending {

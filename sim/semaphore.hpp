@@ -24,6 +24,8 @@ class Semaphore {
     return cause;
   }
   const sc_core::sc_event& posted() const { return posted_; }
+  // Wakes whoever waits without posting a signal (a stopped run's units, to leave).
+  void wake() { posted_.notify(sc_core::SC_ZERO_TIME); }
 
  private:
   std::deque<arch::Cause> causes_;

@@ -39,13 +39,16 @@ void Unit::thread() {
     while (!start_requested_);
     start_requested_ = false;
     try {
-      while (next_ < instructions_.size()) {
+      while (next_ < instructions_.size() && !machine_.stopping) {
         const arch::Instruction& instruction = *instructions_[next_];
         acquire(instruction);
         execute(instruction, static_cast<int32_t>(next_));
         ++counters_.instructions;
         ++next_;
       }
+      next_ = instructions_.size();  // done, or stopped before its next instruction
+    } catch (const Stopped&) {
+      next_ = instructions_.size();
     } catch (...) {
       // Surfaces from Machine::run after sc_start returns; this unit stops where it is.
       error_ = std::current_exception();
@@ -67,7 +70,10 @@ void Unit::acquire(const arch::Instruction& instruction) {
       const Tick started = now();
       blocked_on_ = &wait_for;
       blocked_signals_taken_ = taken;
-      while (!target.available()) wait(target.posted());
+      while (!target.available()) {
+        wait(target.posted());
+        if (machine_.stopping) throw Stopped{};
+      }
       blocked_on_ = nullptr;
       waits_.push_back(WaitSegment{started, now(), target.take()});
     }
@@ -103,6 +109,7 @@ void Unit::complete_at(Tick at, const arch::Instruction& instruction, std::funct
 void Unit::wait_until(Tick at) {
   const Tick current = now();
   if (at > current) wait(sc_core::sc_time::from_value(at - current));
+  if (machine_.stopping) throw Stopped{};
 }
 
 void Unit::fail_instruction(const arch::Instruction& instruction, int32_t position,

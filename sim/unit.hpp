@@ -57,6 +57,7 @@ class Unit : public sc_core::sc_module {
   arch::QueueId queue_;
 
  private:
+  struct Stopped {};  // thrown from a wait of a stopped run (MachineState::stop): the unit leaves its work
   void thread();
   void acquire(const arch::Instruction& instruction);
   Semaphore& semaphore(const arch::SemaphoreRef& ref);

@@ -518,6 +518,16 @@ std::string to_table(const Report& report) {
     for (const RunRecord& run : op.runs)
       if (!run.loses_because.empty())
         out += fmt::format("      {} loses: {}\n", label(run), run.loses_because);
+    {
+      std::string simulated;
+      for (const RunRecord& run : op.runs) {
+        simulated +=
+            fmt::format("{}{} {}", simulated.empty() ? "" : ", ", label(run), run.candidates_simulated);
+        if (run.candidates_stopped > 0)
+          simulated += fmt::format(" ({} stopped early)", run.candidates_stopped);
+      }
+      out += fmt::format("      candidates simulated: {}\n", simulated);
+    }
     if (const FusionComparison fusion = fusion_comparison(op); fusion.available())
       out += fmt::format("      fusion: {}\n", fusion.text());
     if (op.winner >= 0 && op.dram_minimum_bytes > 0)

@@ -37,7 +37,7 @@ struct MappingSummary {
   std::string description;
 };
 
-// One simulated mapping of an op: a row of the table. Its figures (cycles .. candidates_simulated) are
+// One simulated mapping of an op: a row of the table. Its figures (cycles .. candidates_stopped) are
 // declared once, with their units and meaning, in traces/run_stats.cpp, and every writer walks that list.
 struct RunRecord {
   std::string dataflow;
@@ -61,6 +61,7 @@ struct RunRecord {
   int64_t instructions = 0;
   int64_t sram_hazards = 0;
   int64_t candidates_simulated = 0;
+  int64_t candidates_stopped = 0;
   MappingSummary mapping;
   std::vector<UnitBubbles> bubbles;
   std::vector<Numerics> numerics;  // empty with --timing-only

@@ -55,6 +55,10 @@ const std::vector<RunStat>& run_stats() {
        "PE instructions whose operands were overwritten while being read (a race)", &RunRecord::sram_hazards},
       {"candidates_simulated", "mappings", "of the dataflow's, simulated to pick this one",
        &RunRecord::candidates_simulated},
+      {"candidates_stopped", "mappings",
+       "of those simulated, stopped once their cycles passed the fewest of an earlier candidate of the "
+       "dataflow (the mapper's order): they could no longer win",
+       &RunRecord::candidates_stopped},
       {"fusion", "",
        "an epilogue's: fused (on each output tile in SRAM) or unfused (a vector pass over the stored "
        "output); "

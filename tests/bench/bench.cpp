@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <systemc>
 
+#include "arch/isa/program_text.hpp"
 #include "arch/spec.hpp"
 #include "common/config.hpp"
 #include "mapper/lowering.hpp"
@@ -70,6 +71,18 @@ int run(int argc, char** argv) {
                static_cast<double>(op.macs()) / timing_seconds);
     fmt::print("       mapping: {}\n", mapping.describe());
     if (size != 4096) continue;
+    // What a program costs to send to a worker process (sim/parallel_runs.cpp): its text written here, read
+    // back there.
+    const auto write_start = Clock::now();
+    const std::string text = arch::write_program(program);
+    const double write_seconds = seconds_since(write_start);
+    const auto read_start = Clock::now();
+    const arch::Program read_back = arch::read_program(text, "bench");
+    const double read_seconds = seconds_since(read_start);
+    fmt::print(
+        "  program text for a worker: {:.2f} us per instruction written, {:.2f} read ({} bytes each){}\n",
+        1e6 * write_seconds / timing.instructions, 1e6 * read_seconds / timing.instructions,
+        text.size() / timing.instructions, read_back == program ? "" : " (read back differs!)");
     // Same MACs, other tile sizes: host time follows the instructions and bursts, not the arithmetic.
     fmt::print("  4096^3 timing-only with other tiles of the same split (same MACs):\n");
     fmt::print("  {:>16} {:>12} {:>10} {:>10} {:>12}\n", "tile", "instructions", "bursts", "timing_s",

@@ -1,0 +1,255 @@
+// Timing runs with a cycle bound, and in persistent worker processes (sim/machine.hpp, run_timing): a bound
+// stops a run exactly when its cycles would exceed it and leaves the machine as fresh; workers give the
+// results run() gives, in order, are forked once, are replaced when one fails, and do not outlive the
+// Machine; an op's rows keep their best as without stopping, and a candidate is stopped exactly when its
+// cycles exceed the fewest of the earlier candidates of its row. Each TEST is its own process.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "arch/isa/program_text.hpp"
+#include "common/config.hpp"
+#include "e2e/pipeline_fixture.hpp"
+#include "flow/candidates.hpp"
+#include "flow/evaluate_op.hpp"
+#include "mapper/lowering.hpp"
+#include "mapper/search.hpp"
+#include "ops/workload.hpp"
+#include "sim/machine.hpp"
+
+namespace tessera {
+namespace {
+
+// Two programs of one GEMM on mesh4x4 (16 cores): its best WS and OS mappings, 30k-60k cycles each.
+struct TwoPrograms {
+  arch::ArchSpec spec = load_arch("mesh4x4");
+  ops::Op op = gemm_op(1024, 512, 256, DType::bf16);
+  arch::Program ws = mapper::lower(op, 1, best_mapping(op, spec, arch::Dataflow::ws), spec, "gemm.ws");
+  arch::Program os = mapper::lower(op, 1, best_mapping(op, spec, arch::Dataflow::os), spec, "gemm.os");
+};
+
+// Every figure of a timing run but its host time.
+void expect_same_run(const sim::RunResult& a, const sim::RunResult& b, const std::string& what) {
+  EXPECT_EQ(a.stopped, b.stopped) << what;
+  EXPECT_EQ(a.bound_cycles, b.bound_cycles) << what;
+  EXPECT_EQ(a.end_ticks, b.end_ticks) << what;
+  EXPECT_EQ(a.cycles, b.cycles) << what;
+  EXPECT_EQ(a.macs, b.macs) << what;
+  EXPECT_EQ(a.traffic.dram_read_bytes, b.traffic.dram_read_bytes) << what;
+  EXPECT_EQ(a.traffic.noc_byte_hops, b.traffic.noc_byte_hops) << what;
+  EXPECT_EQ(a.traffic.bank_conflict_ticks, b.traffic.bank_conflict_ticks) << what;
+  ASSERT_EQ(a.units.size(), b.units.size()) << what;
+  for (size_t u = 0; u < a.units.size(); ++u) {
+    EXPECT_EQ(a.units[u].name, b.units[u].name) << what;
+    EXPECT_EQ(a.units[u].cycles, b.units[u].cycles) << what << " " << a.units[u].name;
+    EXPECT_EQ(a.units[u].counters.bursts, b.units[u].counters.bursts) << what << " " << a.units[u].name;
+  }
+}
+
+TEST(CycleBound, ARunAfterAStoppedRunTakesWhatItTakesOnAFreshMachine) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult fresh = machine.run(programs.ws, sim::RunOptions{false, false});
+  ASSERT_FALSE(fresh.stopped);
+  // Stopped early (units mid-instruction, semaphore waits, pending completions), then again near its end.
+  for (const int64_t bound : {int64_t{1000}, fresh.cycles / 2}) {
+    const sim::RunResult stopped = machine.run(programs.os, sim::RunOptions{false, false, bound});
+    EXPECT_TRUE(stopped.stopped) << bound;
+    EXPECT_EQ(stopped.bound_cycles, bound);
+    EXPECT_EQ(stopped.cycles, 0) << "a stopped run has no cycles";
+    EXPECT_TRUE(stopped.units.empty());
+    expect_same_run(machine.run(programs.ws, sim::RunOptions{false, false}), fresh,
+                    "after a run stopped at " + std::to_string(bound));
+  }
+  // With arithmetic too: the stopped run left no byte or semaphore behind that changes the outputs.
+  machine.run(programs.ws, sim::RunOptions{false, false, fresh.cycles / 3});
+  const sim::RunResult functional = machine.run(programs.ws, sim::RunOptions{true, false});
+  EXPECT_EQ(functional.cycles, fresh.cycles);
+  std::string detail;
+  EXPECT_TRUE(output_matches_reference(programs.op, 1, functional, &detail)) << detail;
+}
+
+TEST(CycleBound, StopsARunExactlyWhenItsCyclesWouldExceedTheBound) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult full = machine.run(programs.os, sim::RunOptions{false, false});
+  // A bound at or above the run's cycles stops nothing: the result is the unbounded one.
+  for (const int64_t bound : {full.cycles, full.cycles + 1, int64_t{1} << 62, INT64_MAX})
+    expect_same_run(machine.run(programs.os, sim::RunOptions{false, false, bound}), full,
+                    "bound " + std::to_string(bound));
+  // One cycle less: stopped.
+  const sim::RunResult stopped = machine.run(programs.os, sim::RunOptions{false, false, full.cycles - 1});
+  EXPECT_TRUE(stopped.stopped);
+  EXPECT_EQ(stopped.bound_cycles, full.cycles - 1);
+  EXPECT_EQ(stopped.instructions, programs.os.instruction_count());
+}
+
+TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult ws = machine.run(programs.ws, sim::RunOptions{false, false});
+  const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
+  const sim::RunResult os_stopped = machine.run(programs.os, sim::RunOptions{false, false, os.cycles - 1});
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os, &programs.ws, &programs.os,
+                                                   &programs.os};
+  int made = 0;
+  auto program_of = [&](size_t i) -> const arch::Program& {
+    ++made;
+    return *batch[i];
+  };
+  // The last program is bounded by the fewest cycles of the OS runs before it that have finished when it
+  // starts: with or without a finished one, its bound stops it (os.cycles - 1 at most).
+  auto bound_of = [&](size_t i,
+                      const std::vector<const sim::RunResult*>& finished) -> std::optional<int64_t> {
+    if (i != 4) return std::nullopt;
+    std::optional<int64_t> fewest;
+    for (size_t j : {size_t{1}, size_t{3}})
+      if (finished[j] && (!fewest || finished[j]->cycles < *fewest)) fewest = finished[j]->cycles;
+    return fewest ? *fewest - 1 : os.cycles - 1;
+  };
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 2, bound_of);
+    ASSERT_EQ(results.size(), batch.size());
+    expect_same_run(results[0], ws, "ws");
+    expect_same_run(results[1], os, "os");
+    expect_same_run(results[2], ws, "ws again");
+    expect_same_run(results[3], os, "os again");
+    expect_same_run(results[4], os_stopped, "os bounded");
+  }
+  EXPECT_EQ(made, 10) << "each program is made once per batch";
+  EXPECT_EQ(machine.workers_started(), 2) << "two workers, kept for the second batch";
+  // One worker gives results in order too (and starts none).
+  const std::vector<sim::RunResult> alone = machine.run_timing(batch.size(), program_of, 1, bound_of);
+  expect_same_run(alone[1], os, "os alone");
+  expect_same_run(alone[4], os_stopped, "os bounded alone");
+}
+
+TEST(Workers, AProgramWhoseWorkerFailsIsRunHereAndThrowsItsErrorAndTheWorkerIsReplaced) {
+  const TwoPrograms programs;
+  // The WS program with its first signal dropped: a wait can never be satisfied (the program check says so).
+  std::string text = arch::write_program(programs.ws);
+  const size_t signal = text.find(" ; signal ");
+  ASSERT_NE(signal, std::string::npos);
+  text.erase(signal, text.find('\n', signal) - signal);
+  const arch::Program broken = arch::read_program(text, "broken.tprog");
+  sim::Machine machine(programs.spec);
+  // It fails in a worker long before the other's first run ends; the next program takes a new worker.
+  const std::vector<const arch::Program*> batch = {&broken, &programs.os, &programs.os, &programs.os};
+  std::string thrown;
+  try {
+    machine.run_timing(
+        batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 2);
+  } catch (const InputError& error) {
+    thrown = error.what();
+  }
+  EXPECT_EQ(machine.workers_started(), 3) << "the failed worker exits and a new one takes the next program";
+  // The parent's own run threw it, naming the program's file as run() does.
+  std::string expected;
+  try {
+    machine.run(broken, sim::RunOptions{false, false});
+  } catch (const InputError& error) {
+    expected = error.what();
+  }
+  EXPECT_NE(expected.find("broken.tprog:"), std::string::npos) << expected;
+  EXPECT_EQ(thrown, expected);
+}
+
+// The worker processes of this process (children whose parent is this one).
+std::vector<pid_t> children() {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    char state = 0;
+    pid_t parent = 0;
+    fields >> state >> parent;
+    if (parent == ::getpid()) found.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return found;
+}
+
+TEST(Workers, AWorkerThatDiesIsReplaced) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os};
+  auto program_of = [&](size_t i) -> const arch::Program& { return *batch[i]; };
+  machine.run_timing(batch.size(), program_of, 2);
+  const std::vector<pid_t> workers = children();
+  ASSERT_EQ(workers.size(), 2u);
+  ASSERT_EQ(::kill(workers.front(), SIGKILL), 0);
+  int status = 0;
+  while (::waitpid(workers.front(), &status, WNOHANG) == 0 && ::kill(workers.front(), 0) == 0) {
+  }
+  const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 2);
+  expect_same_run(results[1], os, "os");
+  EXPECT_EQ(machine.workers_started(), 3);
+  EXPECT_EQ(children().size(), 2u);
+}
+
+TEST(Workers, NoneOutlivesItsMachine) {
+  const TwoPrograms programs;
+  std::optional<sim::Machine> machine(std::in_place, programs.spec);
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os};
+  machine->run_timing(
+      batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 2);
+  ASSERT_EQ(machine->workers_started(), 2);
+  machine.reset();
+  // Every child was reaped: none is left, not even a zombie.
+  int status = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+}
+
+// BERT's ffn1 on mesh4x4: its fused rows simulate three candidates each, and some stop.
+TEST(EarlyStop, RowsKeepTheirBestAndACandidateStopsExactlyWhenAnEarlierOneOfItsRowIsFaster) {
+  const arch::ArchSpec spec = load_arch("mesh4x4");
+  const ops::Workload workload = ops::workload_from_yaml(
+      config::load_file(std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/bert-ffn.yaml"));
+  const ops::Op& op = workload.ops.front();
+  flow::RunSettings settings;
+  settings.dataflows = spec.core.pe_array.dataflows;
+  settings.timing_only = true;
+  settings.threads = 2;
+  sim::Machine machine(spec);
+  const flow::OpOutcome outcome = flow::evaluate_op(op, workload.seed, spec, machine, settings);
+
+  // The same candidates, each run to its end.
+  mapper::SearchOptions options;
+  options.dataflows = settings.dataflows;
+  options.keep_per_dataflow = settings.simulate_top;
+  options.seed = workload.seed;
+  const flow::CandidatePick pick =
+      flow::pick_candidates(mapper::search_op(op, spec, options), settings.candidates);
+  ASSERT_EQ(pick.rows.size(), outcome.record.runs.size());
+  int stopped_in_all = 0;
+  for (size_t r = 0; r < pick.rows.size(); ++r) {
+    std::optional<int64_t> fewest;
+    int stopped = 0;
+    for (const mapper::Candidate& candidate : pick.rows[r].candidates) {
+      const arch::Program program = mapper::lower(op, workload.seed, candidate.mapping, spec, "check");
+      const int64_t cycles = machine.run(program, sim::RunOptions{false, false}).cycles;
+      if (fewest && cycles > *fewest) ++stopped;
+      if (!fewest || cycles < *fewest) fewest = cycles;
+    }
+    const traces::RunRecord& record = outcome.record.runs[r];
+    EXPECT_EQ(record.cycles, *fewest) << pick.rows[r].label;
+    EXPECT_EQ(record.candidates_simulated, static_cast<int64_t>(pick.rows[r].candidates.size()));
+    EXPECT_EQ(record.candidates_stopped, stopped) << pick.rows[r].label;
+    stopped_in_all += stopped;
+  }
+  EXPECT_GT(stopped_in_all, 0) << "the test covers a stop";
+}
+
+}  // namespace
+}  // namespace tessera
