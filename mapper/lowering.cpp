@@ -113,13 +113,18 @@ class Lowering {
     for (size_t p = 0; p < places_.size(); ++p) lower_compute_and_output(p);
     for (size_t p = 0; p < places_.size(); ++p) {
       auto& list = keyed_[p];
-      std::stable_sort(list.begin(), list.end(), [](const Keyed& a, const Keyed& b) {
-        return a.key != b.key ? a.key < b.key : a.order < b.order;
+      // Sorted by (key, order) through an index: the instructions themselves are moved once.
+      std::vector<size_t> sorted(list.size());
+      for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = i;
+      std::sort(sorted.begin(), sorted.end(), [&list](size_t a, size_t b) {
+        return list[a].key != list[b].key ? list[a].key < list[b].key : list[a].order < list[b].order;
       });
       arch::CoreProgram core;
       core.coord = arch::core_coord(places_[p].index, spec_.mesh);
-      for (Keyed& keyed : list) core.instructions.push_back(std::move(keyed.instruction));
+      core.instructions.reserve(list.size());
+      for (size_t i : sorted) core.instructions.push_back(std::move(list[i].instruction));
       program_.cores.push_back(std::move(core));
+      list = {};
     }
     // Unfused: after every core's stores of Z (the barrier), the epilogue's pass turns Z into O.
     if (unfused_) {
@@ -173,7 +178,13 @@ class Lowering {
   }
 
   arch::SemaphoreRef semaphore(const std::string& name, int buffer, int core = arch::kSameCore) {
-    return arch::SemaphoreRef{program_.semaphore_id(fmt::format("{}[{}]", name, buffer)), core};
+    // Remembered by (name, buffer): formatting "name[buffer]" and finding it is most of a lowering's time
+    // otherwise (one to four semaphores per instruction).
+    for (const NamedSemaphore& known : semaphores_)
+      if (known.buffer == buffer && known.name == name) return arch::SemaphoreRef{known.id, core};
+    const int id = program_.semaphore_id(fmt::format("{}[{}]", name, buffer));
+    semaphores_.push_back(NamedSemaphore{name, buffer, id});
+    return arch::SemaphoreRef{id, core};
   }
 
   void emit(size_t place, double key, arch::QueueId queue, arch::Operation operation,
@@ -463,6 +474,12 @@ class Lowering {
   std::vector<CorePlace> places_;
   std::vector<std::vector<Keyed>> keyed_;
   int order_ = 0;
+  struct NamedSemaphore {
+    std::string name;
+    int buffer;
+    int id;
+  };
+  std::vector<NamedSemaphore> semaphores_;
   // Per operand, per core: iteration -> buffer it first uses there; iteration -> the free to signal after it.
   std::map<size_t, std::map<size_t, int>> first_use_[2];
   std::map<size_t, std::map<size_t, arch::SemaphoreRef>> last_use_[2];

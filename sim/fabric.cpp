@@ -24,7 +24,7 @@ Fabric::Fabric(const arch::ArchSpec& spec)
   banks_.assign(static_cast<size_t>(cores) * spec.core.sram.banks,
                 BandwidthCalendar(static_cast<double>(spec.core.sram.bank_width_bytes)));
   scratch_words_.assign(spec.core.sram.banks, 0);
-  tree_index_.assign(static_cast<size_t>(cores), -1);
+  trees_ = &tree_sets_[destinations_];
   link_ticks_per_byte_ = static_cast<double>(kTicksPerCycle) / spec.noc.link_bytes_per_cycle;
   slowest_ticks_per_byte_ = static_cast<double>(kTicksPerCycle) /
                             std::min(spec.noc.link_bytes_per_cycle, spec.dram.channel_bytes_per_cycle);
@@ -34,20 +34,17 @@ void Fabric::reset() {
   for (auto* group : {&channels_, &links_, &inject_, &eject_, &banks_})
     for (auto& calendar : *group) calendar.reset();
   traffic_ = TrafficCounters{};
-  forget_trees();
   destinations_.clear();
+  tree_sets_.clear();
+  trees_ = &tree_sets_[destinations_];
   horizon_ = 0;
 }
 
 void Fabric::begin_load(const std::vector<int>& destinations) {
   if (destinations == destinations_) return;
   destinations_ = destinations;
-  forget_trees();
-}
-
-void Fabric::forget_trees() {
-  for (const Tree& tree : trees_) tree_index_[static_cast<size_t>(tree.router)] = -1;
-  trees_.clear();
+  if (tree_sets_.size() >= 4096) tree_sets_.clear();  // bounded: programs with ever new groups
+  trees_ = &tree_sets_[destinations_];
 }
 
 const std::vector<int>& Fabric::route_between(int from_router, int to_router) {
@@ -80,10 +77,9 @@ const Fabric::Tree& Fabric::build_tree(int router) {
     tree.leaves.push_back(parent);
     tree.depth = std::max(tree.depth, static_cast<int>(route.size()));
   }
-  tree_index_[static_cast<size_t>(router)] = static_cast<int>(trees_.size());
-  trees_.push_back(std::move(tree));
-  if (tree_flows_.size() < trees_.back().links.size()) tree_flows_.resize(trees_.back().links.size());
-  return trees_.back();
+  trees_->push_back(std::move(tree));
+  if (tree_flows_.size() < trees_->back().links.size()) tree_flows_.resize(trees_->back().links.size());
+  return trees_->back();
 }
 
 Tick Fabric::load_latency(int channel) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -103,11 +104,11 @@ class Fabric {
     int depth = 0;                           // links from the root to the farthest destination
   };
   const Tree& tree_of(int router) {
-    const int index = tree_index_[static_cast<size_t>(router)];
-    return index >= 0 ? trees_[static_cast<size_t>(index)] : build_tree(router);
+    for (const Tree& tree : *trees_)
+      if (tree.router == router) return tree;
+    return build_tree(router);
   }
   const Tree& build_tree(int router);
-  void forget_trees();
   // The XY route between two routers (cached: links in order).
   const std::vector<int>& route_between(int from_router, int to_router);
 
@@ -123,9 +124,11 @@ class Fabric {
   std::unordered_map<int64_t, std::vector<int>> routes_;  // route_between's cache, by from * cores + to
   std::vector<int64_t> scratch_words_;                    // per bank
   std::vector<int> destinations_;                         // of the current load
-  std::vector<Tree> trees_;                               // the current load's trees, one per source router
-  std::vector<int> tree_index_;                           // per router: its tree in trees_, or -1
-  std::vector<Flow> tree_flows_;                          // scratch: the flow after each tree link
+  // Trees by destination set, one per source router, kept across loads (a program multicasts to the same few
+  // groups over and over); trees_ is the current load's.
+  std::map<std::vector<int>, std::vector<Tree>> tree_sets_;
+  std::vector<Tree>* trees_ = nullptr;
+  std::vector<Flow> tree_flows_;  // scratch: the flow after each tree link
   TrafficCounters traffic_;
   Tick horizon_ = 0;  // no booking starts before this any more
   arch::DramChannelMap channel_map_;

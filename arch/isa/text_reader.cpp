@@ -80,10 +80,14 @@ TensorRegion LineReader::read_region() {
 }
 
 std::pair<int64_t, int64_t> LineReader::read_range(std::string_view dimension) {
+  // The descriptions are formatted only for an error: a program has two ranges per region, one region per
+  // transfer (most of the reader's time went to formatting them).
   const int begin_column = column();
-  const int64_t begin = read_size(fmt::format("the first {} of the region", dimension));
-  expect(':', fmt::format("':' between the first {} and the end {}", dimension, dimension), kRegionSyntax);
-  const int64_t end = read_size(fmt::format("the end {} of the region", dimension));
+  const bool rows = dimension == "row";
+  const int64_t begin = read_size(rows ? "the first row of the region" : "the first column of the region");
+  if (!accept(':'))
+    expect(':', fmt::format("':' between the first {} and the end {}", dimension, dimension), kRegionSyntax);
+  const int64_t end = read_size(rows ? "the end row of the region" : "the end column of the region");
   if (end <= begin)
     fail(begin_column,
          fmt::format("the {} range {}:{} is empty; the end must be greater than the start", dimension, begin,
@@ -287,7 +291,7 @@ size_t LineReader::read_option(const std::vector<std::string>& keys, uint32_t fl
   const uint32_t bit = 1u << index;
   if (given & bit) fail(key_column, fmt::format("duplicate '{}'", key), "each key may appear once");
   given |= bit;
-  if (!(flags & bit)) expect('=', fmt::format("'=' after '{}'", key), syntax);
+  if (!(flags & bit) && !accept('=')) expect('=', fmt::format("'=' after '{}'", key), syntax);
   return index;
 }
 
