@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "mapper/buffers.hpp"
@@ -105,6 +106,16 @@ class Lowering {
           places_.push_back(std::move(place));
         }
     keyed_.resize(places_.size());
+    for (int tensor : {kA, kW}) {
+      first_use_[tensor].resize(places_.size());
+      last_use_[tensor].resize(places_.size());
+      for (size_t p = 0; p < places_.size(); ++p) {
+        first_use_[tensor][p].assign(places_[p].iterations.size(), -1);
+        last_use_[tensor][p].assign(places_[p].iterations.size(), std::nullopt);
+      }
+    }
+    // About a PE instruction, a load of each operand and a store per iteration, at most: no regrowth.
+    for (size_t p = 0; p < places_.size(); ++p) keyed_[p].reserve(places_[p].iterations.size() * 3 + 8);
     // Operands first: every core's PE waits and frees depend on its issuer's loads.
     for (size_t p = 0; p < places_.size(); ++p) {
       lower_operand(p, kA);
@@ -257,10 +268,14 @@ class Lowering {
       for (size_t member : members) {
         const std::vector<Residency>& member_loads = member_residencies(member, tensor);
         const Residency& use = member_loads[j];
-        first_use_[tensor][member].emplace(use.first, buffer);
-        if (j + buffers < loads.size())
-          last_use_[tensor][member].emplace(
-              use.last, semaphore(free_name, buffer, member == place ? arch::kSameCore : issuer_core));
+        int& first_buffer = first_use_[tensor][member][use.first];
+        if (first_buffer < 0) first_buffer = buffer;
+        if (j + buffers < loads.size()) {
+          const arch::SemaphoreRef free_ref =
+              semaphore(free_name, buffer, member == place ? arch::kSameCore : issuer_core);
+          std::optional<arch::SemaphoreRef>& last_free = last_use_[tensor][member][use.last];
+          if (!last_free) last_free = free_ref;
+        }
       }
     }
   }
@@ -298,12 +313,10 @@ class Lowering {
         if (i == output.first && fused_ && (!k_split || root))
           lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0);
         for (int tensor : {kA, kW}) {
-          auto first = first_use_[tensor][place].find(i);
-          if (first != first_use_[tensor][place].end())
-            waits.push_back({semaphore(tensor == kA ? "a_full" : "w_full", first->second),
-                             tensor == kW ? w_loads_per_tile_ : 1});
-          auto last = last_use_[tensor][place].find(i);
-          if (last != last_use_[tensor][place].end()) signals.push_back(last->second);
+          if (const int first = first_use_[tensor][place][i]; first >= 0)
+            waits.push_back(
+                {semaphore(tensor == kA ? "a_full" : "w_full", first), tensor == kW ? w_loads_per_tile_ : 1});
+          if (const auto& last = last_use_[tensor][place][i]) signals.push_back(*last);
         }
         if (i == output.last) {
           signals.push_back(semaphore("o_done", buffer));
@@ -481,8 +494,8 @@ class Lowering {
   };
   std::vector<NamedSemaphore> semaphores_;
   // Per operand, per core: iteration -> buffer it first uses there; iteration -> the free to signal after it.
-  std::map<size_t, std::map<size_t, int>> first_use_[2];
-  std::map<size_t, std::map<size_t, arch::SemaphoreRef>> last_use_[2];
+  std::vector<std::vector<int>> first_use_[2];  // -1: none
+  std::vector<std::vector<std::optional<arch::SemaphoreRef>>> last_use_[2];
   std::map<size_t, std::vector<Residency>> residency_cache_[2];
 };
 
