@@ -153,12 +153,15 @@ std::vector<RunResult> Machine::run_timing(size_t count,
     for (size_t i = 0; i < count; ++i) run_here(i);
     return results;
   }
-  // `workers` workers keep as many cores busy: the parent only makes the next program and its text while they
-  // run, and hands out programs and reads results.
-  if (!workers_ || workers_->size() != workers)
+  // The parent is one of the `workers`: it makes the programs and the next one's text for the `workers - 1`
+  // worker processes, hands them out and reads results, and runs a program itself whenever every worker is
+  // busy and the next text is ready. A program that travels as text costs its writing and reading (about as
+  // much as simulating it, issue "Simulation speed"); one run here costs neither.
+  const int processes = workers - 1;
+  if (!workers_ || workers_->size() != processes)
     workers_ = std::make_unique<WorkerPool>(
-        workers, [this](const std::string& request) { return serve_worker_request(request); }, kFailed);
-  std::vector<size_t> on_worker(static_cast<size_t>(workers), SIZE_MAX);
+        processes, [this](const std::string& request) { return serve_worker_request(request); }, kFailed);
+  std::vector<size_t> on_worker(static_cast<size_t>(processes), SIZE_MAX);
   std::vector<bool> failed(count, false);
   size_t next = 0, running = 0;
   std::optional<std::pair<size_t, std::string>> ready;  // the next program, as text
@@ -168,8 +171,20 @@ std::vector<RunResult> Machine::run_timing(size_t count,
       ++next;
     }
   };
+  auto take = [&](const std::vector<WorkerPool::Reply>& replies) {
+    for (const WorkerPool::Reply& reply : replies) {
+      --running;
+      const size_t index = on_worker[static_cast<size_t>(reply.worker)];
+      if (reply.bytes && !reply.bytes->empty() && (*reply.bytes)[0] == kResult) {
+        results[index] = deserialize(reply.bytes->substr(1));
+        finished[index] = &results[index];
+      } else {
+        failed[index] = true;
+      }
+    }
+  };
   while (ready || next < count || running > 0) {
-    for (int w = 0; w < workers; ++w) {
+    for (int w = 0; w < processes; ++w) {
       if (workers_->busy(w)) continue;
       make_ready();
       if (!ready) break;
@@ -184,17 +199,18 @@ std::vector<RunResult> Machine::run_timing(size_t count,
       ++running;
     }
     make_ready();  // while the workers run
-    if (running == 0) continue;
-    for (const WorkerPool::Reply& reply : workers_->wait_replies()) {
-      --running;
-      const size_t index = on_worker[static_cast<size_t>(reply.worker)];
-      if (reply.bytes && !reply.bytes->empty() && (*reply.bytes)[0] == kResult) {
-        results[index] = deserialize(reply.bytes->substr(1));
-        finished[index] = &results[index];
-      } else {
-        failed[index] = true;
+    if (running == static_cast<size_t>(processes) && ready && next < count) {
+      const size_t index = next++;
+      try {
+        run_here(index);
+      } catch (...) {
+        failed[index] = true;  // run again below, once the workers are done, so that the error is thrown then
       }
+      take(workers_->wait_replies(false));  // whoever is done by now gets the ready text next
+      continue;
     }
+    if (running == 0) continue;
+    take(workers_->wait_replies());
   }
   for (size_t i = 0; i < count; ++i)
     if (failed[i]) run_here(i);

@@ -151,9 +151,9 @@ bool WorkerPool::send(int index, const std::string& request) {
   return true;
 }
 
-std::vector<WorkerPool::Reply> WorkerPool::wait_replies() {
+std::vector<WorkerPool::Reply> WorkerPool::wait_replies(bool block) {
   std::vector<Reply> replies;
-  while (replies.empty()) {
+  for (bool first = true; replies.empty() && (block || first); first = false) {
     std::vector<pollfd> polled;
     std::vector<size_t> which;
     for (size_t w = 0; w < workers_.size(); ++w) {
@@ -161,8 +161,9 @@ std::vector<WorkerPool::Reply> WorkerPool::wait_replies() {
       polled.push_back(pollfd{workers_[w].socket, POLLIN, 0});
       which.push_back(w);
     }
-    TESSERA_ASSERT(!polled.empty(), "replies are awaited from busy workers only");
-    if (::poll(polled.data(), polled.size(), -1) < 0) {
+    TESSERA_ASSERT(!block || !polled.empty(), "replies are awaited from busy workers only");
+    if (polled.empty()) break;
+    if (::poll(polled.data(), polled.size(), block ? -1 : 0) < 0) {
       TESSERA_ASSERT(errno == EINTR, "poll on the workers' sockets works");
       continue;
     }

@@ -40,8 +40,9 @@ class WorkerPool {
     int worker = 0;
     std::optional<std::string> bytes;  // nothing: the worker died before replying (it is reaped)
   };
-  // Waits until at least one busy worker has replied or died; returns those, each worker idle again.
-  std::vector<Reply> wait_replies();
+  // Waits until at least one busy worker has replied or died; returns those, each worker idle again. Without
+  // `block`, returns what has arrived already (perhaps nothing).
+  std::vector<Reply> wait_replies(bool block = true);
 
   // The processes started so far (a dead worker's replacement counts again), for tests.
   int started() const { return started_; }

@@ -114,7 +114,7 @@ TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
     return fewest ? *fewest - 1 : os.cycles - 1;
   };
   for (int round = 0; round < 2; ++round) {
-    const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 2, bound_of);
+    const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 3, bound_of);
     ASSERT_EQ(results.size(), batch.size());
     expect_same_run(results[0], ws, "ws");
     expect_same_run(results[1], os, "os");
@@ -123,7 +123,8 @@ TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
     expect_same_run(results[4], os_stopped, "os bounded");
   }
   EXPECT_EQ(made, 10) << "each program is made once per batch";
-  EXPECT_EQ(machine.workers_started(), 2) << "two workers, kept for the second batch";
+  EXPECT_EQ(machine.workers_started(), 2)
+      << "two worker processes (and the parent), kept for the second batch";
   // One worker gives results in order too (and starts none).
   const std::vector<sim::RunResult> alone = machine.run_timing(batch.size(), program_of, 1, bound_of);
   expect_same_run(alone[1], os, "os alone");
@@ -144,7 +145,7 @@ TEST(Workers, AProgramWhoseWorkerFailsIsRunHereAndThrowsItsErrorAndTheWorkerIsRe
   std::string thrown;
   try {
     machine.run_timing(
-        batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 2);
+        batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 3);
   } catch (const InputError& error) {
     thrown = error.what();
   }
@@ -184,14 +185,14 @@ TEST(Workers, AWorkerThatDiesIsReplaced) {
   const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
   const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os};
   auto program_of = [&](size_t i) -> const arch::Program& { return *batch[i]; };
-  machine.run_timing(batch.size(), program_of, 2);
+  machine.run_timing(batch.size(), program_of, 3);
   const std::vector<pid_t> workers = children();
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(::kill(workers.front(), SIGKILL), 0);
   int status = 0;
   while (::waitpid(workers.front(), &status, WNOHANG) == 0 && ::kill(workers.front(), 0) == 0) {
   }
-  const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 2);
+  const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 3);
   expect_same_run(results[1], os, "os");
   EXPECT_EQ(machine.workers_started(), 3);
   EXPECT_EQ(children().size(), 2u);
@@ -202,7 +203,7 @@ TEST(Workers, NoneOutlivesItsMachine) {
   std::optional<sim::Machine> machine(std::in_place, programs.spec);
   const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os};
   machine->run_timing(
-      batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 2);
+      batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 3);
   ASSERT_EQ(machine->workers_started(), 2);
   machine.reset();
   // Every child was reaped: none is left, not even a zombie.
