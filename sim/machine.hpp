@@ -47,7 +47,8 @@ class Machine {
   // Timing-only runs of `count` programs, up to `workers` at once, each with the cycle bound `bound_of` gives
   // it when it starts (none without bound_of). program_of(i) makes program i when it is first needed — so the
   // caller may lower it then, while earlier programs run — and it must stay valid until run_timing returns.
-  // With workers > 1 this process and `workers - 1` worker processes run them: the workers are forked from
+  // With workers > 2 this process and `workers - 1` worker processes run them (with 2, this process alone:
+  // a program's text costs as much as its run): the workers are forked from
   // this one on the first such call and kept for the life of the Machine (the elaborated model comes with the
   // fork; SystemC elaborates once per process, so a process cannot run two models side by side): a program
   // travels as its text, its result comes back in a flat form; this process runs the next program itself
