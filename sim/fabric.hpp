@@ -1,9 +1,10 @@
 // The machine's shared resources and how traffic moves through them (DESIGN.md, "Timing model"): every DRAM
-// channel, directed mesh link, router port and SRAM bank is a BandwidthCalendar. A burst books the channel
-// and links on its path in order; its head is delayed by router latencies and by contention, its tail cannot
-// pass a resource before it arrived there. SRAM banks are booked per transfer or PE instruction, spread over
-// the time its bytes come and go, so the cost stays per burst and per tile, never per word. Plain C++: the
-// units that live in simulated time call it.
+// channel, directed mesh link, router port and SRAM bank is a BandwidthCalendar. A transfer's stream (its
+// bursts bound for one channel or core) books the channel and links on its path in order, each once, spread
+// over the window its bytes pass in; routers delay it, contention stretches it, and it cannot pass a resource
+// before it arrived there. SRAM banks are booked per transfer or PE instruction, spread over the time its
+// bytes come and go, so the cost stays per stream and per tile, never per burst or word. Plain C++: the units
+// that live in simulated time call it.
 #pragma once
 
 #include <cstdint>
