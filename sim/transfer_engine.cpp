@@ -34,6 +34,7 @@ void TransferEngine::reset_run_state() {
   touched_.clear();
   transfer_bursts_ = 0;
   expected_done_ = 0;
+  issue_bytes_ = trip_bytes_ = -1;
 }
 
 template <class Latency>
@@ -48,7 +49,12 @@ void TransferEngine::add_burst(int channel, int64_t bytes, bool through_dram, La
   stream.last = engine_free_;
   stream.bytes += bytes;
   // The slot is free again once the burst's uncontended round trip is over.
-  const Tick done = issue + stream.latency + machine_.fabric.burst_ticks(bytes, through_dram);
+  if (bytes != trip_bytes_ || through_dram != trip_through_dram_) {
+    trip_bytes_ = bytes;
+    trip_through_dram_ = through_dram;
+    trip_ticks_ = machine_.fabric.burst_ticks(bytes, through_dram);
+  }
+  const Tick done = issue + stream.latency + trip_ticks_;
   retire(done);
   expected_done_ = std::max(expected_done_, done);
   ++transfer_bursts_;
@@ -73,14 +79,18 @@ void TransferEngine::finish_streams(Tick done) {
 Tick TransferEngine::issue_slot(int64_t bytes) {
   const Tick slot_free = in_flight_[ring_next_];  // the burst `outstanding` before this one must be done
   const Tick issue = std::max(engine_free_, slot_free);
-  const double ticks = static_cast<double>(bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
-  engine_free_ = issue + static_cast<Tick>(std::ceil(ticks - 1e-9));
+  if (bytes != issue_bytes_) {  // most bursts are the size of the one before
+    const double ticks = static_cast<double>(bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
+    issue_bytes_ = bytes;
+    issue_ticks_ = static_cast<Tick>(std::ceil(ticks - 1e-9));
+  }
+  engine_free_ = issue + issue_ticks_;
   return issue;
 }
 
 void TransferEngine::retire(Tick done) {
   in_flight_[ring_next_] = done;
-  ring_next_ = (ring_next_ + 1) % in_flight_.size();
+  if (++ring_next_ == in_flight_.size()) ring_next_ = 0;
 }
 
 void TransferEngine::execute(const arch::Instruction& instruction, int32_t position) {
@@ -112,11 +122,13 @@ void TransferEngine::execute(const arch::Instruction& instruction, int32_t posit
 template <class Burst>
 void TransferEngine::split_into_bursts(uint64_t dram_address, int64_t bytes, Burst&& burst) {
   const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  const auto block = static_cast<uint64_t>(interleave);
+  const bool power_of_two = (block & (block - 1)) == 0;
   for (int64_t offset = 0; offset < bytes;) {
     // A burst stays inside one DRAM interleave block, so one channel serves it.
     const uint64_t address = dram_address + static_cast<uint64_t>(offset);
-    const int64_t to_block_end =
-        interleave - static_cast<int64_t>(address % static_cast<uint64_t>(interleave));
+    const uint64_t into_block = power_of_two ? address & (block - 1) : address % block;
+    const int64_t to_block_end = interleave - static_cast<int64_t>(into_block);
     const int64_t size = std::min({machine_.spec.core.dma.burst_bytes, bytes - offset, to_block_end});
     burst(address, size);
     offset += size;

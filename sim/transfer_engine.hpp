@@ -54,6 +54,12 @@ class TransferEngine : public Unit {
   std::vector<int> touched_;     // channels with a stream in the current transfer, in first-burst order
   size_t transfer_bursts_ = 0;   // bursts of the current transfer
   Tick expected_done_ = 0;       // when its last burst would be back, uncontended
+  // The last burst size's issue ticks and uncontended transfer ticks (bursts mostly come in one size).
+  int64_t issue_bytes_ = -1;
+  Tick issue_ticks_ = 0;
+  int64_t trip_bytes_ = -1;
+  bool trip_through_dram_ = false;
+  Tick trip_ticks_ = 0;
 };
 
 }  // namespace tessera::sim
