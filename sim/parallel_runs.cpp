@@ -149,9 +149,9 @@ std::vector<RunResult> Machine::run_timing(size_t count,
     results[index] = run(program_of(index), RunOptions{false, false, bound(index)});
     finished[index] = &results[index];
   };
-  // A program that travels to a worker as text costs about what simulating it costs (writing 1.5 us and reading
-  // 1.7 us a tile instruction against 3.1 us simulated, on the 4096^3 GEMM): one worker beside the parent loses
-  // to the parent alone (measured on 2 cores: 5.5 s against 4.3 s), so workers start from three.
+  // A program that travels to a worker as text costs about what simulating it costs (writing 1.5 us and
+  // reading 1.7 us a tile instruction against 3.1 us simulated, on the 4096^3 GEMM): one worker beside the
+  // parent loses to the parent alone (measured on 2 cores: 5.5 s against 4.3 s), so workers start from three.
   if (workers <= 2 || count <= 1) {
     for (size_t i = 0; i < count; ++i) run_here(i);
     return results;
