@@ -2,6 +2,7 @@
 // sim/worker_pool.hpp). A worker receives a program as its text and its cycle bound, runs it on its copy of
 // the model and replies with its RunResult in the flat form below.
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "arch/isa/program_text.hpp"
@@ -157,15 +158,15 @@ std::vector<RunResult> Machine::run_timing(size_t count,
     return results;
   }
   // The parent is one of the `workers`: it makes the programs and the next one's text for the `workers - 1`
-  // worker processes, hands them out and reads results, and runs a program itself whenever every worker is
-  // busy and the next text is ready. A program that travels as text costs its writing and reading (about as
-  // much as simulating it, issue "Simulation speed"); one run here costs neither.
+  // worker processes, hands them out and reads results, and runs a program itself (no text to write or read)
+  // whenever every worker is busy and the next text is ready.
   const int processes = workers - 1;
   if (!workers_ || workers_->size() != processes)
     workers_ = std::make_unique<WorkerPool>(
         processes, [this](const std::string& request) { return serve_worker_request(request); }, kFailed);
   std::vector<size_t> on_worker(static_cast<size_t>(processes), SIZE_MAX);
-  std::vector<bool> failed(count, false);
+  std::vector<bool> failed(count, false);         // a worker could not run it: run here, below
+  std::vector<std::exception_ptr> errors(count);  // a run here threw this
   size_t next = 0, running = 0;
   std::optional<std::pair<size_t, std::string>> ready;  // the next program, as text
   auto make_ready = [&]() {
@@ -207,7 +208,9 @@ std::vector<RunResult> Machine::run_timing(size_t count,
       try {
         run_here(index);
       } catch (...) {
-        failed[index] = true;  // run again below, once the workers are done, so that the error is thrown then
+        // Thrown below, once the workers are done: not run again, since a run that failed here leaves this
+        // model unable to run (Machine::run's broken_).
+        errors[index] = std::current_exception();
       }
       take(workers_->wait_replies(false));  // whoever is done by now gets the ready text next
       continue;
@@ -215,6 +218,8 @@ std::vector<RunResult> Machine::run_timing(size_t count,
     if (running == 0) continue;
     take(workers_->wait_replies());
   }
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);  // before any run here below: this model can run no more
   for (size_t i = 0; i < count; ++i)
     if (failed[i]) run_here(i);
   return results;

@@ -161,6 +161,36 @@ TEST(Workers, AProgramWhoseWorkerFailsIsRunHereAndThrowsItsErrorAndTheWorkerIsRe
   EXPECT_EQ(thrown, expected);
 }
 
+TEST(Workers, AProgramThatFailsInTheParentThrowsItsErrorOnceTheWorkersAreDone) {
+  const TwoPrograms programs;
+  std::string text = arch::write_program(programs.ws);
+  const size_t signal = text.find(" ; signal ");
+  ASSERT_NE(signal, std::string::npos);
+  text.erase(signal, text.find('\n', signal) - signal);
+  const arch::Program broken = arch::read_program(text, "broken.tprog");
+  // Two workers take the first two; with both busy and the third's text made, the parent runs the fourth, the
+  // broken one, itself: its error is thrown as run() throws it, once the workers are done.
+  sim::Machine machine(programs.spec);
+  const std::vector<const arch::Program*> batch = {&programs.os, &programs.os, &programs.os, &broken};
+  std::string thrown;
+  try {
+    machine.run_timing(
+        batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 3);
+  } catch (const InputError& error) {
+    thrown = error.what();
+  }
+  // The program check rejects it, which leaves the model able to run: run() on it gives the expected error.
+  std::string expected;
+  try {
+    machine.run(broken, sim::RunOptions{false, false});
+  } catch (const InputError& error) {
+    expected = error.what();
+  }
+  EXPECT_NE(expected.find("broken.tprog:"), std::string::npos) << expected;
+  EXPECT_EQ(thrown, expected);
+  EXPECT_EQ(machine.workers_started(), 2) << "no worker failed";
+}
+
 // The worker processes of this process (children whose parent is this one).
 std::vector<pid_t> children() {
   std::vector<pid_t> found;
