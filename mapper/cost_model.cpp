@@ -195,9 +195,6 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
                          stage.w_dram_divisor();
   const int64_t o_factor = mapping.split_k == 1 ? reload(tiles_m, tiles_n, tiles_k, true, true, false) : 1;
   const int64_t core_o = tiles_m * tm * pixels * tiles_n * tn * accumulator * (2 * o_factor - 1) * groups;
-  const int64_t loads = (tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) +
-                         tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true)) *
-                        groups;
   const int64_t stores = tiles_m * tiles_n * o_factor * groups;
   // A fused epilogue on the busiest core: one vec map per output tile, and its operands' loads (on the store
   // engine, with the stores).
@@ -215,21 +212,37 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     epilogue_loads = ((mapping.epilogue->bias() ? 1 : 0) + (mapping.epilogue->tile() ? 1 : 0)) * stores;
   }
 
-  // DMA engines: A on one, W on another, stores with the lighter one (the plan's rule, as in the lowering),
-  // each at the rate its rows allow: a tile's runs (stage.runs: an im2col row gathered in short runs, a tile
-  // of whole rows one contiguous run) set its bursts.
+  // DMA engines, grouped as the plan says (mapper/dma_engines.hpp, as in the lowering): A's loads on one
+  // group and W's on the other, each load cut into row blocks that its group's engines carry at once; the
+  // stores cut likewise over theirs (mapper/dma_engines.hpp). Each engine runs at the rate its rows allow: a
+  // tile's runs (stage.runs: an im2col row gathered in short runs, a tile of whole rows one contiguous run)
+  // set its bursts. Every block pays its setup on its engine.
   const auto& dma = spec.core.dma;
   const TileRuns runs = stage.runs(tm, tn, tk);
   const double a_rate = dma_bytes_per_cycle(runs.a * element), w_rate = dma_bytes_per_cycle(runs.w * element),
                o_rate = dma_bytes_per_cycle(runs.o * accumulator);
+  const int64_t a_blocks = blocks_of(stage.a_tile_rows(tm), tk * element, plan.load_group(kA), dma),
+                w_blocks = blocks_of(tk * taps, tn * element, plan.load_group(kW), dma);
+  // A store waiting for the other cores' partial sums stays whole.
+  const int64_t o_blocks =
+      mapping.split_k > 1 ? 1
+                          : blocks_of(tm * pixels, tn * accumulator, plan.store_group(core_a, core_w), dma);
+  const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups;
+  const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups;
   const double setup =
-      static_cast<double>(dma.setup_cycles) * static_cast<double>(loads + stores + epilogue_loads);
+      static_cast<double>(dma.setup_cycles) *
+      static_cast<double>(a_loads * a_blocks + w_loads * w_blocks + stores * o_blocks + epilogue_loads);
   if (dma.engines >= 2) {
-    const double store_time = static_cast<double>(core_o + core_epilogue) / o_rate;
-    const bool store_with_a = plan.store_engine(core_a, core_w) == plan.load_engine[kA];
-    const double engine0 = static_cast<double>(core_a) / a_rate + (store_with_a ? store_time : 0);
-    const double engine1 = static_cast<double>(core_w) / w_rate + (store_with_a ? 0 : store_time);
-    cost.dma_cycles = static_cast<int64_t>(std::ceil(std::max(engine0, engine1))) +
+    const EngineGroup& store_group = plan.store_group(core_a, core_w);
+    const double store_time =
+        static_cast<double>(core_o + core_epilogue) / o_rate / static_cast<double>(o_blocks);
+    // Shared with the lighter loads' engine, or spread over every engine.
+    const bool shared = plan.engines.stores_shared, store_with_a = store_group == plan.load_group(kA);
+    const double a_engine = static_cast<double>(core_a) / a_rate / static_cast<double>(a_blocks) +
+                            (!shared || store_with_a ? store_time : 0);
+    const double w_engine = static_cast<double>(core_w) / w_rate / static_cast<double>(w_blocks) +
+                            (!shared || !store_with_a ? store_time : 0);
+    cost.dma_cycles = static_cast<int64_t>(std::ceil(std::max(a_engine, w_engine))) +
                       static_cast<int64_t>(setup / dma.engines);
   } else {
     cost.dma_cycles = static_cast<int64_t>(std::ceil(core_a / a_rate + core_w / w_rate +
@@ -273,12 +286,10 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
           {engine_rate, spec.noc.link_bytes_per_cycle, spec.dram.bytes_per_cycle / std::max(1.0, issuers)});
       return route + tile_bytes / rate;
     };
-    const double a_load = load_cycles(static_cast<double>(stage.a_tile_rows(tm) * tk * element), a_rate,
-                                      multicast_a, mapping.split_n);
-    const double w_load =
-        load_cycles(static_cast<double>(tk * taps * tn * element), w_rate, multicast_w, mapping.split_m);
-    const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups;
-    const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups;
+    const double a_load = load_cycles(static_cast<double>(stage.a_tile_rows(tm) * tk * element),
+                                      a_rate * static_cast<double>(a_blocks), multicast_a, mapping.split_n);
+    const double w_load = load_cycles(static_cast<double>(tk * taps * tn * element),
+                                      w_rate * static_cast<double>(w_blocks), multicast_w, mapping.split_m);
     // The buffer is freed when the instruction before last completes (after its drain) and is needed before
     // the next instruction's preload; with one buffer the load cannot overlap an instruction at all.
     const double drain = static_cast<double>(pe.tail) - static_cast<double>(pe.stream_cycles / pe.folds);
@@ -293,7 +304,8 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
       // One O buffer: the next output tile cannot start before this one's store (or, fused, the epilogue
       // that reads it into its E buffer) has drained it.
       const double store = fused ? static_cast<double>(vector_tile)
-                                 : route + static_cast<double>(tm * pixels * tn * accumulator) / o_rate;
+                                 : route + static_cast<double>(tm * pixels * tn * accumulator) /
+                                               (o_rate * static_cast<double>(o_blocks));
       stall += store * static_cast<double>(stores);
     }
     cost.load_stall_cycles = static_cast<int64_t>(stall);
@@ -305,7 +317,9 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   const double route_latency = (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
   cost.overhead_cycles =
       static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +
-                           first_bytes / std::min(a_rate, w_rate) + last_bytes / o_rate) +
+                           first_bytes / std::min(a_rate * static_cast<double>(a_blocks),
+                                                  w_rate * static_cast<double>(w_blocks)) +
+                           last_bytes / (o_rate * static_cast<double>(o_blocks))) +
       vector_tile;  // the last tile's epilogue
 
   // A fused epilogue's vec maps overlap the next tiles' matmuls: with the vector unit slower than the PE

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "mapper/buffers.hpp"
+#include "mapper/dma_engines.hpp"
 #include "mapper/plan.hpp"
 #include "mapper/program_header.hpp"
 #include "mapper/stage.hpp"
@@ -87,7 +88,6 @@ class Lowering {
     plan_ = plan_buffers(mapping, spec);
     element_ = size_bytes(op.dtype);
     accumulator_type_ = accumulator_of(op.dtype);
-    w_loads_per_tile_ = stage_.loads_per_w_tile(mapping);
     fused_ = mapping.epilogue && mapping.fusion == Fusion::fused;
     unfused_ = mapping.epilogue && mapping.fusion == Fusion::unfused;
     TESSERA_ASSERT(!unfused_ || mapping.epilogue_pass, "an unfused epilogue has its pass");
@@ -110,8 +110,8 @@ class Lowering {
       first_use_[tensor].resize(places_.size());
       last_use_[tensor].resize(places_.size());
       for (size_t p = 0; p < places_.size(); ++p) {
-        first_use_[tensor][p].assign(places_[p].iterations.size(), -1);
-        last_use_[tensor][p].assign(places_[p].iterations.size(), std::nullopt);
+        first_use_[tensor][p].assign(places_[p].iterations.size(), FirstUse{});
+        last_use_[tensor][p].assign(places_[p].iterations.size(), {});
       }
     }
     // About a PE instruction, a load of each operand and a store per iteration, at most: no regrowth.
@@ -228,6 +228,40 @@ class Lowering {
     return members;
   }
 
+  // One DMA load of a tile: a row block of one of the stage's pieces of it, and the engine that carries it.
+  struct LoadBlock {
+    arch::TensorRegion region;
+    uint64_t offset = 0;
+    int engine = 0;
+  };
+
+  // The blocks of a load of `tensor`: each piece the stage loads it in, cut into row blocks dealt round the
+  // tensor's engine group (mapper/dma_engines.hpp).
+  std::vector<LoadBlock> load_blocks(int tensor, const Residency& load) const {
+    const EngineGroup& group = contraction_.load_group(tensor);
+    const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
+    std::vector<LoadBlock> blocks;
+    int64_t dealt = 0;
+    for (const auto& [region, offset] :
+         stage_.tile_loads(frame(), tensor, load.key_a, load.key_b, load.group)) {
+      const int64_t count = blocks_of(region.rows, region.cols * element_, group, spec_.core.dma);
+      for (int64_t b = 0; b < count; ++b) {
+        const RowBlock rows = row_block(region.rows, count, b);
+        arch::TensorRegion part = region;
+        part.row += rows.first;
+        part.rows = rows.rows;
+        blocks.push_back(
+            LoadBlock{part, offset + static_cast<uint64_t>(rows.first * pitch), group.engine(dealt++)});
+      }
+    }
+    return blocks;
+  }
+
+  // How many engines carry a load's blocks: each waits once for its buffer to be freed.
+  static int engines_used(const std::vector<LoadBlock>& blocks, const EngineGroup& group) {
+    return static_cast<int>(std::min<int64_t>(group.count, static_cast<int64_t>(blocks.size())));
+  }
+
   // Loads of A or W for the core at `place`, if it issues them, and the PE-side waits and frees are recorded
   // for every core of the group.
   void lower_operand(size_t place, int tensor) {
@@ -238,44 +272,54 @@ class Lowering {
     const char* full = tensor == kA ? "a_full" : "w_full";
     const char* free_name = tensor == kA ? "a_free" : "w_free";
     const int issuer_core = places_[place].index;
+    const EngineGroup& group = contraction_.load_group(tensor);
     std::vector<int> destinations;
     for (size_t member : members) destinations.push_back(places_[member].index);
+    std::vector<std::vector<LoadBlock>> blocks(loads.size());
+    for (size_t j = 0; j < loads.size(); ++j) blocks[j] = load_blocks(tensor, loads[j]);
+    // Each engine of the group frees buffers through its own semaphore: an engine that carries no block of
+    // one load must not take the free meant for one that does.
+    std::vector<std::string> free_names;
+    for (int slot = 0; slot < group.count; ++slot)
+      free_names.push_back(slot == 0 ? std::string(free_name) : fmt::format("{}_e{}", free_name, slot));
+    std::vector<char> waited(static_cast<size_t>(group.count));
     for (size_t j = 0; j < loads.size(); ++j) {
       const int buffer = static_cast<int>(j % buffers);
       const Residency& load = loads[j];
-      bool first_piece = true;
-      for (const auto& [region, offset] :
-           stage_.tile_loads(frame(), tensor, load.key_a, load.key_b, load.group)) {
+      std::fill(waited.begin(), waited.end(), 0);
+      for (const LoadBlock& block : blocks[j]) {
         arch::DmaLoad operation;
-        operation.source = region;
-        operation.sram_address = (tensor == kA ? plan_.a_address(buffer) : plan_.w_address(buffer)) + offset;
+        operation.source = block.region;
+        operation.sram_address =
+            (tensor == kA ? plan_.a_address(buffer) : plan_.w_address(buffer)) + block.offset;
         const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
         operation.sram_pitch_bytes = pitch_unless_packed(pitch, operation.source.cols * element_);
         if (members.size() > 1) operation.destinations = destinations;
+        // The first block on each engine waits for the buffer (each engine runs ahead on its own).
+        const auto slot = static_cast<size_t>(block.engine - group.first);
         std::vector<arch::SemaphoreWait> waits;
-        if (j >= static_cast<size_t>(buffers) && first_piece)
+        if (j >= static_cast<size_t>(buffers) && !waited[slot])
           waits.push_back(
-              arch::SemaphoreWait{semaphore(free_name, buffer), static_cast<int>(members.size())});
-        first_piece = false;
+              arch::SemaphoreWait{semaphore(free_names[slot], buffer), static_cast<int>(members.size())});
+        waited[slot] = 1;
         // A load may run as far ahead as its buffer allows: key it just before the iteration `buffers - 1`
         // earlier.
         const double key = static_cast<double>(load.first) - (buffers - 1) - 0.5;
-        emit(place, key, arch::QueueId{arch::QueueKind::dma, contraction_.load_engine[tensor]}, operation,
-             std::move(waits), {semaphore(full, buffer)});
+        emit(place, key, arch::QueueId{arch::QueueKind::dma, block.engine}, operation, std::move(waits),
+             {semaphore(full, buffer)});
       }
-      // Every member's PE waits for this load at its first use and frees the buffer after its last use, when
-      // a later load will reuse it.
+      // Every member's PE waits for this load's blocks at its first use and frees the buffer after its last
+      // use, to each engine of the later load that reuses it.
       for (size_t member : members) {
         const std::vector<Residency>& member_loads = member_residencies(member, tensor);
         const Residency& use = member_loads[j];
-        int& first_buffer = first_use_[tensor][member][use.first];
-        if (first_buffer < 0) first_buffer = buffer;
-        if (j + buffers < loads.size()) {
-          const arch::SemaphoreRef free_ref =
-              semaphore(free_name, buffer, member == place ? arch::kSameCore : issuer_core);
-          std::optional<arch::SemaphoreRef>& last_free = last_use_[tensor][member][use.last];
-          if (!last_free) last_free = free_ref;
-        }
+        FirstUse& first = first_use_[tensor][member][use.first];
+        if (first.buffer < 0) first = FirstUse{buffer, static_cast<int>(blocks[j].size())};
+        std::vector<arch::SemaphoreRef>& frees = last_use_[tensor][member][use.last];
+        if (j + buffers < loads.size() && frees.empty())
+          for (int slot = 0; slot < engines_used(blocks[j + buffers], group); ++slot)
+            frees.push_back(semaphore(free_names[static_cast<size_t>(slot)], buffer,
+                                      member == place ? arch::kSameCore : issuer_core));
       }
     }
   }
@@ -294,12 +338,38 @@ class Lowering {
     const bool k_split = mapping_.split_k > 1;
     const bool root = core.ik == 0;
     const int core_index = core.index;
-    const int store_engine = store_engine_of(place);
+    const EngineGroup& store_group = store_group_of(place);
+    // Each output tile's store is cut into row blocks dealt round the store engines (one block, when its sum
+    // waits for the other cores' partial sums: that wait is taken once); a block waits on its engine's own
+    // semaphores, so that an engine with no block of one store cannot take another's signal.
+    auto tile_rows = [&](const Residency& output) {
+      return contraction_.parts[0].tile_size(core.iterations[output.last].m_tile) * stage_.pixels_per_m();
+    };
+    auto tile_row_bytes = [&](const Residency& output) {
+      return contraction_.parts[1].tile_size(core.iterations[output.last].n_tile) *
+             size_bytes(accumulator_type_);
+    };
+    std::vector<int64_t> store_blocks(outputs.size(), 1), first_block(outputs.size(), 0);
+    for (size_t r = 0; r < outputs.size(); ++r) {
+      if (!k_split)
+        store_blocks[r] =
+            blocks_of(tile_rows(outputs[r]), tile_row_bytes(outputs[r]), store_group, spec_.core.dma);
+      if (r > 0) first_block[r] = first_block[r - 1] + store_blocks[r - 1];
+    }
+    // The semaphore `name` of the engine that takes block `block` of store r.
+    auto engine_semaphore = [&](const char* name, size_t r, int64_t block, int buffer) {
+      const int slot = store_group.engine(first_block[r] + block) - store_group.first;
+      return semaphore(slot == 0 ? std::string(name) : fmt::format("{}_e{}", name, slot), buffer);
+    };
     std::map<std::tuple<int64_t, int64_t, int64_t>, int>
         visits;  // O tile -> residencies so far (revisits add)
     for (size_t r = 0; r < outputs.size(); ++r) {
       const Residency& output = outputs[r];
       const int buffer = static_cast<int>(r % plan_.o_count);
+      // The blocks of the store that last drained this buffer: each signals its freeing.
+      const int drained_by = r >= static_cast<size_t>(plan_.o_count)
+                                 ? static_cast<int>(store_blocks[r - static_cast<size_t>(plan_.o_count)])
+                                 : 1;
       const bool reuses_buffer = r >= static_cast<size_t>(plan_.o_count);
       const bool buffer_reused_later = r + plan_.o_count < outputs.size();
       for (size_t i = output.first; i <= output.last; ++i) {
@@ -309,17 +379,19 @@ class Lowering {
             operands(current_buffer(kA, place, i), current_buffer(kW, place, i), buffer, i != output.first));
         std::vector<arch::SemaphoreWait> waits;
         std::vector<arch::SemaphoreRef> signals;
-        if (i == output.first && reuses_buffer) waits.push_back({semaphore("o_free", buffer), 1});
+        if (i == output.first && reuses_buffer)
+          waits.push_back({semaphore("o_free", buffer), fused_ ? 1 : drained_by});
         if (i == output.first && fused_ && (!k_split || root))
-          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0);
+          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0, drained_by);
         for (int tensor : {kA, kW}) {
-          if (const int first = first_use_[tensor][place][i]; first >= 0)
-            waits.push_back(
-                {semaphore(tensor == kA ? "a_full" : "w_full", first), tensor == kW ? w_loads_per_tile_ : 1});
-          if (const auto& last = last_use_[tensor][place][i]) signals.push_back(*last);
+          if (const FirstUse& first = first_use_[tensor][place][i]; first.buffer >= 0)
+            waits.push_back({semaphore(tensor == kA ? "a_full" : "w_full", first.buffer), first.blocks});
+          for (const arch::SemaphoreRef& free : last_use_[tensor][place][i]) signals.push_back(free);
         }
         if (i == output.last) {
-          signals.push_back(semaphore("o_done", buffer));
+          for (int64_t block = 0; block < (fused_ ? 1 : store_blocks[r]); ++block)
+            signals.push_back(fused_ ? semaphore("o_done", buffer)
+                                     : engine_semaphore("o_done", r, block, buffer));
           if (k_split && root)
             for (const CorePlace& sender : places_)
               if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
@@ -352,19 +424,18 @@ class Lowering {
         continue;
       }
       double store_key = key;
-      arch::DmaStore store;
-      store.sram_address = plan_.o_address(buffer);
-      store.sram_pitch_bytes = pitch;
-      store.destination = stage_.output_region(frame(), last, rows, cols);
+      const arch::TensorRegion destination = stage_.output_region(frame(), last, rows, cols);
+      TESSERA_ASSERT(destination.rows == rows, "an output tile's rows are its region's");
       // The first residency of an output tile writes it; a later one adds its partial sums to it.
-      store.accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
-      std::vector<arch::SemaphoreWait> waits = {{semaphore("o_done", buffer), 1}};
-      if (k_split) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
-      std::vector<arch::SemaphoreRef> signals;
+      const bool accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
+      const int64_t blocks = store_blocks[r];
+      uint64_t source = plan_.o_address(buffer);
+      const char* ready = "o_done";
+      std::vector<arch::SemaphoreRef> signals;  // every block's
       if (fused_) {
         // The epilogue reads the finished tile (and frees the O buffer for the next one), writes its result
         // into the E buffer, and the store drains that.
-        TESSERA_ASSERT(!store.accumulate, "a fused epilogue's output tiles are finished once");
+        TESSERA_ASSERT(!accumulate, "a fused epilogue's output tiles are finished once");
         arch::VecOp vec = mapping_.epilogue->tile_op(rows, cols);
         vec.x_address = plan_.o_address(buffer);
         vec.x_pitch_bytes = pitch;
@@ -372,17 +443,21 @@ class Lowering {
         vec.o_pitch_bytes = pitch;
         if (vec.uses_y()) vec.y_address = plan_.e_address(buffer), vec.y_pitch_bytes = pitch;
         if (vec.uses_b()) vec.b_address = plan_.bias_address(buffer);
+        std::vector<arch::SemaphoreWait> waits = {{semaphore("o_done", buffer), 1}};
+        if (k_split) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
         const int loads = (bias_tensor_ >= 0 ? 1 : 0) + (tile_tensor_ >= 0 ? 1 : 0);
         if (loads > 0)
           waits.push_back({semaphore("e_full", buffer), loads});
         else if (reuses_buffer)
-          waits.push_back({semaphore("e_free", buffer), 1});
-        std::vector<arch::SemaphoreRef> vec_signals = {semaphore("v_done", buffer)};
+          waits.push_back({semaphore("e_free", buffer), drained_by});
+        std::vector<arch::SemaphoreRef> vec_signals;
+        for (int64_t block = 0; block < blocks; ++block)
+          vec_signals.push_back(engine_semaphore("v_done", r, block, buffer));
         if (buffer_reused_later) vec_signals.push_back(semaphore("o_free", buffer));
         emit(place, key, arch::QueueId{arch::QueueKind::vec, 0}, vec, std::move(waits),
              std::move(vec_signals));
-        store.sram_address = plan_.e_address(buffer);
-        waits = {{semaphore("v_done", buffer), 1}};
+        source = plan_.e_address(buffer);
+        ready = "v_done";
         // Queued after the loads of the next o_count - 1 tiles: a store waiting for a slow vector unit would
         // otherwise hold back the loads the PE array needs meanwhile, and the array would starve on them
         // rather than wait, as it should, for the epilogue to free its O buffer.
@@ -394,19 +469,33 @@ class Lowering {
       }
       if (unfused_) {
         // Every core's vector pass waits for every store of Z.
-        ++z_stores_;
+        z_stores_ += static_cast<int>(blocks);
         signal_every_core(program_, "z_stored", mapping_.epilogue_pass->split_m, core_index, signals);
       }
-      emit(place, store_key, arch::QueueId{arch::QueueKind::dma, store_engine}, store, std::move(waits),
-           std::move(signals));
+      for (int64_t block = 0; block < blocks; ++block) {
+        const RowBlock part = row_block(rows, blocks, block);
+        arch::DmaStore store;
+        store.sram_address = source + static_cast<uint64_t>(part.first * plan_.o_row_bytes);
+        store.sram_pitch_bytes = pitch;
+        store.destination = destination;
+        store.destination.row += part.first;
+        store.destination.rows = part.rows;
+        store.accumulate = accumulate;
+        std::vector<arch::SemaphoreWait> waits = {{engine_semaphore(ready, r, block, buffer), 1}};
+        if (k_split && !fused_) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
+        emit(place, store_key,
+             arch::QueueId{arch::QueueKind::dma, store_group.engine(first_block[r] + block)}, store,
+             std::move(waits), signals);
+      }
     }
   }
 
   // A fused epilogue's operands for residency `r` of the core at `place` (its output tile in O buffer
   // `buffer`): the residual tile into the E buffer, the bias row's slice into the bias buffer, on the store
-  // engine, while the tile computes, once the store o_count tiles back has drained the buffer.
-  void lower_epilogue_loads(size_t place, size_t r, const Residency& output, int buffer,
-                            size_t previous_last) {
+  // engine of the buffer, while the tile computes, once the `drained_by` blocks of the store o_count tiles
+  // back have drained the buffer.
+  void lower_epilogue_loads(size_t place, size_t r, const Residency& output, int buffer, size_t previous_last,
+                            int drained_by) {
     const CorePlace& core = places_[place];
     const TileIteration& last = core.iterations[output.last];
     const int64_t rows = contraction_.parts[0].tile_size(last.m_tile) * stage_.pixels_per_m(),
@@ -417,7 +506,7 @@ class Lowering {
     // late, see lower_compute_and_output), so that the operands arrive while earlier tiles compute.
     const double key =
         r > 0 ? static_cast<double>(previous_last) + 0.45 : static_cast<double>(output.first) - 0.5;
-    const arch::QueueId queue{arch::QueueKind::dma, store_engine_of(place)};
+    const arch::QueueId queue{arch::QueueKind::dma, store_group_of(place).engine(buffer)};
     bool first = true;
     auto load = [&](int tensor, arch::TensorRegion source, uint64_t address, int64_t pitch) {
       arch::DmaLoad operation;
@@ -426,7 +515,8 @@ class Lowering {
       operation.sram_address = address;
       operation.sram_pitch_bytes = pitch;
       std::vector<arch::SemaphoreWait> waits;
-      if (first && r >= static_cast<size_t>(plan_.o_count)) waits.push_back({semaphore("e_free", buffer), 1});
+      if (first && r >= static_cast<size_t>(plan_.o_count))
+        waits.push_back({semaphore("e_free", buffer), drained_by});
       first = false;
       emit(place, key, queue, operation, std::move(waits), {semaphore("e_full", buffer)});
     };
@@ -459,14 +549,14 @@ class Lowering {
     return static_cast<int>((it - loads.begin() - 1) % buffers);
   }
 
-  // The plan's store engine for the core at `place`, by the elements it loads of A and W.
-  int store_engine_of(size_t place) {
+  // The plan's store engines for the core at `place`, by the elements it loads of A and W.
+  const EngineGroup& store_group_of(size_t place) {
     int64_t a = 0, w = 0;
     for (const Residency& load : member_residencies(place, kA))
       a += contraction_.parts[0].tile_size(load.key_a) * contraction_.parts[2].tile_size(load.key_b);
     for (const Residency& load : member_residencies(place, kW))
       w += contraction_.parts[2].tile_size(load.key_a) * contraction_.parts[1].tile_size(load.key_b);
-    return contraction_.store_engine(a, w);
+    return contraction_.store_group(a, w);
   }
 
   const ops::Op& op_;
@@ -481,7 +571,6 @@ class Lowering {
   int bias_tensor_ = -1, tile_tensor_ = -1, output_tensor_ = -1;  // tile: R or U
   int z_stores_ = 0;
   int64_t element_ = 0;
-  int w_loads_per_tile_ = 1;
   DType accumulator_type_ = DType::fp32;
   arch::Program program_;
   std::vector<CorePlace> places_;
@@ -493,9 +582,14 @@ class Lowering {
     int id;
   };
   std::vector<NamedSemaphore> semaphores_;
-  // Per operand, per core: iteration -> buffer it first uses there; iteration -> the free to signal after it.
-  std::vector<std::vector<int>> first_use_[2];  // -1: none
-  std::vector<std::vector<std::optional<arch::SemaphoreRef>>> last_use_[2];
+  // Per operand, per core: iteration -> the buffer it first uses there and the load's blocks to wait for;
+  // iteration -> the frees to signal after it, one per engine of the load that waits for them.
+  struct FirstUse {
+    int buffer = -1;  // none
+    int blocks = 0;
+  };
+  std::vector<std::vector<FirstUse>> first_use_[2];
+  std::vector<std::vector<std::vector<arch::SemaphoreRef>>> last_use_[2];
   std::map<size_t, std::vector<Residency>> residency_cache_[2];
 };
 

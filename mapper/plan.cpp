@@ -1,5 +1,7 @@
 #include "mapper/plan.hpp"
 
+#include <algorithm>
+
 #include "mapper/stage.hpp"
 
 namespace tessera::mapper {
@@ -27,8 +29,16 @@ ContractionPlan plan_contraction(const Mapping& mapping, const arch::ArchSpec& s
   const bool multicast = spec.noc.multicast;
   plan.multicast[kA] = multicast && mapping.split_n > 1 && (cn.size == 1 || !a_reloaded);
   plan.multicast[kW] = multicast && mapping.split_m > 1 && (cm.size == 1 || !w_reloaded);
-  plan.engines = spec.core.dma.engines;
-  if (plan.engines >= 2) plan.load_engine[kA] = 0, plan.load_engine[kW] = 1;
+  // The busiest core's elements of A and W loaded, for the load engines' split.
+  const int64_t tiles_m = plan.parts[0].max_tile_count(), tiles_n = plan.parts[1].max_tile_count(),
+                tiles_k = plan.parts[2].max_tile_count();
+  const int64_t tm = std::min(mapping.tile_m, shape.m), tn = std::min(mapping.tile_n, shape.n),
+                tk = std::min(mapping.tile_k, shape.k);
+  const double a = static_cast<double>(tiles_m * tiles_k * tm * tk *
+                                       reload(tiles_m, tiles_n, tiles_k, true, false, true)),
+               w = static_cast<double>(tiles_k * tiles_n * tk * tn *
+                                       reload(tiles_m, tiles_n, tiles_k, false, true, true));
+  plan.engines = transfer_engines(spec.core.dma, a, w);
   return plan;
 }
 

@@ -1,11 +1,12 @@
 // What the cost model and the lowering of a mapping must agree on, decided once and read by both: how each
 // loop's tiles are dealt to the cores, which operands are multicast (read from DRAM once for every core that
-// shares them), and which DMA engine loads each operand and which takes the stores.
+// shares them), and which DMA engines load each operand and which take the stores.
 #pragma once
 
 #include <cstdint>
 
 #include "arch/spec.hpp"
+#include "mapper/dma_engines.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/tiling.hpp"
 
@@ -18,12 +19,14 @@ struct ContractionPlan {
   // operand is multicast when the NoC can and every sharer's sequence of tiles is the same: all hold as many
   // tiles of the other dimension, or none of them reloads it.
   bool multicast[2] = {false, false};  // A, W
-  int engines = 1;
-  int load_engine[2] = {0, 0};  // A on one DMA engine, W on another when there are two
-
-  // Stores go with the engine that loads fewer bytes (`a_bytes`, `w_bytes` as the caller counts them).
-  int store_engine(int64_t a_bytes, int64_t w_bytes) const {
-    return engines < 2 ? 0 : (a_bytes <= w_bytes ? load_engine[0] : load_engine[1]);
+  // DMA engines (mapper/dma_engines.hpp): A's loads on one group, W's on another, sized by the elements
+  // each loads on the busiest core; the stores with two engines or fewer on the group that loads fewer
+  // bytes (`a_bytes`, `w_bytes` as the caller counts them), else on all engines; every transfer cut into
+  // row blocks over its group.
+  TransferEngines engines;
+  const EngineGroup& load_group(int tensor) const { return engines.loads[tensor]; }
+  const EngineGroup& store_group(int64_t a_bytes, int64_t w_bytes) const {
+    return engines.store_group(static_cast<double>(a_bytes), static_cast<double>(w_bytes));
   }
 };
 

@@ -190,8 +190,6 @@ class ContractionStage {
   // The loads of one tile of A (rows: m tile, cols: k tile) or W (rows: k tile, cols: n tile) of `group`.
   virtual std::vector<TileLoad> tile_loads(const TileFrame& frame, int tensor, int64_t rows_tile,
                                            int64_t cols_tile, int64_t group) const = 0;
-  // How many loads one W tile takes (the PE instruction waits for all).
-  virtual int loads_per_w_tile(const Mapping& mapping) const { return 1; }
   virtual arch::Operation pe_operation(const TileFrame& frame, const TileIteration& iteration,
                                        const PeOperands& operands) const = 0;
   // Where an output tile of `rows` x `cols` goes in O.

@@ -9,6 +9,7 @@
 
 #include "arch/figures.hpp"
 #include "arch/timing/vector_timing.hpp"
+#include "mapper/dma_engines.hpp"
 #include "mapper/program_header.hpp"
 #include "mapper/search.hpp"
 #include "ops/kinds/elementwise.hpp"
@@ -279,6 +280,24 @@ arch::Operation VectorStage::instruction(int64_t first_unit, int64_t units, cons
   return op;
 }
 
+namespace {
+
+// One block's bytes in (X, Y) and out (O): how the cost model and the lowering both count them.
+std::pair<int64_t, int64_t> block_bytes(const VectorStage& stage, int64_t block) {
+  const int64_t load =
+      stage.x_elements(std::min<int64_t>(1, stage.units() - 1), block) * size_bytes(stage.dtype()) +
+      stage.y_elements(block) * size_bytes(stage.y_dtype());
+  return {load, stage.o_elements(block) * size_bytes(stage.out_dtype())};
+}
+
+// The pass's DMA engines, split between its loads and its stores by a block's bytes (mapper/dma_engines.hpp).
+PassEngines pass_engines_of(const VectorStage& stage, int64_t block, const arch::ArchSpec& spec) {
+  const auto [load, store] = block_bytes(stage, block);
+  return pass_engines(spec.core.dma, static_cast<double>(load), static_cast<double>(store));
+}
+
+}  // namespace
+
 Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   if (mapping.prologue_pass) {
     // Unfused: the pass X + R -> T over every core, a barrier, then this stage over T: one after the other;
@@ -306,16 +325,24 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   const arch::VectorTiming vector = arch::vector_timing(*spec.core.vector, stage.work(0, block));
   const int64_t element = size_bytes(stage.dtype()), out_element = size_bytes(stage.out_dtype());
   const int64_t y_element = size_bytes(stage.y_dtype());
-  const int64_t load_bytes = stage.x_elements(std::min<int64_t>(1, stage.units() - 1), block) * element +
-                             stage.y_elements(block) * y_element;
-  const int64_t store_bytes = stage.o_elements(block) * out_element;
+  const auto [load_bytes, store_bytes] = block_bytes(stage, block);
   const arch::DmaSpec& dma = spec.core.dma;
   auto transfer = [&](int64_t bytes, int descriptors) {
     return descriptors * int64_t{dma.setup_cycles} +
            static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
   };
-  const int64_t load = transfer(load_bytes, 1 + static_cast<int>(stage.y_runs(0, block).size()));
-  const int64_t store = transfer(store_bytes, 1);
+  // Each block's X load and O store cut into row blocks over their engines (mapper/dma_engines.hpp).
+  const PassEngines engines = pass_engines_of(stage, block, spec);
+  const int64_t x_blocks =
+                    blocks_of(stage.x_rows(0, block).count, stage.cols() * element, engines.loads, dma),
+                o_blocks =
+                    blocks_of(stage.o_rows(0, block).count, stage.cols() * out_element, engines.stores, dma);
+  auto spread = [&](int64_t bytes, int descriptors, int64_t blocks) {
+    return descriptors * int64_t{dma.setup_cycles} +
+           static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle / blocks));
+  };
+  const int64_t load = spread(load_bytes, 1 + static_cast<int>(stage.y_runs(0, block).size()), x_blocks);
+  const int64_t store = spread(store_bytes, 1, o_blocks);
   const int64_t dram = static_cast<int64_t>(
       std::ceil(static_cast<double>((load_bytes + store_bytes) * cores) / spec.dram.bytes_per_cycle));
   const int64_t dma_per_block = dma.engines > 1 ? std::max(load, store) : load + store;
@@ -501,14 +528,21 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
   const VectorStage& stage = *mapping.vector_stage;
   const VectorBuffers buffers = buffers_of(stage, mapping.tile_m, mapping.double_buffer_inputs, spec);
   const int nb = buffers.count;
-  const int store_engine = spec.core.dma.engines > 1 ? 1 : 0;
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(prefix + name), arch::kSameCore};
   };
+  // A semaphore of one engine of a group (the group's first keeps the plain name): an engine that carries
+  // no block of one transfer must not take the signal meant for one that does.
+  auto engine_semaphore = [&](const std::string& name, const EngineGroup& group, int engine, int buffer) {
+    const int slot = engine - group.first;
+    return semaphore(slot == 0 ? fmt::format("{}[{}]", name, buffer)
+                               : fmt::format("{}_e{}[{}]", name, slot, buffer));
+  };
   const auto& instruction = make_instruction;
-  const arch::QueueId load_queue{arch::QueueKind::dma, 0}, store_queue{arch::QueueKind::dma, store_engine},
-      vec_queue{arch::QueueKind::vec, 0};
+  const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
   const int64_t element = size_bytes(stage.dtype()), y_element = size_bytes(stage.y_dtype());
+  const int64_t out_element = size_bytes(stage.out_dtype());
+  const PassEngines engines = pass_engines_of(stage, mapping.tile_m, spec);
   const bool y_tile = tensors.y >= 0;
   const auto parameter_rows = static_cast<int64_t>(tensors.parameters.size());
   for (int core = 0; core < mapping.split_m; ++core) {
@@ -530,36 +564,71 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
       found = program.cores.end() - 1;
     }
     auto& list = found->instructions;
-    // The first load waits for the barrier: every load is on one queue, in order.
-    bool barrier_waited = barrier_count == 0;
-    auto barrier_wait = [&](std::vector<arch::SemaphoreWait>& waits) {
-      if (barrier_waited) return;
+    // The first load waits for the barrier, on the load group's first engine; the first load on each other
+    // engine waits for that one (a `go` semaphore), so that the barrier's signals are taken once.
+    std::vector<char> started(static_cast<size_t>(spec.core.dma.engines), barrier_count == 0 ? 1 : 0);
+    auto first_on = [&](int engine, std::vector<arch::SemaphoreWait>& waits,
+                        std::vector<arch::SemaphoreRef>& signals) {
+      if (started[static_cast<size_t>(engine)]) return;
+      started[static_cast<size_t>(engine)] = 1;
+      if (engine != engines.loads.first) {
+        waits.push_back(arch::SemaphoreWait{engine_semaphore("go", engines.loads, engine, 0), 1});
+        return;
+      }
       waits.insert(waits.begin(),
                    arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id(barrier), arch::kSameCore},
                                        barrier_count});
-      barrier_waited = true;
+      for (int other = engines.loads.first + 1; other < engines.loads.first + engines.loads.count; ++other)
+        signals.push_back(engine_semaphore("go", engines.loads, other, 0));
     };
-    // The row parameters (gamma, beta, a bias row), once.
+    // The row parameters (gamma, beta, a bias row), once, on the load group's first engine.
     for (int64_t p = 0; p < parameter_rows; ++p) {
       arch::DmaLoad load;
       load.source = arch::TensorRegion{tensors.parameters[static_cast<size_t>(p)], 0, 1, 0, stage.cols()};
       load.sram_address = buffers.parameters() + static_cast<uint64_t>(p * stage.cols() * element);
       std::vector<arch::SemaphoreWait> waits;
-      barrier_wait(waits);
-      list.push_back(instruction(load_queue, load, waits, {semaphore("p_full")}));
+      std::vector<arch::SemaphoreRef> signals = {semaphore("p_full")};
+      first_on(engines.loads.first, waits, signals);
+      list.push_back(
+          instruction(arch::QueueId{arch::QueueKind::dma, engines.loads.first}, load, waits, signals));
     }
+    // Block t's loads: X cut into row blocks, then Y's runs, dealt round the load engines from the first.
+    auto x_blocks = [&](size_t t) {
+      return blocks_of(stage.x_rows(blocks[t].first, blocks[t].second).count, stage.cols() * element,
+                       engines.loads, spec.core.dma);
+    };
+    auto load_pieces = [&](size_t t) {
+      return x_blocks(t) +
+             (y_tile ? static_cast<int64_t>(stage.y_runs(blocks[t].first, blocks[t].second).size()) : 0);
+    };
+    auto store_blocks = [&](size_t t) {
+      return blocks_of(stage.o_rows(blocks[t].first, blocks[t].second).count, stage.cols() * out_element,
+                       engines.stores, spec.core.dma);
+    };
     auto emit_load = [&](size_t t) {
       const int buffer = static_cast<int>(t % nb);
       const auto [unit, units] = blocks[t];
+      std::vector<char> waited(static_cast<size_t>(spec.core.dma.engines), 0);
+      int64_t dealt = 0;
+      auto emit = [&](const arch::DmaLoad& load) {
+        const int engine = engines.loads.engine(dealt++);
+        std::vector<arch::SemaphoreWait> waits;
+        std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("x_full[{}]", buffer))};
+        if (t >= static_cast<size_t>(nb) && !waited[static_cast<size_t>(engine)])
+          waits.push_back(arch::SemaphoreWait{engine_semaphore("x_free", engines.loads, engine, buffer), 1});
+        waited[static_cast<size_t>(engine)] = 1;
+        first_on(engine, waits, signals);
+        list.push_back(instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits, signals));
+      };
       const VectorStage::Rows rows = stage.x_rows(unit, units);
-      std::vector<arch::SemaphoreWait> waits;
-      if (t >= static_cast<size_t>(nb))
-        waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("x_free[{}]", buffer)), 1});
-      barrier_wait(waits);
-      arch::DmaLoad x;
-      x.source = arch::TensorRegion{tensors.x, rows.first, rows.count, 0, stage.cols()};
-      x.sram_address = buffers.x(buffer);
-      list.push_back(instruction(load_queue, x, waits, {semaphore(fmt::format("x_full[{}]", buffer))}));
+      const int64_t count = x_blocks(t);
+      for (int64_t b = 0; b < count; ++b) {
+        const RowBlock part = row_block(rows.count, count, b);
+        arch::DmaLoad x;
+        x.source = arch::TensorRegion{tensors.x, rows.first + part.first, part.rows, 0, stage.cols()};
+        x.sram_address = buffers.x(buffer) + static_cast<uint64_t>(part.first * stage.cols() * element);
+        emit(x);
+      }
       // Y's runs one after another in its buffer: a tile beside X, or a rope's table rows.
       int64_t y_row = 0;
       for (const VectorStage::Rows& run :
@@ -568,7 +637,7 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
         y.source = arch::TensorRegion{tensors.y, run.first, run.count, 0, stage.y_cols()};
         y.sram_address = buffers.y(buffer) + static_cast<uint64_t>(y_row * stage.y_cols() * y_element);
         y_row += run.count;
-        list.push_back(instruction(load_queue, y, {}, {semaphore(fmt::format("x_full[{}]", buffer))}));
+        emit(y);
       }
     };
     for (size_t t = 0; t < blocks.size() && t < static_cast<size_t>(nb); ++t) emit_load(t);
@@ -579,28 +648,42 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
           stage.instruction(unit, units,
                             VectorStage::BlockAddresses{buffers.x(buffer), buffers.y(buffer),
                                                         buffers.o(buffer), buffers.parameters()});
-      const int loads = 1 + (y_tile ? static_cast<int>(stage.y_runs(unit, units).size()) : 0);
-      std::vector<arch::SemaphoreWait> waits = {
-          arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", buffer)), loads}};
+      std::vector<arch::SemaphoreWait> waits = {arch::SemaphoreWait{
+          semaphore(fmt::format("x_full[{}]", buffer)), static_cast<int>(load_pieces(t))}};
       if (t == 0 && parameter_rows > 0)
         waits.push_back(arch::SemaphoreWait{semaphore("p_full"), static_cast<int>(parameter_rows)});
       if (t >= static_cast<size_t>(nb))
-        waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("o_free[{}]", buffer)), 1});
-      std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("o_full[{}]", buffer))};
+        waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("o_free[{}]", buffer)),
+                                            static_cast<int>(store_blocks(t - static_cast<size_t>(nb)))});
+      const int64_t stored_in = store_blocks(t);
+      std::vector<arch::SemaphoreRef> signals;
+      for (int64_t b = 0; b < stored_in; ++b)
+        signals.push_back(engine_semaphore("o_full", engines.stores, engines.stores.engine(b), buffer));
       const bool reused = t + nb < blocks.size();
-      if (reused) signals.push_back(semaphore(fmt::format("x_free[{}]", buffer)));
+      if (reused) {
+        const int64_t next_engines = std::min<int64_t>(engines.loads.count, load_pieces(t + nb));
+        for (int64_t e = 0; e < next_engines; ++e)
+          signals.push_back(engine_semaphore("x_free", engines.loads, engines.loads.engine(e), buffer));
+      }
       list.push_back(instruction(vec_queue, op, waits, signals));
-      arch::DmaStore store;
-      store.sram_address = buffers.o(buffer);
       const VectorStage::Rows rows = stage.o_rows(unit, units);
-      store.destination = arch::TensorRegion{tensors.o, rows.first, rows.count, 0, stage.cols()};
-      std::vector<arch::SemaphoreRef> store_signals;
-      if (reused) store_signals.push_back(semaphore(fmt::format("o_free[{}]", buffer)));
-      signal_every_core(program, stored.name, stored.cores, core, store_signals);
-      ++stores;
-      list.push_back(instruction(store_queue, store,
-                                 {arch::SemaphoreWait{semaphore(fmt::format("o_full[{}]", buffer)), 1}},
-                                 std::move(store_signals)));
+      for (int64_t b = 0; b < stored_in; ++b) {
+        const RowBlock part = row_block(rows.count, stored_in, b);
+        const int engine = engines.stores.engine(b);
+        arch::DmaStore store;
+        store.sram_address =
+            buffers.o(buffer) + static_cast<uint64_t>(part.first * stage.cols() * out_element);
+        store.destination =
+            arch::TensorRegion{tensors.o, rows.first + part.first, part.rows, 0, stage.cols()};
+        std::vector<arch::SemaphoreRef> store_signals;
+        if (reused) store_signals.push_back(semaphore(fmt::format("o_free[{}]", buffer)));
+        signal_every_core(program, stored.name, stored.cores, core, store_signals);
+        ++stores;
+        list.push_back(
+            instruction(arch::QueueId{arch::QueueKind::dma, engine}, store,
+                        {arch::SemaphoreWait{engine_semaphore("o_full", engines.stores, engine, buffer), 1}},
+                        std::move(store_signals)));
+      }
       if (t + nb < blocks.size()) emit_load(t + nb);
     }
   }

@@ -144,10 +144,6 @@ std::vector<TileLoad> DirectConvStage::tile_loads(const TileFrame& frame, int te
   return loads;
 }
 
-int DirectConvStage::loads_per_w_tile(const Mapping& mapping) const {
-  return mapping.tile_k >= shape_.k ? 1 : static_cast<int>(conv_.taps());
-}
-
 arch::Operation DirectConvStage::pe_operation(const TileFrame& frame, const TileIteration& iteration,
                                               const PeOperands& operands) const {
   const DirectConv& d = conv_;

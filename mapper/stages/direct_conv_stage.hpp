@@ -56,7 +56,6 @@ class DirectConvStage : public ContractionStage {
   std::array<int, 3> declare_operands(const ops::Op& op, const TensorDeclarer& declarer) const override;
   std::vector<TileLoad> tile_loads(const TileFrame& frame, int tensor, int64_t rows_tile, int64_t cols_tile,
                                    int64_t group) const override;
-  int loads_per_w_tile(const Mapping& mapping) const override;
   arch::Operation pe_operation(const TileFrame& frame, const TileIteration& iteration,
                                const PeOperands& operands) const override;
   arch::TensorRegion output_region(const TileFrame& frame, const TileIteration& iteration, int64_t rows,

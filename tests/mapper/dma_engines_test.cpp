@@ -1,0 +1,72 @@
+// How a core's DMA engines are shared out (mapper/dma_engines.hpp): the groups, the row blocks, their sizes.
+#include "mapper/dma_engines.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tessera::mapper {
+namespace {
+
+arch::DmaSpec dma(int engines) {
+  arch::DmaSpec spec;
+  spec.engines = engines;
+  spec.bytes_per_cycle = 32;
+  spec.setup_cycles = 16;
+  return spec;
+}
+
+}  // namespace
+
+TEST(DmaEngineGroups, OneEngineCarriesEverything) {
+  const TransferEngines engines = transfer_engines(dma(1), 100, 10);
+  EXPECT_EQ(engines.loads[0], (EngineGroup{0, 1}));
+  EXPECT_EQ(engines.loads[1], (EngineGroup{0, 1}));
+  EXPECT_EQ(engines.store_group(100, 10), (EngineGroup{0, 1}));
+}
+
+TEST(DmaEngineGroups, TwoEnginesOneOperandEachAndTheStoresWithTheLighterLoads) {
+  const TransferEngines engines = transfer_engines(dma(2), 100, 10);
+  EXPECT_EQ(engines.loads[0], (EngineGroup{0, 1}));
+  EXPECT_EQ(engines.loads[1], (EngineGroup{1, 1}));
+  EXPECT_EQ(engines.store_group(100, 10), (EngineGroup{1, 1}));
+  EXPECT_EQ(engines.store_group(10, 100), (EngineGroup{0, 1}));
+}
+
+TEST(DmaEngineGroups, ManyEnginesAreSplitByTheBytesOfEachLoadStreamAndTheStoresGoOnAll) {
+  // A loads twice W's bytes. Of 16: 11 and 5, the busiest engine 1/5 of W's bytes (2/11 of A's); rounding
+  // the proportional 10.7 : 5.3 to 11 : 5 gives the same here.
+  const TransferEngines engines = transfer_engines(dma(16), 2.0, 1.0);
+  EXPECT_EQ(engines.loads[0], (EngineGroup{0, 11}));
+  EXPECT_EQ(engines.loads[1], (EngineGroup{11, 5}));
+  EXPECT_EQ(engines.store_group(2.0, 1.0), (EngineGroup{0, 16}));
+  // Of 7 for 10 : 1 : 1: every stream keeps one engine, the rest to the heaviest.
+  const std::vector<EngineGroup> three = split_engines(7, {10, 1, 1});
+  EXPECT_EQ(three[0], (EngineGroup{0, 5}));
+  EXPECT_EQ(three[1], (EngineGroup{5, 1}));
+  EXPECT_EQ(three[2], (EngineGroup{6, 1}));
+  // Where a proportional split rounds wrong: 9.8 : 4.9 : 1.2 of 16 rounds to 10 : 5 : 1, leaving the third
+  // engine a quarter; 9 : 5 : 2 leaves the busiest 2/9.
+  const std::vector<EngineGroup> uneven = split_engines(16, {2.0, 1.0, 0.25});
+  EXPECT_EQ(uneven[0].count, 9);
+  EXPECT_EQ(uneven[1].count, 5);
+  EXPECT_EQ(uneven[2].count, 2);
+}
+
+TEST(DmaEngineGroups, ATransferIsCutIntoRowBlocksNoneShorterThanFourSetups) {
+  const arch::DmaSpec spec = dma(8);  // a block of at least 4 x 16 cycles x 32 B/cycle = 2048 B
+  const EngineGroup group{0, 8};
+  EXPECT_EQ(blocks_of(512, 512, group, spec), 8);    // one per engine
+  EXPECT_EQ(blocks_of(3, 4096, group, spec), 3);     // one per row
+  EXPECT_EQ(blocks_of(64, 96, group, spec), 3);      // 6144 B: three blocks of 2048
+  EXPECT_EQ(blocks_of(2, 512, group, spec), 1);      // 1024 B: one
+  EXPECT_EQ(blocks_of(1, 1 << 20, group, spec), 1);  // one row stays whole
+  EXPECT_EQ(blocks_of(512, 512, EngineGroup{3, 1}, spec), 1);
+  // 10 rows in 4 blocks: 3, 3, 2, 2.
+  const int64_t firsts[] = {0, 3, 6, 8}, counts[] = {3, 3, 2, 2};
+  for (int b = 0; b < 4; ++b) {
+    EXPECT_EQ(row_block(10, 4, b).first, firsts[b]);
+    EXPECT_EQ(row_block(10, 4, b).rows, counts[b]);
+  }
+  EXPECT_EQ((EngineGroup{4, 3}).engine(7), 5);
+}
+
+}  // namespace tessera::mapper
