@@ -32,6 +32,7 @@ struct Common {
   std::string arch_path = default_arch_path();
   std::string workload_path = default_workload_path();
   std::string dataflow = "all";
+  std::string objective = "cycles";
   std::string out_dir;
   std::string format = "table";
   std::vector<std::string> overrides;
@@ -52,10 +53,24 @@ void add_machine_options(CLI::App* command, Common& common) {
   command->add_flag("--quiet", common.quiet, "no progress lines on stderr");
 }
 
+// --objective, checked by the option itself.
+mapper::Objective objective_of(const Common& common) {
+  mapper::Objective objective = mapper::Objective::cycles;
+  const bool known = mapper::parse_objective(common.objective, objective);
+  TESSERA_ASSERT(known, "--objective names an objective");
+  return objective;
+}
+
 void add_workload_options(CLI::App* command, Common& common) {
   command->add_option("--workload", common.workload_path, "workload YAML")->capture_default_str();
   command->add_option("--dataflow", common.dataflow, "dataflows to explore")
       ->check(CLI::IsMember({"ws", "os", "is", "rs", "all"}));
+  command
+      ->add_option("--objective", common.objective,
+                   "what candidates are ranked and winners picked by: the fewest cycles, the least energy, "
+                   "the least energy x delay, or the fewest DRAM bytes")
+      ->check(CLI::IsMember({"cycles", "energy", "edp", "dram"}))
+      ->capture_default_str();
   command
       ->add_option("--reference", common.reference_root, "recorded GPU references (<dir>/<gpu>/<workload>/)")
       ->capture_default_str();
@@ -95,6 +110,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   settings.trace = !common.out_dir.empty();
   settings.threads = common.threads;
   settings.simulate_top = simulate_top;
+  settings.objective = objective_of(common);
   settings.workload_name = workload_input.workload.name;
   settings.reference_root = common.reference_root;
   settings.locate_machine_field = [&](const std::string& field) {
@@ -103,6 +119,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   settings.progress = progress_printer(common);
   flow::WorkloadRun run = flow::run_workload(workload_input.workload, spec, settings);
   traces::Report& report = run.report;
+  report.objective = mapper::name_of(settings.objective);
   report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (!common.out_dir.empty()) {
@@ -128,6 +145,7 @@ int map_command(const Common& common, int top) {
   flow::MapSettings settings;
   settings.dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
   settings.top = top;
+  settings.objective = objective_of(common);
   settings.threads = common.threads;
   settings.write_programs = !common.out_dir.empty();
   settings.locate_machine_field = [&](const std::string& field) {

@@ -5,26 +5,29 @@
 namespace tessera::flow {
 
 CandidatePick pick_candidates(const mapper::SearchResult& search, const CandidateRules& rules) {
-  int64_t best_estimate = 0;
+  // Each dataflow's best estimate of the search's objective, against the best of all.
+  auto estimate = [&](const mapper::DataflowSearch& dataflow) {
+    return mapper::objective_value(search.objective, dataflow.best.front());
+  };
+  double best_estimate = 0;
+  bool any = false;
   for (const mapper::DataflowSearch& dataflow : search.per_dataflow)
-    if (!dataflow.best.empty() && (best_estimate == 0 || dataflow.best.front().cost.cycles < best_estimate))
-      best_estimate = dataflow.best.front().cost.cycles;
+    if (!dataflow.best.empty() && (!any || estimate(dataflow) < best_estimate))
+      best_estimate = estimate(dataflow), any = true;
   CandidatePick pick;
   for (const mapper::DataflowSearch& dataflow : search.per_dataflow) {
     if (dataflow.best.empty()) continue;
-    const double behind =
-        static_cast<double>(dataflow.best.front().cost.cycles) / std::max<int64_t>(1, best_estimate);
+    const double behind = estimate(dataflow) / std::max(best_estimate, 1e-300);
     if (rules.prune_ratio > 0 && behind > rules.prune_ratio) {
       pick.pruned.emplace_back(dataflow.label(), behind);
       continue;
     }
     bool behind_sibling = false;
     for (const mapper::DataflowSearch& sibling : search.per_dataflow)
-      behind_sibling =
-          behind_sibling ||
-          (sibling.dataflow == dataflow.dataflow &&
-           (sibling.stage_kind != dataflow.stage_kind || sibling.fusion != dataflow.fusion) &&
-           !sibling.best.empty() && sibling.best.front().cost.cycles < dataflow.best.front().cost.cycles);
+      behind_sibling = behind_sibling ||
+                       (sibling.dataflow == dataflow.dataflow &&
+                        (sibling.stage_kind != dataflow.stage_kind || sibling.fusion != dataflow.fusion) &&
+                        !sibling.best.empty() && estimate(sibling) < estimate(dataflow));
     const size_t simulated = behind > rules.narrow_ratio || behind_sibling ? 1 : dataflow.best.size();
     CandidateRow row;
     row.label = dataflow.label();

@@ -39,6 +39,7 @@ mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arc
   mapper::SearchOptions options;
   options.dataflows = settings.dataflows;
   options.keep_per_dataflow = std::max(1, settings.simulate_top);
+  options.objective = settings.objective;
   options.seed = seed;
   options.threads = settings.threads;
   options.locate_field = settings.locate_machine_field;
@@ -124,9 +125,11 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
                    [&](size_t a, size_t b) { return pending[a].rank < pending[b].rank; });
   std::vector<size_t> run_slot(pending.size(), SIZE_MAX);
   for (size_t t = 0; t < to_run.size(); ++t) run_slot[to_run[t]] = t;
-  // The fewest cycles known of candidate i's row among those before it (its bound), from `known(j)`.
+  // The fewest cycles known of candidate i's row among those before it (its bound), from `known(j)`; none
+  // when the objective is not cycles (a slower candidate may still win on energy or DRAM bytes).
   auto fewest_before = [&](size_t i, const auto& known) {
     std::optional<int64_t> fewest;
+    if (settings.objective != mapper::Objective::cycles) return fewest;
     for (size_t j = 0; j < pending.size(); ++j) {
       if (pending[j].row != pending[i].row || pending[j].rank >= pending[i].rank) continue;
       const sim::RunResult* timing = known(j);
@@ -149,7 +152,18 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     candidate.timing = std::move(timings[t]);
   }
 
-  // Each row in the mapper's order: the stop decisions, then the fastest (the first of equals).
+  // A simulated run's figure of the objective, and which of two runs is the better (ties: fewer cycles).
+  auto judged = [&](const sim::RunResult& timing) {
+    const traces::RunRecord record = record_of(timing, spec, op.macs());
+    return mapper::objective_value(settings.objective, static_cast<double>(record.cycles), record.energy_uj,
+                                   static_cast<double>(record.dram_bytes));
+  };
+  auto judged_before = [&](const sim::RunResult& a, const sim::RunResult& b) {
+    if (settings.objective == mapper::Objective::cycles) return a.cycles < b.cycles;
+    const double va = judged(a), vb = judged(b);
+    return va != vb ? va < vb : a.cycles < b.cycles;
+  };
+  // Each row in the mapper's order: the stop decisions, then the best by the objective (the first of equals).
   std::vector<Simulated> rows(pick.rows.size());
   std::vector<size_t> best_of_row(pick.rows.size(), SIZE_MAX);
   for (size_t i = 0; i < pending.size(); ++i) {
@@ -174,7 +188,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
       continue;
     }
     const size_t best = best_of_row[candidate.row];
-    if (best == SIZE_MAX || timing.cycles < pending[best].timing->cycles) best_of_row[candidate.row] = i;
+    if (best == SIZE_MAX || judged_before(timing, *pending[best].timing)) best_of_row[candidate.row] = i;
   }
   for (size_t r = 0; r < rows.size(); ++r) {
     TESSERA_ASSERT(best_of_row[r] != SIZE_MAX, "a row's first candidate is never stopped");
@@ -191,7 +205,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
                     rows[r].timing.cycles));
   size_t winner = 0;
   for (size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].timing.cycles < rows[winner].timing.cycles) winner = i;
+    if (judged_before(rows[i].timing, rows[winner].timing)) winner = i;
 
   std::vector<double> reference;
   if (!settings.timing_only)

@@ -13,6 +13,7 @@
 #include "arch/spec.hpp"
 #include "flow/candidates.hpp"
 #include "flow/layer_cache.hpp"
+#include "mapper/objective.hpp"
 #include "ops/op.hpp"
 #include "sim/machine.hpp"
 #include "traces/report.hpp"
@@ -25,6 +26,9 @@ struct RunSettings {
   bool trace = false;  // record the winners' timelines
   int threads = 1;
   int simulate_top = 3;  // candidates simulated per dataflow
+  // What the mapper ranks candidates by and the simulated rows are judged by (the winner: the least of it);
+  // a candidate is stopped early only when it is cycles.
+  mapper::Objective objective = mapper::Objective::cycles;
   CandidateRules candidates;
   std::function<SourceLocation(const std::string& field)> locate_machine_field;
   std::function<void(const std::string&)> progress;  // one line of progress, or nothing

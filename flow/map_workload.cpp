@@ -36,6 +36,7 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
   traces::MapReport& report = map.report;
   report.machine = spec.name;
   report.workload = workload.name;
+  report.objective = mapper::name_of(settings.objective);
   const int top = settings.top;
   for (const ops::Op& op : workload.ops) {
     traces::MapOp entry;
@@ -51,6 +52,7 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
     mapper::SearchOptions options;
     options.dataflows = settings.dataflows;
     options.keep_per_dataflow = std::max(1, top);
+    options.objective = settings.objective;
     options.seed = workload.seed;
     options.threads = settings.threads;
     options.locate_field = settings.locate_machine_field;

@@ -10,6 +10,7 @@
 
 #include "arch/spec.hpp"
 #include "common/error.hpp"
+#include "mapper/objective.hpp"
 #include "ops/workload.hpp"
 #include "traces/map_report.hpp"
 
@@ -17,7 +18,8 @@ namespace tessera::flow {
 
 struct MapSettings {
   std::vector<arch::Dataflow> dataflows;
-  int top = 10;  // ranked candidates shown per op
+  int top = 10;                                             // ranked candidates shown per op
+  mapper::Objective objective = mapper::Objective::cycles;  // what they are ranked by
   int threads = 1;
   bool write_programs = false;
   std::function<SourceLocation(const std::string& field)> locate_machine_field;

@@ -12,15 +12,26 @@
 
 namespace tessera::mapper {
 
-bool ranks_before(const Candidate& a, const Candidate& b) {
+double objective_value(Objective objective, const Candidate& candidate) {
+  return objective_value(objective, static_cast<double>(candidate.cost.cycles), candidate.cost.energy_pj,
+                         static_cast<double>(candidate.cost.dram_bytes));
+}
+
+bool ranks_before(const Candidate& a, const Candidate& b, Objective objective) {
+  if (objective != Objective::cycles) {
+    const double va = objective_value(objective, a), vb = objective_value(objective, b);
+    if (va != vb) return va < vb;
+  }
   if (a.cost.cycles != b.cost.cycles) return a.cost.cycles < b.cost.cycles;
   if (a.cost.dram_bytes != b.cost.dram_bytes) return a.cost.dram_bytes < b.cost.dram_bytes;
   return a.index < b.index;
 }
 
-void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit) {
-  if (best.size() == limit && !ranks_before(candidate, best.back())) return;
-  auto place = std::upper_bound(best.begin(), best.end(), candidate, ranks_before);
+void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit, Objective objective) {
+  if (best.size() == limit && !ranks_before(candidate, best.back(), objective)) return;
+  auto place = std::upper_bound(
+      best.begin(), best.end(), candidate,
+      [objective](const Candidate& a, const Candidate& b) { return ranks_before(a, b, objective); });
   best.insert(place, std::move(candidate));
   if (best.size() > limit) best.pop_back();
 }
@@ -29,7 +40,8 @@ std::vector<Candidate> SearchResult::ranked() const {
   std::vector<Candidate> all;
   for (const DataflowSearch& search : per_dataflow)
     all.insert(all.end(), search.best.begin(), search.best.end());
-  std::sort(all.begin(), all.end(), ranks_before);
+  std::sort(all.begin(), all.end(),
+            [this](const Candidate& a, const Candidate& b) { return ranks_before(a, b, objective); });
   return all;
 }
 
@@ -62,7 +74,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
               mapping.epilogue_pass = epilogue.pass;
             }
             Candidate candidate{mapping, model.evaluate(mapping), (uint64_t{split} << 32) | within_split++};
-            keep_best(workers[worker].best, std::move(candidate), limit);
+            keep_best(workers[worker].best, std::move(candidate), limit, options.objective);
           },
           fused ? epilogue.work : nullptr);
     };
@@ -91,13 +103,15 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
     }
     for (Worker& worker : workers) {
       search.legal += worker.legal;
-      for (Candidate& candidate : worker.best) keep_best(search.best, std::move(candidate), limit);
+      for (Candidate& candidate : worker.best)
+        keep_best(search.best, std::move(candidate), limit, options.objective);
     }
     if (search.legal == 0) search.why_none = why_infeasible(stage, spec, dataflow);
     result.evaluated += search.legal;
     result.per_dataflow.push_back(std::move(search));
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.objective = options.objective;
 
   if (result.evaluated == 0) {
     std::string reasons;
@@ -114,7 +128,9 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
   return result;
 }
 
-SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options) {
+namespace {
+
+SearchResult search_forms(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options) {
   const OpStages stages = stages_of(op, spec, options.dataflows);
   TESSERA_ASSERT(stages.mapped(), "search_op is asked only of ops with stages");
   if (stages.vector) return search_vector(stages.vector, spec, options);
@@ -176,7 +192,7 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
         into.legal += result.per_dataflow[d].legal;
         for (Candidate candidate : result.per_dataflow[d].best) {
           candidate.index |= static_cast<uint64_t>(searched) << 56;  // ties break towards the earlier form
-          keep_best(into.best, std::move(candidate), limit);
+          keep_best(into.best, std::move(candidate), limit, options.objective);
         }
       }
     }
@@ -207,6 +223,14 @@ SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const Sear
     throw *chosen;
   }
   return merged;
+}
+
+}  // namespace
+
+SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options) {
+  SearchResult result = search_forms(op, spec, options);
+  result.objective = options.objective;
+  return result;
 }
 
 }  // namespace tessera::mapper

@@ -15,6 +15,7 @@
 #include "mapper/cost_model.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/mapspace.hpp"
+#include "mapper/objective.hpp"
 #include "mapper/stage.hpp"
 #include "ops/op.hpp"
 
@@ -26,14 +27,18 @@ struct Candidate {
   uint64_t index = 0;  // place in the enumeration: (split << 32) | order within the split
 };
 
-// Ranks by estimated cycles, then DRAM bytes, then enumeration order.
-bool ranks_before(const Candidate& a, const Candidate& b);
+// Ranks by the estimate of `objective`, then estimated cycles, then DRAM bytes, then enumeration order.
+bool ranks_before(const Candidate& a, const Candidate& b, Objective objective = Objective::cycles);
+// The estimate `objective` ranks a candidate by.
+double objective_value(Objective objective, const Candidate& candidate);
 // Keeps `best` the `limit` best candidates seen, in rank order, `candidate` among them if it ranks there.
-void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit);
+void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit,
+               Objective objective = Objective::cycles);
 
 struct SearchOptions {
   std::vector<arch::Dataflow> dataflows;
   int keep_per_dataflow = 8;
+  Objective objective = Objective::cycles;  // what each dataflow's best are ranked by
   int threads = 1;
   // Where a machine field is written, for the "no legal mapping" error (the CLI knows the YAML).
   std::function<SourceLocation(const std::string& field)> locate_field;
@@ -60,7 +65,8 @@ struct SearchResult {
   std::vector<DataflowSearch> per_dataflow;
   int64_t evaluated = 0;
   double seconds = 0;
-  std::vector<Candidate> ranked() const;  // every kept candidate, best first
+  Objective objective = Objective::cycles;  // the search's
+  std::vector<Candidate> ranked() const;    // every kept candidate, best first by the objective
 };
 
 // How an op's epilogue is searched: its work, fused or unfused, and the unfused pass's mapping.

@@ -421,7 +421,7 @@ DataflowSearch search_blocks(const std::shared_ptr<const VectorStage>& stage, co
         Candidate candidate{mapping, evaluate_vector(mapping, spec), index++};
         ++evaluated;
         ++search.legal;
-        keep_best(search.best, std::move(candidate), limit);
+        keep_best(search.best, std::move(candidate), limit, options.objective);
       }
     }
   }
@@ -444,6 +444,7 @@ SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, cons
   const auto started = std::chrono::steady_clock::now();
   int64_t evaluated = 0;
   SearchResult result;
+  result.objective = options.objective;
   if (!stage->norm_adds_tile()) {
     result.per_dataflow.push_back(search_blocks(stage, spec, options, evaluated, nullptr));
   } else {

@@ -27,6 +27,7 @@ std::string to_json(const MapReport& report) {
   Json json;
   json["machine"] = report.machine;
   json["workload"] = report.workload;
+  json["objective"] = report.objective;
   Json ops = Json::array();
   for (const MapOp& op : report.ops) {
     Json entry{{"name", op.name},
@@ -56,7 +57,8 @@ std::string to_json(const MapReport& report) {
 }
 
 std::string to_table(const MapReport& report) {
-  std::string out = fmt::format("tessera map — machine {}, workload {}\n", report.machine, report.workload);
+  std::string out = fmt::format("tessera map — machine {}, workload {}{}\n", report.machine, report.workload,
+                                report.objective == "cycles" ? "" : ", ranked by " + report.objective);
   for (const MapOp& op : report.ops) {
     if (!op.not_mapped.empty()) {
       out += fmt::format("\n{}  {} {} {}: not mapped: {}\n", op.name, op.kind, op.shape, op.dtype,

@@ -44,6 +44,7 @@ struct MapOp {
 struct MapReport {
   std::string machine;
   std::string workload;
+  std::string objective = "cycles";  // what the candidates are ranked by (--objective)
   std::vector<MapOp> ops;
 };
 

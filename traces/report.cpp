@@ -379,6 +379,7 @@ std::string to_json(const Report& report, bool include_host_seconds) {
   json["workload"] = report.workload;
   json["clock_ghz"] = report.clock_ghz;
   json["timing_only"] = report.timing_only;
+  json["objective"] = report.objective;
   json["bubble_causes"] = report.cause_names;
   Json ops = Json::array();
   int64_t cycles = 0, macs = 0, dram_bytes = 0;
@@ -488,9 +489,10 @@ std::string to_json(const Report& report, bool include_host_seconds) {
 
 std::string to_table(const Report& report) {
   std::string out =
-      fmt::format("tessera {} — machine {} ({:g} GHz), workload {}, {} op{}{}\n", report.command,
+      fmt::format("tessera {} — machine {} ({:g} GHz), workload {}, {} op{}{}{}\n", report.command,
                   report.machine, report.clock_ghz, report.workload, report.ops.size(),
-                  report.ops.size() == 1 ? "" : "s", report.timing_only ? ", timing only" : "");
+                  report.ops.size() == 1 ? "" : "s", report.timing_only ? ", timing only" : "",
+                  report.objective == "cycles" ? "" : ", winners by " + report.objective);
   int64_t total_cycles = 0, total_dram = 0;
   double total_us = 0, total_energy = 0;
   for (const OpRecord& op : report.ops) {

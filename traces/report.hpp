@@ -141,6 +141,7 @@ struct Report {
   double peak_tflops = 0;  // every core's PE array, one MAC (2 FLOP) per PE per cycle
   double dram_gbps = 0;    // the machine's DRAM bandwidth
   bool timing_only = false;
+  std::string objective = "cycles";      // what the winners were picked by (--objective)
   std::vector<std::string> cause_names;  // the bubble causes, in order
   std::vector<OpRecord> ops;
   double host_seconds = 0;

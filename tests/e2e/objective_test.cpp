@@ -1,0 +1,93 @@
+// --objective (issue "Fidelity", section 3): the mapper ranks and a run picks its winners by cycles (the
+// default), energy, energy x delay or DRAM bytes. On Eyeriss's AlexNet CONV3 the fastest mapping is not the
+// one that moves the fewest bytes or spends the least energy; each objective's winner is the best of the
+// simulated rows by its own figure. Through the command, as a user runs it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "e2e/cli_helpers.hpp"
+#include "e2e/run_tessera.hpp"
+
+namespace tessera {
+namespace {
+
+const std::string kConv3 =
+    "name: conv3\nseed: 12\nops:\n  - {name: conv3, kind: conv2d, n: 4, c: 256, h: 13, w: 13, k: 384, r: 3, "
+    "s: 3, pad: 1, dtype: bf16, epilogue: [bias, relu]}\n";
+
+nlohmann::json run_with(const std::string& objective) {
+  ScratchDir scratch;
+  write_text(scratch.file("w.yaml"), kConv3);
+  const CommandResult result =
+      run_tessera({"run", "--arch", shipped("arch/eyeriss.yaml"), "--workload", scratch.file("w.yaml"),
+                   "--out", scratch.file("out"), "--quiet", "--timing-only", "--objective", objective});
+  if (result.exit_code != 0) throw std::runtime_error("tessera run failed: " + result.output);
+  return nlohmann::json::parse(read_text(scratch.file("out/report.json")));
+}
+
+const nlohmann::json& winner(const nlohmann::json& report) {
+  for (const auto& run : report.at("ops").at(0).at("runs"))
+    if (run.at("winner").get<bool>()) return run;
+  throw std::runtime_error("no winner");
+}
+
+double figure(const nlohmann::json& run, const std::string& objective) {
+  const double cycles = run.at("cycles").get<double>(), energy = run.at("energy_uj").get<double>();
+  if (objective == "energy") return energy;
+  if (objective == "edp") return energy * cycles;
+  if (objective == "dram") return run.at("dram_bytes").get<double>();
+  return cycles;
+}
+
+}  // namespace
+
+TEST(Objective, EachObjectivesWinnerIsTheBestSimulatedRowByItsFigure) {
+  const nlohmann::json by_cycles = run_with("cycles");
+  EXPECT_EQ(by_cycles.at("objective"), "cycles");
+  for (const std::string objective : {"cycles", "energy", "edp", "dram"}) {
+    const nlohmann::json report = objective == "cycles" ? by_cycles : run_with(objective);
+    EXPECT_EQ(report.at("objective"), objective);
+    const nlohmann::json& best = winner(report);
+    for (const auto& run : report.at("ops").at(0).at("runs"))
+      EXPECT_LE(figure(best, objective), figure(run, objective)) << objective << " " << run.at("dataflow");
+    // No worse by its own figure than the fastest mapping, and the fastest is no slower than it.
+    EXPECT_LE(figure(best, objective), figure(winner(by_cycles), objective)) << objective;
+    EXPECT_LE(winner(by_cycles).at("cycles").get<int64_t>(), best.at("cycles").get<int64_t>()) << objective;
+  }
+}
+
+TEST(Objective, MinimisingDramOnEyerissMovesFewerBytesThanTheFastestMapping) {
+  // The fastest CONV3 mapping (cores 1x1x1, 13x18x16 tiles, double-buffered) moves 15.74 MB; the least
+  // DRAM one about two thirds of that, for more cycles.
+  const nlohmann::json fastest = winner(run_with("cycles")), leanest = winner(run_with("dram"));
+  EXPECT_LT(leanest.at("dram_bytes").get<double>(), 0.8 * fastest.at("dram_bytes").get<double>());
+  EXPECT_GT(leanest.at("cycles").get<int64_t>(), fastest.at("cycles").get<int64_t>());
+  EXPECT_FALSE(leanest.contains("candidates_stopped") && leanest.at("candidates_stopped").get<int>() > 0)
+      << "no candidate stops early unless the objective is cycles";
+}
+
+TEST(Objective, MapRanksByTheObjective) {
+  ScratchDir scratch;
+  write_text(scratch.file("w.yaml"), kConv3);
+  const CommandResult result =
+      run_tessera({"map", "--arch", shipped("arch/eyeriss.yaml"), "--workload", scratch.file("w.yaml"),
+                   "--format", "json", "--quiet", "--top", "6", "--objective", "dram"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json map = nlohmann::json::parse(result.output);
+  EXPECT_EQ(map.at("objective"), "dram");
+  const auto& ranked = map.at("ops").at(0).at("ranked");
+  ASSERT_GE(ranked.size(), 2u);
+  for (size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].at("dram_bytes").get<int64_t>(), ranked[i].at("dram_bytes").get<int64_t>());
+}
+
+TEST(Objective, AnUnknownObjectiveIsABadInput) {
+  const CommandResult result = run_tessera({"run", "--objective", "speed"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("--objective: speed not in {cycles,energy,edp,dram}"), std::string::npos)
+      << result.output;
+}
+
+}  // namespace tessera
