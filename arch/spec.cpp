@@ -39,6 +39,15 @@ const Names<DramPlacement>& placement_names() {
                                              {"west", DramPlacement::west}};
   return names;
 }
+// `false` and `true` are the names the field had when it was a switch (none and full).
+const Names<FoldOverlap>& fold_overlap_names() {
+  static const Names<FoldOverlap> names = {{"none", FoldOverlap::none},
+                                           {"drain", FoldOverlap::drain},
+                                           {"full", FoldOverlap::full},
+                                           {"false", FoldOverlap::none},
+                                           {"true", FoldOverlap::full}};
+  return names;
+}
 const Names<ChannelHash>& channel_hash_names() {
   static const Names<ChannelHash> names = {{"xor", ChannelHash::xor_fold}, {"none", ChannelHash::none}};
   return names;
@@ -91,7 +100,7 @@ void pe_array_fields(PeArraySpec& pe, Fields& f) {
   f.integer("cols", pe.cols, Rule::positive, Given::required);
   f.choice_list("dataflows", pe.dataflows, dataflow_options());
   f.choice_list("dtypes", pe.dtypes, operand_dtype_options());
-  f.boolean("overlap_folds", pe.overlap_folds);
+  f.choice("overlap_folds", pe.overlap_folds, fold_overlap_names());
 }
 
 template <class Fields>

@@ -51,13 +51,18 @@ struct DramSpec {
   double channel_bytes_per_cycle = 0;  // one channel
 };
 
+// How much of one fold a PE array overlaps with the next (docs/pe-array-timing.md):
+//   none:  each fold runs start to finish (one stationary register, one accumulator);
+//   drain: the next fold's preload (WS/IS, RS) or fill (OS) overlaps this fold's drain, not its stream;
+//   full:  the next fold's preload and fill overlap this fold's stream and drain (double-buffered registers).
+enum class FoldOverlap : uint8_t { none, drain, full };
+
 struct PeArraySpec {
   int rows = 0;
   int cols = 0;
   std::vector<Dataflow> dataflows = {Dataflow::ws, Dataflow::os, Dataflow::is, Dataflow::rs};
   std::vector<DType> dtypes = {DType::fp32, DType::bf16, DType::fp16, DType::int8};
-  bool overlap_folds =
-      true;  // double-buffered PE registers: the next fold's preload/fill hides under this one
+  FoldOverlap overlap_folds = FoldOverlap::full;
 
   bool supports(Dataflow dataflow) const;
   bool supports(DType dtype) const;

@@ -48,10 +48,14 @@ BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec) {
   return plan;
 }
 
-int64_t pe_register_bytes_needed(arch::Dataflow dataflow, DType dtype, bool overlap_folds) {
+int64_t pe_register_bytes_needed(arch::Dataflow dataflow, DType dtype, arch::FoldOverlap overlap_folds) {
   const int64_t element = size_bytes(dtype);
   const int64_t accumulator = size_bytes(accumulator_of(dtype));
-  const int64_t copies = overlap_folds ? 2 : 1;
+  // Full overlap keeps two of the stationary operand (WS/IS) or accumulator (OS); drain two stationary
+  // operands (the next preload under this fold's drain) but one accumulator.
+  const bool os = dataflow == arch::Dataflow::os;
+  const int64_t copies =
+      overlap_folds == arch::FoldOverlap::full || (overlap_folds == arch::FoldOverlap::drain && !os) ? 2 : 1;
   switch (dataflow) {
     case arch::Dataflow::ws:
     case arch::Dataflow::is:

@@ -36,6 +36,6 @@ BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec);
 
 // PE register bytes a dataflow needs per PE (stationary operand, double-buffered with overlap_folds, plus the
 // moving operands and the partial sum).
-int64_t pe_register_bytes_needed(arch::Dataflow dataflow, DType dtype, bool overlap_folds);
+int64_t pe_register_bytes_needed(arch::Dataflow dataflow, DType dtype, arch::FoldOverlap overlap_folds);
 
 }  // namespace tessera::mapper

@@ -29,14 +29,14 @@ struct FoldTiming {
 // The array's state between folds, in cycles since the run started.
 struct PePipeline {
   int64_t input_free = 0;       // left/top operand ports free for the next fold's first element
-  int64_t stationary_free = 0;  // WS/IS with overlap: shadow registers may be reloaded
-  int64_t drain_free = 0;       // OS with overlap: next fold may flip when its stream ends at or after this
+  int64_t stationary_free = 0;  // WS/IS, drain or full: shadow registers may be reloaded
+  int64_t drain_free = 0;       // OS: every accumulator has sent its result and forwarded those from below
   int64_t array_free = 0;       // without overlap: the previous fold has completed
 };
 
 class PeArrayTiming {
  public:
-  PeArrayTiming(int rows, int cols, bool overlap_folds);
+  PeArrayTiming(int rows, int cols, FoldOverlap overlap_folds);
   explicit PeArrayTiming(const PeArraySpec& spec) : PeArrayTiming(spec.rows, spec.cols, spec.overlap_folds) {}
 
   // Schedules one fold that may not start before `ready`; advances `state`.
@@ -52,12 +52,12 @@ class PeArrayTiming {
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
-  bool overlap_folds() const { return overlap_; }
+  FoldOverlap overlap_folds() const { return overlap_; }
 
  private:
   int rows_;
   int cols_;
-  bool overlap_;
+  FoldOverlap overlap_;
 };
 
 template <class Visit>

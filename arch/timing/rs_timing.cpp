@@ -63,19 +63,21 @@ int64_t RsTiming::active_pes(const ConvTileShape& shape, DType dtype) const {
 }
 
 RsRoundTiming RsTiming::schedule(const RsRound& round, int64_t ready, RsPipeline& state) const {
-  // The filter buses fill every PE's scratchpad (its shadow copy with overlap_folds) while the previous
-  // round computes; the MACs start when the weights are in and the previous round has drained (the
-  // partial-sum chain and the output tile's port carry one round at a time); the partial sums then ripple up
-  // the set and leave.
+  // The filter buses fill every PE's scratchpad (its shadow copy with full overlap) while the previous
+  // round computes (full) or drains (drain); the MACs start when the weights are in and the previous round
+  // has drained (the partial-sum chain and the output tile's port carry one round at a time); the partial
+  // sums then ripple up the set and leave.
   RsRoundTiming t;
   t.load_start = std::max({ready, state.bus_free, state.spad_free});
   t.compute_start = std::max(t.load_start + round.load, state.drained);
   t.complete = t.compute_start + round.compute + round.drain;
   state.bus_free = t.load_start + round.load;
   state.drained = t.complete;
-  // With a shadow scratchpad the next fill may start once this round has switched to its weights;
-  // without one, only when this round is done.
-  state.spad_free = overlap_ ? t.compute_start : t.complete;
+  // With a shadow scratchpad (full) the next fill may start once this round has switched to its weights;
+  // with one scratchpad, once its MACs are done (drain: under this round's drain) or when it is done (none).
+  state.spad_free = overlap_ == FoldOverlap::full    ? t.compute_start
+                    : overlap_ == FoldOverlap::drain ? t.compute_start + round.compute
+                                                     : t.complete;
   return t;
 }
 

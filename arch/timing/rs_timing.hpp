@@ -44,7 +44,7 @@ struct RsRound {
 struct RsPipeline {
   int64_t bus_free = 0;   // the filter buses can load the next round's weights
   int64_t drained = 0;    // the previous round's last sum is written
-  int64_t spad_free = 0;  // with overlap_folds: the shadow filter scratchpad is free; else the round done
+  int64_t spad_free = 0;  // the filter scratchpad (full: its shadow copy) may be refilled
 };
 
 struct RsRoundTiming {
@@ -65,7 +65,7 @@ class RsTiming {
 
  private:
   int64_t rows_, cols_;
-  bool overlap_;
+  FoldOverlap overlap_;
   PeSpadSpec spad_;
 };
 

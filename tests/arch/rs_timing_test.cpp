@@ -33,8 +33,11 @@ struct ConvCase {
 std::string describe(const ConvCase& c) {
   std::ostringstream out;
   out << "array " << c.array.rows << "x" << c.array.cols << ", overlap_folds "
-      << (c.array.overlap_folds ? "on" : "off") << ", F/I/P " << c.array.filter_words << "/"
-      << c.array.ifmap_words << "/" << c.array.psum_words << " words (" << name_of(c.dtype)
+      << (c.array.overlap_folds == FoldOverlap::full    ? "full"
+          : c.array.overlap_folds == FoldOverlap::drain ? "drain"
+                                                        : "none")
+      << ", F/I/P " << c.array.filter_words << "/" << c.array.ifmap_words << "/" << c.array.psum_words
+      << " words (" << name_of(c.dtype)
       << "), instructions (e,q,m,c,r,s stride dilation pad_top pad_left, ih x iw, ready):";
   for (const RsModelInstruction& in : c.instructions) {
     out << " (" << in.e << "," << in.q << "," << in.m << "," << in.c << "," << in.r << "," << in.s << " "
@@ -219,12 +222,12 @@ std::vector<ScheduledRound> closed_form_schedule(const ConvCase& c) {
 
 ConvCase one_instruction(int rows, int cols, int64_t filter_words, int64_t ifmap_words, int64_t psum_words,
                          const ConvShape& shape, int64_t trim = 0) {
-  return ConvCase{RsModelArray{rows, cols, false, filter_words, ifmap_words, psum_words},
+  return ConvCase{RsModelArray{rows, cols, FoldOverlap::none, filter_words, ifmap_words, psum_words},
                   DType::bf16,
                   {make_instruction(shape, 0, 17, trim)}};
 }
 
-ConvCase with_overlap(ConvCase c, bool overlap_folds) {
+ConvCase with_overlap(ConvCase c, FoldOverlap overlap_folds) {
   c.array.overlap_folds = overlap_folds;
   return c;
 }
@@ -232,7 +235,7 @@ ConvCase with_overlap(ConvCase c, bool overlap_folds) {
 // Eyeriss (Chen et al., ISSCC 2016 / JSSC 2017): 12 x 14 PEs, 224 filter, 12 input and 24 partial-sum words
 // per PE for 16-bit operands.
 ConvCase eyeriss(const std::vector<ConvShape>& shapes, const std::vector<int64_t>& ready_cycles) {
-  ConvCase c{RsModelArray{12, 14, false, 224, 12, 24}, DType::bf16, {}};
+  ConvCase c{RsModelArray{12, 14, FoldOverlap::none, 224, 12, 24}, DType::bf16, {}};
   for (size_t index = 0; index < shapes.size(); ++index)
     c.instructions.push_back(make_instruction(shapes[index], ready_cycles[index], 100 + index));
   return c;
@@ -243,7 +246,7 @@ const ConvShape kAlexNetConv1{55, 3, 24, 3, 11, 11, 4, 1, 0, 0};  // q = 3 of 55
 const ConvShape kAlexNetConv2{27, 6, 24, 5, 5, 5, 1, 1, 2, 2};    // q = 6 of 27, m = 24 of 256, c = 5 of 48
 const ConvShape kAlexNetConv3{13, 13, 20, 10, 3, 3, 1, 1, 1, 1};  // m = 20 of 384, c = 10 of 256
 
-// The sweep: every folding feature of the document at least once, each with and without overlap_folds. Its
+// The sweep: every folding feature of the document at least once, each at every overlap level. Its
 // scratchpads and group sizes keep every round's completion clear of the previous round's drain (where they
 // meet, the closed form is early: NextRoundsSumsWait... below).
 std::vector<ConvCase> sweep_cases() {
@@ -302,8 +305,8 @@ std::vector<ConvCase> sweep_cases() {
 
   std::vector<ConvCase> both;
   for (const ConvCase& c : cases) {
-    both.push_back(with_overlap(c, false));
-    both.push_back(with_overlap(c, true));
+    for (FoldOverlap overlap : {FoldOverlap::none, FoldOverlap::drain, FoldOverlap::full})
+      both.push_back(with_overlap(c, overlap));
   }
   return both;
 }
@@ -370,7 +373,8 @@ TEST(RsTimingHandWorked, WithoutOverlapTheNextRoundLoadsWhenThePreviousHasComple
 TEST(RsTimingHandWorked, WithOverlapTheNextRoundLoadsIntoTheShadowWhileThePreviousComputes) {
   // As above with shadow filter scratchpads: round 0 switches to its weights at 4, so round 1 loads 4..7;
   // its MACs start when round 0 has drained (15) and take 15..22. Complete 15 + 8 + 3 = 26.
-  const ConvCase c = with_overlap(one_instruction(2, 2, 4, 2, 2, ConvShape{2, 2, 4, 1, 2, 2}), true);
+  const ConvCase c =
+      with_overlap(one_instruction(2, 2, 4, 2, 2, ConvShape{2, 2, 4, 1, 2, 2}), FoldOverlap::full);
   expect_schedule(c, {{4, 0, 4, 4, 12, 15}, {4, 4, 8, 15, 23, 26}});
 }
 
@@ -385,7 +389,7 @@ TEST(RsTimingHandWorked, ReadyCycleHoldsBackTheNextInstructionsLoad) {
   // Two one-round instructions of the first test's shape (0/4/4/12/15), overlap on.
   // Ready at 2: the bus is free at 4 and round 0 has switched at 4: load 4..7, compute 15..22 (after round
   // 0's drain), complete 26.
-  const ConvCase overlap = with_overlap(one_instruction(2, 2, 4, 2, 2, kTwoByTwo), true);
+  const ConvCase overlap = with_overlap(one_instruction(2, 2, 4, 2, 2, kTwoByTwo), FoldOverlap::full);
   expect_schedule(with_ready(overlap, kTwoByTwo, 2), {{4, 0, 4, 4, 12, 15}, {4, 4, 8, 15, 23, 26}});
   // Ready at 40: the array idles until then: load 40..43, compute 44..51, complete 55.
   expect_schedule(with_ready(overlap, kTwoByTwo, 40), {{4, 0, 4, 4, 12, 15}, {4, 40, 44, 44, 52, 55}});
@@ -404,7 +408,7 @@ TEST(RsTimingVsCycleModel, CycleModelOutputEqualsTheDirectConvolutionOnTheSweep)
 
 // Random instruction streams: arrays 1..6 x 1..6, shapes ragged against them, scratchpads from barely
 // feasible to roomy (the filter scratchpad smaller or larger than the input one), operand types of 1, 2 and
-// 4 bytes, 1..3 instructions with non-decreasing ready cycles. The seed alternates overlap.
+// 4 bytes, 1..3 instructions with non-decreasing ready cycles. The seed takes the overlap levels in turn.
 ConvCase random_case(uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto uniform = [&](int64_t low, int64_t high) {
@@ -414,8 +418,9 @@ ConvCase random_case(uint64_t seed) {
   ConvCase c;
   c.array.rows = static_cast<int>(uniform(1, 6));
   c.array.cols = static_cast<int>(uniform(1, 6));
-  c.array.overlap_folds = seed % 2 == 1;
-  c.dtype = dtypes[(seed / 2) % 3];
+  static const FoldOverlap levels[] = {FoldOverlap::none, FoldOverlap::drain, FoldOverlap::full};
+  c.array.overlap_folds = levels[seed % 3];
+  c.dtype = dtypes[(seed / 3) % 3];
   const int64_t s_max = uniform(1, 4);
   c.array.ifmap_words = uniform(s_max, 3 * s_max + 2);
   c.array.filter_words = uniform(s_max, 3 * c.array.ifmap_words);
@@ -474,7 +479,8 @@ TEST(RsTimingVsCycleModel, NextRoundsMacsWaitForThePreviousRoundsDrainSoItsSumsF
   // Round 0: load 0..1, MACs 2..5, column 1's two sums leave the (top) row at 6 and 7: complete 8.
   // Round 1: load 2 (shadow); had its MACs started at 6, its first sum would have met round 0's second at
   // the PE's port at 7. It starts when round 0 has drained: MACs 8..9, its sums out at 9 and 10: complete 11.
-  const ConvCase c = with_overlap(one_instruction(1, 1, 2, 1, 2, ConvShape{1, 2, 3, 1, 1, 1}), true);
+  const ConvCase c =
+      with_overlap(one_instruction(1, 1, 2, 1, 2, ConvShape{1, 2, 3, 1, 1, 1}), FoldOverlap::full);
   expect_schedule(c, {{1, 0, 2, 2, 6, 8}, {1, 2, 3, 8, 10, 11}});
 }
 
@@ -484,7 +490,8 @@ TEST(RsTimingVsCycleModel, NextRoundsMacsWaitForThePreviousRoundsDrainSoAShorter
   // complete 6. Round 1 (rows 0..1): load 1; had its MACs run at 3..4, its column 0 would have needed the
   // link from row 1 at 4, when round 0's column 1 uses it. It starts at 6: MACs 6..7, complete 6 + 2 + 2
   // = 10.
-  const ConvCase c = with_overlap(one_instruction(3, 1, 1, 1, 1, ConvShape{1, 2, 1, 1, 5, 1}), true);
+  const ConvCase c =
+      with_overlap(one_instruction(3, 1, 1, 1, 1, ConvShape{1, 2, 1, 1, 5, 1}), FoldOverlap::full);
   expect_schedule(c, {{3, 0, 1, 1, 3, 6}, {2, 1, 2, 6, 8, 10}});
 }
 

@@ -302,6 +302,26 @@ TEST(ArchSpec, MissingSectionIsRequired) {
             "m.yaml:1:1: noc: required field is missing\n  hint: add 'noc:' to the top level");
 }
 
+TEST(ArchSpec, FoldOverlapIsNoneDrainOrFullAndTheOldSwitchStillReads) {
+  auto overlap = [](const std::string& value) {
+    return parse(machine_with("cols: 32}", "cols: 32, overlap_folds: " + value + "}"))
+        .core.pe_array.overlap_folds;
+  };
+  EXPECT_EQ(overlap("none"), FoldOverlap::none);
+  EXPECT_EQ(overlap("drain"), FoldOverlap::drain);
+  EXPECT_EQ(overlap("full"), FoldOverlap::full);
+  EXPECT_EQ(overlap("false"), FoldOverlap::none);
+  EXPECT_EQ(overlap("true"), FoldOverlap::full);
+  EXPECT_EQ(parse(kMachine).core.pe_array.overlap_folds, FoldOverlap::full);
+  // The resolved form names the level.
+  EXPECT_EQ(to_yaml(parse(machine_with(
+                "cols: 32}", "cols: 32, overlap_folds: true}")))["core"]["pe_array"]["overlap_folds"]
+                .as<std::string>(),
+            "full");
+  EXPECT_EQ(parse_error(machine_with("cols: 32}", "cols: 32, overlap_folds: partial}")).message(),
+            "'partial' is not one of none, drain, full, false or true");
+}
+
 TEST(ArchSpec, DramPlacementIsAChoice) {
   EXPECT_EQ(parse(machine_with("latency_cycles: 100", "latency_cycles: 100, placement: west")).dram.placement,
             DramPlacement::west);
@@ -342,7 +362,7 @@ TEST(ResolvedArch, FillsInEveryDefault) {
   EXPECT_EQ(resolved["dram"]["placement"].as<std::string>(), "perimeter");
   EXPECT_EQ(resolved["core"]["pe_array"]["dataflows"].size(), 4u);
   EXPECT_EQ(resolved["core"]["pe_array"]["dtypes"][3].as<std::string>(), "int8");
-  EXPECT_EQ(resolved["core"]["pe_array"]["overlap_folds"].as<bool>(), true);
+  EXPECT_EQ(resolved["core"]["pe_array"]["overlap_folds"].as<std::string>(), "full");
   EXPECT_EQ(resolved["core"]["pe_register_bytes"].as<int>(), 64);
   // Row stationary's scratchpads default to half the register file for filters, a quarter each for the
   // input window and the partial sums.

@@ -45,7 +45,7 @@ std::vector<ExactnessOp> exactness_ops() {
   return ops;
 }
 
-void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
+void check_exact(arch::Dataflow dataflow, arch::FoldOverlap overlap_folds) {
   arch::ArchSpec spec = load_arch("systolic-32x32");
   spec.core.pe_array.overlap_folds = overlap_folds;
   sim::Machine machine(spec);
@@ -129,20 +129,27 @@ void check_exact(arch::Dataflow dataflow, bool overlap_folds) {
 }  // namespace
 
 TEST(SystolicExactness, WeightStationaryEqualsTheCycleModel) {
-  check_exact(arch::Dataflow::ws, true);
+  check_exact(arch::Dataflow::ws, arch::FoldOverlap::full);
 }
 TEST(SystolicExactness, OutputStationaryEqualsTheCycleModel) {
-  check_exact(arch::Dataflow::os, true);
+  check_exact(arch::Dataflow::os, arch::FoldOverlap::full);
 }
 TEST(SystolicExactness, InputStationaryEqualsTheCycleModel) {
-  check_exact(arch::Dataflow::is, true);
+  check_exact(arch::Dataflow::is, arch::FoldOverlap::full);
 }
-// overlap_folds: false is the classic accounting of published systolic simulators: each fold start to finish.
+// overlap_folds: none is the classic accounting of published systolic simulators: each fold start to finish.
 TEST(SystolicExactness, WeightStationaryFoldByFoldEqualsTheCycleModel) {
-  check_exact(arch::Dataflow::ws, false);
+  check_exact(arch::Dataflow::ws, arch::FoldOverlap::none);
 }
 TEST(SystolicExactness, OutputStationaryFoldByFoldEqualsTheCycleModel) {
-  check_exact(arch::Dataflow::os, false);
+  check_exact(arch::Dataflow::os, arch::FoldOverlap::none);
+}
+// overlap_folds: drain, the level in between: the next fold's preload (fill) under this one's drain.
+TEST(SystolicExactness, WeightStationaryDrainEqualsTheCycleModel) {
+  check_exact(arch::Dataflow::ws, arch::FoldOverlap::drain);
+}
+TEST(SystolicExactness, OutputStationaryDrainEqualsTheCycleModel) {
+  check_exact(arch::Dataflow::os, arch::FoldOverlap::drain);
 }
 
 }  // namespace tessera

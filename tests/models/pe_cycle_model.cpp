@@ -112,11 +112,11 @@ struct Result {  // OS: a result on the upward path
 
 struct Pe {
   WeightRegister active;        // WS/IS
-  WeightRegister shadow;        // WS/IS with overlap_folds
+  WeightRegister shadow;        // WS/IS with drain or full overlap
   Operand input;                // WS/IS: the stream; OS: A. Moves right.
   Operand top_input;            // OS: W. Moves down.
   Psum psum;                    // WS/IS. Moves down.
-  Accumulator accumulators[2];  // OS; without overlap_folds only [0] is used
+  Accumulator accumulators[2];  // OS; [1] only with full overlap
 };
 
 struct FoldProgress {
@@ -129,7 +129,7 @@ struct FoldProgress {
 
 class PeArrayModel {
  public:
-  PeArrayModel(int rows, int cols, Dataflow dataflow, bool overlap_folds,
+  PeArrayModel(int rows, int cols, Dataflow dataflow, arch::FoldOverlap overlap_folds,
                const std::vector<PeModelInstruction>* instructions,
                std::shared_ptr<const std::vector<FoldPlan>> plans)
       : rows_(rows),
@@ -185,8 +185,10 @@ class PeArrayModel {
   bool in_rectangle(int fold, int64_t i, int64_t j) const {
     return i < plan(fold).rows_used && j < plan(fold).cols_used;
   }
-  // With overlap_folds consecutive folds alternate between the two accumulators.
-  int bank_of(int fold) const { return overlap_ ? fold % 2 : 0; }
+  // WS/IS: drain and full preload into shadow registers. OS: with full overlap consecutive folds alternate
+  // between the two accumulators.
+  bool shadow() const { return overlap_ != arch::FoldOverlap::none; }
+  int bank_of(int fold) const { return overlap_ == arch::FoldOverlap::full ? fold % 2 : 0; }
 
   // Operand values of a fold, as the document's table places them.
   int64_t stationary_value(int fold, int64_t i, int64_t j) const {  // WS/IS: the value PE(i,j) holds
@@ -213,7 +215,9 @@ class PeArrayModel {
     if (dataflow_ == Dataflow::os) {
       const int g = next_stream_;
       if (g >= folds() || t < plan(g).ready_cycle || pusher_busy()) return;
-      const bool may_start = overlap_ ? drain_order_allows(g, t) : (g == 0 || progress_[g - 1].complete >= 0);
+      bool may_start = g == 0 || progress_[g - 1].complete >= 0;  // none
+      if (overlap_ == arch::FoldOverlap::full) may_start = drain_order_allows(g, t);
+      if (overlap_ == arch::FoldOverlap::drain) may_start = accumulators_free_in_time(g, t);
       if (may_start) {
         start_stream(g, t);
         progress_[g].load_start = t;  // OS has no stationary load
@@ -227,7 +231,19 @@ class PeArrayModel {
     const int h = next_load_;
     if (h < folds() && !loader_busy() && t >= plan(h).ready_cycle) {
       bool may_load = true;
-      if (h > 0) may_load = overlap_ ? every_pe_switched_to(h - 1) : progress_[h - 1].complete >= 0;
+      if (h > 0) {
+        switch (overlap_) {
+          case arch::FoldOverlap::full:
+            may_load = every_pe_switched_to(h - 1);
+            break;
+          case arch::FoldOverlap::drain:  // and the previous fold's stream has all entered the array
+            may_load = every_pe_switched_to(h - 1) && next_stream_ >= h && pusher_fold_ != h - 1;
+            break;
+          case arch::FoldOverlap::none:
+            may_load = progress_[h - 1].complete >= 0;
+            break;
+        }
+      }
       if (may_load) {
         loader_fold_ = h;
         loader_step_ = 0;
@@ -253,9 +269,41 @@ class PeArrayModel {
     return true;
   }
 
-  // OS with overlap: fold g may start at t if, in every column it uses, its first result would leave the top
-  // edge after every result of the earlier folds has. The controller looks ahead twice: a copy of the array
-  // with no new fold started runs until the folds in flight have drained (when does each column's last
+  // OS with drain overlap (one accumulator): fold g may start at t if each PE of its block will have a free
+  // accumulator when g's first MAC reaches it (at t + i + j). A copy of the array with no new fold started
+  // runs until the earlier folds are done, noting the cycle from which each PE's accumulator stays free.
+  // The look-ahead is made once per fold: until g starts no fold does, so the array's future is the same
+  // whichever cycle it is computed from.
+  bool accumulators_free_in_time(int g, int64_t t) {
+    if (g == 0) return true;
+    if (free_from_fold_ != g) {
+      PeArrayModel ahead = *this;
+      std::vector<int64_t>& free_from = free_from_;
+      free_from.assign(pes_.size(), -1);
+      auto note = [&] {
+        for (size_t p = 0; p < ahead.pes_.size(); ++p) {
+          const bool free = ahead.pes_[p].accumulators[0].state == AccumulatorState::free;
+          if (!free) free_from[p] = -1;
+          if (free && free_from[p] < 0) free_from[p] = ahead.cycle_;
+        }
+      };
+      note();
+      while (!std::all_of(ahead.progress_.begin(), ahead.progress_.begin() + g,
+                          [](const FoldProgress& p) { return p.complete >= 0; })) {
+        ahead.step(false);
+        note();
+      }
+      free_from_fold_ = g;
+    }
+    for (int64_t i = 0; i < plan(g).rows_used; ++i)
+      for (int64_t j = 0; j < plan(g).cols_used; ++j)
+        if (free_from_[i * cols_ + j] > t + i + j) return false;
+    return true;
+  }
+
+  // OS with full overlap: fold g may start at t if, in every column it uses, its first result would leave the
+  // top edge after every result of the earlier folds has. The controller looks ahead twice: a copy of the
+  // array with no new fold started runs until the folds in flight have drained (when does each column's last
   // pending result leave?), and fold g alone on an empty array says how many cycles after its start its
   // first result leaves each column (the array never stalls, so that offset does not depend on the start).
   bool drain_order_allows(int g, int64_t t) {
@@ -322,8 +370,8 @@ class PeArrayModel {
     for (int64_t j = 0; j < p.cols_used; ++j) {
       for (int64_t i = 0; i < p.rows_used; ++i) {
         const Pe& before = pe_in(old, cols_, i, j);
-        const WeightRegister& target_before = overlap_ ? before.shadow : before.active;
-        if (overlap_) {
+        const WeightRegister& target_before = shadow() ? before.shadow : before.active;
+        if (shadow()) {
           require(
               target_before.fold < 0 || target_before.fold == f || before.active.fold == target_before.fold,
               "a shadow register is not overwritten before its PE has switched to it", cycle_, i, j);
@@ -333,10 +381,10 @@ class PeArrayModel {
           next = WeightRegister{f, p.rows_used - 1 - q, stationary_value(f, p.rows_used - 1 - q, j)};
         } else {
           const Pe& above = pe_in(old, cols_, i - 1, j);
-          const WeightRegister& from_above = overlap_ ? above.shadow : above.active;
+          const WeightRegister& from_above = shadow() ? above.shadow : above.active;
           next = from_above.fold == f ? from_above : WeightRegister{f, -1, 0};
         }
-        (overlap_ ? pe(i, j).shadow : pe(i, j).active) = next;
+        (shadow() ? pe(i, j).shadow : pe(i, j).active) = next;
       }
     }
     if (++loader_step_ == p.rows_used) {
@@ -368,7 +416,7 @@ class PeArrayModel {
         }
         if (in.valid && in_rectangle(in.fold, i, j)) {
           require(psum.valid, "a PE of the fold's block receives a psum with every input", cycle_, i, j);
-          const bool switches = overlap_ && in.first;
+          const bool switches = shadow() && in.first;
           if (switches) pe(i, j).active = before.shadow;
           const WeightRegister& weight = switches ? before.shadow : before.active;
           require(weight.fold == in.fold && weight.block_row == i,
@@ -498,7 +546,7 @@ class PeArrayModel {
   int rows_;
   int cols_;
   Dataflow dataflow_;
-  bool overlap_;
+  arch::FoldOverlap overlap_;
   const std::vector<PeModelInstruction>* instructions_;
   std::shared_ptr<const std::vector<FoldPlan>> plans_;
 
@@ -517,12 +565,14 @@ class PeArrayModel {
   std::vector<int64_t> last_top_write_;   // OS: per column, the cycle of the latest result written
   std::vector<int64_t> first_top_write_;  // OS: per column, the cycle of the first result written
   int first_leave_fold_ = -1;             // OS: the fold first_leave_offset_ was measured for
+  int free_from_fold_ = -1;               // OS, drain: the fold free_from_ was computed for
+  std::vector<int64_t> free_from_;        // per PE, the cycle from which its accumulator stays free
   std::vector<int64_t> first_leave_offset_;
 };
 
 }  // namespace
 
-PeModelRun run_pe_cycle_model(int rows, int cols, arch::Dataflow dataflow, bool overlap_folds,
+PeModelRun run_pe_cycle_model(int rows, int cols, arch::Dataflow dataflow, arch::FoldOverlap overlap_folds,
                               const std::vector<PeModelInstruction>& instructions) {
   if (rows < 1 || cols < 1) throw std::invalid_argument("PE cycle model: the array needs rows, cols >= 1");
   int64_t previous_ready = 0;

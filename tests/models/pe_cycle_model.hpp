@@ -2,16 +2,17 @@
 // document's register-level rules and independent of the closed form in arch/pe_timing.cpp, which the tests
 // check against it (tests/arch/pe_timing_test.cpp).
 //
-// Every cycle it steps every register of the array: the stationary (and, with overlap_folds, shadow) weight
-// registers and the shift chain that loads them from the top edge, the moving input and psum registers, the
-// skewed feeders at the left (and, for OS, top) edge, OS's two accumulators and the upward drain path that
-// runs through them, and the output buffer at the edge. A controller starts a fold's load or stream only when
-// the document's condition holds, read from the state of those registers (a PE has switched when its active
-// register holds the fold's weights, a fold is complete when the output buffer has all its results, ...),
-// never from a timing formula. Two values meeting where the document says they cannot (a psum meeting the
-// wrong input, a MAC with another fold's weight, two results on one link in one cycle, a shadow register
-// overwritten before its fold switched, ...) is a broken invariant: the model throws std::logic_error naming
-// it. Simple rather than fast: meant for arrays up to ~8x8, shapes up to ~20 and a few instructions.
+// Every cycle it steps every register of the array: the stationary (and, with drain or full overlap, shadow)
+// weight registers and the shift chain that loads them from the top edge, the moving input and psum
+// registers, the skewed feeders at the left (and, for OS, top) edge, OS's two accumulators and the upward
+// drain path that runs through them, and the output buffer at the edge. A controller starts a fold's load or
+// stream only when the document's condition holds, read from the state of those registers (a PE has switched
+// when its active register holds the fold's weights, a fold is complete when the output buffer has all its
+// results, ...), never from a timing formula. Two values meeting where the document says they cannot (a psum
+// meeting the wrong input, a MAC with another fold's weight, two results on one link in one cycle, a shadow
+// register overwritten before its fold switched, ...) is a broken invariant: the model throws
+// std::logic_error naming it. Simple rather than fast: meant for arrays up to ~8x8, shapes up to ~20 and a
+// few instructions.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +50,7 @@ struct PeModelRun {
 
 // Runs the instructions in order on a rows x cols array until every fold has completed. Throws
 // std::invalid_argument for malformed input and std::logic_error for a broken register-level invariant.
-PeModelRun run_pe_cycle_model(int rows, int cols, arch::Dataflow dataflow, bool overlap_folds,
+PeModelRun run_pe_cycle_model(int rows, int cols, arch::Dataflow dataflow, arch::FoldOverlap overlap_folds,
                               const std::vector<PeModelInstruction>& instructions);
 
 }  // namespace tessera::testmodels

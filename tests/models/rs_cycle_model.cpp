@@ -232,6 +232,9 @@ class RsArrayModel {
 
   // ---- controller: decides at the start of a cycle from the state at the end of the previous one ----
 
+  // Full overlap fills a shadow filter scratchpad; drain and none refill the one the MACs read.
+  bool shadow() const { return array_.overlap_folds == arch::FoldOverlap::full; }
+
   void control() {
     const int64_t t = cycle_;
     // Compute: the round's weights are all in, no PE has MACs of an earlier round left, and every earlier
@@ -252,9 +255,13 @@ class RsArrayModel {
       const bool buses_idle =
           std::all_of(buses_.begin(), buses_.end(), [](const FilterBus& b) { return b.unit < 0; });
       bool spads_free = true;
-      if (array_.overlap_folds) {
+      if (shadow()) {
         spads_free = std::all_of(pes_.begin(), pes_.end(),
                                  [](const Pe& p) { return p.shadow.round < 0 || p.shadow.switched; });
+      } else if (array_.overlap_folds == arch::FoldOverlap::drain) {
+        // One scratchpad, refilled under the previous round's drain: its MACs are all done.
+        spads_free = next_compute_ == g &&
+                     std::none_of(pes_.begin(), pes_.end(), [](const Pe& p) { return p.computing; });
       } else {
         for (int earlier = 0; earlier < g; ++earlier)
           spads_free = spads_free && progress_[earlier].complete >= 0;
@@ -289,7 +296,7 @@ class RsArrayModel {
       for (int64_t row = u.first_row; row < u.first_row + u.rows; ++row) {
         for (int64_t col = 0; col < u.width; ++col) {
           Pe& p = pe(row, col);
-          if (array_.overlap_folds) {
+          if (shadow()) {
             require(p.shadow.round == g && !p.shadow.switched,
                     "a round switches to the shadow scratchpad filled for it", t, row, col);
             p.active = p.shadow;
@@ -424,8 +431,8 @@ class RsArrayModel {
           in.filters[((filter_row * in.s + tap) * in.c + u.channel0 + ch) * in.m + u.filter0 + f]};
       for (int64_t col = 0; col < u.width; ++col) {
         Pe& p = pe(row, col);
-        FilterSpad& target = array_.overlap_folds ? p.shadow : p.active;
-        if (array_.overlap_folds) {
+        FilterSpad& target = shadow() ? p.shadow : p.active;
+        if (shadow()) {
           require(target.round < 0 || target.round == u.round || target.switched,
                   "a shadow filter scratchpad is not overwritten before its round has switched to it", t, row,
                   col);

@@ -23,8 +23,9 @@
 //   two need one in the same cycle, one waits (counted in psum_path_waits), so a conflict the document's
 //   formulas do not foresee shows as a later completion;
 // - a controller starts a round's load when its instruction is ready, every filter bus is idle and the filter
-//   scratchpads are free (with overlap_folds: no PE's shadow holds weights its round has not switched to yet;
-//   without: every earlier round has completed), and a round's compute when every filter word of the round
+//   scratchpads are free (full overlap: no PE's shadow holds weights its round has not switched to yet;
+//   drain: every earlier round has started its MACs and no PE has MACs left; none: every earlier round has
+//   completed), and a round's compute when every filter word of the round
 //   has been delivered and no PE has MACs of an earlier round left. Both read the model's state, never a
 //   timing formula.
 // A broken invariant (a PE given two units of one round, a scratchpad over its capacity, a shadow scratchpad
@@ -37,12 +38,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "arch/spec.hpp"
+
 namespace tessera::testmodels {
 
 struct RsModelArray {
   int rows = 1;  // R
   int cols = 1;  // C
-  bool overlap_folds = false;
+  arch::FoldOverlap overlap_folds = arch::FoldOverlap::none;
   int64_t filter_words = 0;  // F: operand words per PE filter scratchpad
   int64_t ifmap_words = 0;   // I: operand words per PE input scratchpad
   int64_t psum_words = 0;    // P: accumulator words per PE partial-sum scratchpad
