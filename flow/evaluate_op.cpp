@@ -80,6 +80,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   const mapper::SearchResult search = search_or_reuse(op, seed, spec, settings, key, say);
   const CandidatePick pick = pick_candidates(search, settings.candidates);
   outcome.record.pruned = pick.pruned;
+  outcome.record.pareto = pareto_of(search);
 
   // The chosen candidates, each lowered when first needed; the ones not simulated before run all at once (in
   // worker processes with --threads), each row's in the mapper's order, then the fastest of each row.

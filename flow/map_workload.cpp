@@ -64,6 +64,7 @@ WorkloadMap map_workload(const ops::Workload& workload, const arch::ArchSpec& sp
           fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
 
     entry.evaluated = search.evaluated;
+    entry.pareto = pareto_of(search);
     entry.host_seconds = search.seconds;
     const std::vector<mapper::Candidate> ranked = search.ranked();
     for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i)

@@ -65,6 +65,14 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
   return record;
 }
 
+std::vector<traces::ParetoPoint> pareto_of(const mapper::SearchResult& search) {
+  std::vector<traces::ParetoPoint> points;
+  for (const mapper::Candidate& candidate : search.pareto())
+    points.push_back(traces::ParetoPoint{summary_of(candidate.mapping, candidate.cost), candidate.cost.cycles,
+                                         candidate.cost.energy_pj / 1e6, candidate.cost.dram_bytes});
+  return points;
+}
+
 traces::MappingSummary summary_of(const mapper::Mapping& mapping, const mapper::Cost& cost) {
   traces::MappingSummary summary;
   summary.dataflow = mapping.label();

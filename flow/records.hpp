@@ -9,6 +9,7 @@
 #include "arch/isa/program.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/mapping.hpp"
+#include "mapper/search.hpp"
 #include "sim/run_result.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/report.hpp"
@@ -28,6 +29,9 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
                             int64_t useful_macs = -1);
 
 traces::MappingSummary summary_of(const mapper::Mapping& mapping, const mapper::Cost& cost);
+
+// The search's Pareto front of estimated cycles, energy and DRAM bytes, fewest cycles first.
+std::vector<traces::ParetoPoint> pareto_of(const mapper::SearchResult& search);
 
 // Appends the run's unit timelines as trace intervals starting at `offset_us`; tracks are shared across ops.
 void append_trace(const sim::RunResult& result, const arch::Program& program, const arch::ArchSpec& spec,

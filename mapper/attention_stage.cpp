@@ -284,6 +284,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
           candidate.index = static_cast<uint64_t>(to.legal);
           ++to.legal;
           ++result.evaluated;
+          keep_pareto(to.front, candidate);
           keep_best(to.best, std::move(candidate), keep, options.objective);
         };
         if (flash_fits) add(row, mapping);

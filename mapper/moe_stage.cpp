@@ -362,6 +362,7 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
     candidate.index = static_cast<uint64_t>(row.legal);
     ++row.legal;
     ++result.evaluated;
+    keep_pareto(row.front, candidate);
     keep_best(row.best, std::move(candidate), keep, options.objective);
   };
   if (shape_.experts > kMostRouterExperts)

@@ -36,6 +36,37 @@ void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit, 
   if (best.size() > limit) best.pop_back();
 }
 
+namespace {
+
+// a dominates b: no worse on every estimate and better on one, or equal on all three and earlier in the
+// enumeration (so the front does not depend on the order the candidates are seen in, threads or not).
+bool dominates(const Candidate& a, const Candidate& b) {
+  const Cost &x = a.cost, &y = b.cost;
+  if (x.cycles > y.cycles || x.energy_pj > y.energy_pj || x.dram_bytes > y.dram_bytes) return false;
+  const bool equal = x.cycles == y.cycles && x.energy_pj == y.energy_pj && x.dram_bytes == y.dram_bytes;
+  return !equal || a.index < b.index;
+}
+
+}  // namespace
+
+void keep_pareto(std::vector<Candidate>& front, const Candidate& candidate) {
+  for (const Candidate& member : front)
+    if (dominates(member, candidate)) return;
+  front.erase(std::remove_if(front.begin(), front.end(),
+                             [&](const Candidate& member) { return dominates(candidate, member); }),
+              front.end());
+  front.push_back(candidate);
+}
+
+std::vector<Candidate> SearchResult::pareto() const {
+  std::vector<Candidate> front;
+  for (const DataflowSearch& search : per_dataflow)
+    for (const Candidate& candidate : search.front) keep_pareto(front, candidate);
+  std::sort(front.begin(), front.end(),
+            [](const Candidate& a, const Candidate& b) { return ranks_before(a, b, Objective::cycles); });
+  return front;
+}
+
 std::vector<Candidate> SearchResult::ranked() const {
   std::vector<Candidate> all;
   for (const DataflowSearch& search : per_dataflow)
@@ -56,7 +87,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
   SearchResult result;
   for (arch::Dataflow dataflow : options.dataflows) {
     struct Worker {
-      std::vector<Candidate> best;
+      std::vector<Candidate> best, front;
       int64_t legal = 0;
     };
     std::vector<Worker> workers(threads);
@@ -74,6 +105,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
               mapping.epilogue_pass = epilogue.pass;
             }
             Candidate candidate{mapping, model.evaluate(mapping), (uint64_t{split} << 32) | within_split++};
+            keep_pareto(workers[worker].front, candidate);
             keep_best(workers[worker].best, std::move(candidate), limit, options.objective);
           },
           fused ? epilogue.work : nullptr);
@@ -105,6 +137,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
       search.legal += worker.legal;
       for (Candidate& candidate : worker.best)
         keep_best(search.best, std::move(candidate), limit, options.objective);
+      for (const Candidate& candidate : worker.front) keep_pareto(search.front, candidate);
     }
     if (search.legal == 0) search.why_none = why_infeasible(stage, spec, dataflow);
     result.evaluated += search.legal;
@@ -185,7 +218,8 @@ SearchResult search_forms(const ops::Op& op, const arch::ArchSpec& spec, const S
       merged.seconds += result.seconds;
       if (group->rows.empty()) {
         group->rows = result.per_dataflow;
-        for (DataflowSearch& search : group->rows) search.best.clear(), search.legal = 0;
+        for (DataflowSearch& search : group->rows)
+          search.best.clear(), search.front.clear(), search.legal = 0;
       }
       for (size_t d = 0; d < result.per_dataflow.size(); ++d) {
         DataflowSearch& into = group->rows[d];
@@ -193,6 +227,10 @@ SearchResult search_forms(const ops::Op& op, const arch::ArchSpec& spec, const S
         for (Candidate candidate : result.per_dataflow[d].best) {
           candidate.index |= static_cast<uint64_t>(searched) << 56;  // ties break towards the earlier form
           keep_best(into.best, std::move(candidate), limit, options.objective);
+        }
+        for (Candidate candidate : result.per_dataflow[d].front) {
+          candidate.index |= static_cast<uint64_t>(searched) << 56;
+          keep_pareto(into.front, candidate);
         }
       }
     }

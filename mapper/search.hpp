@@ -31,6 +31,10 @@ struct Candidate {
 bool ranks_before(const Candidate& a, const Candidate& b, Objective objective = Objective::cycles);
 // The estimate `objective` ranks a candidate by.
 double objective_value(Objective objective, const Candidate& candidate);
+// Keeps `front` the candidates seen that no other one dominates on the estimates of cycles, energy and DRAM
+// bytes (no worse on all three and better on one; of equal ones the first in the enumeration): the Pareto
+// front, the same whatever order the candidates come in.
+void keep_pareto(std::vector<Candidate>& front, const Candidate& candidate);
 // Keeps `best` the `limit` best candidates seen, in rank order, `candidate` among them if it ranks there.
 void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit,
                Objective objective = Objective::cycles);
@@ -57,8 +61,9 @@ struct DataflowSearch {
   Fusion fusion = Fusion::none;  // of an op with an epilogue: fused or unfused
   const std::string& label() const { return label_text; }
   int64_t legal = 0;
-  std::vector<Candidate> best;  // ranked, at most keep_per_dataflow
-  Infeasibility why_none;       // when legal == 0
+  std::vector<Candidate> best;   // ranked, at most keep_per_dataflow
+  std::vector<Candidate> front;  // the Pareto front of every mapping scored (keep_pareto)
+  Infeasibility why_none;        // when legal == 0
 };
 
 struct SearchResult {
@@ -67,6 +72,7 @@ struct SearchResult {
   double seconds = 0;
   Objective objective = Objective::cycles;  // the search's
   std::vector<Candidate> ranked() const;    // every kept candidate, best first by the objective
+  std::vector<Candidate> pareto() const;    // the op's Pareto front over every dataflow, fewest cycles first
 };
 
 // How an op's epilogue is searched: its work, fused or unfused, and the unfused pass's mapping.

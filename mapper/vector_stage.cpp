@@ -421,6 +421,7 @@ DataflowSearch search_blocks(const std::shared_ptr<const VectorStage>& stage, co
         Candidate candidate{mapping, evaluate_vector(mapping, spec), index++};
         ++evaluated;
         ++search.legal;
+        keep_pareto(search.front, candidate);
         keep_best(search.best, std::move(candidate), limit, options.objective);
       }
     }

@@ -39,6 +39,7 @@ std::string to_json(const MapReport& report) {
     Json ranked = Json::array();
     for (const RankedMapping& mapping : op.ranked) ranked.push_back(ranked_json(mapping));
     entry["ranked"] = ranked;
+    entry["pareto"] = pareto_json(op.pareto);
     Json per_dataflow = Json::array();
     for (const DataflowBest& best : op.per_dataflow) {
       Json item{{"dataflow", best.dataflow}, {"legal_mappings", best.legal}};
@@ -74,6 +75,14 @@ std::string to_table(const MapReport& report) {
                          ranked.mapping.dataflow, ranked.analytical_cycles, ranked.bound,
                          ranked.dram_bytes / 1e6, 100 * ranked.pe_utilization,
                          100 * ranked.mapping.edge_waste, ranked.mapping.description);
+    }
+    if (!op.pareto.empty()) {
+      out += fmt::format("  Pareto front (estimated cycles x energy x DRAM bytes): {} mapping{}\n",
+                         op.pareto.size(), op.pareto.size() == 1 ? "" : "s");
+      out += fmt::format("    {:>14} {:>11} {:>9}  {}\n", "cycles (est.)", "energy_uj", "DRAM_MB", "mapping");
+      for (const ParetoPoint& point : op.pareto)
+        out += fmt::format("    {:>14} {:>11.2f} {:>9.2f}  {}\n", point.cycles, point.energy_uj,
+                           point.dram_bytes / 1e6, point.mapping.description);
     }
     out += "  best of each dataflow:\n";
     for (const DataflowBest& best : op.per_dataflow) {

@@ -36,6 +36,7 @@ struct MapOp {
   int64_t evaluated = 0;
   double host_seconds = 0;
   std::vector<RankedMapping> ranked;
+  std::vector<ParetoPoint> pareto;  // the front over every mapping scored, fewest cycles first
   std::vector<DataflowBest> per_dataflow;
   std::vector<std::string> program_files;
   std::string not_mapped;  // why an op has no mappings (a pool)

@@ -371,6 +371,17 @@ bool Report::numerics_pass() const {
   return true;
 }
 
+Json pareto_json(const std::vector<ParetoPoint>& front) {
+  Json points = Json::array();
+  for (const ParetoPoint& point : front)
+    points.push_back({{"dataflow", point.mapping.dataflow},
+                      {"analytical_cycles", point.cycles},
+                      {"energy_uj", point.energy_uj},
+                      {"dram_bytes", point.dram_bytes},
+                      {"mapping", point.mapping.description}});
+  return points;
+}
+
 std::string to_json(const Report& report, bool include_host_seconds) {
   Json json;
   json["tool"] = report.tool;
@@ -400,6 +411,7 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     for (const auto& [dataflow, ratio] : op.pruned)
       pruned.push_back({{"dataflow", dataflow}, {"estimate_vs_best", ratio}});
     entry["pruned"] = pruned;
+    entry["pareto"] = pareto_json(op.pareto);
     Json runs = Json::array();
     for (const RunRecord& run : op.runs) runs.push_back(run_json(run));
     entry["runs"] = runs;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -103,6 +104,15 @@ struct RooflinePosition {
 RooflinePosition roofline_position(double flops, double dram_bytes, double seconds, double peak_tflops,
                                    double bandwidth_gbps);
 
+// A mapping of the mapper's Pareto front: no other scored mapping is estimated no worse on cycles, energy
+// and DRAM bytes and better on one.
+struct ParetoPoint {
+  MappingSummary mapping;
+  int64_t cycles = 0;  // estimated
+  double energy_uj = 0;
+  int64_t dram_bytes = 0;
+};
+
 struct OpRecord {
   std::string name;
   std::string kind;
@@ -119,6 +129,7 @@ struct OpRecord {
   std::string not_simulated;       // why an op has no runs (a pool)
   // Dataflows left unsimulated because the cost model puts them far behind: ("ws-direct", estimate / best).
   std::vector<std::pair<std::string, double>> pruned;
+  std::vector<ParetoPoint> pareto;  // the mapper's front over every mapping scored, fewest cycles first
   const RunRecord& best() const { return runs.at(static_cast<size_t>(winner)); }
 };
 
@@ -131,6 +142,9 @@ struct FusionComparison {
       const;  // "fused ws 10,240 cycles, 1.6 MB DRAM ... vs unfused ...: fused is 1.31x faster"
 };
 FusionComparison fusion_comparison(const OpRecord& op);
+
+// The front as JSON: one object per point (dataflow, analytical_cycles, energy_uj, dram_bytes, mapping).
+nlohmann::ordered_json pareto_json(const std::vector<ParetoPoint>& front);
 
 struct Report {
   std::string tool = "tessera";

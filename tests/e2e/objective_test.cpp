@@ -4,6 +4,7 @@
 // simulated rows by its own figure. Through the command, as a user runs it.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -81,6 +82,46 @@ TEST(Objective, MapRanksByTheObjective) {
   ASSERT_GE(ranked.size(), 2u);
   for (size_t i = 1; i < ranked.size(); ++i)
     EXPECT_LE(ranked[i - 1].at("dram_bytes").get<int64_t>(), ranked[i].at("dram_bytes").get<int64_t>());
+}
+
+TEST(Objective, TheParetoFrontHoldsEachObjectivesBestAndNoPointDominatesAnother) {
+  ScratchDir scratch;
+  write_text(scratch.file("w.yaml"), kConv3);
+  auto map_with = [&](const std::string& objective) {
+    const CommandResult result =
+        run_tessera({"map", "--arch", shipped("arch/eyeriss.yaml"), "--workload", scratch.file("w.yaml"),
+                     "--format", "json", "--quiet", "--top", "1", "--objective", objective});
+    if (result.exit_code != 0) throw std::runtime_error(result.output);
+    return nlohmann::json::parse(result.output).at("ops").at(0);
+  };
+  const nlohmann::json op = map_with("cycles");
+  const auto& front = op.at("pareto");
+  ASSERT_GE(front.size(), 2u);  // on CONV3 the fastest mapping is not the leanest
+  auto figures = [](const nlohmann::json& point) {
+    return std::array<double, 3>{point.at("analytical_cycles").get<double>(),
+                                 point.at("energy_uj").get<double>(), point.at("dram_bytes").get<double>()};
+  };
+  for (size_t a = 0; a < front.size(); ++a)
+    for (size_t b = 0; b < front.size(); ++b) {
+      if (a == b) continue;
+      const auto fa = figures(front[a]), fb = figures(front[b]);
+      const bool dominates = fa[0] <= fb[0] && fa[1] <= fb[1] && fa[2] <= fb[2];
+      EXPECT_FALSE(dominates) << front[a] << " dominates " << front[b];
+    }
+  // Fewest cycles first.
+  for (size_t i = 1; i < front.size(); ++i) EXPECT_LE(figures(front[i - 1])[0], figures(front[i])[0]);
+  // Each objective's best estimate is a point of the front (the same front whatever the objective).
+  for (const std::string objective : {"cycles", "energy", "edp", "dram"}) {
+    const nlohmann::json ranked = map_with(objective);
+    EXPECT_EQ(ranked.at("pareto"), front) << objective;
+    const nlohmann::json& best = ranked.at("ranked").at(0);
+    bool on_front = false;
+    for (const auto& point : front)
+      on_front = on_front || (point.at("analytical_cycles") == best.at("analytical_cycles") &&
+                              point.at("dram_bytes") == best.at("dram_bytes") &&
+                              point.at("energy_uj") == best.at("energy_uj"));
+    EXPECT_TRUE(on_front) << objective << ": " << best;
+  }
 }
 
 TEST(Objective, AnUnknownObjectiveIsABadInput) {
