@@ -85,6 +85,11 @@ class Lowering {
   Lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec)
       : op_(op), seed_(seed), mapping_(mapping), stage_(*mapping.stage), spec_(spec) {
     contraction_ = plan_contraction(mapping, spec);
+    for (int tensor : {kA, kW}) {
+      const char* name = tensor == kA ? "a_free" : "w_free";
+      for (int slot = 0; slot < contraction_.load_group(tensor).count; ++slot)
+        free_names_[tensor].push_back(slot == 0 ? std::string(name) : fmt::format("{}_e{}", name, slot));
+    }
     plan_ = plan_buffers(mapping, spec);
     element_ = size_bytes(op.dtype);
     accumulator_type_ = accumulator_of(op.dtype);
@@ -111,7 +116,7 @@ class Lowering {
       last_use_[tensor].resize(places_.size());
       for (size_t p = 0; p < places_.size(); ++p) {
         first_use_[tensor][p].assign(places_[p].iterations.size(), FirstUse{});
-        last_use_[tensor][p].assign(places_[p].iterations.size(), {});
+        last_use_[tensor][p].assign(places_[p].iterations.size(), LastUse{});
       }
     }
     // About a PE instruction, a load of each operand and a store per iteration, at most: no regrowth.
@@ -270,24 +275,26 @@ class Lowering {
     const std::vector<Residency> loads = residencies(places_[place].iterations, tensor);
     const int buffers = tensor == kA ? plan_.a_count : plan_.w_count;
     const char* full = tensor == kA ? "a_full" : "w_full";
-    const char* free_name = tensor == kA ? "a_free" : "w_free";
     const int issuer_core = places_[place].index;
     const EngineGroup& group = contraction_.load_group(tensor);
     std::vector<int> destinations;
     for (size_t member : members) destinations.push_back(places_[member].index);
-    std::vector<std::vector<LoadBlock>> blocks(loads.size());
-    for (size_t j = 0; j < loads.size(); ++j) blocks[j] = load_blocks(tensor, loads[j]);
-    // Each engine of the group frees buffers through its own semaphore: an engine that carries no block of
-    // one load must not take the free meant for one that does.
-    std::vector<std::string> free_names;
-    for (int slot = 0; slot < group.count; ++slot)
-      free_names.push_back(slot == 0 ? std::string(free_name) : fmt::format("{}_e{}", free_name, slot));
+    // How many engines each load uses (with one engine in the group, one): the frees after a buffer's last
+    // use go to those of the load that reuses it.
+    std::vector<int> engines(loads.size(), 1);
+    if (group.count > 1)
+      for (size_t j = 0; j < loads.size(); ++j)
+        engines[j] = engines_used(load_blocks(tensor, loads[j]), group);
+    // Each engine of the group frees buffers through its own semaphore (free_names_): an engine that carries
+    // no block of one load must not take the free meant for one that does.
+    const std::vector<std::string>& free_names = free_names_[tensor];
     std::vector<char> waited(static_cast<size_t>(group.count));
     for (size_t j = 0; j < loads.size(); ++j) {
       const int buffer = static_cast<int>(j % buffers);
       const Residency& load = loads[j];
       std::fill(waited.begin(), waited.end(), 0);
-      for (const LoadBlock& block : blocks[j]) {
+      const std::vector<LoadBlock> blocks = load_blocks(tensor, load);
+      for (const LoadBlock& block : blocks) {
         arch::DmaLoad operation;
         operation.source = block.region;
         operation.sram_address =
@@ -314,12 +321,10 @@ class Lowering {
         const std::vector<Residency>& member_loads = member_residencies(member, tensor);
         const Residency& use = member_loads[j];
         FirstUse& first = first_use_[tensor][member][use.first];
-        if (first.buffer < 0) first = FirstUse{buffer, static_cast<int>(blocks[j].size())};
-        std::vector<arch::SemaphoreRef>& frees = last_use_[tensor][member][use.last];
-        if (j + buffers < loads.size() && frees.empty())
-          for (int slot = 0; slot < engines_used(blocks[j + buffers], group); ++slot)
-            frees.push_back(semaphore(free_names[static_cast<size_t>(slot)], buffer,
-                                      member == place ? arch::kSameCore : issuer_core));
+        if (first.buffer < 0) first = FirstUse{buffer, static_cast<int>(blocks.size())};
+        LastUse& last = last_use_[tensor][member][use.last];
+        if (j + buffers < loads.size() && last.buffer < 0)
+          last = LastUse{buffer, member == place ? arch::kSameCore : issuer_core, engines[j + buffers]};
       }
     }
   }
@@ -386,7 +391,10 @@ class Lowering {
         for (int tensor : {kA, kW}) {
           if (const FirstUse& first = first_use_[tensor][place][i]; first.buffer >= 0)
             waits.push_back({semaphore(tensor == kA ? "a_full" : "w_full", first.buffer), first.blocks});
-          for (const arch::SemaphoreRef& free : last_use_[tensor][place][i]) signals.push_back(free);
+          if (const LastUse& last = last_use_[tensor][place][i]; last.buffer >= 0)
+            for (int slot = 0; slot < last.engines; ++slot)
+              signals.push_back(
+                  semaphore(free_names_[tensor][static_cast<size_t>(slot)], last.buffer, last.core));
         }
         if (i == output.last) {
           for (int64_t block = 0; block < (fused_ ? 1 : store_blocks[r]); ++block)
@@ -583,13 +591,19 @@ class Lowering {
   };
   std::vector<NamedSemaphore> semaphores_;
   // Per operand, per core: iteration -> the buffer it first uses there and the load's blocks to wait for;
-  // iteration -> the frees to signal after it, one per engine of the load that waits for them.
+  // iteration -> the buffer to free after it, to each engine of the load that reuses it.
   struct FirstUse {
     int buffer = -1;  // none
     int blocks = 0;
   };
+  struct LastUse {
+    int buffer = -1;  // none
+    int core = arch::kSameCore;
+    int engines = 1;
+  };
   std::vector<std::vector<FirstUse>> first_use_[2];
-  std::vector<std::vector<std::vector<arch::SemaphoreRef>>> last_use_[2];
+  std::vector<std::vector<LastUse>> last_use_[2];
+  std::vector<std::string> free_names_[2];  // per engine slot of A's, W's group: a_free, a_free_e1, ...
   std::map<size_t, std::vector<Residency>> residency_cache_[2];
 };
 
