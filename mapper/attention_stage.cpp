@@ -223,8 +223,11 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   int64_t kv_bytes = 0;
   const PassEngines engines = flash_engines(mapping, spec);
   // A block's part: its tiles' steps and Q load, its last rescale and store (on engines of its own from two).
+  // flash-mc: a core's Q loads on the side (store) engines, the leader's tiles on the load engines.
+  const PassEngines side{engines.stores, engines.stores};
   auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
-    add_flash_range(work, core, mapping, spec, engines, timer, block, 0, keys_seen(block), loads_its_tiles);
+    add_flash_range(work, core, mapping, spec, loads_its_tiles ? engines : side, timer, block, 0,
+                    keys_seen(block), loads_its_tiles);
     const int64_t finish =
         attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
     const int64_t store = block_transfer_cycles(spec, engines.stores, block);
