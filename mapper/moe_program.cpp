@@ -42,9 +42,10 @@ class JobEmitter {
     const ops::MoeShape& s = stage_.shape();
     const DType dtype = stage_.dtype();
     const int64_t e = size_bytes(dtype);
-    // The blocks of every chunk's A and W loads and of every job's store, dealt in queue order. A chunk
-    // whose A load waits for stored H rows loads it whole on the first load engine, the only one that waits
-    // for h_stored (an engine that took another's signal could read H rows not yet stored).
+    // The blocks of every chunk's A and W loads and of every job's store, dealt in queue order. The A loads
+    // of H (the down jobs') stay whole on the first load engine, the only one that waits for h_stored, in
+    // queue order after the one that waits: on another engine they could read H rows not yet stored, and an
+    // engine that took another's signal could too.
     struct ChunkBlocks {
       std::vector<DealtBlock> a, w;  // w: the W tensors' blocks one after another
       std::vector<int> w_blocks;     // per W tensor
@@ -53,13 +54,15 @@ class JobEmitter {
     std::vector<std::vector<DealtBlock>> store_blocks;
     {
       EngineDealer loads(engines_.loads, dma_), out(engines_.stores, dma_);
+      std::vector<int> h_tensors;  // the tensors the jobs so far store H into
       for (const TileJob& job : jobs) {
+        const bool reads_h = std::find(h_tensors.begin(), h_tensors.end(), job.a.tensor) != h_tensors.end();
+        TESSERA_ASSERT(reads_h || job.h_waits == 0, "a job that waits for H reads H");
         for (int64_t k0 = 0; k0 < job.k; k0 += job.chunk) {
           const int64_t k = std::min(job.chunk, job.k - k0);
           ChunkBlocks chunk;
-          chunk.a = k0 == 0 && job.h_waits > 0
-                        ? std::vector<DealtBlock>{DealtBlock{RowBlock{0, job.m}, engines_.loads.first}}
-                        : loads.deal(job.m, k * e);
+          chunk.a = reads_h ? std::vector<DealtBlock>{DealtBlock{RowBlock{0, job.m}, engines_.loads.first}}
+                            : loads.deal(job.m, k * e);
           for (size_t i = 0; i < job.w.size(); ++i) {
             const std::vector<DealtBlock> w = loads.deal(k, job.n * e);
             chunk.w.insert(chunk.w.end(), w.begin(), w.end());
@@ -69,6 +72,8 @@ class JobEmitter {
         }
         store_blocks.push_back(job.epilogue == Epilogue::route ? out.deal(job.m, s.top_k * 4)
                                                                : out.deal(job.m, job.n * e));
+        if (job.stores_h && std::find(h_tensors.begin(), h_tensors.end(), job.out.tensor) == h_tensors.end())
+          h_tensors.push_back(job.out.tensor);
       }
     }
     auto next_engines = [&](size_t chunk, bool a) {
