@@ -42,27 +42,50 @@ class JobEmitter {
     const ops::MoeShape& s = stage_.shape();
     const DType dtype = stage_.dtype();
     const int64_t e = size_bytes(dtype);
-    // The blocks of every chunk's A and W loads and of every job's store, dealt in queue order. The A loads
-    // of H (the down jobs') stay whole on the first load engine, the only one that waits for h_stored, in
-    // queue order after the one that waits: on another engine they could read H rows not yet stored, and an
-    // engine that took another's signal could too.
+    // The blocks of every chunk's A and W loads and of every job's store, dealt in queue order. A row block
+    // of H is read only once it is stored: its first down job's first A load, whole on the first load engine
+    // (the only one that waits for h_stored: an engine that took another's signal could read rows not yet
+    // stored), lets each other engine that carries its H rows go (`h_go`, per engine), and the first of those
+    // blocks on each waits for it; later ones follow in queue order.
     struct ChunkBlocks {
       std::vector<DealtBlock> a, w;  // w: the W tensors' blocks one after another
       std::vector<int> w_blocks;     // per W tensor
+      std::vector<char> a_waits_go;  // per A block: the first of its row block of H on its engine
+      std::vector<int> go_to;        // the engines this chunk's A load (a row block's first) lets go
     };
     std::vector<ChunkBlocks> chunk_blocks;
     std::vector<std::vector<DealtBlock>> store_blocks;
     {
       EngineDealer loads(engines_.loads, dma_), out(engines_.stores, dma_);
       std::vector<int> h_tensors;  // the tensors the jobs so far store H into
+      // Per row block of H (tensor, first row): the chunk whose A load waits for it stored, the engines
+      // that carry its rows so far.
+      std::map<std::pair<int, int64_t>, std::pair<size_t, std::vector<int>>> h_reads;
       for (const TileJob& job : jobs) {
         const bool reads_h = std::find(h_tensors.begin(), h_tensors.end(), job.a.tensor) != h_tensors.end();
         TESSERA_ASSERT(reads_h || job.h_waits == 0, "a job that waits for H reads H");
         for (int64_t k0 = 0; k0 < job.k; k0 += job.chunk) {
           const int64_t k = std::min(job.chunk, job.k - k0);
           ChunkBlocks chunk;
-          chunk.a = reads_h ? std::vector<DealtBlock>{DealtBlock{RowBlock{0, job.m}, engines_.loads.first}}
-                            : loads.deal(job.m, k * e);
+          if (reads_h && k0 == 0 && job.h_waits > 0) {
+            chunk.a = {DealtBlock{RowBlock{0, job.m}, engines_.loads.first}};
+            h_reads[{job.a.tensor, job.a.row}] = {chunk_blocks.size(), {engines_.loads.first}};
+          } else {
+            chunk.a = loads.deal(job.m, k * e);
+          }
+          chunk.a_waits_go.assign(chunk.a.size(), 0);
+          if (reads_h && !(k0 == 0 && job.h_waits > 0)) {
+            const auto found = h_reads.find({job.a.tensor, job.a.row});
+            TESSERA_ASSERT(found != h_reads.end(),
+                           "a row block of H is first read by the job that waits for it");
+            std::vector<int>& seen = found->second.second;
+            for (size_t i = 0; i < chunk.a.size(); ++i)
+              if (std::find(seen.begin(), seen.end(), chunk.a[i].engine) == seen.end()) {
+                seen.push_back(chunk.a[i].engine);
+                chunk.a_waits_go[i] = 1;
+                chunk_blocks[found->second.first].go_to.push_back(chunk.a[i].engine);
+              }
+          }
           for (size_t i = 0; i < job.w.size(); ++i) {
             const std::vector<DealtBlock> w = loads.deal(k, job.n * e);
             chunk.w.insert(chunk.w.end(), w.begin(), w.end());
@@ -104,7 +127,8 @@ class JobEmitter {
           waited.push_back(engine);
           return true;
         };
-        for (const DealtBlock& block : blocks.a) {
+        for (size_t piece = 0; piece < blocks.a.size(); ++piece) {
+          const DealtBlock& block = blocks.a[piece];
           arch::DmaLoad load;
           load.source = arch::TensorRegion{job.a.tensor, job.a.row + block.rows.first, block.rows.rows,
                                            job.a.col + k0, k};
@@ -113,8 +137,12 @@ class JobEmitter {
           if (chunks_ >= 2 && first_on(waited_a, block.engine))
             waits.push_back(wait(on_engine("a_free", cb, block.engine)));
           if (k0 == 0 && job.h_waits > 0) waits.push_back(h_stored_wait(job));
-          list_.push_back(
-              make_instruction(dma_queue(block.engine), load, waits, {signal(indexed("a_full", cb))}));
+          if (blocks.a_waits_go[piece])
+            waits.push_back(wait(engine_semaphore("h_go", "", engines_.loads, block.engine)));
+          std::vector<arch::SemaphoreRef> signals = {signal(indexed("a_full", cb))};
+          for (int engine : blocks.go_to)
+            signals.push_back(signal(engine_semaphore("h_go", "", engines_.loads, engine)));
+          list_.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
         }
         size_t w_block = 0;
         for (int i = 0; i < nw; ++i)

@@ -222,13 +222,10 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
         const int64_t k = std::min(job.chunk, job.k - k0);
         const int64_t chunk_pe = nw * matmul(job.m, job.n, k);
         const int64_t a_bytes = job.m * k * e, w_bytes = nw * k * job.n * e;
-        // A (a descriptor a gathered row) and W cut into row blocks over the load engines; a down job's A (H
-        // rows) whole on the first engine (mapper/moe_program.cpp).
-        const bool reads_h = job.epilogue == Epilogue::round;
-        const EngineGroup a_group = reads_h ? EngineGroup{jobs.loads.first, 1} : jobs.loads;
-        const int64_t a_blocks = job.a.gathered ? job.m : blocks_of(job.m, k * e, a_group, dma);
+        // A (a descriptor a gathered row) and W cut into row blocks over the load engines.
+        const int64_t a_blocks = job.a.gathered ? job.m : blocks_of(job.m, k * e, jobs.loads, dma);
         const int64_t chunk_dma =
-            spread_cycles(dma, a_group, a_bytes, a_blocks) +
+            spread_cycles(dma, jobs.loads, a_bytes, a_blocks) +
             spread_cycles(dma, jobs.loads, w_bytes, nw * blocks_of(k, job.n * e, jobs.loads, dma));
         tile_pe += chunk_pe;
         tile_dma += chunk_dma;
