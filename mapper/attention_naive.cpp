@@ -203,6 +203,8 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
   const arch::QueueId load_queue{arch::QueueKind::dma, 0},
       store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
       vec_queue{arch::QueueKind::vec, 0};
+  const EngineGroup load_group{0, 1};
+  EngineDealer load_dealer(load_group, spec.core.dma);
   auto here = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
   };
@@ -266,8 +268,9 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         }
         const std::vector<attention::Run> runs =
             attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
-        attention::append_kv_loads(loads, program, load_queue, tensors, "k", buffer, buffers.k[buffer], runs,
-                                   d, element, n >= 2 ? 1 : 0, {});
+        attention::append_kv_loads(loads, program, load_group, tensors, "k", buffer, buffers.k[buffer], runs,
+                                   attention::deal_runs(load_dealer, runs, d * element), d, element,
+                                   n >= 2 ? 1 : 0, {});
         arch::PeMatmul s = stage.matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer],
                                            buffers.s_accumulator[buffer], block.rows, cols, d);
         s.w_transposed = true;
@@ -348,8 +351,9 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         loads.push_back(make_instruction(load_queue, load, waits, {here(indexed("p_full", n))}));
         const std::vector<attention::Run> runs =
             attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
-        attention::append_kv_loads(loads, program, load_queue, tensors, "v", buffer, buffers.v[buffer], runs,
-                                   d, element, n >= 2 ? 1 : 0, {});
+        attention::append_kv_loads(loads, program, load_group, tensors, "v", buffer, buffers.v[buffer], runs,
+                                   attention::deal_runs(load_dealer, runs, d * element), d, element,
+                                   n >= 2 ? 1 : 0, {});
         arch::PeMatmul pv = stage.matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
                                             buffers.accumulator, block.rows, d, cols);
         pv.accumulate = !first_tile;

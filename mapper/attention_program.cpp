@@ -83,24 +83,49 @@ ProgramTensors start_attention_program(arch::Program& program, const std::string
   return tensors;
 }
 
-void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+std::vector<RunBlock> deal_runs(EngineDealer& dealer, const std::vector<Run>& runs, int64_t row_bytes) {
+  std::vector<RunBlock> blocks;
+  for (size_t r = 0; r < runs.size(); ++r)
+    for (const DealtBlock& block : dealer.deal(runs[r].rows, row_bytes)) blocks.push_back(RunBlock{r, block});
+  return blocks;
+}
+
+std::vector<int> engines_of(const std::vector<RunBlock>& blocks) {
+  std::vector<int> engines;
+  for (const RunBlock& block : blocks)
+    if (std::find(engines.begin(), engines.end(), block.block.engine) == engines.end())
+      engines.push_back(block.block.engine);
+  return engines;
+}
+
+void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, const EngineGroup& group,
                      const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
-                     const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
-                     const std::vector<int>& destinations) {
+                     const std::vector<Run>& runs, const std::vector<RunBlock>& blocks, int64_t d,
+                     int64_t element, int frees, const std::vector<int>& destinations) {
   const bool is_k = std::string(name) == "k";
-  auto semaphore = [&](const char* what) {
-    return arch::SemaphoreRef{program.semaphore_id(fmt::format("{}_{}[{}]", name, what, buffer)),
-                              arch::kSameCore};
+  const std::string index = fmt::format("[{}]", buffer);
+  auto semaphore = [&](const std::string& semaphore_name) {
+    return arch::SemaphoreRef{program.semaphore_id(semaphore_name), arch::kSameCore};
   };
-  for (size_t r = 0; r < runs.size(); ++r) {
+  std::vector<int> waited;
+  for (const RunBlock& piece : blocks) {
+    const Run& run = runs[piece.run];
+    const int engine = piece.block.engine;
     arch::DmaLoad load;
-    load.source = arch::TensorRegion{is_k ? tensors.k : tensors.v, runs[r].row, runs[r].rows, runs[r].col, d};
-    load.sram_address = sram_address + static_cast<uint64_t>(runs[r].first_key * d * element);
+    load.source = arch::TensorRegion{is_k ? tensors.k : tensors.v, run.row + piece.block.rows.first,
+                                     piece.block.rows.rows, run.col, d};
+    load.sram_address =
+        sram_address + static_cast<uint64_t>((run.first_key + piece.block.rows.first) * d * element);
     load.destinations = destinations;
     std::vector<arch::SemaphoreWait> waits;
-    if (r == 0 && frees > 0) waits.push_back(arch::SemaphoreWait{semaphore("free"), frees});
-    // The tile is full when its last run lands: the runs' signals are counted by the consumer.
-    list.push_back(make_instruction(queue, load, waits, {semaphore("full")}));
+    if (frees > 0 && std::find(waited.begin(), waited.end(), engine) == waited.end()) {
+      waits.push_back(arch::SemaphoreWait{
+          semaphore(engine_semaphore(fmt::format("{}_free", name), index, group, engine)), frees});
+      waited.push_back(engine);
+    }
+    // The tile is full when its last block lands: the blocks' signals are counted by the consumer.
+    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits,
+                                    {semaphore(fmt::format("{}_full{}", name, index))}));
   }
 }
 

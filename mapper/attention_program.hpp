@@ -11,6 +11,7 @@
 #include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
 #include "mapper/cost_model.hpp"
+#include "mapper/dma_engines.hpp"
 #include "ops/kinds/attention.hpp"
 #include "ops/op.hpp"
 
@@ -75,14 +76,25 @@ ProgramTensors start_attention_program(arch::Program& program, const std::string
                                        const ops::AttentionShape& a,
                                        const std::vector<arch::TensorDecl>& intermediates = {});
 
+// A tile's runs of K (or V) rows cut into row blocks and dealt round a group (mapper/dma_engines.hpp): per
+// block, the run it belongs to, its rows within the run and its engine.
+struct RunBlock {
+  size_t run = 0;
+  DealtBlock block;
+};
+std::vector<RunBlock> deal_runs(EngineDealer& dealer, const std::vector<Run>& runs, int64_t row_bytes);
+// The engines of a tile's blocks.
+std::vector<int> engines_of(const std::vector<RunBlock>& blocks);
+
 // A K/V tile's loads of one tensor (`name` "k": K, "v": V) into the buffer at `sram_address`, number `buffer`
-// of its double buffer: a descriptor a run. The first run waits for `frees` frees of the buffer (0: none);
-// every run signals the buffer full (`<name>_full[<buffer>]`), on each of `destinations` for a multicast
-// (empty: the issuing core).
-void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+// of its double buffer: a descriptor a block of `blocks` (the tile's runs dealt round `group`). The first
+// block on each engine waits for `frees` frees of the buffer on that engine's semaphore (`<name>_free`, per
+// engine of the group; 0: none); every block signals the buffer full (`<name>_full[<buffer>]`, counted by
+// its one consumer), on each of `destinations` for a multicast (empty: the issuing core).
+void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, const EngineGroup& group,
                      const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
-                     const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
-                     const std::vector<int>& destinations);
+                     const std::vector<Run>& runs, const std::vector<RunBlock>& blocks, int64_t d,
+                     int64_t element, int frees, const std::vector<int>& destinations);
 
 // One DMA transfer's cycles on an engine: its descriptors' setup and its bytes at the engine's rate.
 int64_t transfer_cycles(const arch::DmaSpec& dma, int64_t bytes, int64_t descriptors);

@@ -96,6 +96,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
   CoreCycles work(cores);
+  const PassEngines engines = flash_engines(mapping, spec);
   int64_t kv_bytes = 0, q_reload_bytes = 0, reduction_bytes = 0;
   for (size_t first = 0; first < parts.size(); first += static_cast<size_t>(splits)) {
     const QBlock& block = blocks[parts[first].block];
@@ -105,7 +106,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
       const SplitPart& part = parts[p];
       const size_t core = static_cast<size_t>(part.core);
       // The range's flash loop, its tiles streamed by its core, each tile's step as the plain form's.
-      add_flash_range(work, core, mapping, spec, timer, block, part.begin, part.end, true);
+      add_flash_range(work, core, mapping, spec, engines, timer, block, part.begin, part.end, true);
       kv_bytes += 2 * (part.end - part.begin) * d * element;
       if (part.split == 0) continue;
       q_reload_bytes += block.rows * d * element;  // every range's core loads the block's Q
@@ -127,7 +128,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
     // where a second DMA engine takes it, as the plain form's).
     const int64_t merge =
         arch::vector_timing(*spec.core.vector, merge_op(block, 0, 0, 0, splits).work()).cycles;
-    const int64_t store = block_transfer_cycles(spec, block);
+    const int64_t store = block_transfer_cycles(spec, engines.stores, block);
     work.cycles[merging] =
         std::max(work.cycles[merging], arrivals) + merge + (spec.core.dma.engines > 1 ? 0 : store);
     work.vec[merging] += merge;
@@ -147,8 +148,8 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
       attention::start_attention_program(program, program_name, op, seed, spec, shape_);
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
-  const arch::QueueId store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
-      vec_queue{arch::QueueKind::vec, 0}, noc_queue{arch::QueueKind::noc, 0};
+  const arch::QueueId vec_queue{arch::QueueKind::vec, 0}, noc_queue{arch::QueueKind::noc, 0};
+  const PassEngines engines = flash_engines(mapping, spec);
   auto semaphore = [&](const std::string& name, int core = arch::kSameCore) {
     return arch::SemaphoreRef{program.semaphore_id(name), core};
   };
@@ -166,16 +167,14 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
     auto finish_block = [&](size_t) {
       if (part.split == 0) {
         const int others = static_cast<int>(splits - 1);
+        EngineDealer stores(engines.stores, spec.core.dma);
+        const std::vector<DealtBlock> pieces = stores.deal(block.rows, d * size_bytes(dtype_));
         list.push_back(make_instruction(
             vec_queue, merge_op(block, buffers.accumulator, buffers.statistics, buffers.out, splits),
             {arch::SemaphoreWait{semaphore("pv_done"), 1},
              arch::SemaphoreWait{semaphore("part_in"), 2 * others}},
-            {semaphore("out_full")}));
-        arch::DmaStore store;
-        store.sram_address = buffers.out;
-        store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
-        list.push_back(
-            make_instruction(store_queue, store, {arch::SemaphoreWait{semaphore("out_full"), 1}}, {}));
+            out_full_signals(program, engines.stores, pieces)));
+        append_block_store(list, program, engines.stores, pieces, tensors, block, buffers.out, "");
         return;
       }
       const uint64_t slot = static_cast<uint64_t>(part.split);
@@ -197,8 +196,8 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
     };
     // The merge (vector unit) waits for the last P V's pv_done in order after the rescales; the sends (NoC
     // queue) for a signal of their own.
-    append_flash_core(list, program, tensors, buffers, mapping.dataflow, blocks, tiles, finish_block,
-                      part.split == 0 ? "pv_done" : "partial_done");
+    append_flash_core(list, program, tensors, buffers, mapping.dataflow, spec.core.dma, engines.loads, blocks,
+                      tiles, finish_block, part.split == 0 ? "pv_done" : "partial_done");
   }
   program.number_semaphores_by_appearance();
   return program;

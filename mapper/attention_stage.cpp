@@ -11,6 +11,7 @@
 #include "mapper/attention_naive.hpp"
 #include "mapper/attention_program.hpp"
 #include "mapper/cost_model.hpp"
+#include "mapper/dma_engines.hpp"
 #include "mapper/instruction_timer.hpp"
 #include "mapper/program_header.hpp"
 #include "mapper/search.hpp"
@@ -30,17 +31,19 @@ using attention::Run;
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
 
-// A K/V tile's loads into buffer `buffer`: the K runs, then the V runs, each run one descriptor. The first
-// run of each waits for `frees` frees of the buffer (0: none); every run signals the buffer full, on each of
-// `destinations` for a multicast (empty: the issuing core).
-void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, arch::QueueId queue,
+// A K/V tile's loads into buffer `buffer`: the K blocks, then the V blocks (its runs dealt round `group`),
+// each block one descriptor. The first block of each on each engine waits for `frees` frees of the buffer
+// (0: none); every block signals the buffer full, on each of `destinations` for a multicast (empty: the
+// issuing core).
+void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, const EngineGroup& group,
                        const ProgramTensors& tensors, const Buffers& buffers, int buffer,
-                       const std::vector<Run>& runs, int64_t d, int64_t element, int frees,
-                       const std::vector<int>& destinations) {
-  attention::append_kv_loads(list, program, queue, tensors, "k", buffer, buffers.k[buffer], runs, d, element,
-                             frees, destinations);
-  attention::append_kv_loads(list, program, queue, tensors, "v", buffer, buffers.v[buffer], runs, d, element,
-                             frees, destinations);
+                       const std::vector<Run>& runs, const std::vector<attention::RunBlock>& k_blocks,
+                       const std::vector<attention::RunBlock>& v_blocks, int64_t d, int64_t element,
+                       int frees, const std::vector<int>& destinations) {
+  attention::append_kv_loads(list, program, group, tensors, "k", buffer, buffers.k[buffer], runs, k_blocks, d,
+                             element, frees, destinations);
+  attention::append_kv_loads(list, program, group, tensors, "v", buffer, buffers.v[buffer], runs, v_blocks, d,
+                             element, frees, destinations);
 }
 
 }  // namespace
@@ -140,21 +143,35 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
 }
 
 int64_t AttentionStage::tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec,
-                                         int64_t keys) const {
+                                         const EngineGroup& group, int64_t keys) const {
   const int64_t cols = mapping.graph_tiling.values[kBlockCols];
   const int64_t tokens_per_block = shape_.paged() ? shape_.kv_cache.block_tokens : cols;
-  return attention::transfer_cycles(spec.core.dma, 2 * keys * shape_.head_dim * size_bytes(dtype_),
-                                    2 * std::max<int64_t>(1, ceil_div(keys, tokens_per_block)));
+  const int64_t row_bytes = shape_.head_dim * size_bytes(dtype_);
+  // Its runs (a page's keys, or the whole tile), each cut into row blocks over the group.
+  const int64_t runs = 2 * std::max<int64_t>(1, ceil_div(keys, tokens_per_block)),
+                run_rows = std::min(keys, tokens_per_block);
+  return spread_cycles(spec.core.dma, group, 2 * keys * row_bytes,
+                       runs * blocks_of(run_rows, row_bytes, group, spec.core.dma));
 }
 
-int64_t AttentionStage::block_transfer_cycles(const arch::ArchSpec& spec, const QBlock& block) const {
-  return attention::transfer_cycles(spec.core.dma, block.rows * shape_.head_dim * size_bytes(dtype_), 1);
+int64_t AttentionStage::block_transfer_cycles(const arch::ArchSpec& spec, const EngineGroup& group,
+                                              const QBlock& block) const {
+  const int64_t row_bytes = shape_.head_dim * size_bytes(dtype_);
+  return spread_cycles(spec.core.dma, group, block.rows * row_bytes,
+                       blocks_of(block.rows, row_bytes, group, spec.core.dma));
+}
+
+PassEngines AttentionStage::flash_engines(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
+                row_bytes = shape_.head_dim * size_bytes(dtype_);
+  return pass_engines(spec.core.dma, static_cast<double>((rows + 2 * shape_.seq_kv) * row_bytes),
+                      static_cast<double>(rows * row_bytes));
 }
 
 void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping,
-                                     const arch::ArchSpec& spec, const InstructionTimer& timer,
-                                     const QBlock& block, int64_t begin, int64_t end,
-                                     bool loads_its_tiles) const {
+                                     const arch::ArchSpec& spec, const PassEngines& engines,
+                                     const InstructionTimer& timer, const QBlock& block, int64_t begin,
+                                     int64_t end, bool loads_its_tiles) const {
   const int64_t cols = mapping.graph_tiling.values[kBlockCols], d = shape_.head_dim;
   const arch::VectorSpec& vector = *spec.core.vector;
   for (int64_t k0 = begin; k0 < end; k0 += cols) {
@@ -165,13 +182,13 @@ void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mappin
         attention::vector_cycles(vector, arch::VectorKind::online_softmax, block.rows, keys,
                                  tile_masked(block, k0, keys) ? 2 : 1) +
         (k0 > begin ? attention::vector_cycles(vector, arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
-    const int64_t load = loads_its_tiles ? tile_load_cycles(mapping, spec, keys) : 0;
+    const int64_t load = loads_its_tiles ? tile_load_cycles(mapping, spec, engines.loads, keys) : 0;
     work.cycles[core] += std::max({pe, vec, load});
     work.pe[core] += pe;
     work.vec[core] += vec;
     work.dma[core] += load;
   }
-  const int64_t q_load = block_transfer_cycles(spec, block);
+  const int64_t q_load = block_transfer_cycles(spec, engines.loads, block);
   work.cycles[core] += q_load;
   work.dma[core] += q_load;
 }
@@ -204,12 +221,16 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   const std::vector<QBlock> blocks = q_blocks(rows);
   CoreCycles work(cores);
   int64_t kv_bytes = 0;
-  // A block's part: its tiles' steps and Q load, its last rescale and store.
+  const PassEngines engines = flash_engines(mapping, spec);
+  // A block's part: its tiles' steps and Q load, its last rescale and store (on engines of its own from two).
+  // flash-mc: a core's Q loads on the side (store) engines, the leader's tiles on the load engines.
+  const PassEngines side{engines.stores, engines.stores};
   auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
-    add_flash_range(work, core, mapping, spec, timer, block, 0, keys_seen(block), loads_its_tiles);
+    add_flash_range(work, core, mapping, spec, loads_its_tiles ? engines : side, timer, block, 0,
+                    keys_seen(block), loads_its_tiles);
     const int64_t finish =
         attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
-    const int64_t store = block_transfer_cycles(spec, block);
+    const int64_t store = block_transfer_cycles(spec, engines.stores, block);
     work.cycles[core] += finish + (spec.core.dma.engines > 1 ? 0 : store);
     work.vec[core] += finish;
     work.dma[core] += store;
@@ -217,7 +238,7 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   if (form == flash_mc) {
     // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
     // core starts the next stream when the slowest is done.
-    const int64_t load = tile_load_cycles(mapping, spec, cols);
+    const int64_t load = tile_load_cycles(mapping, spec, engines.loads, cols);
     int64_t streams_done = 0;
     for (const Stream& stream : streams(rows, cols, cores)) {
       for (size_t c = 0; c < stream.slots.size(); ++c)
@@ -414,8 +435,9 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
   const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
-  const arch::QueueId store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
-      vec_queue{arch::QueueKind::vec, 0};
+  const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
+  const PassEngines engines = flash_engines(mapping, spec);
+  const int64_t row_bytes = d * size_bytes(dtype_);
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
   };
@@ -432,20 +454,24 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
     std::vector<FlashTile> tiles;
     for (size_t i = first; i < last; ++i)
       append_flash_tiles(tensors, blocks, i, 0, keys_seen(blocks[i]), cols, tiles);
-    // After a block's last tile, O = accumulator / sum into the output buffer, and its store.
+    // After a block's last tile, O = accumulator / sum into the output buffer, and its store in row blocks
+    // over the store engines (the next block's rescale waits for every block of it).
+    EngineDealer store_dealer(engines.stores, spec.core.dma);
+    int64_t last_store_pieces = 0;
     auto finish_block = [&](size_t t) {
       const QBlock& block = blocks[tiles[t].block];
+      const std::vector<DealtBlock> pieces = store_dealer.deal(block.rows, row_bytes);
       std::vector<arch::SemaphoreWait> waits = {wait("pv_done")};
-      if (tiles[t].block != first) waits.push_back(wait("out_free"));
+      if (tiles[t].block != first)
+        waits.push_back(arch::SemaphoreWait{semaphore("out_free"), static_cast<int>(last_store_pieces)});
       list.push_back(make_instruction(
           vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, true), waits,
-          {semaphore("out_full")}));
-      arch::DmaStore store;
-      store.sram_address = buffers.out;
-      store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
-      list.push_back(make_instruction(store_queue, store, {wait("out_full")}, {semaphore("out_free")}));
+          out_full_signals(program, engines.stores, pieces)));
+      append_block_store(list, program, engines.stores, pieces, tensors, block, buffers.out, "out_free");
+      last_store_pieces = static_cast<int64_t>(pieces.size());
     };
-    append_flash_core(list, program, tensors, buffers, mapping.dataflow, blocks, tiles, finish_block);
+    append_flash_core(list, program, tensors, buffers, mapping.dataflow, spec.core.dma, engines.loads, blocks,
+                      tiles, finish_block);
   }
   program.number_semaphores_by_appearance();
   return program;
@@ -462,37 +488,92 @@ void AttentionStage::append_flash_tiles(const ProgramTensors& tensors, const std
   }
 }
 
+void AttentionStage::append_block_store(std::vector<arch::Instruction>& list, arch::Program& program,
+                                        const EngineGroup& stores, const std::vector<DealtBlock>& pieces,
+                                        const ProgramTensors& tensors, const QBlock& block, uint64_t out,
+                                        const std::string& free_signal) const {
+  const int64_t d = shape_.head_dim, row_bytes = d * size_bytes(dtype_);
+  for (const DealtBlock& piece : pieces) {
+    arch::DmaStore store;
+    store.sram_address = out + static_cast<uint64_t>(piece.rows.first * row_bytes);
+    store.destination =
+        arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
+    std::vector<arch::SemaphoreRef> signals;
+    if (!free_signal.empty())
+      signals.push_back(arch::SemaphoreRef{program.semaphore_id(free_signal), arch::kSameCore});
+    const arch::SemaphoreRef full{
+        program.semaphore_id(engine_semaphore("out_full", "", stores, piece.engine)), arch::kSameCore};
+    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, store,
+                                    {arch::SemaphoreWait{full, 1}}, signals));
+  }
+}
+
+std::vector<arch::SemaphoreRef> AttentionStage::out_full_signals(
+    arch::Program& program, const EngineGroup& stores, const std::vector<DealtBlock>& pieces) const {
+  std::vector<arch::SemaphoreRef> signals;
+  for (int engine : engines_of(pieces))
+    signals.push_back(arch::SemaphoreRef{
+        program.semaphore_id(engine_semaphore("out_full", "", stores, engine)), arch::kSameCore});
+  return signals;
+}
+
 void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
                                        const ProgramTensors& tensors, const Buffers& buffers,
-                                       arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
+                                       arch::Dataflow dataflow, const arch::DmaSpec& dma,
+                                       const EngineGroup& loads, const std::vector<QBlock>& blocks,
                                        const std::vector<FlashTile>& tiles,
                                        const std::function<void(size_t)>& finish_block,
                                        const std::string& last_pv_signal) const {
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const arch::QueueId load_queue{arch::QueueKind::dma, 0}, pe_queue{arch::QueueKind::pe, 0},
-      vec_queue{arch::QueueKind::vec, 0};
+  const arch::QueueId pe_queue{arch::QueueKind::pe, 0}, vec_queue{arch::QueueKind::vec, 0};
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
   };
   auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  auto on_engine = [&](const std::string& name, const std::string& index, int engine) {
+    return semaphore(engine_semaphore(name, index, loads, engine));
+  };
   const size_t first = tiles.front().block;
-  // DMA loads: a block's Q before its first tile's K and V.
+  // Every load cut into row blocks dealt round the load engines, in the order they are queued: a block's Q
+  // before its first tile's K and V.
+  EngineDealer dealer(loads, dma);
+  std::vector<std::vector<DealtBlock>> q_pieces(tiles.size());
+  std::vector<std::vector<attention::RunBlock>> k_pieces(tiles.size()), v_pieces(tiles.size());
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    if (tiles[t].first) q_pieces[t] = dealer.deal(blocks[tiles[t].block].rows, d * element);
+    k_pieces[t] = attention::deal_runs(dealer, tiles[t].runs, d * element);
+    v_pieces[t] = attention::deal_runs(dealer, tiles[t].runs, d * element);
+  }
+  // The frees of a buffer go to the engines of its next load (none left: the first engine's, unwaited).
+  auto free_signals = [&](const char* name, const std::string& index, const std::vector<int>& next_engines,
+                          std::vector<arch::SemaphoreRef>& signals) {
+    if (next_engines.empty()) signals.push_back(on_engine(name, index, loads.first));
+    for (int engine : next_engines) signals.push_back(on_engine(name, index, engine));
+  };
   for (size_t t = 0; t < tiles.size(); ++t) {
     const FlashTile& tile = tiles[t];
     const QBlock& block = blocks[tile.block];
     const int buffer = static_cast<int>(t % 2);
     if (tile.first) {
-      arch::DmaLoad load;
-      load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
-      load.sram_address = buffers.q;
-      std::vector<arch::SemaphoreWait> waits;
-      if (tile.block != first) waits.push_back(wait("q_free"));
-      list.push_back(make_instruction(load_queue, load, waits, {semaphore("q_full")}));
+      std::vector<int> waited;
+      for (const DealtBlock& piece : q_pieces[t]) {
+        arch::DmaLoad load;
+        load.source =
+            arch::TensorRegion{tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
+        load.sram_address = buffers.q + static_cast<uint64_t>(piece.rows.first * d * element);
+        std::vector<arch::SemaphoreWait> waits;
+        if (tile.block != first && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
+          waits.push_back(arch::SemaphoreWait{on_engine("q_free", "", piece.engine), 1});
+          waited.push_back(piece.engine);
+        }
+        list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
+                                        {semaphore("q_full")}));
+      }
     }
-    append_tile_loads(list, program, load_queue, tensors, buffers, buffer, tile.runs, d, element,
-                      t >= 2 ? 1 : 0, {});
+    append_tile_loads(list, program, loads, tensors, buffers, buffer, tile.runs, k_pieces[t], v_pieces[t], d,
+                      element, t >= 2 ? 1 : 0, {});
   }
-  auto runs_of = [&](const FlashTile& tile) { return static_cast<int>(tile.runs.size()); };
+  auto count_of = [](const auto& pieces) { return static_cast<int>(pieces.size()); };
   // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
   auto s_matmul = [&](size_t t) {
     const FlashTile& tile = tiles[t];
@@ -502,12 +583,15 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
         matmul_op(dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
     s.w_transposed = true;
     std::vector<arch::SemaphoreWait> waits = {
-        arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), runs_of(tile)}};
-    if (tile.first) waits.push_back(wait("q_full"));
+        arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), count_of(k_pieces[t])}};
+    if (tile.first) waits.push_back(arch::SemaphoreWait{semaphore("q_full"), count_of(q_pieces[t])});
     if (t >= 2) waits.push_back(wait(fmt::format("s_free[{}]", buffer)));
-    std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer)),
-                                               semaphore(fmt::format("k_free[{}]", buffer))};
-    if (tile.last) signals.push_back(semaphore("q_free"));
+    std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer))};
+    free_signals("k_free", fmt::format("[{}]", buffer),
+                 t + 2 < tiles.size() ? attention::engines_of(k_pieces[t + 2]) : std::vector<int>{}, signals);
+    if (tile.last)
+      free_signals("q_free", "", t + 1 < tiles.size() ? engines_of(q_pieces[t + 1]) : std::vector<int>{},
+                   signals);
     list.push_back(make_instruction(pe_queue, s, waits, signals));
   };
   auto pv_matmul = [&](size_t t) {
@@ -518,13 +602,14 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
                                   block.rows, d, tile.cols);
     pv.accumulate = !tile.first;
     std::vector<arch::SemaphoreWait> waits = {
-        arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), runs_of(tile)},
+        arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), count_of(v_pieces[t])},
         wait(fmt::format("p_full[{}]", buffer))};
     if (!tile.first) waits.push_back(wait("acc_ready"));
-    list.push_back(make_instruction(
-        pe_queue, pv, waits,
-        {semaphore(tile.last ? last_pv_signal : "pv_done"), semaphore(fmt::format("v_free[{}]", buffer)),
-         semaphore(fmt::format("p_free[{}]", buffer))}));
+    std::vector<arch::SemaphoreRef> signals = {semaphore(tile.last ? last_pv_signal : "pv_done")};
+    free_signals("v_free", fmt::format("[{}]", buffer),
+                 t + 2 < tiles.size() ? attention::engines_of(v_pieces[t + 2]) : std::vector<int>{}, signals);
+    signals.push_back(semaphore(fmt::format("p_free[{}]", buffer)));
+    list.push_back(make_instruction(pe_queue, pv, waits, signals));
   };
   for (size_t t = 0; t < tiles.size(); ++t) {
     s_matmul(t);
@@ -571,9 +656,10 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
   const std::vector<Stream> all = streams(rows, cols, cores);
   TESSERA_ASSERT(!all.empty(),
                  "a multicast mapping is searched only where its streams fit two blocks a core");
-  const arch::QueueId tile_queue{arch::QueueKind::dma, 0},
-      side_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
-      vec_queue{arch::QueueKind::vec, 0};
+  // The leader's K/V tiles dealt round the load engines; every core's Q loads and stores round the others.
+  const PassEngines engines = flash_engines(mapping, spec);
+  const int64_t row_bytes = d * element;
+  const arch::QueueId pe_queue{arch::QueueKind::pe, 0}, vec_queue{arch::QueueKind::vec, 0};
   constexpr int kLeader = 0;  // the core that loads every K/V tile once and multicasts it
   auto here = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
@@ -616,7 +702,29 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       }
     }
   }
-  auto run_count = [&](int64_t t) { return static_cast<int>(tile_runs[static_cast<size_t>(t)].size()); };
+  EngineDealer tile_dealer(engines.loads, spec.core.dma);
+  std::vector<std::vector<attention::RunBlock>> k_pieces, v_pieces;  // per global tile
+  for (const std::vector<Run>& runs : tile_runs) {
+    k_pieces.push_back(attention::deal_runs(tile_dealer, runs, row_bytes));
+    v_pieces.push_back(attention::deal_runs(tile_dealer, runs, row_bytes));
+  }
+  auto k_count = [&](int64_t t) { return static_cast<int>(k_pieces[static_cast<size_t>(t)].size()); };
+  auto v_count = [&](int64_t t) { return static_cast<int>(v_pieces[static_cast<size_t>(t)].size()); };
+  // A K (V) buffer's free at the leader, to each engine of its next load there (none left: the first's).
+  auto free_at_leader = [&](const char* name, int64_t t,
+                            const std::vector<std::vector<attention::RunBlock>>& pieces,
+                            std::vector<arch::SemaphoreRef>& signals) {
+    const int64_t next = t + kv_buffers;
+    const std::string index = fmt::format("[{}]", t % kv_buffers);
+    const std::vector<int> next_engines = next < static_cast<int64_t>(pieces.size())
+                                              ? attention::engines_of(pieces[static_cast<size_t>(next)])
+                                              : std::vector<int>{engines.loads.first};
+    for (int engine : next_engines)
+      signals.push_back(at_leader(engine_semaphore(name, index, engines.loads, engine)));
+  };
+  auto on_side = [&](const std::string& name, const std::string& index, int engine) {
+    return here(engine_semaphore(name, index, engines.stores, engine));
+  };
   for (int c = 0; c < cores; ++c) {
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(c, spec.mesh);
@@ -625,18 +733,41 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto& list = program.cores[static_cast<size_t>(c)].instructions;
     const std::vector<Item>& work = items[static_cast<size_t>(c)];
     bool slot_used[2] = {false, false};  // by an earlier stream's block on this core (its buffers to free)
+    // Q loads and stores dealt round the side engines, in queue order: the first stream's Q loads, then per
+    // stream the next stream's Q loads and this one's stores.
+    EngineDealer side(engines.stores, spec.core.dma);
+    std::vector<std::vector<std::vector<DealtBlock>>> q_pieces(all.size()), store_pieces(all.size());
+    auto deal_q = [&](size_t si) {
+      for (size_t block : all[si].slots[static_cast<size_t>(c)])
+        q_pieces[si].push_back(side.deal(blocks[block].rows, row_bytes));
+    };
+    deal_q(0);
+    for (size_t si = 0; si < all.size(); ++si) {
+      if (si + 1 < all.size()) deal_q(si + 1);
+      for (size_t block : all[si].slots[static_cast<size_t>(c)])
+        store_pieces[si].push_back(side.deal(blocks[block].rows, row_bytes));
+    }
     // DMA: per stream, the leader's tile loads (multicast), this core's Q loads of the next stream and the
     // stores of this one; the first stream's Q loads first.
     auto q_loads = [&](size_t si, bool used[2]) {
       const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
       for (size_t slot = 0; slot < slots.size(); ++slot) {
         const QBlock& block = blocks[slots[slot]];
-        arch::DmaLoad load;
-        load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
-        load.sram_address = q_of[slot];
-        std::vector<arch::SemaphoreWait> waits;
-        if (used[slot]) waits.push_back(wait(fmt::format("q_free[{}]", slot)));
-        list.push_back(make_instruction(side_queue, load, waits, {here(fmt::format("q_full[{}]", slot))}));
+        std::vector<int> waited;
+        for (const DealtBlock& piece : q_pieces[si][slot]) {
+          arch::DmaLoad load;
+          load.source =
+              arch::TensorRegion{tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
+          load.sram_address = q_of[slot] + static_cast<uint64_t>(piece.rows.first * row_bytes);
+          std::vector<arch::SemaphoreWait> waits;
+          if (used[slot] && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
+            waits.push_back(
+                arch::SemaphoreWait{on_side("q_free", fmt::format("[{}]", slot), piece.engine), 1});
+            waited.push_back(piece.engine);
+          }
+          list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
+                                          {here(fmt::format("q_full[{}]", slot))}));
+        }
         used[slot] = true;
       }
     };
@@ -646,19 +777,25 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       if (c == kLeader)
         for (int64_t t = stream_first_tile[si]; t < stream_first_tile[si] + all[si].tiles; ++t)
           append_tile_loads(
-              list, program, tile_queue, tensors, buffers, static_cast<int>(t % kv_buffers),
-              tile_runs[static_cast<size_t>(t)], d, element,
+              list, program, engines.loads, tensors, buffers, static_cast<int>(t % kv_buffers),
+              tile_runs[static_cast<size_t>(t)], k_pieces[static_cast<size_t>(t)],
+              v_pieces[static_cast<size_t>(t)], d, element,
               t >= kv_buffers ? static_cast<int>(receivers[static_cast<size_t>(t - kv_buffers)].size()) : 0,
               receivers[static_cast<size_t>(t)]);
       if (si + 1 < all.size()) q_loads(si + 1, q_used);
       const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
       for (size_t slot = 0; slot < slots.size(); ++slot) {
         const QBlock& block = blocks[slots[slot]];
-        arch::DmaStore store;
-        store.sram_address = out_of[slot];
-        store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
-        list.push_back(make_instruction(side_queue, store, {wait(fmt::format("out_full[{}]", slot))},
-                                        {here(fmt::format("out_free[{}]", slot))}));
+        for (const DealtBlock& piece : store_pieces[si][slot]) {
+          arch::DmaStore store;
+          store.sram_address = out_of[slot] + static_cast<uint64_t>(piece.rows.first * row_bytes);
+          store.destination =
+              arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
+          list.push_back(make_instruction(
+              arch::QueueId{arch::QueueKind::dma, piece.engine}, store,
+              {arch::SemaphoreWait{on_side("out_full", fmt::format("[{}]", slot), piece.engine), 1}},
+              {here(fmt::format("out_free[{}]", slot))}));
+        }
       }
     }
     // The first and last item of this core that uses each tile: the one that waits for it, the one that frees
@@ -673,12 +810,22 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                     block.rows, item.cols, d);
       op.w_transposed = true;
       std::vector<arch::SemaphoreWait> waits;
-      if (first_use(u)) waits.push_back(wait(fmt::format("k_full[{}]", kv), run_count(item.t)));
+      if (first_use(u)) waits.push_back(wait(fmt::format("k_full[{}]", kv), k_count(item.t)));
       if (item.first) waits.push_back(wait(fmt::format("q_full[{}]", item.slot)));
       if (u >= 2) waits.push_back(wait(fmt::format("s_free[{}]", sb)));
       std::vector<arch::SemaphoreRef> signals = {here(fmt::format("s_full[{}]", sb))};
-      if (last_use(u)) signals.push_back(at_leader(fmt::format("k_free[{}]", kv)));
-      if (item.last) signals.push_back(here(fmt::format("q_free[{}]", item.slot)));
+      if (last_use(u)) free_at_leader("k_free", item.t, k_pieces, signals);
+      if (item.last) {
+        // To the engines of this slot's next Q load on this core (none left: the first side engine's).
+        std::vector<int> next_engines = {engines.stores.first};
+        for (size_t si = item.stream + 1; si < all.size(); ++si)
+          if (item.slot < static_cast<int>(q_pieces[si].size())) {
+            next_engines = engines_of(q_pieces[si][static_cast<size_t>(item.slot)]);
+            break;
+          }
+        for (int engine : next_engines)
+          signals.push_back(on_side("q_free", fmt::format("[{}]", item.slot), engine));
+      }
       list.push_back(make_instruction(pe_queue, op, waits, signals));
     };
     auto pv_matmul = [&](size_t u) {
@@ -689,12 +836,12 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;
       std::vector<arch::SemaphoreWait> waits;
-      if (first_use(u)) waits.push_back(wait(fmt::format("v_full[{}]", kv), run_count(item.t)));
+      if (first_use(u)) waits.push_back(wait(fmt::format("v_full[{}]", kv), v_count(item.t)));
       waits.push_back(wait(fmt::format("p_full[{}]", sb)));
       if (!item.first) waits.push_back(wait(fmt::format("acc_ready[{}]", item.slot)));
       std::vector<arch::SemaphoreRef> signals = {here(fmt::format("pv_done[{}]", item.slot)),
                                                  here(fmt::format("p_free[{}]", sb))};
-      if (last_use(u)) signals.push_back(at_leader(fmt::format("v_free[{}]", kv)));
+      if (last_use(u)) free_at_leader("v_free", item.t, v_pieces, signals);
       list.push_back(make_instruction(pe_queue, op, waits, signals));
     };
     // S of an item runs ahead of the previous item's P V only when it needs the same or the next tile of the
@@ -708,6 +855,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       if (ahead) pv_matmul(u - 1);
     }
     if (!work.empty()) pv_matmul(work.size() - 1);
+    int64_t last_stored[2] = {0, 0};  // the blocks of a slot's last store
     for (size_t u = 0; u < work.size(); ++u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
@@ -728,10 +876,17 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                         {here(fmt::format("acc_ready[{}]", item.slot))}));
       if (item.last) {
         std::vector<arch::SemaphoreWait> final_waits = {wait(fmt::format("pv_done[{}]", item.slot))};
-        if (slot_used[item.slot]) final_waits.push_back(wait(fmt::format("out_free[{}]", item.slot)));
+        const auto slot = static_cast<size_t>(item.slot);
+        if (slot_used[item.slot])
+          final_waits.push_back(
+              wait(fmt::format("out_free[{}]", item.slot), static_cast<int>(last_stored[slot])));
         slot_used[item.slot] = true;
-        list.push_back(make_instruction(vec_queue, scale_accumulator(true), final_waits,
-                                        {here(fmt::format("out_full[{}]", item.slot))}));
+        const std::vector<DealtBlock>& stored = store_pieces[item.stream][slot];
+        last_stored[slot] = static_cast<int64_t>(stored.size());
+        std::vector<arch::SemaphoreRef> full;
+        for (int engine : engines_of(stored))
+          full.push_back(on_side("out_full", fmt::format("[{}]", item.slot), engine));
+        list.push_back(make_instruction(vec_queue, scale_accumulator(true), final_waits, full));
       }
     }
   }

@@ -117,11 +117,18 @@ class AttentionStage final : public StageGraph {
   // first tile), and, where the core streams its own tiles, its loads; tiles of the mapping's block_cols keys
   // but the range's last, which holds what is left of its keys.
   void add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping, const arch::ArchSpec& spec,
-                       const InstructionTimer& timer, const QBlock& block, int64_t begin, int64_t end,
-                       bool loads_its_tiles) const;
-  // The DMA cycles of a K/V tile of `keys` keys (its K and V runs) and of a Q block's load or store.
-  int64_t tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec, int64_t keys) const;
-  int64_t block_transfer_cycles(const arch::ArchSpec& spec, const QBlock& block) const;
+                       const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
+                       int64_t begin, int64_t end, bool loads_its_tiles) const;
+  // The DMA cycles of a K/V tile of `keys` keys (its K and V runs) and of a Q block's load or store, each
+  // cut into row blocks over `group` (mapper/dma_engines.hpp).
+  int64_t tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec, const EngineGroup& group,
+                           int64_t keys) const;
+  int64_t block_transfer_cycles(const arch::ArchSpec& spec, const EngineGroup& group,
+                                const QBlock& block) const;
+  // A flash form's DMA engines (mapper/dma_engines.hpp, pass_engines): the loads (Q and K/V tiles; the
+  // multicast form's K/V tiles) and the stores (O; the multicast form's Q loads too), split by the bytes of
+  // a block of `block_rows` rows that sees every key.
+  PassEngines flash_engines(const Mapping& mapping, const arch::ArchSpec& spec) const;
   // The cost of a flash form's mapping whose cores did `work`: DRAM bytes of Q (and of Q blocks loaded again
   // by other cores, `q_reload_bytes`), K and V (`kv_bytes`) and O, and partial results reduced over the NoC.
   Cost flash_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
@@ -139,18 +146,28 @@ class AttentionStage final : public StageGraph {
   void append_flash_tiles(const attention::ProgramTensors& tensors, const std::vector<QBlock>& blocks,
                           size_t block, int64_t begin, int64_t end, int64_t cols,
                           std::vector<FlashTile>& tiles) const;
-  // One core's flash loop over `tiles` (the ranges of its blocks, in order): the Q and K/V loads on DMA
-  // engine 0, S and P V on the PE array, the online softmax and the accumulator's rescales on the vector
-  // unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait on the
-  // signal of its last P V, `last_pv_signal`: pv_done for a vector instruction, in order after the others'
-  // waits on it; another name for another queue): the final normalisation and the store, or the split form's
-  // sends or merge.
+  // One core's flash loop over `tiles` (the ranges of its blocks, in order): the Q and K/V loads dealt
+  // round the load engines, S and P V on the PE array, the online softmax and the accumulator's rescales on
+  // the vector unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait
+  // on the signal of its last P V, `last_pv_signal`: pv_done for a vector instruction, in order after the
+  // others' waits on it; another name for another queue): the final normalisation and the store, or the split
+  // form's sends or merge.
   void append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
                          const attention::ProgramTensors& tensors, const attention::Buffers& buffers,
-                         arch::Dataflow dataflow, const std::vector<QBlock>& blocks,
-                         const std::vector<FlashTile>& tiles, const std::function<void(size_t)>& finish_block,
+                         arch::Dataflow dataflow, const arch::DmaSpec& dma, const EngineGroup& loads,
+                         const std::vector<QBlock>& blocks, const std::vector<FlashTile>& tiles,
+                         const std::function<void(size_t)>& finish_block,
                          const std::string& last_pv_signal = "pv_done") const;
 
+  // The store of `block`'s output from `out` in `pieces` (its rows dealt round `stores`): each piece waits
+  // for out_full on its engine's semaphore (out_full_signals: what the instruction that fills `out` signals)
+  // and signals `free_signal` (none if empty).
+  void append_block_store(std::vector<arch::Instruction>& list, arch::Program& program,
+                          const EngineGroup& stores, const std::vector<DealtBlock>& pieces,
+                          const attention::ProgramTensors& tensors, const QBlock& block, uint64_t out,
+                          const std::string& free_signal) const;
+  std::vector<arch::SemaphoreRef> out_full_signals(arch::Program& program, const EngineGroup& stores,
+                                                   const std::vector<DealtBlock>& pieces) const;
   // The split-KV form's (mapper/attention_split.cpp).
   arch::Program lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                             const arch::ArchSpec& spec, const std::string& program_name) const;

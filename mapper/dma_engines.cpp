@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 
 namespace tessera::mapper {
@@ -63,6 +65,35 @@ RowBlock row_block(int64_t rows, int64_t blocks, int64_t block) {
                  "a row block of its transfer");
   const int64_t base = rows / blocks, extra = rows % blocks;
   return RowBlock{block * base + std::min(block, extra), base + (block < extra ? 1 : 0)};
+}
+
+std::vector<DealtBlock> EngineDealer::deal(int64_t rows, int64_t row_bytes) {
+  const int64_t count = blocks_of(rows, row_bytes, group_, dma_);
+  std::vector<DealtBlock> blocks;
+  blocks.reserve(static_cast<size_t>(count));
+  for (int64_t b = 0; b < count; ++b)
+    blocks.push_back(DealtBlock{row_block(rows, count, b), group_.engine(next_++)});
+  return blocks;
+}
+
+std::vector<int> engines_of(const std::vector<DealtBlock>& blocks) {
+  std::vector<int> engines;
+  for (const DealtBlock& block : blocks)
+    if (std::find(engines.begin(), engines.end(), block.engine) == engines.end())
+      engines.push_back(block.engine);
+  return engines;
+}
+
+int64_t spread_cycles(const arch::DmaSpec& dma, const EngineGroup& group, int64_t bytes, int64_t pieces) {
+  const int64_t count = group.count, carriers = std::max<int64_t>(1, std::min(pieces, count));
+  return (pieces + count - 1) / count * int64_t{dma.setup_cycles} +
+         static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle / carriers));
+}
+
+std::string engine_semaphore(const std::string& name, const std::string& index, const EngineGroup& group,
+                             int engine) {
+  const int slot = engine - group.first;
+  return slot == 0 ? name + index : fmt::format("{}_e{}{}", name, slot, index);
 }
 
 }  // namespace tessera::mapper

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "arch/spec.hpp"
@@ -68,5 +69,40 @@ struct RowBlock {
   int64_t rows = 0;
 };
 RowBlock row_block(int64_t rows, int64_t blocks, int64_t block);
+
+// A block of a dealt transfer: its rows and the engine that carries it.
+struct DealtBlock {
+  RowBlock rows;
+  int engine = 0;
+};
+
+// A stream of transfers on one group (an attention core's Q, K and V loads; a run of paged K rows a
+// transfer): each cut into row blocks (blocks_of), the blocks of successive transfers dealt round the group's
+// engines in turn, each transfer starting on the engine after the last one's last block, so that many short
+// transfers (a paged cache's runs) still reach every engine. One engine: every transfer whole on it.
+class EngineDealer {
+ public:
+  EngineDealer(const EngineGroup& group, const arch::DmaSpec& dma) : group_(group), dma_(dma) {}
+  std::vector<DealtBlock> deal(int64_t rows, int64_t row_bytes);
+  const EngineGroup& group() const { return group_; }
+
+ private:
+  EngineGroup group_;
+  arch::DmaSpec dma_;
+  int64_t next_ = 0;
+};
+
+// The distinct engines that carry `blocks`, in the order they first appear.
+std::vector<int> engines_of(const std::vector<DealtBlock>& blocks);
+
+// The cycles of `pieces` blocks of `bytes` in all dealt round `group`: the busiest engine's setups and the
+// bytes over the engines that carry them (one engine: every setup and every byte on it).
+int64_t spread_cycles(const arch::DmaSpec& dma, const EngineGroup& group, int64_t bytes, int64_t pieces);
+
+// Engine `engine`'s semaphore `name` of `group`, then `index` ("[1]", or none): the group's first engine
+// keeps the plain name, the others `<name>_e<slot>`. Where several engines wait for one kind of signal (a
+// buffer's free), each waits on its own: on a shared one an engine could take another's signal.
+std::string engine_semaphore(const std::string& name, const std::string& index, const EngineGroup& group,
+                             int engine);
 
 }  // namespace tessera::mapper

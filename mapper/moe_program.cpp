@@ -2,10 +2,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "arch/isa/noc_send.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "arch/isa/vec_route.hpp"
+#include "mapper/dma_engines.hpp"
 #include "mapper/moe_plan.hpp"
 #include "mapper/moe_stage.hpp"
 #include "mapper/program_header.hpp"
@@ -17,60 +20,145 @@ using namespace moe;  // NOLINT: the plan's types
 
 namespace {
 
-// Emits a core's GEMM tile jobs with double-buffered operand chunks and accumulators. Semaphores are named
-// with `prefix`; a store's instruction index is appended to `stores`.
+// Emits a core's GEMM tile jobs with double-buffered operand chunks and accumulators, the loads cut into row
+// blocks dealt round the load engines and the stores round the store engines (mapper/dma_engines.hpp), a
+// buffer's free signalled to each engine of its next load. Semaphores are named with `prefix`; each store
+// block's instruction index is appended to `stores`.
 class JobEmitter {
  public:
   JobEmitter(arch::Program& program, std::vector<arch::Instruction>& list, const MoeStage& stage,
-             arch::Dataflow dataflow, const arch::ArchSpec& spec, std::string prefix)
+             arch::Dataflow dataflow, const arch::ArchSpec& spec, const PassEngines& engines,
+             std::string prefix)
       : program_(program),
         list_(list),
         stage_(stage),
         dataflow_(dataflow),
         prefix_(std::move(prefix)),
-        store_queue_{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0} {}
+        dma_(spec.core.dma),
+        engines_(engines) {}
 
   void emit(const std::vector<TileJob>& jobs, const GemmBuffers& b, int route_tensor,
             std::vector<size_t>& stores) {
     const ops::MoeShape& s = stage_.shape();
     const DType dtype = stage_.dtype();
+    const int64_t e = size_bytes(dtype);
+    // The blocks of every chunk's A and W loads and of every job's store, dealt in queue order. A row block
+    // of H is read only once it is stored: its first down job's first A load, whole on the first load engine
+    // (the only one that waits for h_stored: an engine that took another's signal could read rows not yet
+    // stored), lets each other engine that carries its H rows go (`h_go`, per engine), and the first of those
+    // blocks on each waits for it; later ones follow in queue order.
+    struct ChunkBlocks {
+      std::vector<DealtBlock> a, w;  // w: the W tensors' blocks one after another
+      std::vector<int> w_blocks;     // per W tensor
+      std::vector<char> a_waits_go;  // per A block: the first of its row block of H on its engine
+      std::vector<int> go_to;        // the engines this chunk's A load (a row block's first) lets go
+    };
+    std::vector<ChunkBlocks> chunk_blocks;
+    std::vector<std::vector<DealtBlock>> store_blocks;
+    {
+      EngineDealer loads(engines_.loads, dma_), out(engines_.stores, dma_);
+      std::vector<int> h_tensors;  // the tensors the jobs so far store H into
+      // Per row block of H (tensor, first row): the chunk whose A load waits for it stored, the engines
+      // that carry its rows so far.
+      std::map<std::pair<int, int64_t>, std::pair<size_t, std::vector<int>>> h_reads;
+      for (const TileJob& job : jobs) {
+        const bool reads_h = std::find(h_tensors.begin(), h_tensors.end(), job.a.tensor) != h_tensors.end();
+        TESSERA_ASSERT(reads_h || job.h_waits == 0, "a job that waits for H reads H");
+        for (int64_t k0 = 0; k0 < job.k; k0 += job.chunk) {
+          const int64_t k = std::min(job.chunk, job.k - k0);
+          ChunkBlocks chunk;
+          if (reads_h && k0 == 0 && job.h_waits > 0) {
+            chunk.a = {DealtBlock{RowBlock{0, job.m}, engines_.loads.first}};
+            h_reads[{job.a.tensor, job.a.row}] = {chunk_blocks.size(), {engines_.loads.first}};
+          } else {
+            chunk.a = loads.deal(job.m, k * e);
+          }
+          chunk.a_waits_go.assign(chunk.a.size(), 0);
+          if (reads_h && !(k0 == 0 && job.h_waits > 0)) {
+            const auto found = h_reads.find({job.a.tensor, job.a.row});
+            TESSERA_ASSERT(found != h_reads.end(),
+                           "a row block of H is first read by the job that waits for it");
+            std::vector<int>& seen = found->second.second;
+            for (size_t i = 0; i < chunk.a.size(); ++i)
+              if (std::find(seen.begin(), seen.end(), chunk.a[i].engine) == seen.end()) {
+                seen.push_back(chunk.a[i].engine);
+                chunk.a_waits_go[i] = 1;
+                chunk_blocks[found->second.first].go_to.push_back(chunk.a[i].engine);
+              }
+          }
+          for (size_t i = 0; i < job.w.size(); ++i) {
+            const std::vector<DealtBlock> w = loads.deal(k, job.n * e);
+            chunk.w.insert(chunk.w.end(), w.begin(), w.end());
+            chunk.w_blocks.push_back(static_cast<int>(w.size()));
+          }
+          chunk_blocks.push_back(std::move(chunk));
+        }
+        store_blocks.push_back(job.epilogue == Epilogue::route ? out.deal(job.m, s.top_k * 4)
+                                                               : out.deal(job.m, job.n * e));
+        if (job.stores_h && std::find(h_tensors.begin(), h_tensors.end(), job.out.tensor) == h_tensors.end())
+          h_tensors.push_back(job.out.tensor);
+      }
+    }
+    auto next_engines = [&](size_t chunk, bool a) {
+      if (chunk >= chunk_blocks.size()) return std::vector<int>{engines_.loads.first};
+      return engines_of(a ? chunk_blocks[chunk].a : chunk_blocks[chunk].w);
+    };
     for (size_t t = 0; t < jobs.size(); ++t) {
       const TileJob& job = jobs[t];
       const int nw = static_cast<int>(job.w.size());
       const int tb = static_cast<int>(t % 2);
       if (job.epilogue == Epilogue::route) {
-        // The block's chosen experts, beside its logits.
+        // The block's chosen experts, beside its logits (a few bytes a row: whole, on the first engine).
         arch::DmaLoad load;
         load.source = arch::TensorRegion{route_tensor, job.route_row, job.m, 0, s.top_k};
         load.sram_address = b.r;
         std::vector<arch::SemaphoreWait> waits;
         if (routes_ > 0) waits.push_back(wait("r_free"));
-        list_.push_back(make_instruction(load_queue_, load, waits, {signal("r_full")}));
+        list_.push_back(make_instruction(dma_queue(engines_.loads.first), load, waits, {signal("r_full")}));
         ++routes_;
       }
       for (int64_t k0 = 0; k0 < job.k; k0 += job.chunk, ++chunks_) {
         const int64_t k = std::min(job.chunk, job.k - k0);
         const int cb = static_cast<int>(chunks_ % 2);
-        {
+        const ChunkBlocks& blocks = chunk_blocks[static_cast<size_t>(chunks_)];
+        std::vector<int> waited_a, waited_w;
+        auto first_on = [](std::vector<int>& waited, int engine) {
+          if (std::find(waited.begin(), waited.end(), engine) != waited.end()) return false;
+          waited.push_back(engine);
+          return true;
+        };
+        for (size_t piece = 0; piece < blocks.a.size(); ++piece) {
+          const DealtBlock& block = blocks.a[piece];
           arch::DmaLoad load;
-          load.source = arch::TensorRegion{job.a.tensor, job.a.row, job.m, job.a.col + k0, k};
-          load.sram_address = b.a[cb];
+          load.source = arch::TensorRegion{job.a.tensor, job.a.row + block.rows.first, block.rows.rows,
+                                           job.a.col + k0, k};
+          load.sram_address = b.a[cb] + static_cast<uint64_t>(block.rows.first * k * e);
           std::vector<arch::SemaphoreWait> waits;
-          if (chunks_ >= 2) waits.push_back(wait(indexed("a_free", cb)));
-          if (k0 == 0 && job.h_waits > 0)
-            waits.push_back(arch::SemaphoreWait{semaphore("h_stored"), job.h_waits});
-          list_.push_back(make_instruction(load_queue_, load, waits, {signal(indexed("a_full", cb))}));
+          if (chunks_ >= 2 && first_on(waited_a, block.engine))
+            waits.push_back(wait(on_engine("a_free", cb, block.engine)));
+          if (k0 == 0 && job.h_waits > 0) waits.push_back(h_stored_wait(job));
+          if (blocks.a_waits_go[piece])
+            waits.push_back(wait(engine_semaphore("h_go", "", engines_.loads, block.engine)));
+          std::vector<arch::SemaphoreRef> signals = {signal(indexed("a_full", cb))};
+          for (int engine : blocks.go_to)
+            signals.push_back(signal(engine_semaphore("h_go", "", engines_.loads, engine)));
+          list_.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
         }
-        for (int i = 0; i < nw; ++i) {
-          arch::DmaLoad load;
-          load.source =
-              arch::TensorRegion{job.w[static_cast<size_t>(i)].tensor, job.w[static_cast<size_t>(i)].row + k0,
-                                 k, job.w[static_cast<size_t>(i)].col, job.n};
-          load.sram_address = b.w[cb][i];
-          std::vector<arch::SemaphoreWait> waits;
-          if (i == 0 && chunks_ >= 2) waits.push_back(wait(indexed("w_free", cb)));
-          list_.push_back(make_instruction(load_queue_, load, waits, {signal(indexed("w_full", cb))}));
-        }
+        size_t w_block = 0;
+        for (int i = 0; i < nw; ++i)
+          for (int j = 0; j < blocks.w_blocks[static_cast<size_t>(i)]; ++j, ++w_block) {
+            const DealtBlock& block = blocks.w[w_block];
+            const moe::Operand& w = job.w[static_cast<size_t>(i)];
+            arch::DmaLoad load;
+            load.source =
+                arch::TensorRegion{w.tensor, w.row + k0 + block.rows.first, block.rows.rows, w.col, job.n};
+            load.sram_address = b.w[cb][i] + static_cast<uint64_t>(block.rows.first * job.n * e);
+            std::vector<arch::SemaphoreWait> waits;
+            if (chunks_ >= 2 && first_on(waited_w, block.engine))
+              waits.push_back(wait(on_engine("w_free", cb, block.engine)));
+            list_.push_back(
+                make_instruction(dma_queue(block.engine), load, waits, {signal(indexed("w_full", cb))}));
+          }
         for (int i = 0; i < nw; ++i) {
           arch::PeMatmul mm;
           mm.dataflow = dataflow_;
@@ -82,23 +170,34 @@ class JobEmitter {
           mm.accumulate = k0 > 0;
           std::vector<arch::SemaphoreWait> waits;
           if (i == 0) {
-            waits.push_back(wait(indexed("a_full", cb)));
-            waits.push_back(arch::SemaphoreWait{semaphore(indexed("w_full", cb)), nw});
+            waits.push_back(
+                arch::SemaphoreWait{semaphore(indexed("a_full", cb)), static_cast<int>(blocks.a.size())});
+            waits.push_back(
+                arch::SemaphoreWait{semaphore(indexed("w_full", cb)), static_cast<int>(blocks.w.size())});
             if (k0 == 0 && t >= 2) waits.push_back(wait(indexed("acc_free", tb)));
           }
           std::vector<arch::SemaphoreRef> signals;
           if (i == nw - 1) {
-            signals = {signal(indexed("a_free", cb)), signal(indexed("w_free", cb))};
+            const auto next = static_cast<size_t>(chunks_ + 2);
+            for (int engine : next_engines(next, true))
+              signals.push_back(signal(on_engine("a_free", cb, engine)));
+            for (int engine : next_engines(next, false))
+              signals.push_back(signal(on_engine("w_free", cb, engine)));
             if (k0 + k >= job.k) signals.push_back(signal(indexed("acc_full", tb)));
           }
           list_.push_back(make_instruction(pe_queue_, mm, waits, signals));
         }
       }
       // The epilogue: the accumulators become the stored tile.
+      const std::vector<DealtBlock>& stored_in = store_blocks[t];
       std::vector<arch::SemaphoreWait> waits = {wait(indexed("acc_full", tb))};
-      if (t >= 2) waits.push_back(wait(indexed("out_free", tb)));
-      std::vector<arch::SemaphoreRef> signals = {signal(indexed("acc_free", tb)),
-                                                 signal(indexed("out_full", tb))};
+      if (t >= 2)
+        waits.push_back(arch::SemaphoreWait{semaphore(indexed("out_free", tb)),
+                                            static_cast<int>(store_blocks[t - 2].size())});
+      std::vector<arch::SemaphoreRef> signals = {signal(indexed("acc_free", tb))};
+      for (int engine : engines_of(stored_in))
+        signals.push_back(
+            signal(engine_semaphore("out_full", fmt::format("[{}]", tb), engines_.stores, engine)));
       if (job.epilogue == Epilogue::route) {
         waits.push_back(wait("r_full"));
         signals.push_back(signal("r_free"));
@@ -126,13 +225,22 @@ class JobEmitter {
         }
         list_.push_back(make_instruction(vec_queue_, op, waits, signals));
       }
-      arch::DmaStore store;
-      store.sram_address = b.out[tb];
-      store.destination = job.out;
-      std::vector<arch::SemaphoreRef> stored = {signal(indexed("out_free", tb))};
-      if (job.stores_h) stored.push_back(semaphore("h_stored"));
-      stores.push_back(list_.size());
-      list_.push_back(make_instruction(store_queue_, store, {wait(indexed("out_full", tb))}, stored));
+      const int64_t row_bytes = job.epilogue == Epilogue::route ? s.top_k * 4 : job.n * e;
+      for (const DealtBlock& block : stored_in) {
+        arch::DmaStore store;
+        store.sram_address = b.out[tb] + static_cast<uint64_t>(block.rows.first * row_bytes);
+        store.destination = job.out;
+        store.destination.row += block.rows.first;
+        store.destination.rows = block.rows.rows;
+        std::vector<arch::SemaphoreRef> stored = {signal(indexed("out_free", tb))};
+        if (job.stores_h) stored.push_back(semaphore(h_stored_name(job.out.tensor, job.out.row)));
+        stores.push_back(list_.size());
+        list_.push_back(make_instruction(
+            dma_queue(block.engine), store,
+            {wait(engine_semaphore("out_full", fmt::format("[{}]", tb), engines_.stores, block.engine))},
+            stored));
+      }
+      if (job.stores_h) h_blocks_[{job.out.tensor, job.out.row}] += static_cast<int>(stored_in.size());
     }
   }
 
@@ -143,15 +251,39 @@ class JobEmitter {
   arch::SemaphoreRef signal(const std::string& name) const { return semaphore(name); }
   arch::SemaphoreWait wait(const std::string& name) const { return arch::SemaphoreWait{semaphore(name), 1}; }
   static std::string indexed(const char* name, int index) { return fmt::format("{}[{}]", name, index); }
+  std::string on_engine(const char* name, int index, int engine) const {
+    return engine_semaphore(name, fmt::format("[{}]", index), engines_.loads, engine);
+  }
+  static arch::QueueId dma_queue(int engine) { return arch::QueueId{arch::QueueKind::dma, engine}; }
+  // The stores of a row block of H (its first row `row` of `tensor`) signal h_stored, which the row block's
+  // first down job waits for, once per store block. With one store engine the stores complete in queue order
+  // and one counter serves every row block; with several, the next row block's blocks could land before this
+  // one's last: one counter for even row blocks and one for odd (the one after next is stored only after this
+  // one's down job has started).
+  std::string h_stored_name(int tensor, int64_t row) {
+    if (engines_.stores.count == 1) return "h_stored";
+    auto found = std::find(h_rows_.begin(), h_rows_.end(), std::make_pair(tensor, row));
+    if (found == h_rows_.end()) found = h_rows_.insert(h_rows_.end(), std::make_pair(tensor, row));
+    return fmt::format("h_stored[{}]", (found - h_rows_.begin()) % 2);
+  }
+  arch::SemaphoreWait h_stored_wait(const TileJob& job) {
+    const auto found = h_blocks_.find({job.a.tensor, job.a.row});
+    TESSERA_ASSERT(found != h_blocks_.end() && job.h_waits > 0, "a down job's H rows are stored before it");
+    return arch::SemaphoreWait{semaphore(h_stored_name(job.a.tensor, job.a.row)), found->second};
+  }
 
   arch::Program& program_;
   std::vector<arch::Instruction>& list_;
   const MoeStage& stage_;
   arch::Dataflow dataflow_;
   std::string prefix_;
-  arch::QueueId load_queue_{arch::QueueKind::dma, 0}, store_queue_, pe_queue_{arch::QueueKind::pe, 0},
-      vec_queue_{arch::QueueKind::vec, 0};
+  arch::DmaSpec dma_;
+  PassEngines engines_;
+  arch::QueueId pe_queue_{arch::QueueKind::pe, 0}, vec_queue_{arch::QueueKind::vec, 0};
   int64_t chunks_ = 0, routes_ = 0;
+  std::map<std::pair<int, int64_t>, int>
+      h_blocks_;                                 // per row block of H (tensor, first row): its store blocks
+  std::vector<std::pair<int, int64_t>> h_rows_;  // the row blocks of H, in the order first stored
 };
 
 // The cores' instruction lists (core c's at index c; a core without any is left out) as the program's cores
@@ -292,8 +424,11 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
     for (const TileJob& job : plan.work[static_cast<size_t>(c)])
       (job.epilogue == Epilogue::route ? router_jobs : expert_jobs).push_back(job);
     std::vector<size_t> stores;
-    JobEmitter(program, list, *this, mapping.dataflow, spec, "r_").emit(router_jobs, router, t.r, stores);
-    JobEmitter(program, list, *this, mapping.dataflow, spec, "e_").emit(expert_jobs, experts, t.r, stores);
+    const PassEngines engines = job_engines(mapping, spec);
+    JobEmitter(program, list, *this, mapping.dataflow, spec, engines, "r_")
+        .emit(router_jobs, router, t.r, stores);
+    JobEmitter(program, list, *this, mapping.dataflow, spec, engines, "e_")
+        .emit(expert_jobs, experts, t.r, stores);
     for (size_t i = 0; i + 1 < stores.size(); ++i)
       list[stores[i]].signals.push_back(arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore});
     arch::Instruction& last = list[stores.back()];
@@ -305,49 +440,109 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
       last.signals.push_back(
           arch::SemaphoreRef{program.semaphore_id("experts_done"), to == c ? arch::kSameCore : to});
   }
-  // Phase 3: the combine.
-  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
-      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0},
-      vec_queue{arch::QueueKind::vec, 0};
+  // Phase 3: the combine. Its loads (G, the gathered rows, the shared rows) cut into row blocks dealt round
+  // the load engines, its stores round the store engines; a buffer's free signalled to each engine of its
+  // next load; the barrier taken once, by the first load engine, which lets each other engine go.
+  const PassEngines engines = combine_engines(spec);
+  const arch::DmaSpec& dma = spec.core.dma;
+  const int64_t e = size_bytes(dtype_);
+  const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id("c_" + name), arch::kSameCore};
   };
   auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  auto on = [&](const char* name, int index, const EngineGroup& group, int engine) {
+    return semaphore(engine_semaphore(name, fmt::format("[{}]", index), group, engine));
+  };
+  auto dma_queue = [](int engine) { return arch::QueueId{arch::QueueKind::dma, engine}; };
   for (int c : combining) {
     auto& list = lists[static_cast<size_t>(c)];
     const auto& jobs = plan.combine[static_cast<size_t>(c)];
+    // Every job's blocks, in queue order: G (a block's first chunk), the gathered rows, the shared rows.
+    struct JobBlocks {
+      std::vector<DealtBlock> g, x, y, out;
+    };
+    std::vector<JobBlocks> dealt(jobs.size());
+    {
+      EngineDealer loads(engines.loads, dma), stores(engines.stores, dma);
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        const CombineJob& job = jobs[i];
+        if (job.first_chunk) dealt[i].g = loads.deal(job.rows, s.top_k * 4);
+        dealt[i].x = loads.deal(job.rows * s.top_k, job.cols * e);
+        if (s.shared_experts > 0) dealt[i].y = loads.deal(job.rows, job.cols * e);
+        dealt[i].out = stores.deal(job.rows, job.cols * e);
+      }
+    }
+    // The engines of the next G load after job i (into the same buffer: two blocks on), and of job i + 2's
+    // rows (none left: the first engine's, unwaited).
+    auto next_g_engines = [&](size_t i) {
+      int seen = 0;
+      for (size_t j = i + 1; j < jobs.size(); ++j)
+        if (jobs[j].first_chunk && ++seen == 2) return engines_of(dealt[j].g);
+      return std::vector<int>{engines.loads.first};
+    };
+    auto next_x_engines = [&](size_t i) {
+      if (i + 2 >= jobs.size()) return std::vector<int>{engines.loads.first};
+      std::vector<DealtBlock> rows = dealt[i + 2].x;
+      rows.insert(rows.end(), dealt[i + 2].y.begin(), dealt[i + 2].y.end());
+      return engines_of(rows);
+    };
+    std::vector<char> started(static_cast<size_t>(dma.engines), 0);
+    auto first_on = [&](int engine, std::vector<arch::SemaphoreWait>& waits,
+                        std::vector<arch::SemaphoreRef>& signals) {
+      if (started[static_cast<size_t>(engine)]) return;
+      started[static_cast<size_t>(engine)] = 1;
+      if (engine != engines.loads.first) {
+        waits.push_back(arch::SemaphoreWait{on("go", 0, engines.loads, engine), 1});
+        return;
+      }
+      waits.insert(waits.begin(), arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("experts_done"),
+                                                                         arch::kSameCore},
+                                                      static_cast<int>(working.size())});
+      for (int other = engines.loads.first + 1; other < engines.loads.first + engines.loads.count; ++other)
+        signals.push_back(on("go", 0, engines.loads, other));
+    };
     int64_t blocks = 0;
     for (size_t i = 0; i < jobs.size(); ++i) {
       const CombineJob& job = jobs[i];
+      const JobBlocks& at = dealt[i];
       const int b = static_cast<int>(i % 2);
       const int gb = static_cast<int>((blocks - (job.first_chunk ? 0 : 1)) % 2);
-      std::vector<arch::SemaphoreWait> barrier;
-      if (i == 0)
-        barrier.push_back(
-            arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("experts_done"), arch::kSameCore},
-                                static_cast<int>(working.size())});
       if (job.first_chunk) {
-        arch::DmaLoad load;
-        load.source = arch::TensorRegion{t.g, job.first, job.rows, 0, s.top_k};
-        load.sram_address = buffers.g[gb];
-        std::vector<arch::SemaphoreWait> waits = barrier;
-        barrier.clear();
-        if (blocks >= 2) waits.push_back(wait(fmt::format("g_free[{}]", gb)));
-        list.push_back(make_instruction(load_queue, load, waits, {semaphore(fmt::format("g_full[{}]", gb))}));
+        std::vector<int> waited;
+        for (const DealtBlock& block : at.g) {
+          arch::DmaLoad load;
+          load.source = arch::TensorRegion{t.g, job.first + block.rows.first, block.rows.rows, 0, s.top_k};
+          load.sram_address = buffers.g[gb] + static_cast<uint64_t>(block.rows.first * s.top_k * 4);
+          std::vector<arch::SemaphoreWait> waits;
+          std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("g_full[{}]", gb))};
+          first_on(block.engine, waits, signals);
+          if (blocks >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
+            waits.push_back(arch::SemaphoreWait{on("g_free", gb, engines.loads, block.engine), 1});
+            waited.push_back(block.engine);
+          }
+          list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
+        }
         ++blocks;
       }
-      arch::DmaLoad x;
-      x.source = arch::TensorRegion{t.yg, job.first * s.top_k, job.rows * s.top_k, job.col, job.cols};
-      x.sram_address = buffers.x[b];
-      std::vector<arch::SemaphoreWait> waits = barrier;
-      if (i >= 2) waits.push_back(wait(fmt::format("x_free[{}]", b)));
-      list.push_back(make_instruction(load_queue, x, waits, {semaphore(fmt::format("x_full[{}]", b))}));
-      if (s.shared_experts > 0) {
-        arch::DmaLoad y;
-        y.source = arch::TensorRegion{t.y, rows.kept + job.first, job.rows, job.col, job.cols};
-        y.sram_address = buffers.y[b];
-        list.push_back(make_instruction(load_queue, y, {}, {semaphore(fmt::format("x_full[{}]", b))}));
-      }
+      // The gathered rows, then the shared rows into the buffer beside them: both wait for the buffers' free.
+      std::vector<int> waited;
+      auto emit_rows = [&](const DealtBlock& block, int tensor, int64_t first_row, uint64_t sram) {
+        arch::DmaLoad load;
+        load.source =
+            arch::TensorRegion{tensor, first_row + block.rows.first, block.rows.rows, job.col, job.cols};
+        load.sram_address = sram + static_cast<uint64_t>(block.rows.first * job.cols * e);
+        std::vector<arch::SemaphoreWait> waits;
+        std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("x_full[{}]", b))};
+        first_on(block.engine, waits, signals);
+        if (i >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
+          waits.push_back(arch::SemaphoreWait{on("x_free", b, engines.loads, block.engine), 1});
+          waited.push_back(block.engine);
+        }
+        list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
+      };
+      for (const DealtBlock& block : at.x) emit_rows(block, t.yg, job.first * s.top_k, buffers.x[b]);
+      for (const DealtBlock& block : at.y) emit_rows(block, t.y, rows.kept + job.first, buffers.y[b]);
       arch::VecOp sum;
       sum.kind = arch::VectorKind::weighted_sum;
       sum.dtype = dtype_;
@@ -359,19 +554,30 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
       sum.cols = job.cols;
       sum.parts = s.top_k;
       if (s.shared_experts > 0) sum.y_address = buffers.y[b], sum.chain = {arch::VecFn::add};
-      std::vector<arch::SemaphoreWait> sum_waits = {
-          arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", b)), s.shared_experts > 0 ? 2 : 1}};
-      if (job.first_chunk) sum_waits.push_back(wait(fmt::format("g_full[{}]", gb)));
-      if (i >= 2) sum_waits.push_back(wait(fmt::format("out_free[{}]", b)));
-      std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("x_free[{}]", b)),
-                                                 semaphore(fmt::format("out_full[{}]", b))};
-      if (job.last_chunk) signals.push_back(semaphore(fmt::format("g_free[{}]", gb)));
+      std::vector<arch::SemaphoreWait> sum_waits = {arch::SemaphoreWait{
+          semaphore(fmt::format("x_full[{}]", b)), static_cast<int>(at.x.size() + at.y.size())}};
+      if (job.first_chunk)
+        sum_waits.push_back(
+            arch::SemaphoreWait{semaphore(fmt::format("g_full[{}]", gb)), static_cast<int>(at.g.size())});
+      if (i >= 2)
+        sum_waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("out_free[{}]", b)),
+                                                static_cast<int>(dealt[i - 2].out.size())});
+      std::vector<arch::SemaphoreRef> signals;
+      for (int engine : next_x_engines(i)) signals.push_back(on("x_free", b, engines.loads, engine));
+      for (int engine : engines_of(at.out)) signals.push_back(on("out_full", b, engines.stores, engine));
+      if (job.last_chunk)
+        for (int engine : next_g_engines(i)) signals.push_back(on("g_free", gb, engines.loads, engine));
       list.push_back(make_instruction(vec_queue, sum, sum_waits, signals));
-      arch::DmaStore store;
-      store.sram_address = buffers.out[b];
-      store.destination = arch::TensorRegion{t.o, job.first, job.rows, job.col, job.cols};
-      list.push_back(make_instruction(store_queue, store, {wait(fmt::format("out_full[{}]", b))},
-                                      {semaphore(fmt::format("out_free[{}]", b))}));
+      for (const DealtBlock& block : at.out) {
+        arch::DmaStore store;
+        store.sram_address = buffers.out[b] + static_cast<uint64_t>(block.rows.first * job.cols * e);
+        store.destination =
+            arch::TensorRegion{t.o, job.first + block.rows.first, block.rows.rows, job.col, job.cols};
+        list.push_back(
+            make_instruction(dma_queue(block.engine), store,
+                             {arch::SemaphoreWait{on("out_full", b, engines.stores, block.engine), 1}},
+                             {semaphore(fmt::format("out_free[{}]", b))}));
+      }
     }
   }
   finish_program(program, lists, spec);
@@ -413,14 +619,27 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
     for (size_t i = 0; i < rows.size(); ++i)
       placed[static_cast<size_t>(rows[i].token * s.top_k + rows[i].slot)] = {c, static_cast<int64_t>(i)};
   }
-  const arch::QueueId load{arch::QueueKind::dma, 0},
-      store{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe{arch::QueueKind::pe, 0},
-      vec{arch::QueueKind::vec, 0}, noc{arch::QueueKind::noc, 0};
+  // Loads cut into row blocks dealt round the load engines (the weights' chunks, the rows), the output rows
+  // round the store engines; a buffer's free signalled to each engine of its next load.
+  const PassEngines engines = a2a_engines(spec, hb);
+  const arch::DmaSpec& dma = spec.core.dma;
+  const arch::QueueId pe{arch::QueueKind::pe, 0}, vec{arch::QueueKind::vec, 0}, noc{arch::QueueKind::noc, 0};
+  auto dma_queue = [](int engine) { return arch::QueueId{arch::QueueKind::dma, engine}; };
   auto ref = [&](const std::string& name, int core) {
     return arch::SemaphoreRef{program.semaphore_id("a_" + name), core};
   };
   auto here = [&](const std::string& name) { return ref(name, arch::kSameCore); };
   auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
+  auto on = [&](const char* name, int index, const EngineGroup& group, int engine) {
+    return here(engine_semaphore(name, fmt::format("[{}]", index), group, engine));
+  };
+  // A buffer's free: to each engine of the next load into it (none left: the first engine's, unwaited).
+  auto free_signals = [&](const char* name, int index, const std::vector<std::vector<DealtBlock>>& loads,
+                          size_t next, std::vector<arch::SemaphoreRef>& signals) {
+    const std::vector<int> next_engines =
+        next < loads.size() ? engines_of(loads[next]) : std::vector<int>{engines.loads.first};
+    for (int engine : next_engines) signals.push_back(on(name, index, engines.loads, engine));
+  };
   auto copy_op = [&](uint64_t from, uint64_t to, int64_t rows, int64_t cols, DType in, int64_t x_pitch) {
     arch::VecOp op;
     op.kind = arch::VectorKind::map;
@@ -440,12 +659,37 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
     const A2aLayout& at = layouts[static_cast<size_t>(c)];
     const A2aPlan::Core& core = plan.cores[static_cast<size_t>(c)];
     const int64_t t0 = c * hb, tokens = c < plan.homes ? std::min(hb, s.tokens - t0) : 0;
+    // The weights' chunks in the order the core numbers them (expert, ffn chunk, contraction chunk; expert,
+    // ffn chunk, hidden tile), each stream dealt round the load engines on its own, as the rows are.
+    std::vector<std::vector<DealtBlock>> w_blocks, wd_blocks;
+    {
+      EngineDealer w_dealer(engines.loads, dma), wd_dealer(engines.loads, dma);
+      for (size_t x = 0; x < core.experts.size(); ++x)
+        for (int64_t f = 0; f < s.ffn; f += tf) {
+          const int64_t n = std::min(tf, s.ffn - f);
+          for (int64_t k0 = 0; k0 < s.hidden; k0 += tk) {
+            std::vector<DealtBlock> blocks;
+            for (int w = 0; w < nw; ++w) {
+              const std::vector<DealtBlock> part = w_dealer.deal(std::min(tk, s.hidden - k0), n * e);
+              blocks.insert(blocks.end(), part.begin(), part.end());
+            }
+            w_blocks.push_back(std::move(blocks));
+          }
+          for (int64_t h = 0; h < s.hidden; h += tf)
+            wd_blocks.push_back(wd_dealer.deal(n, std::min(tf, s.hidden - h) * e));
+        }
+    }
+    EngineDealer rows_dealer(engines.loads, dma);
+    int g_stores = 0;
     // Home: its tokens' X rows, their routing (G stored), and each route's row sent to its expert's core.
     if (tokens > 0) {
-      arch::DmaLoad xh;
-      xh.source = arch::TensorRegion{t.x, t0, tokens, 0, s.hidden};
-      xh.sram_address = at.xh;
-      list.push_back(make_instruction(load, xh, {}, {here("xh_full")}));
+      const std::vector<DealtBlock> xh_blocks = rows_dealer.deal(tokens, row_bytes);
+      for (const DealtBlock& block : xh_blocks) {
+        arch::DmaLoad xh;
+        xh.source = arch::TensorRegion{t.x, t0 + block.rows.first, block.rows.rows, 0, s.hidden};
+        xh.sram_address = at.xh + static_cast<uint64_t>(block.rows.first * row_bytes);
+        list.push_back(make_instruction(dma_queue(block.engine), xh, {}, {here("xh_full")}));
+      }
       TileJob job;
       job.m = tokens, job.n = s.experts, job.k = s.hidden, job.chunk = tk;
       job.a = moe::Operand{t.x, t0, 0, false};
@@ -454,7 +698,9 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
       job.route_row = t0;
       job.out = arch::TensorRegion{t.g, t0, tokens, 0, s.top_k};
       std::vector<size_t> stores;
-      JobEmitter(program, list, *this, mapping.dataflow, spec, "ar_").emit({job}, at.router, t.r, stores);
+      JobEmitter(program, list, *this, mapping.dataflow, spec, engines, "ar_")
+          .emit({job}, at.router, t.r, stores);
+      g_stores = static_cast<int>(stores.size());
       for (size_t i : stores) list[i].signals.push_back(here("g_stored"));
       bool first = true;
       for (int64_t token = t0; token < t0 + tokens; ++token)
@@ -469,7 +715,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
           send.destination_core = to;
           send.destination_address = slot;
           std::vector<arch::SemaphoreWait> waits;
-          if (first) waits.push_back(wait("xh_full"));
+          if (first) waits.push_back(wait("xh_full", static_cast<int>(xh_blocks.size())));
           first = false;
           list.push_back(make_instruction(noc, send, waits, {ref("x_in", to)}));
         }
@@ -480,7 +726,8 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
         arch::DmaLoad x;
         x.source = arch::TensorRegion{t.x, core.rows[i].token, 1, 0, s.hidden};
         x.sram_address = at.xr + static_cast<uint64_t>(static_cast<int64_t>(i) * row_bytes);
-        list.push_back(make_instruction(load, x, {}, {here("x_in")}));
+        list.push_back(make_instruction(dma_queue(rows_dealer.deal(1, row_bytes).front().engine), x, {},
+                                        {here("x_in")}));
       }
     int64_t chunks = 0, downs = 0, hs = 0;
     bool first_matmul = true;
@@ -496,14 +743,24 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
         for (int64_t k0 = 0; k0 < s.hidden; k0 += tk, ++chunks) {
           const int64_t k = std::min(tk, s.hidden - k0);
           const int cb = static_cast<int>(chunks % 2);
-          for (int w = 0; w < nw; ++w) {
+          const std::vector<DealtBlock>& blocks = w_blocks[static_cast<size_t>(chunks)];
+          std::vector<int> waited;
+          for (size_t piece = 0; piece < blocks.size(); ++piece) {
+            // The W tensors' blocks one after another: tensor w's are the w-th share of them.
+            const int w = static_cast<int>(piece * static_cast<size_t>(nw) / blocks.size());
+            const DealtBlock& block = blocks[piece];
             arch::DmaLoad l;
             l.source =
-                arch::TensorRegion{w == 0 && nw == 2 ? t.wg : t.wu, expert.expert * s.hidden + k0, k, f, n};
-            l.sram_address = at.w[cb][w];
+                arch::TensorRegion{w == 0 && nw == 2 ? t.wg : t.wu,
+                                   expert.expert * s.hidden + k0 + block.rows.first, block.rows.rows, f, n};
+            l.sram_address = at.w[cb][w] + static_cast<uint64_t>(block.rows.first * n * e);
             std::vector<arch::SemaphoreWait> waits;
-            if (w == 0 && chunks >= 2) waits.push_back(wait(fmt::format("w_free[{}]", cb)));
-            list.push_back(make_instruction(load, l, waits, {here(fmt::format("w_full[{}]", cb))}));
+            if (chunks >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
+              waits.push_back(arch::SemaphoreWait{on("w_free", cb, engines.loads, block.engine), 1});
+              waited.push_back(block.engine);
+            }
+            list.push_back(
+                make_instruction(dma_queue(block.engine), l, waits, {here(fmt::format("w_full[{}]", cb))}));
           }
           for (int w = 0; w < nw; ++w) {
             arch::PeMatmul mm;
@@ -517,14 +774,15 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
             mm.accumulate = k0 > 0;
             std::vector<arch::SemaphoreWait> waits;
             if (w == 0) {
-              waits.push_back(arch::SemaphoreWait{here(fmt::format("w_full[{}]", cb)), nw});
+              waits.push_back(
+                  arch::SemaphoreWait{here(fmt::format("w_full[{}]", cb)), static_cast<int>(blocks.size())});
               if (first_matmul) waits.push_back(wait("x_in", static_cast<int>(core.rows.size())));
               if (k0 == 0 && chunk >= 2) waits.push_back(wait(fmt::format("acc_free[{}]", p)));
             }
             first_matmul = false;
             std::vector<arch::SemaphoreRef> signals;
             if (w == nw - 1) {
-              signals.push_back(here(fmt::format("w_free[{}]", cb)));
+              free_signals("w_free", cb, w_blocks, static_cast<size_t>(chunks + 2), signals);
               if (k0 + k >= s.hidden) signals.push_back(here(fmt::format("acc_full[{}]", p)));
             }
             list.push_back(make_instruction(pe, mm, waits, signals));
@@ -556,12 +814,21 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
         for (int64_t h = 0; h < s.hidden; h += tf, ++downs) {
           const int64_t cols = std::min(tf, s.hidden - h);
           const int db = static_cast<int>(downs % 2);
-          arch::DmaLoad l;
-          l.source = arch::TensorRegion{t.wd, expert.expert * s.ffn + f, n, h, cols};
-          l.sram_address = at.wd[db];
-          std::vector<arch::SemaphoreWait> waits;
-          if (downs >= 2) waits.push_back(wait(fmt::format("wd_free[{}]", db)));
-          list.push_back(make_instruction(load, l, waits, {here(fmt::format("wd_full[{}]", db))}));
+          const std::vector<DealtBlock>& blocks = wd_blocks[static_cast<size_t>(downs)];
+          std::vector<int> waited;
+          for (const DealtBlock& block : blocks) {
+            arch::DmaLoad l;
+            l.source = arch::TensorRegion{t.wd, expert.expert * s.ffn + f + block.rows.first, block.rows.rows,
+                                          h, cols};
+            l.sram_address = at.wd[db] + static_cast<uint64_t>(block.rows.first * cols * e);
+            std::vector<arch::SemaphoreWait> waits;
+            if (downs >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
+              waits.push_back(arch::SemaphoreWait{on("wd_free", db, engines.loads, block.engine), 1});
+              waited.push_back(block.engine);
+            }
+            list.push_back(
+                make_instruction(dma_queue(block.engine), l, waits, {here(fmt::format("wd_full[{}]", db))}));
+          }
           arch::PeMatmul mm;
           mm.dataflow = mapping.dataflow;
           mm.dtype = dtype_;
@@ -571,10 +838,12 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
           mm.o_pitch_bytes = s.hidden * 4;
           mm.m = r, mm.n = cols, mm.k = n;
           mm.accumulate = f > 0;
-          std::vector<arch::SemaphoreWait> waits2 = {wait(fmt::format("wd_full[{}]", db))};
+          std::vector<arch::SemaphoreWait> waits2 = {
+              wait(fmt::format("wd_full[{}]", db), static_cast<int>(blocks.size()))};
           if (h == 0) waits2.push_back(wait(fmt::format("h_full[{}]", p)));
           if (f == 0 && h == 0 && x > 0) waits2.push_back(wait("yacc_free"));
-          std::vector<arch::SemaphoreRef> signals = {here(fmt::format("wd_free[{}]", db))};
+          std::vector<arch::SemaphoreRef> signals;
+          free_signals("wd_free", db, wd_blocks, static_cast<size_t>(downs + 2), signals);
           if (h + cols >= s.hidden) signals.push_back(here(fmt::format("h_free[{}]", p)));
           if (h + cols >= s.hidden && f + n >= s.ffn) signals.push_back(here("y_done"));
           list.push_back(make_instruction(pe, mm, waits2, signals));
@@ -630,10 +899,12 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
     }
     // Home: the combine, once every route's row is in its slot.
     if (tokens > 0) {
+      // G, a few bytes a token: whole, on the first load engine.
       arch::DmaLoad g;
       g.source = arch::TensorRegion{t.g, t0, tokens, 0, s.top_k};
       g.sram_address = at.g;
-      list.push_back(make_instruction(load, g, {wait("g_stored")}, {here("g_full")}));
+      list.push_back(make_instruction(dma_queue(engines.loads.first), g, {wait("g_stored", g_stores)},
+                                      {here("g_full")}));
       arch::VecOp sum;
       sum.kind = arch::VectorKind::weighted_sum;
       sum.dtype = dtype_;
@@ -644,12 +915,20 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
       sum.rows = tokens;
       sum.cols = s.hidden;
       sum.parts = s.top_k;
+      const std::vector<DealtBlock> out_blocks = EngineDealer(engines.stores, dma).deal(tokens, row_bytes);
+      std::vector<arch::SemaphoreRef> full;
+      for (int engine : engines_of(out_blocks))
+        full.push_back(here(engine_semaphore("out_full", "", engines.stores, engine)));
       list.push_back(make_instruction(
-          vec, sum, {wait("g_full"), wait("y_in", static_cast<int>(tokens * s.top_k))}, {here("out_full")}));
-      arch::DmaStore o;
-      o.sram_address = at.out;
-      o.destination = arch::TensorRegion{o_tensor, t0, tokens, 0, s.hidden};
-      list.push_back(make_instruction(store, o, {wait("out_full")}, {}));
+          vec, sum, {wait("g_full"), wait("y_in", static_cast<int>(tokens * s.top_k))}, full));
+      for (const DealtBlock& block : out_blocks) {
+        arch::DmaStore o;
+        o.sram_address = at.out + static_cast<uint64_t>(block.rows.first * row_bytes);
+        o.destination = arch::TensorRegion{o_tensor, t0 + block.rows.first, block.rows.rows, 0, s.hidden};
+        list.push_back(
+            make_instruction(dma_queue(block.engine), o,
+                             {wait(engine_semaphore("out_full", "", engines.stores, block.engine))}, {}));
+      }
     }
   }
   finish_program(program, lists, spec);

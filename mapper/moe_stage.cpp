@@ -155,6 +155,26 @@ int64_t MoeStage::sram_bytes(int64_t tile_m, int64_t tile_n, int64_t tile_k) con
   return layout_of(*this, tile_m, tile_n, tile_k).end;
 }
 
+PassEngines MoeStage::job_engines(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  const ops::MoeShape& s = shape_;
+  const auto tile_m = static_cast<double>(std::max<int64_t>(1, mapping.graph_tiling.values[kTileM])),
+             tile_n = static_cast<double>(std::max<int64_t>(1, mapping.graph_tiling.values[kTileN]));
+  const double nw = s.swiglu() ? 2 : 1;
+  return pass_engines(spec.core.dma, (tile_m + nw * tile_n) * static_cast<double>(s.hidden), tile_m * tile_n);
+}
+
+PassEngines MoeStage::combine_engines(const arch::ArchSpec& spec) const {
+  return pass_engines(spec.core.dma, static_cast<double>(shape_.top_k + (shape_.shared_experts > 0 ? 1 : 0)),
+                      1.0);
+}
+
+PassEngines MoeStage::a2a_engines(const arch::ArchSpec& spec, int64_t home_tokens) const {
+  const ops::MoeShape& s = shape_;
+  const double weights = static_cast<double>((s.swiglu() ? 3 : 2) * s.hidden) * static_cast<double>(s.ffn);
+  return pass_engines(spec.core.dma, weights,
+                      static_cast<double>(std::max<int64_t>(1, home_tokens) * s.hidden));
+}
+
 Cost MoeStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
   if (mapping.graph_tiling.values[kPlacement] == a2a) return evaluate_a2a(mapping, spec);
   return evaluate_counts(mapping, spec, expected_counts());
@@ -191,6 +211,7 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
     return vectors[key] = cycles;
   };
   Cost cost;
+  const PassEngines jobs = job_engines(mapping, spec), combine = combine_engines(spec);
   std::vector<int64_t> busy(static_cast<size_t>(plan.cores), 0), pe(busy), vecs(busy), dmas(busy);
   int64_t dram = 0;
   for (size_t c = 0; c < plan.work.size(); ++c)
@@ -201,15 +222,19 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
         const int64_t k = std::min(job.chunk, job.k - k0);
         const int64_t chunk_pe = nw * matmul(job.m, job.n, k);
         const int64_t a_bytes = job.m * k * e, w_bytes = nw * k * job.n * e;
-        const int64_t chunk_dma = attention::transfer_cycles(dma, a_bytes, job.a.gathered ? job.m : 1) +
-                                  attention::transfer_cycles(dma, w_bytes, nw);
+        // A (a descriptor a gathered row) and W cut into row blocks over the load engines.
+        const int64_t a_blocks = job.a.gathered ? job.m : blocks_of(job.m, k * e, jobs.loads, dma);
+        const int64_t chunk_dma =
+            spread_cycles(dma, jobs.loads, a_bytes, a_blocks) +
+            spread_cycles(dma, jobs.loads, w_bytes, nw * blocks_of(k, job.n * e, jobs.loads, dma));
         tile_pe += chunk_pe;
         tile_dma += chunk_dma;
         tile += std::max(chunk_pe, chunk_dma);
         dram += a_bytes + w_bytes;
       }
       const int64_t out_bytes = job.epilogue == Epilogue::route ? job.m * s.top_k * 4 : job.m * job.n * e;
-      const int64_t store = attention::transfer_cycles(dma, out_bytes, 1);
+      const int64_t store =
+          spread_cycles(dma, jobs.stores, out_bytes, blocks_of(job.m, out_bytes / job.m, jobs.stores, dma));
       const int64_t epilogue = vec(job);
       dram += out_bytes + (job.epilogue == Epilogue::route ? job.m * s.top_k * 4 : 0);
       // Two accumulators: the epilogue and the store run under the next tile's GEMMs.
@@ -234,15 +259,20 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
       const int64_t y_bytes = s.shared_experts > 0 ? job.rows * job.cols * e : 0;
       const int64_t g_bytes = job.first_chunk ? job.rows * s.top_k * 4 : 0;
       const int64_t load =
-          attention::transfer_cycles(dma, x_bytes, job.rows * s.top_k * kept / (s.tokens * s.top_k)) +
-          (y_bytes > 0 ? attention::transfer_cycles(dma, y_bytes, 1) : 0) +
-          (g_bytes > 0 ? attention::transfer_cycles(dma, g_bytes, 1) : 0);
+          spread_cycles(dma, combine.loads, x_bytes, job.rows * s.top_k * kept / (s.tokens * s.top_k)) +
+          (y_bytes > 0 ? spread_cycles(dma, combine.loads, y_bytes,
+                                       blocks_of(job.rows, job.cols * e, combine.loads, dma))
+                       : 0) +
+          (g_bytes > 0 ? spread_cycles(dma, combine.loads, g_bytes,
+                                       blocks_of(job.rows, s.top_k * 4, combine.loads, dma))
+                       : 0);
       arch::VecOp op = sum_shape;
       op.rows = job.rows;
       op.cols = job.cols;
       if (y_bytes > 0) op.chain = {arch::VecFn::add};
       const int64_t sum = arch::vector_timing(vector, op.work()).cycles;
-      const int64_t store = attention::transfer_cycles(dma, job.rows * job.cols * e, 1);
+      const int64_t store = spread_cycles(dma, combine.stores, job.rows * job.cols * e,
+                                          blocks_of(job.rows, job.cols * e, combine.stores, dma));
       after[c] += std::max(load, sum) + (dma.engines > 1 ? 0 : store);
       vecs[c] += sum;
       dmas[c] += load + store;
@@ -271,6 +301,8 @@ Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) 
   const int64_t e = size_bytes(dtype_), nw = s.swiglu() ? 2 : 1, hb = plan.home_tokens;
   const int64_t row_bytes = s.hidden * e;
   const double link = spec.noc.link_bytes_per_cycle;
+  const PassEngines engines = a2a_engines(spec, hb);
+  const EngineGroup& loads = engines.loads;
   Cost cost;
   std::vector<int64_t> busy(static_cast<size_t>(cores), 0), pe(busy), vecs(busy), dmas(busy);
   int64_t dram = 0;
@@ -284,7 +316,9 @@ Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) 
       for (int64_t k0 = 0; k0 < s.hidden; k0 += tk) {
         const int64_t k = std::min(tk, s.hidden - k0);
         pe[at] += timer.matmul(mapping.dataflow, tokens, s.experts, k).interval;
-        dmas[at] += attention::transfer_cycles(dma, tokens * k * e + k * s.experts * e, 2);
+        dmas[at] +=
+            spread_cycles(dma, loads, tokens * k * e + k * s.experts * e,
+                          blocks_of(tokens, k * e, loads, dma) + blocks_of(k, s.experts * e, loads, dma));
         dram += tokens * k * e + k * s.experts * e;
       }
       const arch::VecRoute route = route_op(tokens);
@@ -293,9 +327,10 @@ Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) 
       sum.rows = tokens, sum.cols = s.hidden, sum.parts = s.top_k;
       home_vec =
           arch::vector_timing(vector, route.work()).cycles + arch::vector_timing(vector, sum.work()).cycles;
-      dmas[at] += attention::transfer_cycles(dma, tokens * row_bytes, 1) +
+      dmas[at] += spread_cycles(dma, loads, tokens * row_bytes, blocks_of(tokens, row_bytes, loads, dma)) +
                   attention::transfer_cycles(dma, 3 * tokens * s.top_k * 4, 3) +
-                  attention::transfer_cycles(dma, tokens * row_bytes, 1);
+                  spread_cycles(dma, engines.stores, tokens * row_bytes,
+                                blocks_of(tokens, row_bytes, engines.stores, dma));
       dram += 2 * tokens * row_bytes + 3 * tokens * s.top_k * 4;
     }
     for (const A2aPlan::Row& row : core.rows) {
@@ -310,12 +345,12 @@ Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) 
         for (int64_t k0 = 0; k0 < s.hidden; k0 += tk) {
           const int64_t k = std::min(tk, s.hidden - k0);
           pe[at] += nw * timer.matmul(mapping.dataflow, r, n, k).interval;
-          dmas[at] += attention::transfer_cycles(dma, nw * k * n * e, nw);
+          dmas[at] += spread_cycles(dma, loads, nw * k * n * e, nw * blocks_of(k, n * e, loads, dma));
         }
         for (int64_t h = 0; h < s.hidden; h += tf) {
           const int64_t cols = std::min(tf, s.hidden - h);
           pe[at] += timer.matmul(mapping.dataflow, r, cols, n).interval;
-          dmas[at] += attention::transfer_cycles(dma, n * cols * e, 1);
+          dmas[at] += spread_cycles(dma, loads, n * cols * e, blocks_of(n, cols * e, loads, dma));
         }
         vecs[at] += attention::vector_cycles(vector, arch::VectorKind::map, r, n, s.swiglu() ? 6 : 5);
       }

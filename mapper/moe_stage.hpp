@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "arch/isa/vec_route.hpp"
+#include "mapper/dma_engines.hpp"
 #include "mapper/stage_graph.hpp"
 #include "ops/kinds/moe.hpp"
 
@@ -72,6 +73,14 @@ class MoeStage final : public StageGraph {
                       const std::string& program_name) const override;
   std::string label(const Mapping& mapping) const override;
   std::string describe(const Mapping& mapping) const override;
+
+  // The DMA engines (mapper/dma_engines.hpp, pass_engines) of the GEMM tile jobs (loads: a tile's A and W
+  // over the whole contraction; stores: its output tile), of the combine (loads: a block's top_k gathered
+  // rows and the shared row; stores: its output row) and of the all-to-all form's cores (loads: an expert's
+  // weights; stores: a home core's output rows).
+  PassEngines job_engines(const Mapping& mapping, const arch::ArchSpec& spec) const;
+  PassEngines combine_engines(const arch::ArchSpec& spec) const;
+  PassEngines a2a_engines(const arch::ArchSpec& spec, int64_t home_tokens) const;
 
   const ops::MoeShape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }

@@ -1,6 +1,7 @@
 // Every configured DMA engine carries transfers (mapper/dma_engines.hpp; issue "Fidelity", section 1): a
 // DMA-bound GEMM's delivered bandwidth doubles with its engines, every engine is busy, and the output is
-// still right. Through the command, as a user runs it (one machine per process).
+// still right; so do attention's and MoE's programs. Through the command, as a user runs it (one machine per
+// process).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -36,10 +37,15 @@ struct Outcome {
   std::string program;                 // the winner's tile program
 };
 
-Outcome run(int engines, bool timing_only) {
+// The same core with a vector unit (attention and MoE need one).
+std::string machine_with_vector(int engines) {
+  return machine(engines) + "  vector: {lanes: 64, special_per_cycle: 16, latency_cycles: 8}\n";
+}
+
+Outcome run_op(const std::string& machine_text, const std::string& op, bool timing_only) {
   ScratchDir scratch;
-  write_text(scratch.file("machine.yaml"), machine(engines));
-  write_text(scratch.file("w.yaml"), "name: dma\nseed: 4\nops:\n  - " + kGemm + "\n");
+  write_text(scratch.file("machine.yaml"), machine_text);
+  write_text(scratch.file("w.yaml"), "name: dma\nseed: 4\nops:\n  - " + op + "\n");
   std::vector<std::string> arguments = {"run",
                                         "--arch",
                                         scratch.file("machine.yaml"),
@@ -60,6 +66,15 @@ Outcome run(int engines, bool timing_only) {
       outcome.busy_engines.insert(unit);
   outcome.program = read_text(scratch.file("out/" + outcome.run.at("program").get<std::string>()));
   return outcome;
+}
+
+Outcome run(int engines, bool timing_only) {
+  return run_op(machine(engines), kGemm, timing_only);
+}
+
+void expect_numerics_pass(const Outcome& outcome) {
+  ASSERT_FALSE(outcome.run.at("numerics").empty());
+  for (const auto& check : outcome.run.at("numerics")) EXPECT_TRUE(check.at("pass").get<bool>()) << check;
 }
 
 double delivered_gbps(const Outcome& outcome) {
@@ -91,6 +106,51 @@ TEST(DmaEngines, LoadsAreCutIntoRowBlocksOnEveryEngineAndTheOutputIsRight) {
     EXPECT_NE(eight.program.find("dma" + std::to_string(engine) + " "), std::string::npos) << engine;
   // The engines after the first of a group free their buffers through their own semaphores.
   EXPECT_TRUE(std::regex_search(eight.program, std::regex(R"(wait [aw]_free_e[0-9]+\[)")));
+}
+
+// A decode step's attention over a paged KV cache of 16-token blocks, four q heads a kv head (GQA): every K
+// and V tile is many short runs (one per cache block), dealt round the load engines so that all of them carry
+// some (before: every load on dma0, the O stores on dma1).
+const std::string kPagedDecode =
+    "{name: decode, kind: attention, batch: 2, heads: 8, kv_heads: 2, seq_q: 1, seq_kv: 512, head_dim: 64, "
+    "causal: true, dtype: bf16, kv_cache: {layout: paged, block_tokens: 16}}";
+
+TEST(DmaEngines, APagedGqaDecodeUsesEveryEngineAndItsOutputIsRight) {
+  const Outcome eight = run_op(machine_with_vector(8), kPagedDecode, false);
+  expect_numerics_pass(eight);
+  EXPECT_EQ(eight.busy_engines.size(), 8u) << eight.run.at("mapping").at("description");
+  // The K and V buffers' frees reach each engine of their next load on its own semaphore.
+  EXPECT_TRUE(std::regex_search(eight.program, std::regex(R"(wait [kv]_free_e[0-9]+\[)")));
+}
+
+TEST(DmaEngines, DoublingTheEnginesOfADmaBoundAttentionDecodeNearlyHalvesItsCycles) {
+  // One q head a kv head, 4096 keys of 64 bf16: 1 MiB of K and V against 1M multiply-accumulates (256
+  // cycles of the 64x64 array per K/V tile of 256 keys, 16 tiles): the engines' 4 B/cycle each bound it.
+  const std::string decode =
+      "{name: decode, kind: attention, batch: 1, heads: 1, kv_heads: 1, seq_q: 1, seq_kv: 4096, head_dim: "
+      "64, "
+      "causal: true, dtype: bf16}";
+  const Outcome four = run_op(machine_with_vector(4), decode, true),
+                eight = run_op(machine_with_vector(8), decode, true);
+  EXPECT_EQ(four.busy_engines.size(), 4u);
+  EXPECT_EQ(eight.busy_engines.size(), 8u);
+  const auto four_cycles = four.run.at("cycles").get<int64_t>(),
+             eight_cycles = eight.run.at("cycles").get<int64_t>();
+  EXPECT_GE(static_cast<double>(four_cycles) / static_cast<double>(eight_cycles), 1.7)
+      << four_cycles << " vs " << eight_cycles;
+  EXPECT_GE(delivered_gbps(eight) / delivered_gbps(four), 1.7);
+}
+
+TEST(DmaEngines, AMoeLayerUsesEveryEngineAndItsOutputIsRight) {
+  // Router, 8 experts' gate/up and down GEMMs on their ragged rows, the combine: every phase's loads dealt
+  // round the load engines and its stores round the store engines.
+  const Outcome eight = run_op(
+      machine_with_vector(8),
+      "{name: experts, kind: moe, tokens: 64, hidden: 128, ffn: 96, experts: 8, top_k: 2, dtype: bf16}",
+      false);
+  expect_numerics_pass(eight);
+  EXPECT_EQ(eight.busy_engines.size(), 8u) << eight.run.at("mapping").at("description");
+  EXPECT_TRUE(std::regex_search(eight.program, std::regex(R"(wait [a-z_]*w_free_e[0-9]+\[)")));
 }
 
 }  // namespace tessera

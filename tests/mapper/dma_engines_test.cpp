@@ -69,4 +69,45 @@ TEST(DmaEngineGroups, ATransferIsCutIntoRowBlocksNoneShorterThanFourSetups) {
   EXPECT_EQ((EngineGroup{4, 3}).engine(7), 5);
 }
 
+TEST(EngineDealer, SuccessiveTransfersContinueRoundTheGroupFromTheEngineAfterTheLastBlock) {
+  // Rows of 1 KiB, blocks of at least 2 KiB (four setups of 16 cycles at 32 B/cycle): 6 rows make 3 blocks.
+  EngineDealer dealer(EngineGroup{2, 4}, dma(8));
+  const std::vector<DealtBlock> first = dealer.deal(6, 1024), second = dealer.deal(6, 1024);
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_EQ(second.size(), 3u);
+  EXPECT_EQ(first[0].engine, 2);
+  EXPECT_EQ(first[2].engine, 4);
+  EXPECT_EQ(second[0].engine, 5);
+  EXPECT_EQ(second[1].engine, 2);
+  EXPECT_EQ(second[2].engine, 3);
+  EXPECT_EQ(second[2].rows.first, 4);
+  EXPECT_EQ(second[2].rows.rows, 2);
+  EXPECT_EQ(engines_of(second), (std::vector<int>{5, 2, 3}));
+}
+
+TEST(EngineDealer, OneEngineTakesEveryTransferWhole) {
+  EngineDealer dealer(EngineGroup{1, 1}, dma(2));
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<DealtBlock> blocks = dealer.deal(64, 4096);
+    ASSERT_EQ(blocks.size(), 1u);
+    EXPECT_EQ(blocks[0].engine, 1);
+    EXPECT_EQ(blocks[0].rows.rows, 64);
+  }
+}
+
+TEST(SpreadCycles, OneEngineCountsEverySetupAndByteAndManySplitThemOverTheEnginesThatCarry) {
+  // One engine: the closed form of a transfer of 3 descriptors (3 setups, 1000 B at 32 B/cycle).
+  EXPECT_EQ(spread_cycles(dma(1), EngineGroup{0, 1}, 1000, 3), 3 * 16 + 32);
+  // 8 blocks on 4 engines: two setups on each, a quarter of the bytes.
+  EXPECT_EQ(spread_cycles(dma(4), EngineGroup{0, 4}, 4096, 8), 2 * 16 + 32);
+  // 2 blocks on 4 engines: one setup, half the bytes each (two engines idle).
+  EXPECT_EQ(spread_cycles(dma(4), EngineGroup{0, 4}, 4096, 2), 16 + 64);
+}
+
+TEST(EngineSemaphore, TheGroupsFirstEngineKeepsThePlainNameTheOthersTheirSlot) {
+  EXPECT_EQ(engine_semaphore("k_free", "[1]", EngineGroup{3, 4}, 3), "k_free[1]");
+  EXPECT_EQ(engine_semaphore("k_free", "[1]", EngineGroup{3, 4}, 5), "k_free_e2[1]");
+  EXPECT_EQ(engine_semaphore("out_full", "", EngineGroup{0, 2}, 1), "out_full_e1");
+}
+
 }  // namespace tessera::mapper
