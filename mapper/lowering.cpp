@@ -397,9 +397,12 @@ class Lowering {
                   semaphore(free_names_[tensor][static_cast<size_t>(slot)], last.buffer, last.core));
         }
         if (i == output.last) {
-          for (int64_t block = 0; block < (fused_ ? 1 : store_blocks[r]); ++block)
-            signals.push_back(fused_ ? semaphore("o_done", buffer)
-                                     : engine_semaphore("o_done", r, block, buffer));
+          // The epilogue's vec map (fused) or a k split's send to the root core takes the plain semaphore;
+          // a store's blocks their engines'.
+          const bool stored_here = !fused_ && !(k_split && !root);
+          for (int64_t block = 0; block < (stored_here ? store_blocks[r] : 1); ++block)
+            signals.push_back(stored_here ? engine_semaphore("o_done", r, block, buffer)
+                                          : semaphore("o_done", buffer));
           if (k_split && root)
             for (const CorePlace& sender : places_)
               if (sender.im == core.im && sender.in == core.in && sender.ik != 0)

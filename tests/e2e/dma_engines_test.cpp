@@ -153,4 +153,12 @@ TEST(DmaEngines, AMoeLayerUsesEveryEngineAndItsOutputIsRight) {
   EXPECT_TRUE(std::regex_search(eight.program, std::regex(R"(wait [a-z_]*w_free_e[0-9]+\[)")));
 }
 
+TEST(DmaEngines, KSplitConvolutionsOnSixteenEnginesLowerAndRun) {
+  // AlexNet on tpu-v4-like maps some layers with k split across cores: a sending core's PE signals the
+  // plain o_done its NoC send waits for, not a store engine's (the program check refused them before).
+  const CommandResult result = run_tessera({"run", "--arch", shipped("arch/tpu-v4-like.yaml"), "--workload",
+                                            shipped("workloads/alexnet.yaml"), "--timing-only", "--quiet"});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
 }  // namespace tessera
