@@ -292,15 +292,8 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     const double window_a = mapping.double_buffer_inputs
                                 ? std::max(0.0, static_cast<double>(pe.interval) - drain - pe.lead_in)
                                 : 0.0;
-    // A load that outlasts its window holds its instruction back, but with two buffers two loads are in
-    // flight at once (an engine takes the next descriptor as soon as this one's bursts are issued:
-    // sim/transfer_engine.hpp): in steady state instruction j starts at start(j-2) + (interval + drain +
-    // lead_in) + load, so each instruction waits half of what its load overruns the window by. Counting
-    // the whole overrun made latency-bound small tiles (depthwise convs, thin 1x1 convs on 16 cores) 2-2.5x
-    // slower than simulated (scripts/cost-vs-sim.py).
-    const double loads_in_flight = mapping.double_buffer_inputs ? 2.0 : 1.0;
-    const double a_stall = std::max(0.0, a_load - window_a) / loads_in_flight * static_cast<double>(a_loads);
-    const double w_stall = std::max(0.0, w_load - window_a) / loads_in_flight * static_cast<double>(w_loads);
+    const double a_stall = std::max(0.0, a_load - window_a) * static_cast<double>(a_loads);
+    const double w_stall = std::max(0.0, w_load - window_a) * static_cast<double>(w_loads);
     // With one DMA engine the two operands' loads queue behind each other.
     double stall = dma.engines >= 2 ? std::max(a_stall, w_stall) : a_stall + w_stall;
     if (!mapping.double_buffer_output) {
