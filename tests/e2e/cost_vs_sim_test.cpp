@@ -95,21 +95,21 @@ void expect_within(const std::string& machine, const std::vector<std::string>& w
 
 }  // namespace
 
-// Bands: the measured extremes widened by about 3%, figures of the cost model after its load-latency fixes
+// Bands: the measured extremes widened by about 3%, figures of the cost model after its vector-pass fix
 // (docs/design-notes.md, "Cost model against the simulator").
-// Measured (scripts/cost-vs-sim.py --arch default, these workloads): 140 rows, 0.801..1.153; ranking 16
+// Measured (scripts/cost-vs-sim.py --arch default, these workloads): 140 rows, 0.837..1.321; ranking 18
 // of 19.
 TEST(CostModelAgainstSimulator, DefaultMachineEstimatesStayInTheirBandAndRankTheBestRow) {
   expect_within("default",
                 {"default", "gemm-256", "ragged", "llm-decode-proj", "bert-ffn", "bert-base-attn", "alexnet"},
-                {0.78, 1.19, 16});
+                {0.81, 1.36, 18});
 }
 
-// Measured: 140 rows, 0.619..1.458; ranking 16 of 19.
+// Measured: 140 rows, 0.619..1.151; ranking 17 of 19.
 TEST(CostModelAgainstSimulator, Mesh4x4EstimatesStayInTheirBandAndRankTheBestRow) {
   expect_within("mesh4x4",
                 {"default", "gemm-256", "ragged", "llm-decode-proj", "bert-ffn", "bert-base-attn", "alexnet"},
-                {0.60, 1.50, 16});
+                {0.60, 1.19, 17});
 }
 
 // Measured: 30 rows, 0.750..1.039; ranking 8 of 9 (bert-base-attn's flash ws misses).
@@ -128,10 +128,10 @@ TEST(CostModelAgainstSimulator, TpuV1EstimatesStayInTheirBand) {
   expect_within("tpu-v1", {"int8-mlp"}, {1.00, 1.12, 0});
 }
 
-// Measured: 9 rows, 0.721..1.154; ranking 2 of 3 (bert-base-attn's flash-mc ws misses).
+// Measured: 9 rows, 0.721..1.180; ranking 2 of 3 (bert-base-attn's flash-mc ws misses).
 TEST(CostModelAgainstSimulator, TpuV4LikeEstimatesStayInTheirBandAndRankTheBestRow) {
   expect_within("tpu-v4-like", {"gemm-256", "llm-decode-proj", "bert-ffn", "bert-base-attn"},
-                {0.70, 1.19, 2});
+                {0.70, 1.22, 2});
 }
 
 }  // namespace tessera
