@@ -71,4 +71,12 @@ Coord dram_channel_router(int channel, const ArchSpec& spec) {
   return perimeter[slot];
 }
 
+double average_dram_hops(const ArchSpec& spec) {
+  double hops_sum = 0;
+  for (int channel = 0; channel < spec.dram.channels; ++channel)
+    for (int core = 0; core < spec.mesh.cores(); ++core)
+      hops_sum += hops(dram_channel_router(channel, spec), core_coord(core, spec.mesh));
+  return hops_sum / (spec.dram.channels * spec.mesh.cores());
+}
+
 }  // namespace tessera::arch

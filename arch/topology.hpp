@@ -46,6 +46,10 @@ std::vector<Coord> perimeter_routers(const MeshSpec& mesh);
 // (placement: perimeter) or down the west edge (placement: west).
 Coord dram_channel_router(int channel, const ArchSpec& spec);
 
+// The mean XY distance in hops from a DRAM channel's router to a core, over every channel and core: what the
+// cost model's estimates of a load's round trip count.
+double average_dram_hops(const ArchSpec& spec);
+
 // The channel serving `address`: its interleave block, XOR-folded (channel_hash: xor) in slices of
 // ceil(log2(channels)) bits, modulo the channel count.
 int dram_channel_of(uint64_t address, const DramSpec& dram);

@@ -40,11 +40,7 @@ const char* name_of(Bound bound) {
 }
 
 CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timer_(spec) {
-  double hops = 0;
-  for (int channel = 0; channel < spec.dram.channels; ++channel)
-    for (int core = 0; core < spec.mesh.cores(); ++core)
-      hops += arch::hops(arch::dram_channel_router(channel, spec), arch::core_coord(core, spec.mesh));
-  average_dram_hops_ = hops / (spec.dram.channels * spec.mesh.cores());
+  average_dram_hops_ = arch::average_dram_hops(spec);
   const int cores = spec.mesh.cores();
   std::vector<int> route;
   for (int used = 1; used <= cores; ++used) {
