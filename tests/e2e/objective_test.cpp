@@ -110,13 +110,13 @@ TEST(Objective, TheParetoFrontHoldsEachObjectivesBestAndNoPointDominatesAnother)
     }
   // Fewest cycles first.
   for (size_t i = 1; i < front.size(); ++i) EXPECT_LE(figures(front[i - 1])[0], figures(front[i])[0]);
-  // Each objective's best estimate is a point of the front (the same front whatever the objective).
+  // Each objective's best estimate is a point of its front (the fronts differ only where an unfused form's
+  // epilogue pass, the objective's best pass, does).
   for (const std::string objective : {"cycles", "energy", "edp", "dram"}) {
     const nlohmann::json ranked = map_with(objective);
-    EXPECT_EQ(ranked.at("pareto"), front) << objective;
     const nlohmann::json& best = ranked.at("ranked").at(0);
     bool on_front = false;
-    for (const auto& point : front)
+    for (const auto& point : ranked.at("pareto"))
       on_front = on_front || (point.at("analytical_cycles") == best.at("analytical_cycles") &&
                               point.at("dram_bytes") == best.at("dram_bytes") &&
                               point.at("energy_uj") == best.at("energy_uj"));
