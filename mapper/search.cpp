@@ -167,7 +167,19 @@ SearchResult search_forms(const ops::Op& op, const arch::ArchSpec& spec, const S
   const OpStages stages = stages_of(op, spec, options.dataflows);
   TESSERA_ASSERT(stages.mapped(), "search_op is asked only of ops with stages");
   if (stages.vector) return search_vector(stages.vector, spec, options);
-  if (stages.graph) return stages.graph->search(stages.graph, spec, options);
+  if (stages.graph) {
+    // A stage graph's GEMMs (attention, MoE) run on the PE array in the op's type.
+    if (!spec.core.pe_array.supports(op.dtype)) {
+      const SourceLocation where =
+          options.locate_field ? options.locate_field("core.pe_array.dtypes") : SourceLocation{};
+      throw InputError(where, "core.pe_array.dtypes",
+                       fmt::format("no legal mapping for {}: the PE array does not compute in {}",
+                                   options.op_description, name_of(op.dtype)),
+                       "core.pe_array.dtypes lists the types the array computes: use one of them, or another "
+                       "machine");
+    }
+    return stages.graph->search(stages.graph, spec, options);
+  }
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   // Per stage kind (and fusion), in the order the forms list them: its merged rows, and the error of its
   // first form.

@@ -80,6 +80,22 @@ TEST(CliErrors, TheValidInputsRun) {
   EXPECT_EQ(run_broken(kMachine, kWorkload).exit_code, 0);
 }
 
+TEST(CliErrors, AnAttentionInATypeTheArrayDoesNotComputeNamesTheMachinesDtypes) {
+  // The tiny machine's array computes int8 only; an attention's GEMMs are bf16. Before, the program check
+  // refused the lowered program without a location.
+  expect_error(
+      run_broken(
+          replaced(kMachine, "pe_array: {rows: 8, cols: 8}",
+                   "pe_array: {rows: 8, cols: 8, dtypes: [int8]}\n"
+                   "  vector: {lanes: 8, special_per_cycle: 2, latency_cycles: 4}"),
+          "name: small\nseed: 1\nops:\n  - {name: attn, kind: attention, batch: 1, heads: 2, kv_heads: 2, "
+          "seq_q: 16, seq_kv: 16, head_dim: 8, dtype: bf16}\n",
+          {"--timing-only"}),
+      "error: tiny.yaml:7:40: core.pe_array.dtypes: no legal mapping for attn (attention b1 h2/2 q16 kv16 d8 "
+      "bf16): the PE array does not compute in bf16\n  hint: core.pe_array.dtypes lists the types the array "
+      "computes: use one of them, or another machine");
+}
+
 TEST(CliErrors, MissingFieldNamesItsMapAndTheKey) {
   expect_error(run_broken(replaced(kMachine, "clock_ghz: 1.0\n", ""), kWorkload),
                "error: tiny.yaml:1:1: clock_ghz: required field is missing\n  hint: add 'clock_ghz:' to the "
