@@ -86,9 +86,10 @@ class Lowering {
       : op_(op), seed_(seed), mapping_(mapping), stage_(*mapping.stage), spec_(spec) {
     contraction_ = plan_contraction(mapping, spec);
     for (int tensor : {kA, kW}) {
-      const char* name = tensor == kA ? "a_free" : "w_free";
-      for (int slot = 0; slot < contraction_.load_group(tensor).count; ++slot)
-        free_names_[tensor].push_back(slot == 0 ? std::string(name) : fmt::format("{}_e{}", name, slot));
+      const EngineGroup& group = contraction_.load_group(tensor);
+      for (int engine = group.first; engine < group.first + group.count; ++engine)
+        free_names_[tensor].push_back(
+            engine_semaphore(tensor == kA ? "a_free" : "w_free", "", group, engine));
     }
     plan_ = plan_buffers(mapping, spec);
     element_ = size_bytes(op.dtype);
@@ -243,20 +244,17 @@ class Lowering {
   // The blocks of a load of `tensor`: each piece the stage loads it in, cut into row blocks dealt round the
   // tensor's engine group (mapper/dma_engines.hpp).
   std::vector<LoadBlock> load_blocks(int tensor, const Residency& load) const {
-    const EngineGroup& group = contraction_.load_group(tensor);
     const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
     std::vector<LoadBlock> blocks;
-    int64_t dealt = 0;
+    EngineDealer dealer(contraction_.load_group(tensor), spec_.core.dma);
     for (const auto& [region, offset] :
          stage_.tile_loads(frame(), tensor, load.key_a, load.key_b, load.group)) {
-      const int64_t count = blocks_of(region.rows, region.cols * element_, group, spec_.core.dma);
-      for (int64_t b = 0; b < count; ++b) {
-        const RowBlock rows = row_block(region.rows, count, b);
+      for (const DealtBlock& dealt : dealer.deal(region.rows, region.cols * element_)) {
         arch::TensorRegion part = region;
-        part.row += rows.first;
-        part.rows = rows.rows;
+        part.row += dealt.rows.first;
+        part.rows = dealt.rows.rows;
         blocks.push_back(
-            LoadBlock{part, offset + static_cast<uint64_t>(rows.first * pitch), group.engine(dealt++)});
+            LoadBlock{part, offset + static_cast<uint64_t>(dealt.rows.first * pitch), dealt.engine});
       }
     }
     return blocks;
@@ -362,9 +360,9 @@ class Lowering {
       if (r > 0) first_block[r] = first_block[r - 1] + store_blocks[r - 1];
     }
     // The semaphore `name` of the engine that takes block `block` of store r.
-    auto engine_semaphore = [&](const char* name, size_t r, int64_t block, int buffer) {
-      const int slot = store_group.engine(first_block[r] + block) - store_group.first;
-      return semaphore(slot == 0 ? std::string(name) : fmt::format("{}_e{}", name, slot), buffer);
+    auto store_semaphore = [&](const char* name, size_t r, int64_t block, int buffer) {
+      return semaphore(engine_semaphore(name, "", store_group, store_group.engine(first_block[r] + block)),
+                       buffer);
     };
     std::map<std::tuple<int64_t, int64_t, int64_t>, int>
         visits;  // O tile -> residencies so far (revisits add)
@@ -401,7 +399,7 @@ class Lowering {
           // a store's blocks their engines'.
           const bool stored_here = !fused_ && !(k_split && !root);
           for (int64_t block = 0; block < (stored_here ? store_blocks[r] : 1); ++block)
-            signals.push_back(stored_here ? engine_semaphore("o_done", r, block, buffer)
+            signals.push_back(stored_here ? store_semaphore("o_done", r, block, buffer)
                                           : semaphore("o_done", buffer));
           if (k_split && root)
             for (const CorePlace& sender : places_)
@@ -463,7 +461,7 @@ class Lowering {
           waits.push_back({semaphore("e_free", buffer), drained_by});
         std::vector<arch::SemaphoreRef> vec_signals;
         for (int64_t block = 0; block < blocks; ++block)
-          vec_signals.push_back(engine_semaphore("v_done", r, block, buffer));
+          vec_signals.push_back(store_semaphore("v_done", r, block, buffer));
         if (buffer_reused_later) vec_signals.push_back(semaphore("o_free", buffer));
         emit(place, key, arch::QueueId{arch::QueueKind::vec, 0}, vec, std::move(waits),
              std::move(vec_signals));
@@ -492,7 +490,7 @@ class Lowering {
         store.destination.row += part.first;
         store.destination.rows = part.rows;
         store.accumulate = accumulate;
-        std::vector<arch::SemaphoreWait> waits = {{engine_semaphore(ready, r, block, buffer), 1}};
+        std::vector<arch::SemaphoreWait> waits = {{store_semaphore(ready, r, block, buffer), 1}};
         if (k_split && !fused_) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
         emit(place, store_key,
              arch::QueueId{arch::QueueKind::dma, store_group.engine(first_block[r] + block)}, store,

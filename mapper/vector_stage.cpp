@@ -544,12 +544,10 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(prefix + name), arch::kSameCore};
   };
-  // A semaphore of one engine of a group (the group's first keeps the plain name): an engine that carries
-  // no block of one transfer must not take the signal meant for one that does.
-  auto engine_semaphore = [&](const std::string& name, const EngineGroup& group, int engine, int buffer) {
-    const int slot = engine - group.first;
-    return semaphore(slot == 0 ? fmt::format("{}[{}]", name, buffer)
-                               : fmt::format("{}_e{}[{}]", name, slot, buffer));
+  // A semaphore of one engine of a group (mapper::engine_semaphore): an engine that carries no block of one
+  // transfer must not take the signal meant for one that does.
+  auto engine_semaphore_of = [&](const std::string& name, const EngineGroup& group, int engine, int buffer) {
+    return semaphore(engine_semaphore(name, fmt::format("[{}]", buffer), group, engine));
   };
   const auto& instruction = make_instruction;
   const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
@@ -585,14 +583,14 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
       if (started[static_cast<size_t>(engine)]) return;
       started[static_cast<size_t>(engine)] = 1;
       if (engine != engines.loads.first) {
-        waits.push_back(arch::SemaphoreWait{engine_semaphore("go", engines.loads, engine, 0), 1});
+        waits.push_back(arch::SemaphoreWait{engine_semaphore_of("go", engines.loads, engine, 0), 1});
         return;
       }
       waits.insert(waits.begin(),
                    arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id(barrier), arch::kSameCore},
                                        barrier_count});
       for (int other = engines.loads.first + 1; other < engines.loads.first + engines.loads.count; ++other)
-        signals.push_back(engine_semaphore("go", engines.loads, other, 0));
+        signals.push_back(engine_semaphore_of("go", engines.loads, other, 0));
     };
     // The row parameters (gamma, beta, a bias row), once, on the load group's first engine.
     for (int64_t p = 0; p < parameter_rows; ++p) {
@@ -628,7 +626,8 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
         std::vector<arch::SemaphoreWait> waits;
         std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("x_full[{}]", buffer))};
         if (t >= static_cast<size_t>(nb) && !waited[static_cast<size_t>(engine)])
-          waits.push_back(arch::SemaphoreWait{engine_semaphore("x_free", engines.loads, engine, buffer), 1});
+          waits.push_back(
+              arch::SemaphoreWait{engine_semaphore_of("x_free", engines.loads, engine, buffer), 1});
         waited[static_cast<size_t>(engine)] = 1;
         first_on(engine, waits, signals);
         list.push_back(instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits, signals));
@@ -671,12 +670,12 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
       const int64_t stored_in = store_blocks(t);
       std::vector<arch::SemaphoreRef> signals;
       for (int64_t b = 0; b < stored_in; ++b)
-        signals.push_back(engine_semaphore("o_full", engines.stores, engines.stores.engine(b), buffer));
+        signals.push_back(engine_semaphore_of("o_full", engines.stores, engines.stores.engine(b), buffer));
       const bool reused = t + nb < blocks.size();
       if (reused) {
         const int64_t next_engines = std::min<int64_t>(engines.loads.count, load_pieces(t + nb));
         for (int64_t e = 0; e < next_engines; ++e)
-          signals.push_back(engine_semaphore("x_free", engines.loads, engines.loads.engine(e), buffer));
+          signals.push_back(engine_semaphore_of("x_free", engines.loads, engines.loads.engine(e), buffer));
       }
       list.push_back(instruction(vec_queue, op, waits, signals));
       const VectorStage::Rows rows = stage.o_rows(unit, units);
@@ -692,10 +691,10 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
         if (reused) store_signals.push_back(semaphore(fmt::format("o_free[{}]", buffer)));
         signal_every_core(program, stored.name, stored.cores, core, store_signals);
         ++stores;
-        list.push_back(
-            instruction(arch::QueueId{arch::QueueKind::dma, engine}, store,
-                        {arch::SemaphoreWait{engine_semaphore("o_full", engines.stores, engine, buffer), 1}},
-                        std::move(store_signals)));
+        list.push_back(instruction(
+            arch::QueueId{arch::QueueKind::dma, engine}, store,
+            {arch::SemaphoreWait{engine_semaphore_of("o_full", engines.stores, engine, buffer), 1}},
+            std::move(store_signals)));
       }
       if (t + nb < blocks.size()) emit_load(t + nb);
     }

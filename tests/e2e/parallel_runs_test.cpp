@@ -12,6 +12,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
@@ -35,6 +36,27 @@ struct TwoPrograms {
 };
 
 // Every figure of a timing run but its host time.
+// `program` read back from its text with the first signal dropped: a wait can never be satisfied (the
+// program check says so), as "broken.tprog".
+arch::Program without_first_signal(const arch::Program& program) {
+  std::string text = arch::write_program(program);
+  const size_t signal = text.find(" ; signal ");
+  if (signal == std::string::npos) throw std::logic_error("the program has a signal to drop");
+  text.erase(signal, text.find('\n', signal) - signal);
+  return arch::read_program(text, "broken.tprog");
+}
+
+// The message of the InputError `body` throws ("" if none).
+template <class Body>
+std::string error_of(Body&& body) {
+  try {
+    body();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
 void expect_same_run(const sim::RunResult& a, const sim::RunResult& b, const std::string& what) {
   EXPECT_EQ(a.stopped, b.stopped) << what;
   EXPECT_EQ(a.bound_cycles, b.bound_cycles) << what;
@@ -134,58 +156,34 @@ TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
 TEST(Workers, AProgramWhoseWorkerFailsIsRunHereAndThrowsItsErrorAndTheWorkerIsReplaced) {
   const TwoPrograms programs;
   // The WS program with its first signal dropped: a wait can never be satisfied (the program check says so).
-  std::string text = arch::write_program(programs.ws);
-  const size_t signal = text.find(" ; signal ");
-  ASSERT_NE(signal, std::string::npos);
-  text.erase(signal, text.find('\n', signal) - signal);
-  const arch::Program broken = arch::read_program(text, "broken.tprog");
+  const arch::Program broken = without_first_signal(programs.ws);
   sim::Machine machine(programs.spec);
   // It fails in a worker long before the other's first run ends; the next program takes a new worker.
   const std::vector<const arch::Program*> batch = {&broken, &programs.os, &programs.os, &programs.os};
-  std::string thrown;
-  try {
+  const std::string thrown = error_of([&] {
     machine.run_timing(
         batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 3);
-  } catch (const InputError& error) {
-    thrown = error.what();
-  }
+  });
   EXPECT_EQ(machine.workers_started(), 3) << "the failed worker exits and a new one takes the next program";
   // The parent's own run threw it, naming the program's file as run() does.
-  std::string expected;
-  try {
-    machine.run(broken, sim::RunOptions{false, false});
-  } catch (const InputError& error) {
-    expected = error.what();
-  }
+  const std::string expected = error_of([&] { machine.run(broken, sim::RunOptions{false, false}); });
   EXPECT_NE(expected.find("broken.tprog:"), std::string::npos) << expected;
   EXPECT_EQ(thrown, expected);
 }
 
 TEST(Workers, AProgramThatFailsInTheParentThrowsItsErrorOnceTheWorkersAreDone) {
   const TwoPrograms programs;
-  std::string text = arch::write_program(programs.ws);
-  const size_t signal = text.find(" ; signal ");
-  ASSERT_NE(signal, std::string::npos);
-  text.erase(signal, text.find('\n', signal) - signal);
-  const arch::Program broken = arch::read_program(text, "broken.tprog");
+  const arch::Program broken = without_first_signal(programs.ws);
   // Two workers take the first two; with both busy and the third's text made, the parent runs the fourth, the
   // broken one, itself: its error is thrown as run() throws it, once the workers are done.
   sim::Machine machine(programs.spec);
   const std::vector<const arch::Program*> batch = {&programs.os, &programs.os, &programs.os, &broken};
-  std::string thrown;
-  try {
+  const std::string thrown = error_of([&] {
     machine.run_timing(
         batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 3);
-  } catch (const InputError& error) {
-    thrown = error.what();
-  }
+  });
   // The program check rejects it, which leaves the model able to run: run() on it gives the expected error.
-  std::string expected;
-  try {
-    machine.run(broken, sim::RunOptions{false, false});
-  } catch (const InputError& error) {
-    expected = error.what();
-  }
+  const std::string expected = error_of([&] { machine.run(broken, sim::RunOptions{false, false}); });
   EXPECT_NE(expected.find("broken.tprog:"), std::string::npos) << expected;
   EXPECT_EQ(thrown, expected);
   EXPECT_EQ(machine.workers_started(), 2) << "no worker failed";
