@@ -20,7 +20,8 @@ namespace {
 // The best simulated candidate of a row so far.
 struct Simulated {
   mapper::Candidate candidate;
-  arch::Program program;
+  std::string name;       // the row's program name ("ffn1.ws-fused")
+  arch::Program program;  // only when it is run functionally or written out
   sim::RunResult timing;
   int simulated = 0;
   int stopped = 0;  // of the simulated, stopped once they could no longer beat an earlier one
@@ -108,10 +109,16 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
                                 std::make_pair(key, candidate.mapping.describe()), std::nullopt});
     }
   }
+  // One candidate's program is kept at a time: run_timing is done with a program once it has run it or
+  // made its worker request, and a 4096^3 GEMM's program is ~40 MB, so keeping every candidate's would fault
+  // in fresh pages for each lowering (most of a lowering's time) where the freed ones are reused. A row's
+  // best is lowered again for the report (the lowering is a function of the mapping).
   auto program_of = [&](Pending& candidate) -> const arch::Program& {
-    if (!candidate.program)
+    if (!candidate.program) {
+      for (Pending& other : pending) other.program.reset();
       candidate.program =
           mapper::lower(op, seed, candidate.candidate.mapping, spec, row_names[candidate.row]);
+    }
     return *candidate.program;
   };
   // Run each row's first candidates first (they are never stopped), so that later ones start with a bound.
@@ -194,9 +201,13 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   for (size_t r = 0; r < rows.size(); ++r) {
     TESSERA_ASSERT(best_of_row[r] != SIZE_MAX, "a row's first candidate is never stopped");
     Pending& best = pending[best_of_row[r]];
-    program_of(best);
     rows[r].candidate = best.candidate;
-    rows[r].program = std::move(*best.program);
+    rows[r].name = row_names[r];
+    // The program is needed for a functional run or to be written out (with the trace), not for a report.
+    if (settings.trace || !settings.timing_only) {
+      program_of(best);
+      rows[r].program = std::move(*best.program);
+    }
     rows[r].timing = std::move(*best.timing);
   }
   for (size_t r = 0; r < rows.size(); ++r)
@@ -242,7 +253,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     record.candidates_simulated = row.simulated;
     record.candidates_stopped = row.stopped;
     record.mapping = summary_of(row.candidate.mapping, row.candidate.cost);
-    record.program_file = row.program.name + ".tprog";
+    record.program_file = row.name + ".tprog";
     if (!settings.timing_only) {
       const int output = row.program.tensor_id("O");  // the lowering names the output O
       record.numerics.push_back(check_against_cpu(op, reference, result, output));
@@ -257,8 +268,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   // Why the others lose, from each row's simulated timeline against the winner's.
   for (traces::RunRecord& record : outcome.record.runs)
     if (!record.winner) record.loses_because = traces::explain_gap(record, outcome.record.best());
-  for (Simulated& row : rows)
-    outcome.programs.emplace_back(row.program.name + ".tprog", std::move(row.program));
+  if (settings.trace || !settings.timing_only)
+    for (Simulated& row : rows) outcome.programs.emplace_back(row.name + ".tprog", std::move(row.program));
   return outcome;
 }
 

@@ -39,8 +39,10 @@ struct RunSettings {
 
 struct OpOutcome {
   traces::OpRecord record;
-  std::vector<std::pair<std::string, arch::Program>> programs;  // file name -> program, per run row
-  sim::RunResult winner_result;                                 // with the trace when asked for
+  // File name -> program, per run row; only with the trace or a functional run (timing-only runs without
+  // the trace need no program after their candidates' runs, and lowering one costs as much as running it).
+  std::vector<std::pair<std::string, arch::Program>> programs;
+  sim::RunResult winner_result;  // with the trace when asked for
   const arch::Program& winner_program() const {
     return programs.at(static_cast<size_t>(record.winner)).second;
   }

@@ -45,8 +45,10 @@ class Machine {
   RunResult run(const arch::Program& program, const RunOptions& options);
 
   // Timing-only runs of `count` programs, up to `workers` at once, each with the cycle bound `bound_of` gives
-  // it when it starts (none without bound_of). program_of(i) makes program i when it is first needed — so the
-  // caller may lower it then, while earlier programs run — and it must stay valid until run_timing returns.
+  // it when it starts (none without bound_of). program_of(i) makes program i when it is needed — so the
+  // caller may lower it then, while earlier programs run; the reference it returns need only stay valid until
+  // the next call of program_of (the caller may keep one program at a time), and a second call for the same
+  // i must make the same program.
   // With workers > 2 this process and `workers - 1` worker processes run them (with 2, this process alone:
   // a program's text costs as much as its run): the workers are forked from
   // this one on the first such call and kept for the life of the Machine (the elaborated model comes with the
