@@ -18,17 +18,29 @@ void append_xy_route(const Coord& from, const Coord& to, const MeshSpec& mesh, s
   }
 }
 
+int64_t perimeter_size(const MeshSpec& mesh) {
+  if (mesh.rows == 1 || mesh.cols == 1) return int64_t{mesh.rows} * mesh.cols;
+  return 2 * int64_t{mesh.rows} + 2 * int64_t{mesh.cols} - 4;
+}
+
+Coord perimeter_router(const MeshSpec& mesh, int64_t index) {
+  if (mesh.rows == 1 || mesh.cols == 1)
+    return Coord{static_cast<int>(index / mesh.cols), static_cast<int>(index % mesh.cols)};
+  const int64_t rows = mesh.rows, cols = mesh.cols;
+  if (index < cols) return Coord{0, static_cast<int>(index)};  // the top row, west to east
+  index -= cols;
+  if (index < rows - 1) return Coord{static_cast<int>(1 + index), mesh.cols - 1};  // east column, down
+  index -= rows - 1;
+  if (index < cols - 1) return Coord{mesh.rows - 1, static_cast<int>(cols - 2 - index)};  // bottom, west
+  index -= cols - 1;
+  return Coord{static_cast<int>(rows - 2 - index), 0};  // the west column, up
+}
+
 std::vector<Coord> perimeter_routers(const MeshSpec& mesh) {
   std::vector<Coord> routers;
-  if (mesh.rows == 1 || mesh.cols == 1) {
-    for (int r = 0; r < mesh.rows; ++r)
-      for (int c = 0; c < mesh.cols; ++c) routers.push_back(Coord{r, c});
-    return routers;
-  }
-  for (int c = 0; c < mesh.cols; ++c) routers.push_back(Coord{0, c});
-  for (int r = 1; r < mesh.rows; ++r) routers.push_back(Coord{r, mesh.cols - 1});
-  for (int c = mesh.cols - 2; c >= 0; --c) routers.push_back(Coord{mesh.rows - 1, c});
-  for (int r = mesh.rows - 2; r >= 1; --r) routers.push_back(Coord{r, 0});
+  const int64_t size = perimeter_size(mesh);
+  routers.reserve(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) routers.push_back(perimeter_router(mesh, i));
   return routers;
 }
 
@@ -65,18 +77,29 @@ Coord dram_channel_router(int channel, const ArchSpec& spec) {
   if (spec.dram.placement == DramPlacement::west) {
     return Coord{static_cast<int>(static_cast<int64_t>(channel) * spec.mesh.rows / spec.dram.channels), 0};
   }
-  const std::vector<Coord> perimeter = perimeter_routers(spec.mesh);
-  const auto slot = static_cast<size_t>(static_cast<int64_t>(channel) *
-                                        static_cast<int64_t>(perimeter.size()) / spec.dram.channels);
-  return perimeter[slot];
+  return perimeter_router(spec.mesh,
+                          static_cast<int64_t>(channel) * perimeter_size(spec.mesh) / spec.dram.channels);
 }
 
 double average_dram_hops(const ArchSpec& spec) {
+  struct Known {
+    int rows = 0, cols = 0, channels = 0;
+    DramPlacement placement = DramPlacement::perimeter;
+    double hops = 0;
+  };
+  thread_local Known known;
+  if (known.rows == spec.mesh.rows && known.cols == spec.mesh.cols && known.channels == spec.dram.channels &&
+      known.placement == spec.dram.placement)
+    return known.hops;
   double hops_sum = 0;
-  for (int channel = 0; channel < spec.dram.channels; ++channel)
+  for (int channel = 0; channel < spec.dram.channels; ++channel) {
+    const Coord router = dram_channel_router(channel, spec);
     for (int core = 0; core < spec.mesh.cores(); ++core)
-      hops_sum += hops(dram_channel_router(channel, spec), core_coord(core, spec.mesh));
-  return hops_sum / (spec.dram.channels * spec.mesh.cores());
+      hops_sum += hops(router, core_coord(core, spec.mesh));
+  }
+  known = Known{spec.mesh.rows, spec.mesh.cols, spec.dram.channels, spec.dram.placement,
+                hops_sum / (static_cast<double>(spec.dram.channels) * spec.mesh.cores())};
+  return known.hops;
 }
 
 }  // namespace tessera::arch

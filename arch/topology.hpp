@@ -39,15 +39,21 @@ inline int link_index(int router, Direction direction) {
 // along the column (deadlock-free dimension-order routing).
 void append_xy_route(const Coord& from, const Coord& to, const MeshSpec& mesh, std::vector<int>& links);
 
-// The routers on the mesh's edge, clockwise from (0,0) along the top row.
+// The routers on the mesh's edge, clockwise from (0,0) along the top row (a mesh of one row or one column:
+// every router, in order). perimeter_router(mesh, i) is the i-th of them in O(1), for
+// 0 <= i < perimeter_size(mesh).
 std::vector<Coord> perimeter_routers(const MeshSpec& mesh);
+int64_t perimeter_size(const MeshSpec& mesh);
+Coord perimeter_router(const MeshSpec& mesh, int64_t index);
 
 // The router DRAM channel `channel` is attached to: channels are spread evenly along the perimeter
 // (placement: perimeter) or down the west edge (placement: west).
 Coord dram_channel_router(int channel, const ArchSpec& spec);
 
 // The mean XY distance in hops from a DRAM channel's router to a core, over every channel and core: what the
-// cost model's estimates of a load's round trip count.
+// cost model's estimates of a load's round trip count. A function of the mesh's size, the channel count and
+// their placement, remembered per thread for the last of those it was asked about (the cost model asks for
+// every vector pass it scores).
 double average_dram_hops(const ArchSpec& spec);
 
 // The channel serving `address`: its interleave block, XOR-folded (channel_hash: xor) in slices of

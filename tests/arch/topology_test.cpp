@@ -32,6 +32,40 @@ TEST(Perimeter, ListsEveryEdgeRouterOnceClockwise) {
   EXPECT_EQ(routers.back(), (Coord{1, 0}));
 }
 
+TEST(Perimeter, EachRouterInClosedFormIsTheWalksAroundTheEdge) {
+  for (const MeshSpec mesh : {MeshSpec{1, 1}, MeshSpec{1, 5}, MeshSpec{4, 1}, MeshSpec{2, 2}, MeshSpec{3, 4},
+                              MeshSpec{5, 3}, MeshSpec{8, 8}}) {
+    // The walk: along the top row, down the east column, back along the bottom row, up the west column.
+    std::vector<Coord> walk;
+    if (mesh.rows == 1 || mesh.cols == 1) {
+      for (int r = 0; r < mesh.rows; ++r)
+        for (int c = 0; c < mesh.cols; ++c) walk.push_back(Coord{r, c});
+    } else {
+      for (int c = 0; c < mesh.cols; ++c) walk.push_back(Coord{0, c});
+      for (int r = 1; r < mesh.rows; ++r) walk.push_back(Coord{r, mesh.cols - 1});
+      for (int c = mesh.cols - 2; c >= 0; --c) walk.push_back(Coord{mesh.rows - 1, c});
+      for (int r = mesh.rows - 2; r >= 1; --r) walk.push_back(Coord{r, 0});
+    }
+    ASSERT_EQ(perimeter_size(mesh), static_cast<int64_t>(walk.size())) << mesh.rows << "x" << mesh.cols;
+    EXPECT_EQ(perimeter_routers(mesh), walk) << mesh.rows << "x" << mesh.cols;
+  }
+}
+
+TEST(DramChannels, AverageHopsFollowTheMachineAskedAbout) {
+  // Remembered per thread for the last machine: asking about another must not return the first one's.
+  ArchSpec spec;
+  spec.mesh = MeshSpec{4, 4};
+  spec.dram.channels = 4;
+  const double four = average_dram_hops(spec);
+  spec.dram.channels = 1;  // one channel at (0, 0): the mean of r + c over a 4x4 mesh is 3
+  EXPECT_DOUBLE_EQ(average_dram_hops(spec), 3.0);
+  spec.dram.channels = 4;
+  EXPECT_DOUBLE_EQ(average_dram_hops(spec), four);
+  spec.mesh = MeshSpec{2, 2};
+  spec.dram.channels = 1;  // the mean of r + c over a 2x2 mesh
+  EXPECT_DOUBLE_EQ(average_dram_hops(spec), 1.0);
+}
+
 TEST(DramChannels, SpreadEvenlyAroundThePerimeter) {
   ArchSpec spec;
   spec.mesh = MeshSpec{4, 4};
