@@ -68,7 +68,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
         fmt::format("{}: this {} op is not lowered or timed (its output is not checked)", stages.not_mapped,
                     op.kind_name());
     // The GPU's time for it is still worth showing next to the layers that are simulated.
-    const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
+    const GpuReferences gpu =
+        find_gpu_references(op, seed, settings.workload_name, settings.reference_root, /*outputs=*/false);
     outcome.record.gpu = gpu.comparisons;
     outcome.record.gpu_note = gpu.note;
     return outcome;
@@ -223,7 +224,8 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   if (!settings.timing_only)
     reference = ops::reference_output(op, ops::generate_inputs(op, seed), settings.threads);
 
-  const GpuReferences gpu = find_gpu_references(op, seed, settings.workload_name, settings.reference_root);
+  const GpuReferences gpu =
+      find_gpu_references(op, seed, settings.workload_name, settings.reference_root, !settings.timing_only);
 
   outcome.record.gpu = gpu.comparisons;
   outcome.record.gpu_note = gpu.note;

@@ -10,7 +10,7 @@
 namespace tessera::flow {
 
 GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
-                                  const std::string& root) {
+                                  const std::string& root, bool outputs) {
   GpuReferences found;
   // The op's integer fields (m, n, k; batch, inputs, outputs; a conv's n, c, h, ...) and its mode (a pool's),
   // as a record names them.
@@ -34,7 +34,7 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
       text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, value);
     return text;
   };
-  for (const traces::GpuRecord& record : traces::find_gpu_records(root, workload, op.name)) {
+  for (const traces::GpuRecord& record : traces::find_gpu_records(root, workload, op.name, outputs)) {
     traces::GpuComparison comparison;
     comparison.gpu = record.gpu;
     comparison.date = record.date;

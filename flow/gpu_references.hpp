@@ -20,8 +20,9 @@ struct GpuReferences {
   std::vector<traces::GpuRecord> matched;  // records whose output can be compared with this op's
   std::string note;                        // when none exists
 };
+// Without `outputs` (a timing-only run) the matched records carry no sampled outputs.
 GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::string& workload,
-                                  const std::string& root);
+                                  const std::string& root, bool outputs = true);
 
 // Numerics of a functional run's output tensor against a recorded GPU output's samples.
 traces::Numerics check_against_gpu(const ops::Op& op, const traces::GpuRecord& record,

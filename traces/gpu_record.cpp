@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
@@ -13,9 +16,21 @@ namespace tessera::traces {
 
 namespace {
 
-nlohmann::json read_json(const std::filesystem::path& path) {
+// Without `outputs`, a record's sampled output (output.indices and output.values, thousands of numbers: most
+// of a record's bytes) is read past, not kept: a timing-only run compares no outputs.
+nlohmann::json read_json(const std::filesystem::path& path, bool outputs = true) {
   std::ifstream in(path);
   try {
+    if (!outputs) {
+      bool in_output = false;
+      return nlohmann::json::parse(
+          in, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+            if (event == nlohmann::json::parse_event_t::key && depth == 1) in_output = parsed == "output";
+            if (event == nlohmann::json::parse_event_t::key && depth == 2 && in_output)
+              return !(parsed == "indices" || parsed == "values");
+            return true;
+          });
+    }
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& error) {
     throw InputError(SourceLocation{path.string(), 0, 0}, "",
@@ -24,10 +39,29 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   }
 }
 
+// A workload's shared files (run.json, and torch.json: hundreds of KB) read once per process rather than once
+// per op: kept with the file's size and modification time, and read again when either changes.
+const nlohmann::json& shared_json(const std::filesystem::path& path) {
+  struct Kept {
+    std::uintmax_t size = 0;
+    std::filesystem::file_time_type modified;
+    std::shared_ptr<const nlohmann::json> json;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Kept> kept;
+  const std::uintmax_t size = std::filesystem::file_size(path);
+  const std::filesystem::file_time_type modified = std::filesystem::last_write_time(path);
+  const std::lock_guard<std::mutex> lock(mutex);
+  Kept& entry = kept[path.string()];
+  if (!entry.json || entry.size != size || entry.modified != modified)
+    entry = Kept{size, modified, std::make_shared<const nlohmann::json>(read_json(path))};
+  return *entry.json;
+}
+
 // The framework's comparison row where the runner does best (the lowest A/B ratio over the output classes).
 void add_framework(GpuRecord& record, const std::filesystem::path& torch_file) {
   if (!std::filesystem::exists(torch_file)) return;
-  const nlohmann::json torch = read_json(torch_file);
+  const nlohmann::json& torch = shared_json(torch_file);
   record.framework = torch.value("framework", "");
   for (const auto& row : torch.value("comparison", nlohmann::json::array())) {
     if (row.value("op", "") != record.name) continue;
@@ -80,14 +114,14 @@ void add_paths(GpuRecord& record, const nlohmann::json& json) {
 }  // namespace
 
 std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::string& workload,
-                                        const std::string& op) {
+                                        const std::string& op, bool outputs) {
   std::vector<GpuRecord> records;
   std::error_code ignored;
   if (!std::filesystem::is_directory(root, ignored)) return records;
   for (const auto& gpu_dir : std::filesystem::directory_iterator(root, ignored)) {
     const std::filesystem::path file = gpu_dir.path() / workload / (op + ".json");
     if (!std::filesystem::exists(file)) continue;
-    const nlohmann::json json = read_json(file);
+    const nlohmann::json json = read_json(file, outputs);
     GpuRecord record;
     record.file = file.string();
     const auto& op_json = json.at("op");
@@ -121,14 +155,16 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
       record.roofline_bound = json.value("roofline_bound", "");
       const auto& output = json.at("output");
       record.complete = output.value("complete", false);
-      record.indices = output.at("indices").get<std::vector<int64_t>>();
-      record.values = output.at("values").get<std::vector<double>>();
+      if (outputs) {
+        record.indices = output.at("indices").get<std::vector<int64_t>>();
+        record.values = output.at("values").get<std::vector<double>>();
+      }
       record.self_check_pass = json.at("self_check").value("pass", false);
       add_paths(record, json);
     }
     const std::filesystem::path run_file = gpu_dir.path() / workload / "run.json";
     if (std::filesystem::exists(run_file)) {
-      const nlohmann::json run = read_json(run_file);
+      const nlohmann::json& run = shared_json(run_file);
       record.gpu = run.at("gpu").value("name", "");
       record.driver = run.at("gpu").value("driver", "");
       record.cuda_runtime = run.at("gpu").value("cuda_runtime", "");

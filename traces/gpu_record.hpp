@@ -59,8 +59,9 @@ struct GpuRecord {
 };
 
 // Every record for op `op` of workload `workload` under `root`, one per GPU folder, sorted by GPU name.
-// Throws InputError naming the file when a record cannot be read.
+// Throws InputError naming the file when a record cannot be read. Without `outputs`, the records' sampled
+// outputs (indices, values) are left empty, and reading them costs a fraction of the time.
 std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::string& workload,
-                                        const std::string& op);
+                                        const std::string& op, bool outputs = true);
 
 }  // namespace tessera::traces
