@@ -54,7 +54,9 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
                            arch::Dataflow dataflow,
                            const std::function<bool(size_t split_index)>& split_filter,
                            const std::function<void(const Mapping&, size_t split_index)>& visit,
-                           const std::shared_ptr<const EpilogueWork>& fused_epilogue) {
+                           const EpilogueSearch& epilogue) {
+  const std::shared_ptr<const EpilogueWork> fused_epilogue =
+      epilogue.work && epilogue.fusion == Fusion::fused ? epilogue.work : nullptr;
   const ContractionShape& problem = stage->shape();
   const arch::PeArraySpec& pe = spec.core.pe_array;
   if (!pe.supports(dataflow) || !pe.supports(problem.dtype)) return 0;
@@ -85,9 +87,10 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
     mapping.split_m = split.m;
     mapping.split_n = split.n;
     mapping.split_k = split.k;
-    if (fused_epilogue) {
-      mapping.epilogue = fused_epilogue;
-      mapping.fusion = Fusion::fused;
+    if (epilogue.work) {
+      mapping.epilogue = epilogue.work;
+      mapping.fusion = epilogue.fusion;
+      if (epilogue.fusion == Fusion::unfused) mapping.epilogue_pass = epilogue.pass;
     }
     for (int64_t tile_m : ladder(problem.m, split.m, granules.m)) {
       if (DimPartition(problem.m, tile_m, split.m).tiles() < split.m) continue;

@@ -49,9 +49,14 @@ bool dominates(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
-void keep_pareto(std::vector<Candidate>& front, const Candidate& candidate) {
+bool dominated(const std::vector<Candidate>& front, const Candidate& candidate) {
   for (const Candidate& member : front)
-    if (dominates(member, candidate)) return;
+    if (dominates(member, candidate)) return true;
+  return false;
+}
+
+void keep_pareto(std::vector<Candidate>& front, const Candidate& candidate) {
+  if (dominated(front, candidate)) return;
   front.erase(std::remove_if(front.begin(), front.end(),
                              [&](const Candidate& member) { return dominates(candidate, member); }),
               front.end());
@@ -78,8 +83,6 @@ std::vector<Candidate> SearchResult::ranked() const {
 
 SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
                           const SearchOptions& options, const EpilogueSearch& epilogue) {
-  const bool fused = epilogue.work && epilogue.fusion == Fusion::fused;
-  const bool unfused = epilogue.work && epilogue.fusion == Fusion::unfused;
   const auto started = std::chrono::steady_clock::now();
   const CostModel model(spec);
   const int threads = std::max(1, options.threads);
@@ -89,26 +92,30 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
     struct Worker {
       std::vector<Candidate> best, front;
       int64_t legal = 0;
+      Candidate probe;  // a scored mapping's cost and index, its mapping not copied (left empty)
     };
     std::vector<Worker> workers(threads);
     auto work = [&](int worker) {
       uint64_t within_split = 0;
       size_t current_split = ~size_t{0};
+      Worker& mine = workers[worker];
       workers[worker].legal = enumerate_mappings(
           stage, spec, dataflow, [&](size_t split) { return static_cast<int>(split % threads) == worker; },
-          [&](const Mapping& enumerated, size_t split) {
+          [&](const Mapping& mapping, size_t split) {
             if (split != current_split) current_split = split, within_split = 0;
-            Mapping mapping = enumerated;
-            if (unfused) {
-              mapping.epilogue = epilogue.work;
-              mapping.fusion = Fusion::unfused;
-              mapping.epilogue_pass = epilogue.pass;
-            }
-            Candidate candidate{mapping, model.evaluate(mapping), (uint64_t{split} << 32) | within_split++};
-            keep_pareto(workers[worker].front, candidate);
-            keep_best(workers[worker].best, std::move(candidate), limit, options.objective);
+            mine.probe.cost = model.evaluate(mapping);
+            mine.probe.index = (uint64_t{split} << 32) | within_split++;
+            // The mapping is copied only when kept: a copy takes its shared stage and epilogue, whose
+            // reference counts every thread would otherwise update for every mapping scored.
+            const bool best =
+                mine.best.size() < limit || ranks_before(mine.probe, mine.best.back(), options.objective);
+            const bool front = !dominated(mine.front, mine.probe);
+            if (!best && !front) return;
+            Candidate candidate{mapping, mine.probe.cost, mine.probe.index};
+            if (front) keep_pareto(mine.front, candidate);
+            if (best) keep_best(mine.best, std::move(candidate), limit, options.objective);
           },
-          fused ? epilogue.work : nullptr);
+          epilogue);
     };
     // A thread the system refuses: its share runs here after this thread's own (never a joinable thread
     // destroyed; the result is the same, the candidates ranked by their index).

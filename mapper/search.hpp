@@ -35,6 +35,8 @@ double objective_value(Objective objective, const Candidate& candidate);
 // bytes (no worse on all three and better on one; of equal ones the first in the enumeration): the Pareto
 // front, the same whatever order the candidates come in.
 void keep_pareto(std::vector<Candidate>& front, const Candidate& candidate);
+// Whether a member of `front` dominates `candidate` (keep_pareto would leave it out).
+bool dominated(const std::vector<Candidate>& front, const Candidate& candidate);
 // Keeps `best` the `limit` best candidates seen, in rank order, `candidate` among them if it ranks there.
 void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit,
                Objective objective = Objective::cycles);
@@ -76,11 +78,6 @@ struct SearchResult {
 };
 
 // How an op's epilogue is searched: its work, fused or unfused, and the unfused pass's mapping.
-struct EpilogueSearch {
-  std::shared_ptr<const EpilogueWork> work;
-  Fusion fusion = Fusion::none;
-  std::shared_ptr<const Mapping> pass;
-};
 
 // One stage's search. Throws InputError when no requested dataflow has a legal mapping, naming the constraint
 // that kills the smallest tile.
