@@ -48,8 +48,28 @@ struct Classes {
   int size = 0;
 };
 
-// Inline, as reload_factor: the cost model calls them for every candidate of the mapspace.
+// Inline, as reload_factor: the cost model calls them for every candidate of the mapspace. In closed form:
+// with T tiles over P parts, part p's run starts at floor(T p / P), so part 0 holds q = floor(T / P) tiles,
+// the T mod P parts that hold q + 1 follow, and the last part always holds ceil(T / P) tiles, the last
+// (ragged) one among them.
 inline Classes classes_of(const DimPartition& partition) {
+  Classes classes;
+  const int64_t tiles = partition.tiles(), parts = partition.parts;
+  const int64_t q = tiles / parts, r = tiles % parts;
+  // Elements short of whole tiles: the last tile's.
+  const int64_t short_by = tiles * partition.tile - partition.extent;
+  classes.entries[0] = CountClass{q, static_cast<int>(parts - r), q * partition.tile * (parts - r)};
+  classes.size = 1;
+  if (r > 0) {
+    classes.entries[1] = CountClass{q + 1, static_cast<int>(r), (q + 1) * partition.tile * r};
+    classes.size = 2;
+  }
+  classes.entries[classes.size - 1].extent_sum -= short_by;
+  return classes;
+}
+
+// classes_of by walking every part (for tests of the closed form).
+inline Classes classes_by_walk(const DimPartition& partition) {
   Classes classes;
   for (int part = 0; part < partition.parts; ++part) {
     const int64_t count = partition.tile_count(part);
