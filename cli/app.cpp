@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +28,10 @@ namespace {
 
 enum ExitCode { kOk = 0, kNumericsMismatch = 1, kBadInput = 2, kInternalFault = 3 };
 
+// The most --threads: far past any core count a run can use, and few enough worker processes that starting
+// them cannot exhaust the system's process table.
+constexpr int kMaxThreads = 1024;
+
 // Options several commands share.
 struct Common {
   std::string arch_path = default_arch_path();
@@ -36,7 +41,7 @@ struct Common {
   std::string out_dir;
   std::string format = "table";
   std::vector<std::string> overrides;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 1024u));
   bool quiet = false;
   std::string reference_root = default_reference_root();
 };
@@ -48,8 +53,11 @@ void add_machine_options(CLI::App* command, Common& common) {
   command->add_option("--out", common.out_dir,
                       "write the report, trace, tile programs and resolved configs here");
   command->add_option("--format", common.format, "what to print")->check(CLI::IsMember({"table", "json"}));
-  command->add_option("--threads", common.threads, "threads for the mapper and the CPU reference")
-      ->check(CLI::PositiveNumber);
+  // At most kMaxThreads: each is a thread of the mapper and the CPU reference, and from 3 a worker process.
+  command
+      ->add_option("--threads", common.threads,
+                   fmt::format("threads for the mapper and the CPU reference, 1 to {}", kMaxThreads))
+      ->check(CLI::Range(1, kMaxThreads));
   command->add_flag("--quiet", common.quiet, "no progress lines on stderr");
 }
 

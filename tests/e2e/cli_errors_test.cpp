@@ -539,3 +539,18 @@ TEST(CliErrors, AMoeOpWithoutAVectorUnitIsNotSimulatedAndItsBadFieldsAreLocated)
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+TEST(CliErrors, ThreadsOutOfRangeSayTheRange) {
+  // Before: --threads 0 printed a 300-digit upper bound, and any count was taken.
+  for (const char* threads : {"0", "1025", "50000"}) {
+    const CommandResult result = run_tessera({"run", "--threads", threads, "--timing-only"});
+    EXPECT_EQ(result.exit_code, 2) << threads;
+    EXPECT_NE(result.output.find(std::string("--threads: Value ") + threads + " not in range 1 to 1024"),
+              std::string::npos)
+        << result.output;
+  }
+}
+
+}  // namespace tessera
