@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+
 namespace tessera::arch {
 
 void InstructionChecks::fail(const std::string& message, const std::string& hint) const {
@@ -15,11 +18,17 @@ void InstructionChecks::sram_range(const char* what, uint64_t address, int64_t r
     fail(fmt::format("{}: row pitch {} B is shorter than a row ({} B)", what, pitch, row_bytes),
          "rows would overlap; use a pitch of at least the row size, or omit it for packed rows");
   }
-  const uint64_t end =
-      address + static_cast<uint64_t>((rows - 1) * (pitch != 0 ? pitch : row_bytes) + row_bytes);
-  if (end > static_cast<uint64_t>(spec_.core.sram.bytes)) {
-    fail(fmt::format("{}: SRAM bytes 0x{:x}..0x{:x} run past the end of the {} KiB SRAM (0x{:x})", what,
-                     address, end, spec_.core.sram.kib, spec_.core.sram.bytes),
+  // In 128 bits: a hostile address, row count or pitch cannot wrap past the end of the SRAM.
+  using Wide = unsigned __int128;
+  const Wide end = Wide{address} +
+                   Wide{static_cast<uint64_t>(std::max<int64_t>(rows - 1, 0))} *
+                       Wide{static_cast<uint64_t>(pitch != 0 ? pitch : row_bytes)} +
+                   Wide{static_cast<uint64_t>(row_bytes)};
+  if (end > Wide{static_cast<uint64_t>(spec_.core.sram.bytes)}) {
+    const std::string end_text =
+        end > Wide{UINT64_MAX} ? std::string("past 2^64") : fmt::format("0x{:x}", static_cast<uint64_t>(end));
+    fail(fmt::format("{}: SRAM bytes 0x{:x}..{} run past the end of the {} KiB SRAM (0x{:x})", what, address,
+                     end_text, spec_.core.sram.kib, spec_.core.sram.bytes),
          "addresses are per core and start at 0");
   }
 }

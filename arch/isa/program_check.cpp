@@ -45,6 +45,11 @@ class Checker {
           !tensor.values)
         fail_header("tensor " + tensor.name, "generated input tensors are fp32, bf16, fp16 or int8",
                     "int32 is an accumulator type; an int32 input lists its values (fill=values)");
+      if (tensor.dram_address > UINT64_MAX - static_cast<uint64_t>(tensor.size_in_bytes()))
+        fail_header("tensor " + tensor.name,
+                    fmt::format("its DRAM range 0x{:x} + {} B runs past the end of the 64-bit address space",
+                                tensor.dram_address, tensor.size_in_bytes()),
+                    "place it lower");
       for (size_t j = 0; j < i; ++j) {
         const TensorDecl& other = program_.tensors[j];
         const uint64_t end = tensor.dram_address + static_cast<uint64_t>(tensor.size_in_bytes());

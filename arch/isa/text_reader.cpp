@@ -163,7 +163,10 @@ uint64_t LineReader::read_unsigned(std::string_view what, uint64_t maximum) {
     fail(number_column, fmt::format("malformed number '{}' for {}", text, what),
          "integers are decimal (128) or hexadecimal (0x80)");
   if (parsed == ParsedNumber::too_large || value > maximum)
-    fail(number_column, fmt::format("{} is too large for {} (at most {})", text, what, maximum));
+    fail(number_column, fmt::format("{} is too large for {} (at most {})", text, what, maximum),
+         maximum == static_cast<uint64_t>(kMaxProgramSize)
+             ? "sizes, counts, pitches and indices in a tile program are at most 2^40"
+             : "");
   return value;
 }
 

@@ -19,6 +19,10 @@
 
 namespace tessera::arch {
 
+// The largest size, count, pitch or index a tile program's text may state (2^40): far past any SRAM or
+// tensor, small enough that the checks' arithmetic on it cannot overflow.
+constexpr int64_t kMaxProgramSize = int64_t{1} << 40;
+
 // Every dtype name, accumulators included (an instruction's dtype= is checked against the machine later).
 const std::vector<std::string>& all_dtype_names();
 
@@ -61,7 +65,11 @@ class LineReader {
 
   uint64_t read_unsigned(std::string_view what, uint64_t maximum = UINT64_MAX);
 
-  int64_t read_size(std::string_view what) { return static_cast<int64_t>(read_unsigned(what, INT64_MAX)); }
+  // A size, count, pitch or index: at most kMaxProgramSize, so that products of two of them with an element
+  // size cannot overflow the 64-bit arithmetic that checks them.
+  int64_t read_size(std::string_view what) {
+    return static_cast<int64_t>(read_unsigned(what, static_cast<uint64_t>(kMaxProgramSize)));
+  }
 
   int64_t read_positive(std::string_view what);
 
