@@ -56,6 +56,10 @@ Op make_op(std::string name, DType dtype, Fields fields, int index = 0) {
   return op;
 }
 
+// The most elements a tensor of an op may have (2^36: 128 GiB in bf16, an H200's memory): the workload
+// reader refuses an op with a larger one.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 36;
+
 // One input or output tensor of an op, in the order the op's tensor ids use.
 struct TensorDesc {
   std::string name;  // "A", "W", "O"

@@ -171,6 +171,32 @@ TEST(Workload, ZeroOrNegativeSizeIsRejectedAtTheField) {
             "w.yaml:4:42: ops[0].k: expected a positive integer, got 0");
 }
 
+TEST(Workload, ATensorPast2To36ElementsIsRefusedAtItsOp) {
+  // Before: m = 10^12 grew memory without bound, m = n = k = 2^31 spun in the cost model; both exited 0
+  // eventually or never.
+  const std::string big =
+      "name: w\nseed: 1\nops:\n  - {name: g, kind: gemm, m: 1000000000000, n: 64, k: 64, "
+      "dtype: bf16}\n";
+  EXPECT_EQ(std::string(parse_error(big).what()),
+            "w.yaml:4:5: ops[0]: A of op g is 1000000000000 x 64 elements, more than 2^36 (68719476736)\n"
+            "  hint: tessera maps an op onto one machine's memory: split the op, or make its sizes smaller");
+  const std::string cube =
+      "name: w\nseed: 1\nops:\n  - {name: g, kind: gemm, m: 2147483648, n: 2147483648, "
+      "k: 2147483648, dtype: bf16}\n";
+  EXPECT_EQ(std::string(parse_error(cube).what()).substr(0, 76),
+            "w.yaml:4:5: ops[0]: the sizes of op g multiply past 2^62 (at k = 2147483648)");
+  // A conv whose input pixels would overflow where they are multiplied.
+  const std::string conv =
+      "name: w\nseed: 1\nops:\n  - {name: c, kind: conv2d, n: 1, c: 3, h: 4000000000, "
+      "w: 4000000000, k: 8, r: 3, s: 3, dtype: bf16}\n";
+  EXPECT_NE(std::string(parse_error(conv).what()).find("the sizes of op c multiply past 2^62"),
+            std::string::npos);
+  // 2^36 elements exactly is allowed.
+  EXPECT_NO_THROW(
+      parse("name: w\nseed: 1\nops:\n  - {name: g, kind: gemm, m: 1048576, n: 65536, k: 64, "
+            "dtype: bf16}\n"));
+}
+
 TEST(Workload, MissingSizeIsRequired) {
   EXPECT_EQ(std::string(parse_error(workload_with(" k: 9,", "")).what()),
             "w.yaml:5:5: ops[1].k: required field is missing\n  hint: add 'k:' to 'ops[1]'");
