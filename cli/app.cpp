@@ -31,6 +31,8 @@ enum ExitCode { kOk = 0, kNumericsMismatch = 1, kBadInput = 2, kInternalFault = 
 // The most --threads: far past any core count a run can use, and few enough worker processes that starting
 // them cannot exhaust the system's process table.
 constexpr int kMaxThreads = 1024;
+// The most --simulate-top: each candidate is a whole simulation (a 4096^3 GEMM's takes a third of a second).
+constexpr int kMaxSimulateTop = 64;
 
 // Options several commands share.
 struct Common {
@@ -267,8 +269,9 @@ int main(int argc, char** argv) {
   add_machine_options(run, common);
   add_workload_options(run, common);
   run->add_flag("--timing-only", timing_only, "skip the arithmetic (and so the numerics check)");
-  run->add_option("--simulate-top", simulate_top, "candidates simulated per dataflow")
-      ->check(CLI::PositiveNumber);
+  run->add_option("--simulate-top", simulate_top,
+                  fmt::format("candidates simulated per dataflow, 1 to {}", kMaxSimulateTop))
+      ->check(CLI::Range(1, kMaxSimulateTop));
 
   CLI::App* map =
       app.add_subcommand("map", "mapper only: ranked candidates, and why each dataflow wins or loses");

@@ -30,6 +30,10 @@ struct SemaphoreRef {
   bool operator==(const SemaphoreRef& other) const { return id == other.id && core == other.core; }
 };
 
+// The most waits, and the most signals, one instruction of a program's text may list: a barrier over every
+// core of the largest mesh needs one per core.
+constexpr int kMaxSemaphoresPerInstruction = 4096;
+
 struct SemaphoreWait {
   SemaphoreRef semaphore;
   int count = 1;  // consumes this many signals

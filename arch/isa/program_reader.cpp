@@ -549,6 +549,13 @@ class ProgramReader : public LineReader {
          hint);
   }
 
+  // Before another wait or signal of an instruction that has `count` already.
+  void at_most_semaphores(size_t count, const char* what) {
+    if (count >= static_cast<size_t>(kMaxSemaphoresPerInstruction))
+      fail(column(), fmt::format("more than {} {} on one instruction", kMaxSemaphoresPerInstruction, what),
+           "a barrier of every core needs one per core; count repeated signals with '*N' instead");
+  }
+
   // `[; wait ...] [; signal ...]` and the end of the line.
   void read_synchronisation(Instruction& instruction) {
     bool waits_given = false;
@@ -561,14 +568,18 @@ class ProgramReader : public LineReader {
         if (signals_given)
           fail(section_column, "'; wait' after '; signal'", "write '; wait ...' before '; signal ...'");
         waits_given = true;
-        do instruction.waits.push_back(read_wait());
-        while (!at_operation_end());
+        do {
+          at_most_semaphores(instruction.waits.size(), "waits");
+          instruction.waits.push_back(read_wait());
+        } while (!at_operation_end());
       } else if (section == "signal") {
         if (signals_given)
           fail(section_column, "duplicate '; signal'", "list every signal after one '; signal'");
         signals_given = true;
-        do instruction.signals.push_back(read_signal());
-        while (!at_operation_end());
+        do {
+          at_most_semaphores(instruction.signals.size(), "signals");
+          instruction.signals.push_back(read_signal());
+        } while (!at_operation_end());
       } else if (section.empty()) {
         fail_expected(section_column, "'wait' or 'signal' after ';'");
       } else {

@@ -542,6 +542,17 @@ TEST(CliErrors, AMoeOpWithoutAVectorUnitIsNotSimulatedAndItsBadFieldsAreLocated)
 
 namespace tessera {
 
+TEST(CliErrors, SimulateTopOutOfRangeSaysTheRange) {
+  // Before: --simulate-top 1000000 simulated every candidate of every row, silently, for minutes.
+  for (const char* top : {"0", "65", "1000000"}) {
+    const CommandResult result = run_tessera({"run", "--simulate-top", top, "--timing-only"});
+    EXPECT_EQ(result.exit_code, 2) << top;
+    EXPECT_NE(result.output.find(std::string("--simulate-top: Value ") + top + " not in range 1 to 64"),
+              std::string::npos)
+        << result.output;
+  }
+}
+
 TEST(CliErrors, ThreadsOutOfRangeSayTheRange) {
   // Before: --threads 0 printed a 300-digit upper bound, and any count was taken.
   for (const char* threads : {"0", "1025", "50000"}) {
