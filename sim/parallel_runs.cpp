@@ -1,6 +1,8 @@
 // Machine::run_timing: timing-only runs in persistent worker processes (sim/machine.hpp,
 // sim/worker_pool.hpp). A worker receives a program in its binary form (arch/isa/program_binary.hpp) and its
 // cycle bound, runs it on its copy of the model and replies with its RunResult in the flat form below.
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -168,9 +170,19 @@ std::vector<RunResult> Machine::run_timing(size_t count,
   // enough in hand to stay busy meanwhile: twice the program's instructions (the parent's run, then the
   // lowering of the next), once for the last program.
   const int processes = workers - 1;
-  if (!workers_ || workers_->size() != processes)
+  if (!workers_ || workers_->size() != processes) {
+    // This process now makes programs and their binary forms of the same few sizes over and over, tens of MB
+    // each on a large GEMM, and frees each once sent: keep the freed memory for the next one rather than
+    // handing it back to the kernel and faulting it in again (as a worker does, sim/worker_pool.cpp).
+    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
     workers_ = std::make_unique<WorkerPool>(
         processes, [this](const std::string& request) { return serve_worker_request(request); }, kFailed);
+    // Before the first program is made: a fork shares every page this process holds copy-on-write, and a
+    // page written afterwards costs a fault (on a 4096^3 GEMM, forked after the first lowering, 40,000 more
+    // faults than --threads 1).
+    workers_->start_all();
+  }
   std::vector<std::deque<size_t>> on_worker(static_cast<size_t>(processes));  // in flight, in order
   std::vector<int64_t> in_hand(static_cast<size_t>(processes), 0);            // their instructions
   std::vector<int64_t> instructions(count, 0);

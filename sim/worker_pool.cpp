@@ -47,44 +47,37 @@ bool send_all(int socket, const std::string& bytes) {
   return true;
 }
 
-// A request: its bytes in a memory file, whose descriptor is sent with the request's length (8 bytes, host
-// order) as the message. The socket never holds more than a few such messages, so sending does not wait for
-// the worker to read. False when no memory file could be made and filled, or the socket is broken.
-bool send_request(int socket, const std::string& bytes) {
-  const int file = ::memfd_create("tessera-request", MFD_CLOEXEC);
-  if (file < 0) return false;
+// A request: its bytes in the memory file `file` (from its start; what lies past them is left from an earlier
+// request), whose descriptor is sent with the request's length (8 bytes, host order) as the message. The
+// socket never holds more than a few such messages, so sending does not wait for the worker to read. False
+// when the file could not be filled or the socket is broken.
+bool send_request(int socket, int file, const std::string& bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t wrote = ::write(file, bytes.data() + done, bytes.size() - done);
+    const ssize_t wrote = ::pwrite(file, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
     if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) break;
+    if (wrote <= 0) return false;
     done += static_cast<size_t>(wrote);
   }
-  bool sent = false;
-  if (done == bytes.size()) {
-    uint64_t size = bytes.size();
-    iovec data{&size, sizeof size};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* rights = CMSG_FIRSTHDR(&message);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(rights), &file, sizeof file);
-    for (;;) {
-      // MSG_NOSIGNAL: a worker that died makes this fail with EPIPE rather than kill the sender with SIGPIPE.
-      const ssize_t got = ::sendmsg(socket, &message, MSG_NOSIGNAL);
-      if (got < 0 && errno == EINTR) continue;
-      sent = got == static_cast<ssize_t>(sizeof size);  // 8 bytes of a stream socket go in one piece
-      break;
-    }
+  uint64_t size = bytes.size();
+  iovec data{&size, sizeof size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* rights = CMSG_FIRSTHDR(&message);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(rights), &file, sizeof file);
+  for (;;) {
+    // MSG_NOSIGNAL: a worker that died makes this fail with EPIPE rather than kill the sender with SIGPIPE.
+    const ssize_t sent = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    return sent == static_cast<ssize_t>(sizeof size);  // 8 bytes of a stream socket go in one piece
   }
-  ::close(file);  // the worker holds its own descriptor of it once sent
-  return sent;
 }
 
 // Receives the next request into `into`; false at the end of the stream (the pool closed) or on an error.
@@ -131,6 +124,12 @@ WorkerPool::WorkerPool(int workers, Serve serve, std::string failed_reply)
 
 WorkerPool::~WorkerPool() {
   for (Worker& worker : workers_) stop(worker);
+  for (int file : free_files_) ::close(file);
+}
+
+void WorkerPool::start_all() {
+  for (Worker& worker : workers_)
+    if (worker.pid < 0) start(worker);
 }
 
 bool WorkerPool::start(Worker& worker) {
@@ -158,8 +157,12 @@ void WorkerPool::serve_forever(int socket) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent_) ::_exit(0);
   // The other workers' sockets came with the fork: closing them lets those workers see their parent's close.
-  for (const Worker& other : workers_)
+  // The parent's request files came too: a worker reads only the ones it is sent.
+  for (const Worker& other : workers_) {
     if (other.socket >= 0) ::close(other.socket);
+    for (int file : other.files) ::close(file);
+  }
+  for (int file : free_files_) ::close(file);
   // A worker reads and runs programs of the same few sizes over and over: keep freed memory for the next one
   // rather than handing it back to the kernel and faulting it in again (the program's instruction vectors
   // and the request alone are tens of MB on a 4096^3 GEMM).
@@ -192,6 +195,8 @@ void WorkerPool::stop(Worker& worker) {
   worker.socket = -1;
   worker.in_flight = 0;
   worker.received.clear();
+  free_files_.insert(free_files_.end(), worker.files.begin(), worker.files.end());
+  worker.files.clear();
 }
 
 void WorkerPool::lose(size_t index, std::vector<Reply>& replies) {
@@ -202,11 +207,21 @@ void WorkerPool::lose(size_t index, std::vector<Reply>& replies) {
 
 bool WorkerPool::send(int index, const std::string& request) {
   Worker& worker = workers_[static_cast<size_t>(index)];
+  // The request's memory file: one a worker has answered, whose pages are reused (faulting in fresh pages
+  // for tens of MB per request cost more than writing them), or a new one.
+  if (free_files_.empty()) {
+    const int file = ::memfd_create("tessera-request", MFD_CLOEXEC);
+    if (file < 0) return false;
+    free_files_.push_back(file);
+  }
+  const int file = free_files_.back();
   // A worker that died while idle (killed, or out of memory) is seen here: replaced once. One that died with
   // requests in flight is seen by wait_replies, which answers them.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (worker.pid < 0 && !start(worker)) return false;
-    if (send_request(worker.socket, request)) {
+    if (send_request(worker.socket, file, request)) {
+      free_files_.pop_back();
+      worker.files.push_back(file);
       ++worker.in_flight;
       return true;
     }
@@ -252,6 +267,8 @@ std::vector<WorkerPool::Reply> WorkerPool::wait_replies(bool block) {
         std::string bytes = worker.received.substr(at + sizeof(uint64_t), static_cast<size_t>(*size));
         at += sizeof(uint64_t) + static_cast<size_t>(*size);
         --worker.in_flight;
+        free_files_.push_back(worker.files.front());  // read by now: the next request may reuse it
+        worker.files.pop_front();
         const bool failed = bytes == failed_reply_;
         replies.push_back(Reply{static_cast<int>(which[p]), std::move(bytes)});
         if (failed) {  // it exits after a failure: what it had not answered is lost; reap it now

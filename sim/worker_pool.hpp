@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -25,7 +26,7 @@ class WorkerPool {
   // `failed_reply` and the pool replaces it when next needed.
   using Serve = std::function<std::optional<std::string>(const std::string& request)>;
 
-  // No process is started until a request is sent.
+  // No process is started until a request is sent or start_all is called.
   WorkerPool(int workers, Serve serve, std::string failed_reply);
   // Closes every worker's socket, kills and reaps it: no worker outlives the pool, none is left a zombie.
   ~WorkerPool();
@@ -33,6 +34,10 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int size() const { return static_cast<int>(workers_.size()); }
+  // Forks every worker that is not running (one that cannot be started is tried again at its next request).
+  // Best done while this process is small: every page it holds at the fork is shared copy-on-write, and each
+  // one it writes afterwards costs it a page fault.
+  void start_all();
   // The requests a worker has been sent and not yet answered.
   int in_flight(int worker) const { return workers_[static_cast<size_t>(worker)].in_flight; }
   // Hands `request` to a worker, after those it has not answered yet, forking it first if it is not
@@ -59,7 +64,8 @@ class WorkerPool {
     pid_t pid = -1;
     int socket = -1;  // the parent's end
     int in_flight = 0;
-    std::string received;  // replies so far
+    std::deque<int> files;  // the memory files of the requests in flight, in order
+    std::string received;   // replies so far
   };
   bool start(Worker& worker);
   void stop(Worker& worker);
@@ -70,6 +76,7 @@ class WorkerPool {
   Serve serve_;
   std::string failed_reply_;
   std::vector<Worker> workers_;
+  std::vector<int> free_files_;  // memory files no request in flight uses
   pid_t parent_ = -1;
   int started_ = 0;
 };
