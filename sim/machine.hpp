@@ -49,14 +49,15 @@ class Machine {
   // caller may lower it then, while earlier programs run; the reference it returns need only stay valid until
   // the next call of program_of (the caller may keep one program at a time), and a second call for the same
   // i must make the same program.
-  // With workers > 2 this process and `workers - 1` worker processes run them (with 2, this process alone:
-  // a program's text costs as much as its run): the workers are forked from
+  // With workers > 1 this process and `workers - 1` worker processes run them: the workers are forked from
   // this one on the first such call and kept for the life of the Machine (the elaborated model comes with the
   // fork; SystemC elaborates once per process, so a process cannot run two models side by side): a program
-  // travels as its text, its result comes back in a flat form; this process runs the next program itself
-  // whenever every worker is busy. Results are exactly those of run() with the same bound, in the programs'
-  // order, whatever `workers` is. A program whose worker fails is run here, so that its error is thrown as
-  // run() would throw it; a worker that dies is replaced.
+  // travels in its binary form (arch/isa/program_binary.hpp), its result comes back in a flat form. This
+  // process makes the programs in turn and hands each to the least busy worker, ahead of the one it runs,
+  // unless that worker has enough in hand to stay busy while this process runs the program itself. Results
+  // are exactly those of run() with the same bound, in the programs' order, whatever `workers` is. A program
+  // whose worker fails is run here, so that its error is thrown as run() would throw it; a worker that dies
+  // is replaced.
   std::vector<RunResult> run_timing(size_t count,
                                     const std::function<const arch::Program&(size_t)>& program_of,
                                     int workers, const CycleBoundOf& bound_of = {});

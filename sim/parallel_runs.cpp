@@ -1,11 +1,15 @@
 // Machine::run_timing: timing-only runs in persistent worker processes (sim/machine.hpp,
-// sim/worker_pool.hpp). A worker receives a program as its text and its cycle bound, runs it on its copy of
-// the model and replies with its RunResult in the flat form below.
+// sim/worker_pool.hpp). A worker receives a program in its binary form (arch/isa/program_binary.hpp) and its
+// cycle bound, runs it on its copy of the model and replies with its RunResult in the flat form below.
+#include <malloc.h>
+
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <string>
 
-#include "arch/isa/program_text.hpp"
+#include "arch/isa/program_binary.hpp"
 #include "common/error.hpp"
 #include "sim/machine.hpp"
 #include "sim/stats.hpp"
@@ -33,7 +37,7 @@ class Writer {
 
 class Reader {
  public:
-  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
   int64_t integer() {
     int64_t value = 0;
     take(&value, sizeof value);
@@ -47,9 +51,15 @@ class Reader {
   std::string text() {
     const auto size = static_cast<size_t>(integer());
     TESSERA_ASSERT(at_ + size <= bytes_.size(), "a worker's message is whole");
-    std::string value = bytes_.substr(at_, size);
+    std::string value(bytes_.substr(at_, size));
     at_ += size;
     return value;
+  }
+  // What is left of the message.
+  std::string_view rest() {
+    const std::string_view rest = bytes_.substr(at_);
+    at_ = bytes_.size();
+    return rest;
   }
 
  private:
@@ -58,7 +68,7 @@ class Reader {
     std::memcpy(into, bytes_.data() + at_, size);
     at_ += size;
   }
-  const std::string& bytes_;
+  std::string_view bytes_;
   size_t at_ = 0;
 };
 
@@ -104,15 +114,13 @@ RunResult deserialize(const std::string& bytes) {
   return result;
 }
 
-// A worker's request: the run's cycle bound, then the program in its text form, which reads back equal to it
-// (arch/isa/program_text.hpp: read_program(write_program(p)) == p for a program numbered by appearance, as
-// every lowering leaves its programs). The text is written before the bound is known.
-std::string request_of(std::optional<int64_t> cycle_bound, const std::string& program_text) {
+// A worker's request: the run's cycle bound, then the program in its binary form, which reads back equal to
+// it (arch/isa/program_binary.hpp). The program's bytes are written before the bound is known.
+std::string request_of(std::optional<int64_t> cycle_bound, const std::string& program_bytes) {
   Writer out;
   out.integer(cycle_bound ? 1 : 0);
   out.integer(cycle_bound.value_or(0));
-  out.text(program_text);
-  return out.bytes();
+  return out.bytes() + program_bytes;
 }
 
 constexpr char kResult = 'R';
@@ -127,7 +135,7 @@ std::optional<std::string> Machine::serve_worker_request(const std::string& requ
   const int64_t bound = in.integer();
   if (bounded) options.cycle_bound = bound;
   try {
-    const arch::Program program = arch::read_program(in.text(), "(program sent to a worker)");
+    const arch::Program program = arch::read_program_binary(in.rest());
     return kResult + serialize(run(program, options));
   } catch (...) {
     return std::nullopt;  // a deadlock or fault may have left this model blocked: the worker is replaced
@@ -146,39 +154,47 @@ std::vector<RunResult> Machine::run_timing(size_t count,
   auto bound = [&](size_t index) -> std::optional<int64_t> {
     return bound_of ? bound_of(index, finished) : std::nullopt;
   };
-  auto run_here = [&](size_t index) {
-    results[index] = run(program_of(index), RunOptions{false, false, bound(index)});
+  auto run_here = [&](size_t index, const arch::Program& program) {
+    results[index] = run(program, RunOptions{false, false, bound(index)});
     finished[index] = &results[index];
   };
-  // A program that travels to a worker as text costs about what simulating it costs (writing 1.5 us and
-  // reading 1.7 us a tile instruction against 3.1 us simulated, on the 4096^3 GEMM): one worker beside the
-  // parent loses to the parent alone (measured on 2 cores: 5.5 s against 4.3 s), so workers start from three.
-  if (workers <= 2 || count <= 1) {
-    for (size_t i = 0; i < count; ++i) run_here(i);
+  if (workers <= 1 || count <= 1) {
+    for (size_t i = 0; i < count; ++i) run_here(i, program_of(i));
     return results;
   }
-  // The parent is one of the `workers`: it makes the programs and the next one's text for the `workers - 1`
-  // worker processes, hands them out and reads results, and runs a program itself (no text to write or read)
-  // whenever every worker is busy and the next text is ready.
+  // The parent is one of the `workers`: it makes each program in turn and either hands it to the
+  // `workers - 1` worker processes (its binary form: ~0.1 us a tile instruction to write and read, against
+  // ~2.5 to lower and ~3 to simulate) or runs it itself. Sending does not wait for the worker
+  // (sim/worker_pool.hpp), so a worker is handed programs ahead of the one it runs and never waits for the
+  // parent to finish a lowering; the parent runs a program itself only when the least busy worker has
+  // enough in hand to stay busy meanwhile: twice the program's instructions (the parent's run, then the
+  // lowering of the next), once for the last program.
   const int processes = workers - 1;
-  if (!workers_ || workers_->size() != processes)
+  if (!workers_ || workers_->size() != processes) {
+    // This process now makes programs and their binary forms of the same few sizes over and over, tens of MB
+    // each on a large GEMM, and frees each once sent: keep the freed memory for the next one rather than
+    // handing it back to the kernel and faulting it in again (as a worker does, sim/worker_pool.cpp).
+    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
     workers_ = std::make_unique<WorkerPool>(
         processes, [this](const std::string& request) { return serve_worker_request(request); }, kFailed);
-  std::vector<size_t> on_worker(static_cast<size_t>(processes), SIZE_MAX);
+    // Before the first program is made: a fork shares every page this process holds copy-on-write, and a
+    // page written afterwards costs a fault (on a 4096^3 GEMM, forked after the first lowering, 40,000 more
+    // faults than --threads 1).
+    workers_->start_all();
+  }
+  std::vector<std::deque<size_t>> on_worker(static_cast<size_t>(processes));  // in flight, in order
+  std::vector<int64_t> in_hand(static_cast<size_t>(processes), 0);            // their instructions
+  std::vector<int64_t> instructions(count, 0);
   std::vector<bool> failed(count, false);         // a worker could not run it: run here, below
   std::vector<std::exception_ptr> errors(count);  // a run here threw this
-  size_t next = 0, running = 0;
-  std::optional<std::pair<size_t, std::string>> ready;  // the next program, as text
-  auto make_ready = [&]() {
-    if (!ready && next < count) {
-      ready.emplace(next, arch::write_program(program_of(next)));
-      ++next;
-    }
-  };
+  bool broken_here = false;                       // then this model can run no more: the workers run the rest
   auto take = [&](const std::vector<WorkerPool::Reply>& replies) {
     for (const WorkerPool::Reply& reply : replies) {
-      --running;
-      const size_t index = on_worker[static_cast<size_t>(reply.worker)];
+      const auto w = static_cast<size_t>(reply.worker);
+      const size_t index = on_worker[w].front();
+      on_worker[w].pop_front();
+      in_hand[w] -= instructions[index];
       if (reply.bytes && !reply.bytes->empty() && (*reply.bytes)[0] == kResult) {
         results[index] = deserialize(reply.bytes->substr(1));
         finished[index] = &results[index];
@@ -187,41 +203,38 @@ std::vector<RunResult> Machine::run_timing(size_t count,
       }
     }
   };
-  while (ready || next < count || running > 0) {
-    for (int w = 0; w < processes; ++w) {
-      if (workers_->busy(w)) continue;
-      make_ready();
-      if (!ready) break;
-      const size_t index = ready->first;
-      const bool sent = workers_->send(w, request_of(bound(index), ready->second));
-      ready.reset();
-      if (!sent) {
-        failed[index] = true;  // no worker could take it (fork or socket failed): run here below
-        continue;
-      }
-      on_worker[static_cast<size_t>(w)] = index;
-      ++running;
-    }
-    make_ready();  // while the workers run
-    if (running == static_cast<size_t>(processes) && ready && next < count) {
-      const size_t index = next++;
+  for (size_t index = 0; index < count; ++index) {
+    const arch::Program& program = program_of(index);
+    instructions[index] = program.instruction_count();
+    take(workers_->wait_replies(false));
+    const auto least_busy =
+        static_cast<size_t>(std::min_element(in_hand.begin(), in_hand.end()) - in_hand.begin());
+    const int64_t enough = (index + 1 == count ? 1 : 2) * instructions[index];
+    if (!broken_here && in_hand[least_busy] >= enough) {
       try {
-        run_here(index);
+        run_here(index, program);
       } catch (...) {
         // Thrown below, once the workers are done: not run again, since a run that failed here leaves this
         // model unable to run (Machine::run's broken_).
         errors[index] = std::current_exception();
+        broken_here = true;
       }
-      take(workers_->wait_replies(false));  // whoever is done by now gets the ready text next
       continue;
     }
-    if (running == 0) continue;
-    take(workers_->wait_replies());
+    if (!workers_->send(static_cast<int>(least_busy),
+                        request_of(bound(index), arch::write_program_binary(program)))) {
+      failed[index] = true;  // no worker could take it (fork, memory file or socket failed): run here below
+      continue;
+    }
+    on_worker[least_busy].push_back(index);
+    in_hand[least_busy] += instructions[index];
   }
+  for (int w = 0; w < processes; ++w)
+    while (workers_->in_flight(w) > 0) take(workers_->wait_replies());
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);  // before any run here below: this model can run no more
   for (size_t i = 0; i < count; ++i)
-    if (failed[i]) run_here(i);
+    if (failed[i]) run_here(i, program_of(i));
   return results;
 }
 

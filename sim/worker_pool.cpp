@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -46,17 +47,71 @@ bool send_all(int socket, const std::string& bytes) {
   return true;
 }
 
-// Reads exactly `size` bytes; false at the end of the stream or on an error.
-bool receive_exactly(int socket, size_t size, std::string& into) {
-  into.resize(size);
+// A request: its bytes in the memory file `file` (from its start; what lies past them is left from an earlier
+// request), whose descriptor is sent with the request's length (8 bytes, host order) as the message. The
+// socket never holds more than a few such messages, so sending does not wait for the worker to read. False
+// when the file could not be filled or the socket is broken.
+bool send_request(int socket, int file, const std::string& bytes) {
   size_t done = 0;
-  while (done < size) {
-    const ssize_t got = ::recv(socket, into.data() + done, size - done, 0);
+  while (done < bytes.size()) {
+    const ssize_t wrote = ::pwrite(file, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return false;
+    done += static_cast<size_t>(wrote);
+  }
+  uint64_t size = bytes.size();
+  iovec data{&size, sizeof size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* rights = CMSG_FIRSTHDR(&message);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(rights), &file, sizeof file);
+  for (;;) {
+    // MSG_NOSIGNAL: a worker that died makes this fail with EPIPE rather than kill the sender with SIGPIPE.
+    const ssize_t sent = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    return sent == static_cast<ssize_t>(sizeof size);  // 8 bytes of a stream socket go in one piece
+  }
+}
+
+// Receives the next request into `into`; false at the end of the stream (the pool closed) or on an error.
+bool receive_request(int socket, std::string& into) {
+  uint64_t size = 0;
+  size_t got_bytes = 0;
+  int file = -1;
+  while (got_bytes < sizeof size) {
+    iovec data{reinterpret_cast<char*>(&size) + got_bytes, sizeof size - got_bytes};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    const ssize_t got = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return false;
+    got_bytes += static_cast<size_t>(got);
+    for (cmsghdr* part = CMSG_FIRSTHDR(&message); part; part = CMSG_NXTHDR(&message, part))
+      if (part->cmsg_level == SOL_SOCKET && part->cmsg_type == SCM_RIGHTS)
+        std::memcpy(&file, CMSG_DATA(part), sizeof file);
+  }
+  if (file < 0) return false;
+  into.resize(static_cast<size_t>(size));
+  size_t done = 0;
+  while (done < into.size()) {
+    const ssize_t got = ::pread(file, into.data() + done, into.size() - done, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
     done += static_cast<size_t>(got);
   }
-  return true;
+  ::close(file);
+  return done == into.size();
 }
 
 }  // namespace
@@ -69,6 +124,12 @@ WorkerPool::WorkerPool(int workers, Serve serve, std::string failed_reply)
 
 WorkerPool::~WorkerPool() {
   for (Worker& worker : workers_) stop(worker);
+  for (int file : free_files_) ::close(file);
+}
+
+void WorkerPool::start_all() {
+  for (Worker& worker : workers_)
+    if (worker.pid < 0) start(worker);
 }
 
 bool WorkerPool::start(Worker& worker) {
@@ -96,18 +157,20 @@ void WorkerPool::serve_forever(int socket) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent_) ::_exit(0);
   // The other workers' sockets came with the fork: closing them lets those workers see their parent's close.
-  for (const Worker& other : workers_)
+  // The parent's request files came too: a worker reads only the ones it is sent.
+  for (const Worker& other : workers_) {
     if (other.socket >= 0) ::close(other.socket);
+    for (int file : other.files) ::close(file);
+  }
+  for (int file : free_files_) ::close(file);
   // A worker reads and runs programs of the same few sizes over and over: keep freed memory for the next one
   // rather than handing it back to the kernel and faulting it in again (the program's instruction vectors
   // and the request alone are tens of MB on a 4096^3 GEMM).
   ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  std::string header, request;
+  std::string request;
   for (;;) {
-    if (!receive_exactly(socket, sizeof(uint64_t), header)) ::_exit(0);  // the pool closed: done
-    const uint64_t size = *announced_size(header);
-    if (!receive_exactly(socket, static_cast<size_t>(size), request)) ::_exit(0);
+    if (!receive_request(socket, request)) ::_exit(0);  // the pool closed: done
     std::optional<std::string> reply;
     try {
       reply = serve_(request);
@@ -130,25 +193,42 @@ void WorkerPool::stop(Worker& worker) {
   }
   worker.pid = -1;
   worker.socket = -1;
-  worker.busy = false;
+  worker.in_flight = 0;
   worker.received.clear();
+  free_files_.insert(free_files_.end(), worker.files.begin(), worker.files.end());
+  worker.files.clear();
+}
+
+void WorkerPool::lose(size_t index, std::vector<Reply>& replies) {
+  Worker& worker = workers_[index];
+  for (int i = 0; i < worker.in_flight; ++i) replies.push_back(Reply{static_cast<int>(index), std::nullopt});
+  stop(worker);
 }
 
 bool WorkerPool::send(int index, const std::string& request) {
   Worker& worker = workers_[static_cast<size_t>(index)];
-  TESSERA_ASSERT(!worker.busy, "a request goes to an idle worker");
-  const std::string message = framed(request);
-  bool sent = false;
-  // A worker that died while idle (killed, or out of memory) is seen here: replaced once.
-  for (int attempt = 0; attempt < 2 && !sent; ++attempt) {
-    if (worker.pid < 0 && !start(worker)) return false;
-    sent = send_all(worker.socket, message);
-    if (!sent) stop(worker);
+  // The request's memory file: one a worker has answered, whose pages are reused (faulting in fresh pages
+  // for tens of MB per request cost more than writing them), or a new one.
+  if (free_files_.empty()) {
+    const int file = ::memfd_create("tessera-request", MFD_CLOEXEC);
+    if (file < 0) return false;
+    free_files_.push_back(file);
   }
-  if (!sent) return false;
-  worker.busy = true;
-  worker.received.clear();
-  return true;
+  const int file = free_files_.back();
+  // A worker that died while idle (killed, or out of memory) is seen here: replaced once. One that died with
+  // requests in flight is seen by wait_replies, which answers them.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (worker.pid < 0 && !start(worker)) return false;
+    if (send_request(worker.socket, file, request)) {
+      free_files_.pop_back();
+      worker.files.push_back(file);
+      ++worker.in_flight;
+      return true;
+    }
+    if (worker.in_flight > 0) return false;
+    stop(worker);
+  }
+  return false;
 }
 
 std::vector<WorkerPool::Reply> WorkerPool::wait_replies(bool block) {
@@ -157,11 +237,11 @@ std::vector<WorkerPool::Reply> WorkerPool::wait_replies(bool block) {
     std::vector<pollfd> polled;
     std::vector<size_t> which;
     for (size_t w = 0; w < workers_.size(); ++w) {
-      if (!workers_[w].busy) continue;
+      if (workers_[w].in_flight == 0) continue;
       polled.push_back(pollfd{workers_[w].socket, POLLIN, 0});
       which.push_back(w);
     }
-    TESSERA_ASSERT(!block || !polled.empty(), "replies are awaited from busy workers only");
+    TESSERA_ASSERT(!block || !polled.empty(), "replies are awaited from workers with requests in flight");
     if (polled.empty()) break;
     if (::poll(polled.data(), polled.size(), block ? -1 : 0) < 0) {
       TESSERA_ASSERT(errno == EINTR, "poll on the workers' sockets works");
@@ -174,20 +254,29 @@ std::vector<WorkerPool::Reply> WorkerPool::wait_replies(bool block) {
       const ssize_t got = ::recv(worker.socket, buffer, sizeof buffer, MSG_DONTWAIT);
       if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
       if (got <= 0) {  // it died mid-request (a crash, a kill): replaced when next needed
-        stop(worker);
-        replies.push_back(Reply{static_cast<int>(which[p]), std::nullopt});
+        lose(which[p], replies);
         continue;
       }
       worker.received.append(buffer, static_cast<size_t>(got));
-      const std::optional<uint64_t> size = announced_size(worker.received);
-      if (!size || worker.received.size() < sizeof(uint64_t) + *size) continue;
-      TESSERA_ASSERT(worker.received.size() == sizeof(uint64_t) + *size,
-                     "a worker sends one reply per request");
-      std::string bytes = worker.received.substr(sizeof(uint64_t));
-      worker.busy = false;
-      worker.received.clear();
-      if (bytes == failed_reply_) stop(worker);  // it exits after a failure: reap it now
-      replies.push_back(Reply{static_cast<int>(which[p]), std::move(bytes)});
+      // Every whole reply in, in order.
+      size_t at = 0;
+      for (;;) {
+        const std::optional<uint64_t> size = announced_size(worker.received.substr(at, sizeof(uint64_t)));
+        if (!size || worker.received.size() - at - sizeof(uint64_t) < *size) break;
+        TESSERA_ASSERT(worker.in_flight > 0, "a worker sends one reply per request");
+        std::string bytes = worker.received.substr(at + sizeof(uint64_t), static_cast<size_t>(*size));
+        at += sizeof(uint64_t) + static_cast<size_t>(*size);
+        --worker.in_flight;
+        free_files_.push_back(worker.files.front());  // read by now: the next request may reuse it
+        worker.files.pop_front();
+        const bool failed = bytes == failed_reply_;
+        replies.push_back(Reply{static_cast<int>(which[p]), std::move(bytes)});
+        if (failed) {  // it exits after a failure: what it had not answered is lost; reap it now
+          lose(which[p], replies);
+          break;
+        }
+      }
+      if (worker.socket >= 0) worker.received.erase(0, at);
     }
   }
   return replies;

@@ -126,13 +126,16 @@ TEST(CliRun, SameInputsGiveByteIdenticalReportsWhateverTheThreadCount) {
     return run_tessera(arguments);
   };
   ASSERT_EQ(with("1", scratch.file("one")).exit_code, 0);
-  // Three: the parent and two worker processes (sim::Machine::run_timing).
+  // Two: the parent and one worker process; three: the parent and two (sim::Machine::run_timing).
+  ASSERT_EQ(with("2", scratch.file("pair")).exit_code, 0);
   ASSERT_EQ(with("3", scratch.file("two")).exit_code, 0);
   ASSERT_EQ(with("3", scratch.file("again")).exit_code, 0);
   const auto one = without_host_seconds(nlohmann::json::parse(read_text(scratch.file("one/report.json"))));
   const auto two = without_host_seconds(nlohmann::json::parse(read_text(scratch.file("two/report.json"))));
   const auto again =
       without_host_seconds(nlohmann::json::parse(read_text(scratch.file("again/report.json"))));
+  const auto pair = without_host_seconds(nlohmann::json::parse(read_text(scratch.file("pair/report.json"))));
+  EXPECT_EQ(one.dump(2), pair.dump(2));
   EXPECT_EQ(one.dump(2), two.dump(2));
   EXPECT_EQ(two.dump(2), again.dump(2));
   // Early stops included: ffn1's fused rows each stop a candidate that an earlier one beats (a worker may
@@ -149,6 +152,8 @@ TEST(CliRun, SameInputsGiveByteIdenticalReportsWhateverTheThreadCount) {
       if (line.find("\"host_seconds\"") == std::string::npos) out += line + "\n";
     return out;
   };
+  EXPECT_EQ(strip_seconds(read_text(scratch.file("one/report.json"))),
+            strip_seconds(read_text(scratch.file("pair/report.json"))));
   EXPECT_EQ(strip_seconds(read_text(scratch.file("one/report.json"))),
             strip_seconds(read_text(scratch.file("two/report.json"))));
   EXPECT_EQ(read_text(scratch.file("one/trace.json")), read_text(scratch.file("two/trace.json")));

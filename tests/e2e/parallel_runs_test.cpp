@@ -158,24 +158,49 @@ TEST(Workers, AProgramWhoseWorkerFailsIsRunHereAndThrowsItsErrorAndTheWorkerIsRe
   // The WS program with its first signal dropped: a wait can never be satisfied (the program check says so).
   const arch::Program broken = without_first_signal(programs.ws);
   sim::Machine machine(programs.spec);
-  // It fails in a worker long before the other's first run ends; the next program takes a new worker.
+  const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
+  // It fails in the first worker long before the others' runs end; whatever that worker had been handed
+  // after it is run elsewhere.
   const std::vector<const arch::Program*> batch = {&broken, &programs.os, &programs.os, &programs.os};
   const std::string thrown = error_of([&] {
     machine.run_timing(
         batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 3);
   });
-  EXPECT_EQ(machine.workers_started(), 3) << "the failed worker exits and a new one takes the next program";
   // The parent's own run threw it, naming the program's file as run() does.
   const std::string expected = error_of([&] { machine.run(broken, sim::RunOptions{false, false}); });
   EXPECT_NE(expected.find("broken.tprog:"), std::string::npos) << expected;
   EXPECT_EQ(thrown, expected);
+  // The failed worker exited; the next program handed to it starts a new one (in this batch or the next,
+  // depending on when its failure came in).
+  const std::vector<const arch::Program*> next = {&programs.os, &programs.os};
+  const std::vector<sim::RunResult> results = machine.run_timing(
+      next.size(), [&](size_t i) -> const arch::Program& { return *next[i]; }, 3);
+  expect_same_run(results[0], os, "os after a failure");
+  expect_same_run(results[1], os, "os after a failure");
+  EXPECT_GE(machine.workers_started(), 3) << "the failed worker was replaced";
+}
+
+// With --threads 2, one worker process runs programs beside the parent.
+TEST(Workers, TwoThreadsAreTheParentAndOneWorker) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult ws = machine.run(programs.ws, sim::RunOptions{false, false});
+  const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os, &programs.ws,
+                                                   &programs.os, &programs.ws, &programs.os};
+  const std::vector<sim::RunResult> results = machine.run_timing(
+      batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 2);
+  for (size_t i = 0; i < batch.size(); ++i)
+    expect_same_run(results[i], i % 2 == 0 ? ws : os, "program " + std::to_string(i));
+  EXPECT_EQ(machine.workers_started(), 1);
 }
 
 TEST(Workers, AProgramThatFailsInTheParentThrowsItsErrorOnceTheWorkersAreDone) {
   const TwoPrograms programs;
   const arch::Program broken = without_first_signal(programs.ws);
-  // Two workers take the first two; with both busy and the third's text made, the parent runs the fourth, the
-  // broken one, itself: its error is thrown as run() throws it, once the workers are done.
+  // Two workers take the first two and one of them the third; with each busy with a program as large as the
+  // last, the parent runs the last, the broken one, itself: its error is thrown as run() throws it, once the
+  // workers are done.
   sim::Machine machine(programs.spec);
   const std::vector<const arch::Program*> batch = {&programs.os, &programs.os, &programs.os, &broken};
   const std::string thrown = error_of([&] {

@@ -1,0 +1,367 @@
+// The binary form of a tile program (program_binary.hpp). Every value type of a program lists its fields
+// once, in `fields` below; one encoder and one decoder walk those lists: a number is its bytes, a flag one
+// byte, an enum its underlying byte (checked against the enum's last value when read), a string or sequence
+// its count then its elements (a sequence of numbers in one copy), an optional a flag then its value, the
+// Operation its kind's index in the instruction table then its fields.
+#include "arch/isa/program_binary.hpp"
+
+#include <cstring>
+#include <map>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tessera::arch {
+namespace {
+
+constexpr char kMagic[8] = {'t', 'p', 'r', 'o', 'g', 'b', 'i', 'n'};
+
+// A field added to one of these structs must be added to its list below too: the sizes catch most additions
+// at compile time (where they do not hold, e.g. another ABI, check the lists and update the sizes).
+static_assert(sizeof(TensorRegion) == 40 && sizeof(DmaLoad) == 80 && sizeof(DmaStore) == 64 &&
+                  sizeof(PeMatmul) == 88 && sizeof(PeConv) == 160 && sizeof(NocSend) == 64 &&
+                  sizeof(VecOp) == 224 && sizeof(VecRope) == 96 && sizeof(VecRoute) == 96,
+              "an instruction kind's fields changed: update its fields() list in program_binary.cpp");
+static_assert(sizeof(Im2colView) == 88 && sizeof(BlockDiagonalView) == 48 && sizeof(RowGatherView) == 32 &&
+                  sizeof(RopeTableFill) == 16,
+              "a view's fields changed: update its fields() list in program_binary.cpp");
+
+// The fields of each value type, in the order they travel. `visit` is called on each (a reference to it:
+// the encoder reads it, the decoder assigns it).
+template <class F>
+void fields(TensorRegion& region, F& visit) {
+  visit(region.tensor), visit(region.row), visit(region.rows), visit(region.col), visit(region.cols);
+}
+template <class F>
+void fields(DmaLoad& load, F& visit) {
+  visit(load.source), visit(load.sram_address), visit(load.sram_pitch_bytes), visit(load.destinations);
+}
+template <class F>
+void fields(DmaStore& store, F& visit) {
+  visit(store.sram_address), visit(store.sram_pitch_bytes), visit(store.destination), visit(store.accumulate);
+}
+template <class F>
+void fields(PeMatmul& pe, F& visit) {
+  visit(pe.dataflow), visit(pe.dtype), visit(pe.a_address), visit(pe.w_address), visit(pe.o_address);
+  visit(pe.a_pitch_bytes), visit(pe.w_pitch_bytes), visit(pe.o_pitch_bytes);
+  visit(pe.m), visit(pe.n), visit(pe.k), visit(pe.accumulate), visit(pe.w_transposed);
+}
+template <class F>
+void fields(PeConv& pe, F& visit) {
+  visit(pe.dataflow), visit(pe.dtype), visit(pe.a_address), visit(pe.w_address), visit(pe.o_address);
+  visit(pe.a_pitch_bytes), visit(pe.w_pitch_bytes), visit(pe.o_pitch_bytes);
+  visit(pe.e), visit(pe.q), visit(pe.m), visit(pe.c), visit(pe.ih), visit(pe.iw);
+  visit(pe.r), visit(pe.s), visit(pe.stride), visit(pe.dilation), visit(pe.pad_top), visit(pe.pad_left);
+  visit(pe.accumulate);
+}
+template <class F>
+void fields(NocSend& send, F& visit) {
+  visit(send.source_address), visit(send.source_pitch_bytes), visit(send.rows), visit(send.row_bytes);
+  visit(send.destination_core), visit(send.destination_address), visit(send.destination_pitch_bytes);
+  visit(send.accumulate), visit(send.accumulate_dtype);
+}
+template <class F>
+void fields(VecOp& op, F& visit) {
+  visit(op.kind), visit(op.dtype), visit(op.out_dtype);
+  visit(op.x_address), visit(op.y_address), visit(op.g_address), visit(op.b_address), visit(op.o_address);
+  visit(op.x_pitch_bytes), visit(op.y_pitch_bytes), visit(op.o_pitch_bytes), visit(op.rows), visit(op.cols);
+  visit(op.chain), visit(op.scale), visit(op.causal_shift), visit(op.eps);
+  visit(op.ih), visit(op.iw), visit(op.e), visit(op.q), visit(op.r), visit(op.s), visit(op.stride);
+  visit(op.pad_top), visit(op.pad_left), visit(op.average), visit(op.first), visit(op.by_inverse_sum);
+  visit(op.parts);
+}
+template <class F>
+void fields(VecRope& op, F& visit) {
+  visit(op.dtype), visit(op.x_address), visit(op.y_address), visit(op.o_address);
+  visit(op.x_pitch_bytes), visit(op.y_pitch_bytes), visit(op.o_pitch_bytes);
+  visit(op.rows), visit(op.cols), visit(op.head_dim), visit(op.rotary_dim), visit(op.interleaved);
+}
+template <class F>
+void fields(VecRoute& op, F& visit) {
+  visit(op.x_address), visit(op.i_address), visit(op.o_address), visit(op.x_pitch_bytes);
+  visit(op.o_pitch_bytes), visit(op.rows), visit(op.experts), visit(op.top_k), visit(op.groups);
+  visit(op.topk_groups), visit(op.sigmoid), visit(op.scaling);
+}
+template <class F>
+void fields(QueueId& queue, F& visit) {
+  visit(queue.kind), visit(queue.index);
+}
+template <class F>
+void fields(SemaphoreRef& semaphore, F& visit) {
+  visit(semaphore.id), visit(semaphore.core);
+}
+template <class F>
+void fields(SemaphoreWait& wait, F& visit) {
+  visit(wait.semaphore), visit(wait.count);
+}
+template <class F>
+void fields(Instruction& instruction, F& visit) {
+  // `line` stays behind: it locates the instruction in a text the receiver never sees.
+  visit(instruction.queue), visit(instruction.operation), visit(instruction.waits),
+      visit(instruction.signals);
+}
+template <class F>
+void fields(Coord& coord, F& visit) {
+  visit(coord.row), visit(coord.col);
+}
+template <class F>
+void fields(CoreProgram& core, F& visit) {
+  visit(core.coord), visit(core.instructions);
+}
+template <class F>
+void fields(RopeTableFill& fill, F& visit) {
+  visit(fill.position), visit(fill.base);
+}
+template <class F>
+void fields(Im2colView& view, F& visit) {
+  visit(view.source), visit(view.n), visit(view.h), visit(view.w), visit(view.c), visit(view.r);
+  visit(view.s), visit(view.stride), visit(view.pad), visit(view.dilation), visit(view.groups);
+}
+template <class F>
+void fields(BlockDiagonalView& view, F& visit) {
+  visit(view.source), visit(view.groups), visit(view.packed), visit(view.window), visit(view.group_c);
+  visit(view.group_k);
+}
+template <class F>
+void fields(RowGatherView& view, F& visit) {
+  visit(view.source), visit(view.rows);
+}
+template <class F>
+void fields(TensorDecl& tensor, F& visit) {
+  visit(tensor.name), visit(tensor.dtype), visit(tensor.rows), visit(tensor.cols), visit(tensor.dram_address);
+  visit(tensor.role), visit(tensor.seed), visit(tensor.generator_id), visit(tensor.rope_table);
+  visit(tensor.values), visit(tensor.im2col), visit(tensor.block_diagonal), visit(tensor.row_gather);
+}
+template <class F>
+void fields(OpBinding& op, F& visit) {
+  visit(op.kind), visit(op.attributes);
+}
+template <class F>
+void fields(MeshSpec& mesh, F& visit) {
+  visit(mesh.rows), visit(mesh.cols);
+}
+template <class F>
+void fields(Program& program, F& visit) {
+  // source_file stays behind, as an instruction's line.
+  visit(program.name), visit(program.mesh), visit(program.op), visit(program.tensors);
+  visit(program.semaphores), visit(program.cores);
+}
+
+// The last value of each enum that travels: a byte past it is a corrupt message.
+constexpr DType last_of(DType) {
+  return DType::int32;
+}
+constexpr Dataflow last_of(Dataflow) {
+  return Dataflow::rs;
+}
+constexpr VectorKind last_of(VectorKind) {
+  return VectorKind::route;
+}
+constexpr VecFn last_of(VecFn) {
+  return VecFn::scale;
+}
+constexpr QueueKind last_of(QueueKind) {
+  return QueueKind::vec;
+}
+constexpr TensorRole last_of(TensorRole) {
+  return TensorRole::view;
+}
+
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T>
+struct IsStdVector : std::false_type {};
+template <class T>
+struct IsStdVector<std::vector<T>> : std::true_type {};
+
+// A container walked as a count and its elements: begin/end, size, push_back (std::vector, or an
+// instruction's small inline vector of waits or signals).
+template <class T, class = void>
+struct IsSequence : std::false_type {};
+template <class T>
+struct IsSequence<T,
+                  std::void_t<typename T::value_type, decltype(std::declval<T&>().size()),
+                              decltype(std::declval<T&>().begin()), decltype(std::declval<T&>().end()),
+                              decltype(std::declval<T&>().push_back(std::declval<typename T::value_type>()))>>
+    : std::true_type {};
+
+using Attributes = std::map<std::string, std::string>;
+
+template <class T>
+constexpr bool kRawNumber = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+
+class Encoder {
+ public:
+  explicit Encoder(std::string& out) : out_(out) {}
+
+  template <class T>
+  void operator()(const T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      out_.push_back(value ? 1 : 0);
+    } else if constexpr (std::is_enum_v<T>) {
+      number(static_cast<std::underlying_type_t<T>>(value));
+    } else if constexpr (kRawNumber<T>) {
+      number(value);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      count(value.size());
+      out_.append(value);
+    } else if constexpr (IsOptional<T>::value) {
+      (*this)(value.has_value());
+      if (value) (*this)(*value);
+    } else if constexpr (std::is_same_v<T, Operation>) {
+      number(static_cast<uint8_t>(value.index()));
+      std::visit([&](const auto& kind) { fields(const_cast<std::decay_t<decltype(kind)>&>(kind), *this); },
+                 value);
+    } else if constexpr (std::is_same_v<T, Attributes>) {
+      count(value.size());
+      for (const auto& [key, text] : value) (*this)(key), (*this)(text);
+    } else if constexpr (IsSequence<T>::value) {
+      count(value.size());
+      using Element = typename T::value_type;
+      if constexpr (IsStdVector<T>::value && kRawNumber<Element>) {
+        out_.append(reinterpret_cast<const char*>(value.data()), value.size() * sizeof(Element));
+      } else {
+        for (const Element& element : value) (*this)(element);
+      }
+    } else {
+      // The lists above take references to assign through; the encoder only reads them.
+      fields(const_cast<T&>(value), *this);
+    }
+  }
+
+ private:
+  template <class Number>
+  void number(Number value) {
+    out_.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  void count(size_t size) { number(static_cast<uint64_t>(size)); }
+
+  std::string& out_;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view bytes) : bytes_(bytes) {}
+
+  template <class T>
+  void operator()(T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      const auto flag = number<uint8_t>();
+      TESSERA_ASSERT(flag <= 1, "a binary program's flag is 0 or 1");
+      value = flag == 1;
+    } else if constexpr (std::is_enum_v<T>) {
+      const auto raw = number<std::underlying_type_t<T>>();
+      static_assert(std::is_unsigned_v<std::underlying_type_t<T>>, "enums travel as unsigned bytes");
+      TESSERA_ASSERT(raw <= static_cast<std::underlying_type_t<T>>(last_of(T{})),
+                     "a binary program's enum value is one of its enum's");
+      value = static_cast<T>(raw);
+    } else if constexpr (kRawNumber<T>) {
+      value = number<T>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      const size_t size = count(1);
+      value.assign(bytes_.data() + at_, size);
+      at_ += size;
+    } else if constexpr (IsOptional<T>::value) {
+      bool present = false;
+      (*this)(present);
+      if (present)
+        (*this)(value.emplace());
+      else
+        value.reset();
+    } else if constexpr (std::is_same_v<T, Operation>) {
+      const auto kind = number<uint8_t>();
+      TESSERA_ASSERT(kind < std::variant_size_v<Operation>, "a binary program's instruction kind is listed");
+      emplace_kind(value, kind);
+    } else if constexpr (std::is_same_v<T, Attributes>) {
+      const size_t size = count(2 * sizeof(uint64_t));  // a key and a value, each at least its length
+      value.clear();
+      for (size_t i = 0; i < size; ++i) {
+        std::string key, text;
+        (*this)(key), (*this)(text);
+        value.emplace_hint(value.end(), std::move(key), std::move(text));
+      }
+    } else if constexpr (IsSequence<T>::value) {
+      using Element = typename T::value_type;
+      if constexpr (IsStdVector<T>::value && kRawNumber<Element>) {
+        const size_t size = count(sizeof(Element));
+        value.resize(size);
+        std::memcpy(value.data(), bytes_.data() + at_, size * sizeof(Element));
+        at_ += size * sizeof(Element);
+      } else {
+        // Every element takes at least a byte: the count is checked against the bytes left before anything
+        // is reserved.
+        const size_t size = count(1);
+        if constexpr (IsStdVector<T>::value) {
+          value.clear();
+          value.reserve(size);
+        }
+        TESSERA_ASSERT(value.size() == 0, "a decoded sequence starts empty");
+        for (size_t i = 0; i < size; ++i) {
+          value.push_back(Element{});
+          (*this)(value[value.size() - 1]);
+        }
+      }
+    } else {
+      fields(value, *this);
+    }
+  }
+
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  template <class Number>
+  Number number() {
+    TESSERA_ASSERT(sizeof(Number) <= bytes_.size() - at_, "a binary program is whole");
+    Number value;
+    std::memcpy(&value, bytes_.data() + at_, sizeof value);
+    at_ += sizeof value;
+    return value;
+  }
+  // A count of elements that take at least `element_bytes` each, checked against the bytes left.
+  size_t count(size_t element_bytes) {
+    const auto size = number<uint64_t>();
+    TESSERA_ASSERT(size <= (bytes_.size() - at_) / element_bytes, "a binary program is whole");
+    return static_cast<size_t>(size);
+  }
+  template <size_t Kind = 0>
+  void emplace_kind(Operation& operation, size_t kind) {
+    if constexpr (Kind < std::variant_size_v<Operation>) {
+      if (kind == Kind) {
+        fields(operation.emplace<Kind>(), *this);
+        return;
+      }
+      emplace_kind<Kind + 1>(operation, kind);
+    }
+  }
+
+  std::string_view bytes_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+std::string write_program_binary(const Program& program) {
+  std::string out;
+  // Most instructions take 60-110 bytes: one allocation for a typical program.
+  out.reserve(static_cast<size_t>(96 * program.instruction_count()) + 4096);
+  out.append(kMagic, sizeof kMagic);
+  Encoder encode(out);
+  encode(program);
+  return out;
+}
+
+Program read_program_binary(std::string_view bytes) {
+  TESSERA_ASSERT(bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0,
+                 "a binary program starts with its magic bytes");
+  Decoder decode(bytes.substr(sizeof kMagic));
+  Program program;
+  decode(program);
+  TESSERA_ASSERT(decode.done(), "a binary program ends where its last field does");
+  return program;
+}
+
+}  // namespace tessera::arch
