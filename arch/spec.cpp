@@ -16,6 +16,15 @@ namespace {
 enum class Given : uint8_t { required, optional };
 enum class Rule : uint8_t { positive, nonnegative };
 
+// A field's range beyond its rule, with the reason given to a user whose value is outside it: a value past
+// any real machine is a typo or a unit mistake, and the model's arithmetic is not built for it.
+struct Limit {
+  double least = 0;  // inclusive; 0: the rule's bound alone
+  double most = 0;   // inclusive
+  const char* why = "";
+};
+constexpr Limit kNoLimit{0, 0, ""};
+
 // An enumerated field's names, in the order messages list them.
 template <class Enum>
 using Names = std::vector<std::pair<std::string, Enum>>;
@@ -73,31 +82,44 @@ const Names<DType>& operand_dtype_options() {
 // writes the resolved form (SpecWriter), so what is read, its default and what is written are one list.
 template <class Fields>
 void mesh_fields(MeshSpec& mesh, Fields& f) {
-  f.integer("rows", mesh.rows, Rule::positive, Given::required);
-  f.integer("cols", mesh.cols, Rule::positive, Given::required);
+  // Every core is its own set of SystemC units and its own routers.
+  const Limit cores{1, 64,
+                    "a mesh is at most 64 x 64 cores (4096 cores, each its own set of simulated units)"};
+  f.integer("rows", mesh.rows, Rule::positive, Given::required, cores);
+  f.integer("cols", mesh.cols, Rule::positive, Given::required, cores);
 }
 
 template <class Fields>
 void noc_fields(NocSpec& noc, Fields& f) {
-  f.number("link_bytes_per_cycle", noc.link_bytes_per_cycle, Rule::positive, Given::required);
+  f.number("link_bytes_per_cycle", noc.link_bytes_per_cycle, Rule::positive, Given::required,
+           Limit{1.0 / 64, 65536, "a link carries 1/64 to 65536 bytes a cycle"});
   f.integer("router_latency_cycles", noc.router_latency_cycles, Rule::nonnegative, Given::optional);
   f.boolean("multicast", noc.multicast);
 }
 
 template <class Fields>
 void dram_fields(DramSpec& dram, Fields& f) {
-  f.number("bandwidth_gbps", dram.bandwidth_gbps, Rule::positive, Given::required);
-  f.integer("channels", dram.channels, Rule::positive, Given::required);
+  f.number("bandwidth_gbps", dram.bandwidth_gbps, Rule::positive, Given::required,
+           Limit{1e-3, 1e6, "DRAM bandwidth is 1 MB/s to 1 PB/s (bandwidth_gbps is in GB/s)"});
+  f.integer("channels", dram.channels, Rule::positive, Given::required,
+            Limit{1, 4096, "at most 4096 DRAM channels"});
   f.integer("latency_cycles", dram.latency_cycles, Rule::nonnegative, Given::required);
-  f.integer("interleave_bytes", dram.interleave_bytes, Rule::positive, Given::optional);
+  f.integer("interleave_bytes", dram.interleave_bytes, Rule::positive, Given::optional,
+            Limit{16, 1 << 20, "channels interleave in blocks of 16 B to 1 MiB"});
+  if constexpr (Fields::kReads) {
+    if ((dram.interleave_bytes & (dram.interleave_bytes - 1)) != 0)
+      f.fail("interleave_bytes", fmt::format("{} B is not a power of two", dram.interleave_bytes),
+             "DRAM channels interleave on address bits: 64, 128, 256, ... bytes");
+  }
   f.choice("placement", dram.placement, placement_names());
   f.choice("channel_hash", dram.channel_hash, channel_hash_names());
 }
 
 template <class Fields>
 void pe_array_fields(PeArraySpec& pe, Fields& f) {
-  f.integer("rows", pe.rows, Rule::positive, Given::required);
-  f.integer("cols", pe.cols, Rule::positive, Given::required);
+  const Limit side{1, 1024, "a PE array is at most 1024 x 1024 PEs"};
+  f.integer("rows", pe.rows, Rule::positive, Given::required, side);
+  f.integer("cols", pe.cols, Rule::positive, Given::required, side);
   f.choice_list("dataflows", pe.dataflows, dataflow_options());
   f.choice_list("dtypes", pe.dtypes, operand_dtype_options());
   f.choice("overlap_folds", pe.overlap_folds, fold_overlap_names());
@@ -112,7 +134,8 @@ void pe_spad_fields(PeSpadSpec& spad, Fields& f) {
 
 template <class Fields>
 void sram_fields(SramSpec& sram, Fields& f) {
-  f.integer("kib", sram.kib, Rule::positive, Given::required);
+  f.integer("kib", sram.kib, Rule::positive, Given::required,
+            Limit{1, 1 << 20, "a core's SRAM is at most 1 GiB (kib: 1048576)"});
   f.integer("banks", sram.banks, Rule::positive, Given::required);
   f.integer("bank_width_bytes", sram.bank_width_bytes, Rule::positive, Given::required);
   if constexpr (Fields::kReads) {
@@ -128,8 +151,10 @@ void sram_fields(SramSpec& sram, Fields& f) {
 
 template <class Fields>
 void dma_fields(DmaSpec& dma, Fields& f) {
-  f.integer("engines", dma.engines, Rule::positive, Given::required);
-  f.number("bytes_per_cycle", dma.bytes_per_cycle, Rule::positive, Given::required);
+  f.integer("engines", dma.engines, Rule::positive, Given::required,
+            Limit{1, 256, "at most 256 DMA engines a core"});
+  f.number("bytes_per_cycle", dma.bytes_per_cycle, Rule::positive, Given::required,
+           Limit{1.0 / 64, 65536, "a DMA engine moves 1/64 to 65536 bytes a cycle"});
   f.integer("setup_cycles", dma.setup_cycles, Rule::nonnegative, Given::required);
   f.integer("burst_bytes", dma.burst_bytes, Rule::positive, Given::optional);
   f.integer("outstanding_bursts", dma.outstanding_bursts, Rule::positive, Given::optional);
@@ -190,7 +215,8 @@ void energy_fields(EnergySpec& energy, Fields& f) {
 template <class Fields>
 void arch_fields(ArchSpec& spec, Fields& f) {
   f.text("name", spec.name);
-  f.number("clock_ghz", spec.clock_ghz, Rule::positive, Given::required);
+  f.number("clock_ghz", spec.clock_ghz, Rule::positive, Given::required,
+           Limit{1e-3, 100, "the clock is 1 MHz to 100 GHz (clock_ghz is in GHz)"});
   f.map("mesh", [&](Fields& mesh) { mesh_fields(spec.mesh, mesh); });
   f.map("noc", [&](Fields& noc) { noc_fields(spec.noc, noc); });
   f.map("dram", [&](Fields& dram) { dram_fields(spec.dram, dram); });
@@ -205,18 +231,25 @@ class SpecReader {
   explicit SpecReader(config::MapReader reader) : reader_(std::move(reader)) {}
 
   void text(const std::string& key, std::string& value) { value = reader_.string(key); }
-  void integer(const std::string& key, int& value, Rule rule, Given given) {
+  void integer(const std::string& key, int& value, Rule rule, Given given, const Limit& limit = kNoLimit) {
     const int64_t read = read_integer(key, value, rule, given);
     // The spec holds counts and cycles as int: a larger value is the user's error, not a silent wrap (2^32 PE
     // rows would become 0).
     if (read > std::numeric_limits<int>::max())
       reader_.fail(key, fmt::format("{} is too large (at most {})", read, std::numeric_limits<int>::max()));
+    check_limit(key, static_cast<double>(read), fmt::format("{}", read), limit);
     value = static_cast<int>(read);
   }
-  void integer(const std::string& key, int64_t& value, Rule rule, Given given) {
+  void integer(const std::string& key, int64_t& value, Rule rule, Given given,
+               const Limit& limit = kNoLimit) {
     value = read_integer(key, value, rule, given);
+    check_limit(key, static_cast<double>(value), fmt::format("{}", value), limit);
   }
-  void number(const std::string& key, double& value, Rule rule, Given given) {
+  void number(const std::string& key, double& value, Rule rule, Given given, const Limit& limit = kNoLimit) {
+    read_number(key, value, rule, given);
+    check_limit(key, value, fmt::format("{}", value), limit);
+  }
+  void read_number(const std::string& key, double& value, Rule rule, Given given) {
     if (rule == Rule::nonnegative) {
       TESSERA_ASSERT(given == Given::optional, "non-negative numbers of the machine have defaults");
       value = reader_.nonnegative_number(key, value);
@@ -275,6 +308,14 @@ class SpecReader {
                                     : reader_.nonnegative_integer(key, current);
   }
 
+  void check_limit(const std::string& key, double value, const std::string& text, const Limit& limit) const {
+    if (limit.most == 0) return;
+    if (value < limit.least)
+      reader_.fail(key, fmt::format("{} is too small (at least {})", text, limit.least), limit.why);
+    if (value > limit.most)
+      reader_.fail(key, fmt::format("{} is too large (at most {})", text, limit.most), limit.why);
+  }
+
   config::MapReader reader_;
 };
 
@@ -285,9 +326,15 @@ class SpecWriter {
   explicit SpecWriter(YAML::Node node) : node_(std::move(node)) {}
 
   void text(const std::string& key, std::string& value) { node_[key] = value; }
-  void integer(const std::string& key, int& value, Rule, Given) { node_[key] = value; }
-  void integer(const std::string& key, int64_t& value, Rule, Given) { node_[key] = value; }
-  void number(const std::string& key, double& value, Rule, Given) { node_[key] = value; }
+  void integer(const std::string& key, int& value, Rule, Given, const Limit& = kNoLimit) {
+    node_[key] = value;
+  }
+  void integer(const std::string& key, int64_t& value, Rule, Given, const Limit& = kNoLimit) {
+    node_[key] = value;
+  }
+  void number(const std::string& key, double& value, Rule, Given, const Limit& = kNoLimit) {
+    node_[key] = value;
+  }
   void boolean(const std::string& key, bool& value) { node_[key] = value; }
   template <class Enum>
   void choice(const std::string& key, Enum& value, const Names<Enum>& names) {

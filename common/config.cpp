@@ -194,6 +194,16 @@ MapReader::MapReader(const YAML::Node& node, const Document& document, std::stri
                        fmt::format("expected a key name, got {}", kind_name(it->first)));
     }
     const std::string key = it->first.Scalar();
+    // yaml-cpp reads a merge key as a plain key named "<<": its fields would silently not be there.
+    if (key == "<<" && it->first.Tag() != "!") {
+      throw InputError(location_of(field(key), it->first.Mark()), field(key),
+                       "YAML merge keys (<<) are not supported",
+                       "write the merged fields out in this mapping");
+    }
+    if (key.find('\0') != std::string::npos || key.empty()) {
+      throw InputError(location_of(field(key), it->first.Mark()), path_.empty() ? "(top level)" : path_,
+                       "a key is empty or holds a NUL byte", "keys are field names: letters, digits and '_'");
+    }
     if (values_.count(key)) {
       throw InputError(location_of(field(key), it->first.Mark()), field(key), "duplicate key",
                        "each key may appear once in a mapping");
@@ -374,7 +384,11 @@ bool MapReader::boolean(const std::string& key, bool fallback) {
 }
 
 std::string MapReader::string(const std::string& key) {
-  return scalar_of(key, "a string").Scalar();
+  std::string value = scalar_of(key, "a string").Scalar();
+  // A NUL byte (a quoted "\0") would cut the name short wherever it is printed or used as a path.
+  if (value.find('\0') != std::string::npos)
+    fail(key, "the text holds a NUL byte", "names and paths are printable text");
+  return value;
 }
 
 std::string MapReader::string(const std::string& key, const std::string& fallback) {

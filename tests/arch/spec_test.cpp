@@ -221,6 +221,38 @@ TEST(ArchSpec, CountTooLargeForTheSpecIsRejectedNotWrapped) {
   EXPECT_EQ(parse_error(machine_with("banks: 16", "banks: 2147483648")).field(), "core.sram.banks");
 }
 
+TEST(ArchSpec, ValuesPastAnyRealMachineAreRefusedWithTheRangeAndItsReason) {
+  // Before: each was accepted and simulated (clock_ghz 1e-300, a 2^40 KiB SRAM, a 100000-row array,
+  // 1e300 GB/s, a 1000x1000 mesh that spent minutes building its routes) or silently slow (interleave 3).
+  const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> cases = {
+      {{"clock_ghz: 1.0", "clock_ghz: 1e-300"},
+       "m.yaml:2:12: clock_ghz: 1e-300 is too small (at least 0.001)\n  hint: the clock is 1 MHz to 100 GHz "
+       "(clock_ghz is in GHz)"},
+      {{"kib: 256", "kib: 1099511627776"},
+       "m.yaml:8:15: core.sram.kib: 1099511627776 is too large (at most 1048576)\n  hint: a core's SRAM is "
+       "at "
+       "most 1 GiB (kib: 1048576)"},
+      {{"{rows: 32,", "{rows: 100000,"},
+       "m.yaml:7:20: core.pe_array.rows: 100000 is too large (at most 1024)\n  hint: a PE array is at most "
+       "1024 x 1024 PEs"},
+      {{"mesh: {rows: 2", "mesh: {rows: 1000"},
+       "m.yaml:3:14: mesh.rows: 1000 is too large (at most 64)\n  hint: a mesh is at most 64 x 64 cores "
+       "(4096 "
+       "cores, each its own set of simulated units)"},
+  };
+  for (const auto& [edit, message] : cases)
+    EXPECT_EQ(std::string(parse_error(machine_with(edit.first, edit.second)).what()), message) << edit.second;
+  EXPECT_EQ(parse_error(machine_with("bandwidth_gbps: 256", "bandwidth_gbps: 1e300")).message(),
+            "1e+300 is too large (at most 1000000)");
+  const InputError odd =
+      parse_error(machine_with("bandwidth_gbps: 256", "bandwidth_gbps: 256, interleave_bytes: 48"));
+  EXPECT_EQ(odd.field(), "dram.interleave_bytes");
+  EXPECT_EQ(odd.message(), "48 B is not a power of two");
+  EXPECT_EQ(
+      parse_error(machine_with("bandwidth_gbps: 256", "bandwidth_gbps: 256, interleave_bytes: 3")).message(),
+      "3 is too small (at least 16)");
+}
+
 TEST(ArchSpec, SramMustHoldAWholeNumberOfBankRows) {
   const InputError error = parse_error(machine_with("kib: 256, banks: 16", "kib: 1, banks: 3"));
   EXPECT_EQ(error.where().line, 8);

@@ -51,6 +51,21 @@ constexpr const char* kCore =
 // ---------------------------------------------------------------------------------------------------------
 // Required and unknown fields
 
+TEST(MapReader, MergeKeysAndNulBytesAreRefusedNotDropped) {
+  // Before: yaml-cpp read "<<" as a plain key, so the merged fields were silently missing, and a NUL byte in
+  // a quoted name was taken (and cut every message and path short).
+  Document merged = load_text("base: &b {rows: 4}\nmesh: {<<: *b, cols: 4}\n", "m.yaml");
+  MapReader top(merged.root, merged, "");
+  const InputError merge = input_error_of([&] { top.map("mesh"); });
+  EXPECT_EQ(std::string(merge.what()),
+            "m.yaml:2:8: mesh.<<: YAML merge keys (<<) are not supported\n"
+            "  hint: write the merged fields out in this mapping");
+  Document nul = load_text("name: \"a\\0b\"\n", "m.yaml");
+  MapReader named(nul.root, nul, "");
+  EXPECT_EQ(std::string(input_error_of([&] { named.string("name"); }).what()),
+            "m.yaml:1:7: name: the text holds a NUL byte\n  hint: names and paths are printable text");
+}
+
 TEST(MapReader, MissingRequiredFieldNamesTheEnclosingMapAndHintsTheKey) {
   Document document = load_text(kCore, "arch.yaml");
   MapReader top(document.root, document, "");
