@@ -5,10 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -309,11 +312,28 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
   try {
-    if (*map) return map_command(common, top);
-    if (*sim) return sim_command(common, program_path, timing_only);
-    if (*validate) return validate_command(config_path, common.overrides);
-    if (*ref) return ref_command(common, runner_path, ref_out);
-    return run_command(common, timing_only, simulate_top);  // `tessera` alone runs the defaults
+    int code = kOk;
+    if (*map)
+      code = map_command(common, top);
+    else if (*sim)
+      code = sim_command(common, program_path, timing_only);
+    else if (*validate)
+      code = validate_command(config_path, common.overrides);
+    else if (*ref)
+      code = ref_command(common, runner_path, ref_out);
+    else
+      code = run_command(common, timing_only, simulate_top);  // `tessera` alone runs the defaults
+    // What was printed must have reached standard output (a full disk, a closed pipe): else the command
+    // failed, whatever it computed.
+    std::cout.flush();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+      std::fprintf(stderr,
+                   "error: cannot write to standard output: %s\n  hint: check where it goes (a full "
+                   "disk, a closed pipe)\n",
+                   std::strerror(errno));
+      return kBadInput;
+    }
+    return code;
   } catch (const InputError& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
     return kBadInput;

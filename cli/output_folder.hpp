@@ -1,5 +1,9 @@
 // The files of one command's --out folder, collected in memory and written only once the command has
-// succeeded, each atomically: a failed run leaves no half-written report (DESIGN.md).
+// succeeded (DESIGN.md), as a whole: into a folder beside the target, which is then renamed into place or
+// exchanged with the old one in one step (renameat2 RENAME_EXCHANGE), so that a reader, or a command killed
+// at any point, sees the old folder or the new one, never a mix, and no file of an earlier run stays. A
+// folder of files tessera did not write (no .tessera-out marker, no report.json) is refused, not replaced;
+// a stage folder left by a killed command is removed by the next commit beside it.
 #pragma once
 
 #include <string>

@@ -21,9 +21,9 @@ class BrokenProgram : public ::testing::Test {
         "name: broken\nseed: 7\nops:\n  - {name: ffn2, kind: gemm, m: 512, n: 768, k: 3072, dtype: bf16}\n");
     const CommandResult mapped =
         run_tessera({"map", "--arch", shipped("arch/default.yaml"), "--workload", scratch_.file("ffn2.yaml"),
-                     "--dataflow", "ws", "--out", scratch_.path(), "--quiet"});
+                     "--dataflow", "ws", "--out", scratch_.file("mapped"), "--quiet"});
     ASSERT_EQ(mapped.exit_code, 0) << mapped.output;
-    program_ = read_text(scratch_.file("ffn2.ws.tprog"));
+    program_ = read_text(scratch_.file("mapped/ffn2.ws.tprog"));
     ASSERT_NE(program_.find("acc=1"), std::string::npos) << "the program accumulates over k tiles";
   }
 

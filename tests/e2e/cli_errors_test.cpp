@@ -542,6 +542,16 @@ TEST(CliErrors, AMoeOpWithoutAVectorUnitIsNotSimulatedAndItsBadFieldsAreLocated)
 
 namespace tessera {
 
+TEST(CliErrors, AnUnwritableStandardOutputFailsTheCommand) {
+  // Before: `tessera validate ... > /dev/full` lost its output and exited 0.
+  const CommandResult result = run_command(std::string("(SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 ") + TESSERA_BINARY +
+                                           " validate " + shipped("arch/default.yaml") + " > /dev/full)");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("error: cannot write to standard output: No space left on device"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST(CliErrors, SimulateTopOutOfRangeSaysTheRange) {
   // Before: --simulate-top 1000000 simulated every candidate of every row, silently, for minutes.
   for (const char* top : {"0", "65", "1000000"}) {
