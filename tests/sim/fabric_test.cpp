@@ -64,6 +64,32 @@ TEST(SramBanks, SecondStreamOnTheSameBankWaitsForTheFirst) {
   EXPECT_EQ(fabric.book_sram_region(elsewhere, 1, 0, cycles(128)), 0u);
 }
 
+TEST(SramBanks, BanksBookedInStepTakeWhatEachBankBookedAloneWouldTake) {
+  // While every booking on a core is uniform over its banks, the Fabric books its first bank alone and lets
+  // it stand for the others (Fabric::book_pe_traffic); the first booking that is not uniform copies it to
+  // them. Reference: one calendar per bank, each taking its own words of every booking.
+  const arch::ArchSpec spec = machine(1, 1);
+  Fabric fabric(spec);
+  std::vector<BandwidthCalendar> reference(4, BandwidthCalendar(64.0));
+  const auto book = [&](Tick start, Tick end, const std::vector<int64_t>& words) {
+    Tick worst = end;
+    for (size_t bank = 0; bank < reference.size(); ++bank)
+      if (words[bank] != 0)
+        worst = std::max(worst, reference[bank].book_spread(start, end, words[bank] * 64.0));
+    EXPECT_EQ(fabric.book_pe_traffic(0, start, end, words), worst - end) << "booking at " << start;
+    return worst - end;
+  };
+  // Uniform and overlapping: 120 words a bank (a bank takes one a cycle) over 128 cycles, then again 64
+  // cycles later: epoch 0 has 8 words left, the 64 cycles of epoch 1 in the window take 64, 48 spill.
+  EXPECT_EQ(book(0, cycles(128), {120, 120, 120, 120}), 0u);
+  EXPECT_GT(book(cycles(64), cycles(192), {120, 120, 120, 120}), 0u);
+  // Bank 2 alone: it still holds both uniform streams, so it is late too.
+  EXPECT_GT(book(cycles(64), cycles(192), {0, 0, 64, 0}), 0u);
+  // Uniform again, now each bank on its own calendar: bank 2 is the slowest.
+  const Tick others = book(cycles(100), cycles(300), {50, 50, 0, 50});
+  EXPECT_GT(book(cycles(100), cycles(300), {50, 50, 50, 50}), others);
+}
+
 TEST(NocLinks, AStreamPaysARouterLatencyPerRouterAndItsBytesOverTheLink) {
   const arch::ArchSpec spec = machine(1, 3);
   Fabric fabric(spec);
