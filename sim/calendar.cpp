@@ -100,27 +100,39 @@ Tick BandwidthCalendar::book_walk(Tick start, double bytes) {
 Tick BandwidthCalendar::book_spread(Tick start, Tick end, double bytes) {
   if (bytes <= 0) return std::max(start, end);
   if (end <= start) return book(start, bytes);
-  const double per_tick = bytes / static_cast<double>(end - start);
+  // Tick differences are converted through int64_t (one instruction; they are far below 2^63): the same
+  // doubles as converting the unsigned values.
+  const double per_tick = bytes / static_cast<double>(static_cast<int64_t>(end - start));
   const uint64_t first = start / kEpochTicks;
   const uint64_t last = (end - 1) / kEpochTicks;
   // Every epoch of the window live in the ring before the walk (new ones are empty), so the walk indexes it
   // directly.
   if (first < first_epoch_ || first >= end_epoch_) grow_to(first);
   if (last >= end_epoch_) grow_to(last);
+  // Each epoch takes the window's bytes over the part of it the window covers, plus what earlier epochs could
+  // not take; within the window the stream may use at most the capacity of that part.
   double carry = 0;
-  for (uint64_t epoch = first; epoch <= last; ++epoch) {
-    const Tick epoch_start = epoch * kEpochTicks;
-    const Tick from = start > epoch_start ? start : epoch_start;
-    const Tick to = end < epoch_start + kEpochTicks ? end : epoch_start + kEpochTicks;
+  const auto take = [&](uint64_t epoch, double wanted, double most) {
     double& booked = ring_[epoch & mask_];
-    const double span = static_cast<double>(to - from);
-    const double wanted = per_tick * span + carry;
-    // Within the window the stream may use at most the capacity of the part of the epoch it covers.
-    const double limit = std::min(capacity_per_epoch_ - booked, bytes_per_tick_ * span);
+    const double limit = std::min(capacity_per_epoch_ - booked, most);
     const double taken = std::max(0.0, std::min(wanted, limit));
     booked += taken;
     carry = wanted - taken;
     if (capacity_per_epoch_ - booked <= full_threshold_) note_full(epoch);
+  };
+  if (first == last) {
+    const auto span = static_cast<double>(static_cast<int64_t>(end - start));
+    take(first, per_tick * span + carry, bytes_per_tick_ * span);
+  } else {
+    const auto head = static_cast<double>(static_cast<int64_t>((first + 1) * kEpochTicks - start));
+    take(first, per_tick * head + carry, bytes_per_tick_ * head);
+    // The epochs the window covers whole: the same span each, so the same share and the same limit.
+    constexpr auto whole = static_cast<double>(kEpochTicks);
+    const double share = per_tick * whole;
+    const double most = bytes_per_tick_ * whole;
+    for (uint64_t epoch = first + 1; epoch < last; ++epoch) take(epoch, share + carry, most);
+    const auto tail = static_cast<double>(static_cast<int64_t>(end - last * kEpochTicks));
+    take(last, per_tick * tail + carry, bytes_per_tick_ * tail);
   }
   if (carry <= kCrumbBytes) return end;
   return book(end, carry);
