@@ -196,9 +196,17 @@ void Fabric::count_bank_words(uint64_t address, int64_t rows, int64_t row_bytes,
   const auto banks = static_cast<uint64_t>(sram.banks);
   const auto width = static_cast<uint64_t>(sram.bank_width_bytes);
   const auto bank_row = static_cast<uint64_t>(sram.bank_row_bytes);
+  // Packed rows of whole words from a word boundary touch every word of their span once: one row of them all
+  // (a region lies inside SRAM, so the product is small; the bound only keeps a hostile caller exact).
+  if (pitch == row_bytes && rows > 1 && row_bytes > 0 && address % width == 0 &&
+      static_cast<uint64_t>(row_bytes) % width == 0 && row_bytes <= (int64_t{1} << 40) / rows) {
+    row_bytes *= rows;
+    pitch = row_bytes;
+    rows = 1;
+  }
   // Rows r and r + period start at the same offset within a bank row, so they touch the same banks.
   const uint64_t step = static_cast<uint64_t>(pitch) % bank_row;
-  const uint64_t period = step == 0 ? 1 : bank_row / std::gcd(step, bank_row);
+  const uint64_t period = step == 0 || rows == 1 ? 1 : bank_row / std::gcd(step, bank_row);
   const int64_t explicit_rows = std::min<int64_t>(rows, static_cast<int64_t>(period));
   for (int64_t row = 0; row < explicit_rows; ++row) {
     const int64_t repeats =

@@ -50,6 +50,20 @@ TEST(SramBanks, APitchOfOneBankRowPutsAColumnOfWordsInOneBank) {
   EXPECT_EQ(words, (std::vector<int64_t>{16, 0, 0, 0}));
 }
 
+TEST(SramBanks, PackedRowsOfWholeWordsCountAsOneRun) {
+  const arch::ArchSpec spec = machine(1, 1);
+  Fabric fabric(spec);
+  std::vector<int64_t> words(4, 0);
+  // 3 packed rows of 128 B from 0x80 (word 2): words 2..7, on banks 2, 3, 0, 1, 2, 3; twice.
+  fabric.count_bank_words(0x80, 3, 128, 128, 2, words);
+  EXPECT_EQ(words, (std::vector<int64_t>{2, 2, 4, 4}));
+  // Packed rows that do not start on a word: each row counts the words it touches, so the word two rows share
+  // counts twice. Rows of 64 B from byte 32: words 0-1, then 1-2.
+  std::fill(words.begin(), words.end(), 0);
+  fabric.count_bank_words(32, 2, 64, 64, 1, words);
+  EXPECT_EQ(words, (std::vector<int64_t>{1, 2, 1, 0}));
+}
+
 TEST(SramBanks, SecondStreamOnTheSameBankWaitsForTheFirst) {
   const arch::ArchSpec spec = machine(1, 1);
   Fabric fabric(spec);
