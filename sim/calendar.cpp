@@ -108,7 +108,15 @@ Tick BandwidthCalendar::book_spread(Tick start, Tick end, double bytes) {
   // Every epoch of the window live in the ring before the walk (new ones are empty), so the walk indexes it
   // directly.
   if (first < first_epoch_ || first >= end_epoch_) grow_to(first);
-  if (last >= end_epoch_) grow_to(last);
+  if (last >= end_epoch_) {
+    // The common growth, inline: the live window moves on within the ring (what grow_to does then).
+    if (last - first_epoch_ < ring_.size()) {
+      for (uint64_t epoch = end_epoch_; epoch <= last; ++epoch) ring_[epoch & mask_] = 0.0;
+      end_epoch_ = last + 1;
+    } else {
+      grow_to(last);
+    }
+  }
   // Each epoch takes the window's bytes over the part of it the window covers, plus what earlier epochs could
   // not take; within the window the stream may use at most the capacity of that part.
   double carry = 0;
