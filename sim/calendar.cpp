@@ -12,6 +12,17 @@ namespace {
 // with less than this fraction left counts as full (the bandwidth it forgoes is under 2%).
 constexpr double kFullFraction = 1.0 / 64;
 constexpr double kCrumbBytes = 1e-6;
+
+// a * b + c as the compiler computes it when it sees the expression whole: fused into one multiply-add where
+// the target has FMA (GCC contracts under -std=c++17 too), rounded twice where it has not. Spelled out so
+// that a product hoisted out of a loop (whose add GCC then no longer fuses) rounds as before.
+inline double multiply_add(double a, double b, double c) {
+#if defined(__FMA__)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
 }  // namespace
 
 void BandwidthCalendar::set_capacity(double bytes_per_cycle) {
@@ -130,17 +141,17 @@ Tick BandwidthCalendar::book_spread(Tick start, Tick end, double bytes) {
   };
   if (first == last) {
     const auto span = static_cast<double>(static_cast<int64_t>(end - start));
-    take(first, per_tick * span + carry, bytes_per_tick_ * span);
+    take(first, multiply_add(per_tick, span, carry), bytes_per_tick_ * span);
   } else {
     const auto head = static_cast<double>(static_cast<int64_t>((first + 1) * kEpochTicks - start));
-    take(first, per_tick * head + carry, bytes_per_tick_ * head);
-    // The epochs the window covers whole: the same span each, so the same share and the same limit.
+    take(first, multiply_add(per_tick, head, carry), bytes_per_tick_ * head);
+    // The epochs the window covers whole: the same span each, so the same limit.
     constexpr auto whole = static_cast<double>(kEpochTicks);
-    const double share = per_tick * whole;
     const double most = bytes_per_tick_ * whole;
-    for (uint64_t epoch = first + 1; epoch < last; ++epoch) take(epoch, share + carry, most);
+    for (uint64_t epoch = first + 1; epoch < last; ++epoch)
+      take(epoch, multiply_add(per_tick, whole, carry), most);
     const auto tail = static_cast<double>(static_cast<int64_t>(end - last * kEpochTicks));
-    take(last, per_tick * tail + carry, bytes_per_tick_ * tail);
+    take(last, multiply_add(per_tick, tail, carry), bytes_per_tick_ * tail);
   }
   if (carry <= kCrumbBytes) return end;
   return book(end, carry);
