@@ -12,6 +12,17 @@ namespace {
 // with less than this fraction left counts as full (the bandwidth it forgoes is under 2%).
 constexpr double kFullFraction = 1.0 / 64;
 constexpr double kCrumbBytes = 1e-6;
+
+// a * b + c as the compiler computes it when it sees the expression whole: fused into one multiply-add where
+// the target has FMA (GCC contracts under -std=c++17 too), rounded twice where it has not. Spelled out so
+// that a product hoisted out of a loop (whose add GCC then no longer fuses) rounds as before.
+inline double multiply_add(double a, double b, double c) {
+#if defined(__FMA__)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
 }  // namespace
 
 void BandwidthCalendar::set_capacity(double bytes_per_cycle) {
@@ -100,27 +111,47 @@ Tick BandwidthCalendar::book_walk(Tick start, double bytes) {
 Tick BandwidthCalendar::book_spread(Tick start, Tick end, double bytes) {
   if (bytes <= 0) return std::max(start, end);
   if (end <= start) return book(start, bytes);
-  const double per_tick = bytes / static_cast<double>(end - start);
+  // Tick differences are converted through int64_t (one instruction; they are far below 2^63): the same
+  // doubles as converting the unsigned values.
+  const double per_tick = bytes / static_cast<double>(static_cast<int64_t>(end - start));
   const uint64_t first = start / kEpochTicks;
   const uint64_t last = (end - 1) / kEpochTicks;
   // Every epoch of the window live in the ring before the walk (new ones are empty), so the walk indexes it
   // directly.
   if (first < first_epoch_ || first >= end_epoch_) grow_to(first);
-  if (last >= end_epoch_) grow_to(last);
+  if (last >= end_epoch_) {
+    // The common growth, inline: the live window moves on within the ring (what grow_to does then).
+    if (last - first_epoch_ < ring_.size()) {
+      for (uint64_t epoch = end_epoch_; epoch <= last; ++epoch) ring_[epoch & mask_] = 0.0;
+      end_epoch_ = last + 1;
+    } else {
+      grow_to(last);
+    }
+  }
+  // Each epoch takes the window's bytes over the part of it the window covers, plus what earlier epochs could
+  // not take; within the window the stream may use at most the capacity of that part.
   double carry = 0;
-  for (uint64_t epoch = first; epoch <= last; ++epoch) {
-    const Tick epoch_start = epoch * kEpochTicks;
-    const Tick from = start > epoch_start ? start : epoch_start;
-    const Tick to = end < epoch_start + kEpochTicks ? end : epoch_start + kEpochTicks;
+  const auto take = [&](uint64_t epoch, double wanted, double most) {
     double& booked = ring_[epoch & mask_];
-    const double span = static_cast<double>(to - from);
-    const double wanted = per_tick * span + carry;
-    // Within the window the stream may use at most the capacity of the part of the epoch it covers.
-    const double limit = std::min(capacity_per_epoch_ - booked, bytes_per_tick_ * span);
+    const double limit = std::min(capacity_per_epoch_ - booked, most);
     const double taken = std::max(0.0, std::min(wanted, limit));
     booked += taken;
     carry = wanted - taken;
     if (capacity_per_epoch_ - booked <= full_threshold_) note_full(epoch);
+  };
+  if (first == last) {
+    const auto span = static_cast<double>(static_cast<int64_t>(end - start));
+    take(first, multiply_add(per_tick, span, carry), bytes_per_tick_ * span);
+  } else {
+    const auto head = static_cast<double>(static_cast<int64_t>((first + 1) * kEpochTicks - start));
+    take(first, multiply_add(per_tick, head, carry), bytes_per_tick_ * head);
+    // The epochs the window covers whole: the same span each, so the same limit.
+    constexpr auto whole = static_cast<double>(kEpochTicks);
+    const double most = bytes_per_tick_ * whole;
+    for (uint64_t epoch = first + 1; epoch < last; ++epoch)
+      take(epoch, multiply_add(per_tick, whole, carry), most);
+    const auto tail = static_cast<double>(static_cast<int64_t>(end - last * kEpochTicks));
+    take(last, multiply_add(per_tick, tail, carry), bytes_per_tick_ * tail);
   }
   if (carry <= kCrumbBytes) return end;
   return book(end, carry);

@@ -23,6 +23,7 @@ Fabric::Fabric(const arch::ArchSpec& spec)
   eject_.assign(cores, BandwidthCalendar(spec.noc.link_bytes_per_cycle));
   banks_.assign(static_cast<size_t>(cores) * spec.core.sram.banks,
                 BandwidthCalendar(static_cast<double>(spec.core.sram.bank_width_bytes)));
+  banks_in_step_.assign(static_cast<size_t>(cores), 1);
   scratch_words_.assign(spec.core.sram.banks, 0);
   trees_ = &tree_sets_[destinations_];
   link_ticks_per_byte_ = static_cast<double>(kTicksPerCycle) / spec.noc.link_bytes_per_cycle;
@@ -33,6 +34,7 @@ Fabric::Fabric(const arch::ArchSpec& spec)
 void Fabric::reset() {
   for (auto* group : {&channels_, &links_, &inject_, &eject_, &banks_})
     for (auto& calendar : *group) calendar.reset();
+  std::fill(banks_in_step_.begin(), banks_in_step_.end(), 1);
   traffic_ = TrafficCounters{};
   destinations_.clear();
   tree_sets_.clear();
@@ -163,10 +165,24 @@ Tick Fabric::book_sram_region(const SramRegion& region, int64_t passes, Tick sta
 
 Tick Fabric::book_pe_traffic(int core, Tick start, Tick end, const std::vector<int64_t>& words) {
   const auto& sram = spec_.core.sram;
+  BandwidthCalendar* const calendars = &banks_[static_cast<size_t>(core) * sram.banks];
+  if (banks_in_step_[static_cast<size_t>(core)]) {
+    const bool uniform = std::all_of(words.begin(), words.begin() + sram.banks,
+                                     [first = words[0]](int64_t bank_words) { return bank_words == first; });
+    if (uniform) {
+      if (words[0] == 0) return 0;
+      calendars[0].retire_before(horizon_);
+      const Tick done =
+          calendars[0].book_spread(start, end, static_cast<double>(words[0] * sram.bank_width_bytes));
+      return std::max(done, end) - end;
+    }
+    for (int bank = 1; bank < sram.banks; ++bank) calendars[bank] = calendars[0];
+    banks_in_step_[static_cast<size_t>(core)] = 0;
+  }
   Tick worst = end;
   for (int bank = 0; bank < sram.banks; ++bank) {
     if (words[bank] == 0) continue;
-    BandwidthCalendar& calendar = banks_[static_cast<size_t>(core) * sram.banks + bank];
+    BandwidthCalendar& calendar = calendars[bank];
     calendar.retire_before(horizon_);
     worst = std::max(
         worst, calendar.book_spread(start, end, static_cast<double>(words[bank] * sram.bank_width_bytes)));
@@ -180,9 +196,17 @@ void Fabric::count_bank_words(uint64_t address, int64_t rows, int64_t row_bytes,
   const auto banks = static_cast<uint64_t>(sram.banks);
   const auto width = static_cast<uint64_t>(sram.bank_width_bytes);
   const auto bank_row = static_cast<uint64_t>(sram.bank_row_bytes);
+  // Packed rows of whole words from a word boundary touch every word of their span once: one row of them all
+  // (a region lies inside SRAM, so the product is small; the bound only keeps a hostile caller exact).
+  if (pitch == row_bytes && rows > 1 && row_bytes > 0 && address % width == 0 &&
+      static_cast<uint64_t>(row_bytes) % width == 0 && row_bytes <= (int64_t{1} << 40) / rows) {
+    row_bytes *= rows;
+    pitch = row_bytes;
+    rows = 1;
+  }
   // Rows r and r + period start at the same offset within a bank row, so they touch the same banks.
   const uint64_t step = static_cast<uint64_t>(pitch) % bank_row;
-  const uint64_t period = step == 0 ? 1 : bank_row / std::gcd(step, bank_row);
+  const uint64_t period = step == 0 || rows == 1 ? 1 : bank_row / std::gcd(step, bank_row);
   const int64_t explicit_rows = std::min<int64_t>(rows, static_cast<int64_t>(period));
   for (int64_t row = 0; row < explicit_rows; ++row) {
     const int64_t repeats =

@@ -73,6 +73,10 @@ class Fabric {
   // how far past `end` the slowest bank pushes the transfer (0 if every bank keeps up).
   Tick book_sram_region(const SramRegion& region, int64_t passes, Tick start, Tick end);
   // Books per-bank word counts (a PE instruction's operand traffic) spread over [start, end); same return.
+  // While every booking on a core's banks has been uniform over them (the same words on each: a GEMM's tiles
+  // whose rows cover whole bank rows), the banks' calendars are equal, so the core's first bank alone is
+  // booked and stands for the others; the first booking that is not uniform copies it to them (exact: each
+  // bank would have taken the same bookings in the same order).
   Tick book_pe_traffic(int core, Tick start, Tick end, const std::vector<int64_t>& words);
 
   // Adds the bank-width words per bank that `passes` passes over `rows` rows of `row_bytes` at `pitch` from
@@ -117,11 +121,12 @@ class Fabric {
   Tick router_latency_ = 0;
   Tick dram_latency_ = 0;
   std::vector<BandwidthCalendar> channels_;
-  std::vector<int> channel_router_;                       // core index of the router each channel attaches to
-  std::vector<BandwidthCalendar> links_;                  // link_index(router, direction)
-  std::vector<BandwidthCalendar> inject_;                 // core -> its router
-  std::vector<BandwidthCalendar> eject_;                  // router -> its core
-  std::vector<BandwidthCalendar> banks_;                  // core * banks + bank
+  std::vector<int> channel_router_;        // core index of the router each channel attaches to
+  std::vector<BandwidthCalendar> links_;   // link_index(router, direction)
+  std::vector<BandwidthCalendar> inject_;  // core -> its router
+  std::vector<BandwidthCalendar> eject_;   // router -> its core
+  std::vector<BandwidthCalendar> banks_;   // core * banks + bank
+  std::vector<char> banks_in_step_;        // per core: its banks' calendars are all its first's
   std::unordered_map<int64_t, std::vector<int>> routes_;  // route_between's cache, by from * cores + to
   std::vector<int64_t> scratch_words_;                    // per bank
   std::vector<int> destinations_;                         // of the current load

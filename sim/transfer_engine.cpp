@@ -37,8 +37,28 @@ void TransferEngine::reset_run_state() {
   issue_bytes_ = trip_bytes_ = -1;
 }
 
+// Inline: they run once a burst.
+inline Tick TransferEngine::issue_slot(int64_t bytes) {
+  const Tick slot_free = in_flight_[ring_next_];  // the burst `outstanding` before this one must be done
+  const Tick issue = std::max(engine_free_, slot_free);
+  if (bytes != issue_bytes_) {  // most bursts are the size of the one before
+    const double ticks = static_cast<double>(bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
+    issue_bytes_ = bytes;
+    issue_ticks_ = static_cast<Tick>(std::ceil(ticks - 1e-9));
+  }
+  engine_free_ = issue + issue_ticks_;
+  return issue;
+}
+
+inline void TransferEngine::retire(Tick done) {
+  in_flight_[ring_next_] = done;
+  if (++ring_next_ == in_flight_.size()) ring_next_ = 0;
+}
+
+// Inlined into each engine's burst loop: it runs once a burst (a call costs as much as its work).
 template <class Latency>
-void TransferEngine::add_burst(int channel, int64_t bytes, bool through_dram, Latency&& latency) {
+[[gnu::always_inline]] inline void TransferEngine::add_burst(int channel, int64_t bytes, bool through_dram,
+                                                             Latency&& latency) {
   Stream& stream = streams_[static_cast<size_t>(channel)];
   const Tick issue = issue_slot(bytes);
   if (stream.bytes == 0) {
@@ -76,23 +96,6 @@ void TransferEngine::finish_streams(Tick done) {
   expected_done_ = 0;
 }
 
-Tick TransferEngine::issue_slot(int64_t bytes) {
-  const Tick slot_free = in_flight_[ring_next_];  // the burst `outstanding` before this one must be done
-  const Tick issue = std::max(engine_free_, slot_free);
-  if (bytes != issue_bytes_) {  // most bursts are the size of the one before
-    const double ticks = static_cast<double>(bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
-    issue_bytes_ = bytes;
-    issue_ticks_ = static_cast<Tick>(std::ceil(ticks - 1e-9));
-  }
-  engine_free_ = issue + issue_ticks_;
-  return issue;
-}
-
-void TransferEngine::retire(Tick done) {
-  in_flight_[ring_next_] = done;
-  if (++ring_next_ == in_flight_.size()) ring_next_ = 0;
-}
-
 void TransferEngine::execute(const arch::Instruction& instruction, int32_t position) {
   const Tick ready = now();
   Transfer transfer;
@@ -122,14 +125,21 @@ void TransferEngine::execute(const arch::Instruction& instruction, int32_t posit
 template <class Burst>
 void TransferEngine::split_into_bursts(uint64_t dram_address, int64_t bytes, Burst&& burst) {
   const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  const int64_t burst_bytes = machine_.spec.core.dma.burst_bytes;
   const auto block = static_cast<uint64_t>(interleave);
   const bool power_of_two = (block & (block - 1)) == 0;
+  // The common piece (a tile row) is one burst: it fits a burst and its interleave block.
+  const uint64_t first_into_block = power_of_two ? dram_address & (block - 1) : dram_address % block;
+  if (bytes <= burst_bytes && bytes <= interleave - static_cast<int64_t>(first_into_block)) {
+    if (bytes > 0) burst(dram_address, bytes);
+    return;
+  }
   for (int64_t offset = 0; offset < bytes;) {
     // A burst stays inside one DRAM interleave block, so one channel serves it.
     const uint64_t address = dram_address + static_cast<uint64_t>(offset);
     const uint64_t into_block = power_of_two ? address & (block - 1) : address % block;
     const int64_t to_block_end = interleave - static_cast<int64_t>(into_block);
-    const int64_t size = std::min({machine_.spec.core.dma.burst_bytes, bytes - offset, to_block_end});
+    const int64_t size = std::min({burst_bytes, bytes - offset, to_block_end});
     burst(address, size);
     offset += size;
   }

@@ -50,6 +50,20 @@ TEST(SramBanks, APitchOfOneBankRowPutsAColumnOfWordsInOneBank) {
   EXPECT_EQ(words, (std::vector<int64_t>{16, 0, 0, 0}));
 }
 
+TEST(SramBanks, PackedRowsOfWholeWordsCountAsOneRun) {
+  const arch::ArchSpec spec = machine(1, 1);
+  Fabric fabric(spec);
+  std::vector<int64_t> words(4, 0);
+  // 3 packed rows of 128 B from 0x80 (word 2): words 2..7, on banks 2, 3, 0, 1, 2, 3; twice.
+  fabric.count_bank_words(0x80, 3, 128, 128, 2, words);
+  EXPECT_EQ(words, (std::vector<int64_t>{2, 2, 4, 4}));
+  // Packed rows that do not start on a word: each row counts the words it touches, so the word two rows share
+  // counts twice. Rows of 64 B from byte 32: words 0-1, then 1-2.
+  std::fill(words.begin(), words.end(), 0);
+  fabric.count_bank_words(32, 2, 64, 64, 1, words);
+  EXPECT_EQ(words, (std::vector<int64_t>{1, 2, 1, 0}));
+}
+
 TEST(SramBanks, SecondStreamOnTheSameBankWaitsForTheFirst) {
   const arch::ArchSpec spec = machine(1, 1);
   Fabric fabric(spec);
@@ -62,6 +76,32 @@ TEST(SramBanks, SecondStreamOnTheSameBankWaitsForTheFirst) {
   // A stream on the other banks in the same window is not delayed at all.
   const SramRegion elsewhere{0, 64, 128, 64, 256};
   EXPECT_EQ(fabric.book_sram_region(elsewhere, 1, 0, cycles(128)), 0u);
+}
+
+TEST(SramBanks, BanksBookedInStepTakeWhatEachBankBookedAloneWouldTake) {
+  // While every booking on a core is uniform over its banks, the Fabric books its first bank alone and lets
+  // it stand for the others (Fabric::book_pe_traffic); the first booking that is not uniform copies it to
+  // them. Reference: one calendar per bank, each taking its own words of every booking.
+  const arch::ArchSpec spec = machine(1, 1);
+  Fabric fabric(spec);
+  std::vector<BandwidthCalendar> reference(4, BandwidthCalendar(64.0));
+  const auto book = [&](Tick start, Tick end, const std::vector<int64_t>& words) {
+    Tick worst = end;
+    for (size_t bank = 0; bank < reference.size(); ++bank)
+      if (words[bank] != 0)
+        worst = std::max(worst, reference[bank].book_spread(start, end, words[bank] * 64.0));
+    EXPECT_EQ(fabric.book_pe_traffic(0, start, end, words), worst - end) << "booking at " << start;
+    return worst - end;
+  };
+  // Uniform and overlapping: 120 words a bank (a bank takes one a cycle) over 128 cycles, then again 64
+  // cycles later: epoch 0 has 8 words left, the 64 cycles of epoch 1 in the window take 64, 48 spill.
+  EXPECT_EQ(book(0, cycles(128), {120, 120, 120, 120}), 0u);
+  EXPECT_GT(book(cycles(64), cycles(192), {120, 120, 120, 120}), 0u);
+  // Bank 2 alone: it still holds both uniform streams, so it is late too.
+  EXPECT_GT(book(cycles(64), cycles(192), {0, 0, 64, 0}), 0u);
+  // Uniform again, now each bank on its own calendar: bank 2 is the slowest.
+  const Tick others = book(cycles(100), cycles(300), {50, 50, 0, 50});
+  EXPECT_GT(book(cycles(100), cycles(300), {50, 50, 50, 50}), others);
 }
 
 TEST(NocLinks, AStreamPaysARouterLatencyPerRouterAndItsBytesOverTheLink) {
