@@ -60,6 +60,11 @@ int dram_channel_of(uint64_t address, const DramSpec& dram) {
 DramChannelMap::DramChannelMap(const DramSpec& dram)
     : interleave_(static_cast<uint64_t>(dram.interleave_bytes)),
       channels_(static_cast<uint64_t>(dram.channels)) {
+  if ((interleave_ & (interleave_ - 1)) == 0)
+    while ((uint64_t{1} << interleave_shift_) < interleave_) ++interleave_shift_;
+  else
+    interleave_shift_ = -1;
+  if ((channels_ & (channels_ - 1)) == 0) channel_mask_ = channels_ - 1;
   if (dram.channel_hash != ChannelHash::xor_fold || channels_ <= 1) return;
   int bits = 0;
   while ((uint64_t{1} << bits) < channels_) ++bits;
@@ -69,7 +74,7 @@ DramChannelMap::DramChannelMap(const DramSpec& dram)
   for (uint64_t chunk = 0; chunk <= chunk_mask_; ++chunk) {
     uint64_t folded = 0;
     for (uint64_t rest = chunk; rest != 0; rest >>= bits) folded ^= rest & ((uint64_t{1} << bits) - 1);
-    fold_[chunk] = folded;
+    fold_[chunk] = folded % channels_;
   }
 }
 

@@ -67,19 +67,25 @@ class DramChannelMap {
  public:
   explicit DramChannelMap(const DramSpec& dram);
   int of(uint64_t address) const {
-    uint64_t block = address / interleave_;
-    if (fold_.empty()) return static_cast<int>(block % channels_);
+    // Shifts and masks where the interleave and the channel count are powers of two (the interleave always
+    // is on a machine read from YAML): two 64-bit divisions a burst otherwise.
+    uint64_t block = interleave_shift_ >= 0 ? address >> interleave_shift_ : address / interleave_;
+    if (fold_.empty())
+      return static_cast<int>(channel_mask_ != 0 ? block & channel_mask_ : block % channels_);
     uint64_t chunks = 0;
     for (; block != 0; block >>= chunk_bits_) chunks ^= block & chunk_mask_;
-    return static_cast<int>(fold_[chunks] % channels_);
+    return static_cast<int>(fold_[chunks]);
   }
 
  private:
   uint64_t interleave_ = 1;
+  int interleave_shift_ = 0;  // log2(interleave_), or -1 when it is not a power of two
   uint64_t channels_ = 1;
+  uint64_t channel_mask_ = 0;  // channels_ - 1 when a power of two above 1, else 0
   int chunk_bits_ = 0;
   uint64_t chunk_mask_ = 0;
-  std::vector<uint64_t> fold_;  // per chunk value: its slices XOR-folded (empty: no hashing)
+  std::vector<uint64_t>
+      fold_;  // per chunk value: its slices XOR-folded, modulo channels_ (empty: no hashing)
 };
 
 }  // namespace tessera::arch

@@ -38,7 +38,8 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
     traces::GpuComparison comparison;
     comparison.gpu = record.gpu;
     comparison.date = record.date;
-    comparison.file = record.file;
+    // Named under the reference folder, so that the same run gives the same report in any checkout.
+    comparison.file = record.relative_file;
     if (!record.no_gpu_path.empty()) {
       comparison.note = record.no_gpu_path;
       found.comparisons.push_back(comparison);

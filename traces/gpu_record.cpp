@@ -124,6 +124,7 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
     const nlohmann::json json = read_json(file, outputs);
     GpuRecord record;
     record.file = file.string();
+    record.relative_file = (gpu_dir.path().filename() / workload / (op + ".json")).generic_string();
     const auto& op_json = json.at("op");
     record.kind = op_json.value("kind", "");
     record.name = op_json.value("name", "");

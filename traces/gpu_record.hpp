@@ -12,7 +12,8 @@
 namespace tessera::traces {
 
 struct GpuRecord {
-  std::string file;
+  std::string file;           // the path it was read from (for messages)
+  std::string relative_file;  // under the reference folder: "nvidia-h200/gemm-256/gemm256.json"
   // How it was made.
   std::string gpu, driver, cuda_runtime, date, command;
   // What was run.

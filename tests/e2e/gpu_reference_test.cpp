@@ -94,6 +94,10 @@ TEST(GpuReference, EveryShippedWorkloadHasARecordedRunOfEveryOpThatSaysHowItWasM
                               [](const traces::GpuComparison& gpu) { return gpu.compared; }))
           << workload.name << "/" << op.name << ": "
           << (found.comparisons.empty() ? found.note : found.comparisons.front().note);
+      // Named under the reference folder, not by this checkout's absolute path: the same run gives the
+      // same report in any checkout.
+      for (const traces::GpuComparison& gpu : found.comparisons)
+        EXPECT_EQ(gpu.file, "nvidia-h200/" + workload.name + "/" + op.name + ".json");
     }
   }
 }
