@@ -79,13 +79,16 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   if (mapping.graph) return mapping.graph->evaluate(mapping, spec_);
   if (!(mapping.epilogue && mapping.fusion == Fusion::unfused)) return evaluate_contraction(mapping);
   // Unfused: the contraction stores its raw output, every core meets at a barrier, then the epilogue's pass
-  // streams it through the vector units: one after the other.
-  Mapping contraction = mapping;
-  contraction.epilogue = nullptr;
-  contraction.fusion = Fusion::none;
-  contraction.epilogue_pass = nullptr;
-  Cost cost = evaluate_contraction(contraction);
-  const Cost pass = evaluate_vector(*mapping.epilogue_pass, spec_);
+  // streams it through the vector units: one after the other. evaluate_contraction leaves an unfused
+  // epilogue out (no copy of the mapping without it: copying its shared stage and epilogue had the search's
+  // threads contend for their reference counts), and the pass, the same for every mapping of a search, is
+  // estimated once.
+  Cost cost = evaluate_contraction(mapping);
+  if (pass_estimated_ != mapping.epilogue_pass.get()) {
+    pass_cost_ = evaluate_vector(*mapping.epilogue_pass, spec_);
+    pass_estimated_ = mapping.epilogue_pass.get();
+  }
+  const Cost& pass = pass_cost_;
   cost.cycles += pass.cycles;
   cost.overhead_cycles += pass.overhead_cycles;
   cost.vector_cycles = pass.compute_cycles;

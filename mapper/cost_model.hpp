@@ -50,7 +50,7 @@ class CostModel {
   explicit CostModel(const arch::ArchSpec& spec);
   // The estimate of a mapping of its stage (mapping.stage).
   Cost evaluate(const Mapping& mapping) const;
-  // The estimate of the contraction stage alone (an unfused epilogue's pass is evaluate's to add).
+  // The estimate of the contraction stage alone (an unfused epilogue and its pass are evaluate's to add).
   Cost evaluate_contraction(const Mapping& mapping) const;
   const arch::ArchSpec& spec() const { return spec_; }
 
@@ -66,6 +66,10 @@ class CostModel {
   double round_trip_cycles_ = 0;  // DRAM latency and the routers to a core and back: what a burst waits
   // One engine's bandwidth when a tensor's tile rows are `row_bytes` long.
   double dma_bytes_per_cycle(int64_t row_bytes) const;
+  // The last unfused epilogue pass estimated, and its estimate. A CostModel serves one thread (the search
+  // gives each of its threads its own).
+  mutable const Mapping* pass_estimated_ = nullptr;
+  mutable Cost pass_cost_;
 };
 
 }  // namespace tessera::mapper

@@ -84,18 +84,22 @@ std::vector<Candidate> SearchResult::ranked() const {
 SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
                           const SearchOptions& options, const EpilogueSearch& epilogue) {
   const auto started = std::chrono::steady_clock::now();
-  const CostModel model(spec);
   const int threads = std::max(1, options.threads);
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   SearchResult result;
   for (arch::Dataflow dataflow : options.dataflows) {
-    struct Worker {
+    // A cache line of its own each: the probe is written for every mapping scored.
+    struct alignas(64) Worker {
       std::vector<Candidate> best, front;
       int64_t legal = 0;
       Candidate probe;  // a scored mapping's cost and index, its mapping not copied (left empty)
     };
     std::vector<Worker> workers(threads);
     auto work = [&](int worker) {
+      // A cost model of its own: its instruction timer's cache of RS profiles is behind a mutex, which two
+      // threads sharing one model took turns at for every RS mapping scored (the search ran slower on two
+      // threads than on one).
+      const CostModel model(spec);
       uint64_t within_split = 0;
       size_t current_split = ~size_t{0};
       Worker& mine = workers[worker];
