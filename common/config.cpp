@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -86,6 +87,10 @@ bool parse_integer(const std::string& text, int64_t& value) {
 }  // namespace
 
 Document load_file(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw InputError(SourceLocation{path, 0, 0}, "", "is a folder, not a YAML file",
+                     "name a file in it; shipped configs are under configs/arch and configs/workloads");
   std::ifstream in(path);
   if (!in) {
     throw InputError(SourceLocation{path, 0, 0}, "",

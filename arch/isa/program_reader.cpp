@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -657,6 +658,10 @@ Program read_program(const std::string& text, const std::string& file_name) {
 }
 
 Program read_program_file(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw InputError(SourceLocation{path, 0, 0}, "", "is a folder, not a tile program",
+                     "name a *.tprog file in it; 'tessera map --out DIR' writes them");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(SourceLocation{path, 0, 0}, "",

@@ -542,10 +542,29 @@ TEST(CliErrors, AMoeOpWithoutAVectorUnitIsNotSimulatedAndItsBadFieldsAreLocated)
 
 namespace tessera {
 
+TEST(CliErrors, AFolderGivenForAFileSaysSo) {
+  // Before: a folder as --arch said "name: required field is missing", as --program "the file is empty".
+  const CommandResult arch = run_tessera({"validate", shipped("arch")});
+  EXPECT_EQ(arch.exit_code, 2);
+  EXPECT_NE(arch.output.find("arch: is a folder, not a YAML file\n  hint: name a file in it"),
+            std::string::npos)
+      << arch.output;
+  const CommandResult workload = run_tessera({"run", "--workload", shipped("workloads"), "--timing-only"});
+  EXPECT_EQ(workload.exit_code, 2);
+  EXPECT_NE(workload.output.find("workloads: is a folder, not a YAML file"), std::string::npos)
+      << workload.output;
+  const CommandResult program = run_tessera({"sim", "--program", shipped("arch"), "--timing-only"});
+  EXPECT_EQ(program.exit_code, 2);
+  EXPECT_NE(program.output.find("arch: is a folder, not a tile program\n  hint: name a *.tprog file in it"),
+            std::string::npos)
+      << program.output;
+}
+
 TEST(CliErrors, AnUnwritableStandardOutputFailsTheCommand) {
   // Before: `tessera validate ... > /dev/full` lost its output and exited 0.
-  const CommandResult result = run_command(std::string("(SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 ") + TESSERA_BINARY +
-                                           " validate " + shipped("arch/default.yaml") + " > /dev/full)");
+  const CommandResult result =
+      run_command(std::string("(SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 ") + TESSERA_BINARY + " validate " +
+                  shipped("arch/default.yaml") + " > /dev/full)");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("error: cannot write to standard output: No space left on device"),
             std::string::npos)
