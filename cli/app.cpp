@@ -57,12 +57,17 @@ void add_machine_options(CLI::App* command, Common& common) {
                       "override a field, e.g. core.sram.kib=256 or ops.ffn1.m=1024 (repeatable)");
   command->add_option("--out", common.out_dir,
                       "write the report, trace, tile programs and resolved configs here");
-  command->add_option("--format", common.format, "what to print")->check(CLI::IsMember({"table", "json"}));
-  // At most kMaxThreads: each is a thread of the mapper and the CPU reference, and from 3 a worker process.
+  command->add_option("--format", common.format, "what to print")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  // At most kMaxThreads: each is a thread of the mapper and the CPU reference, and from 2 a worker process.
   command
       ->add_option("--threads", common.threads,
-                   fmt::format("threads for the mapper and the CPU reference, 1 to {}", kMaxThreads))
-      ->check(CLI::Range(1, kMaxThreads));
+                   fmt::format("threads for the mapper and the CPU reference, 1 to {} (default: this "
+                               "machine's cores)",
+                               kMaxThreads))
+      ->check(CLI::Range(1, kMaxThreads))
+      ->capture_default_str();
   command->add_flag("--quiet", common.quiet, "no progress lines on stderr");
 }
 
@@ -77,7 +82,8 @@ mapper::Objective objective_of(const Common& common) {
 void add_workload_options(CLI::App* command, Common& common) {
   command->add_option("--workload", common.workload_path, "workload YAML")->capture_default_str();
   command->add_option("--dataflow", common.dataflow, "dataflows to explore")
-      ->check(CLI::IsMember({"ws", "os", "is", "rs", "all"}));
+      ->check(CLI::IsMember({"ws", "os", "is", "rs", "all"}))
+      ->capture_default_str();
   command
       ->add_option("--objective", common.objective,
                    "what candidates are ranked and winners picked by: the fewest cycles, the least energy, "
@@ -274,13 +280,16 @@ int main(int argc, char** argv) {
   run->add_flag("--timing-only", timing_only, "skip the arithmetic (and so the numerics check)");
   run->add_option("--simulate-top", simulate_top,
                   fmt::format("candidates simulated per dataflow, 1 to {}", kMaxSimulateTop))
-      ->check(CLI::Range(1, kMaxSimulateTop));
+      ->check(CLI::Range(1, kMaxSimulateTop))
+      ->capture_default_str();
 
   CLI::App* map =
       app.add_subcommand("map", "mapper only: ranked candidates, and why each dataflow wins or loses");
   add_machine_options(map, common);
   add_workload_options(map, common);
-  map->add_option("--top", top, "how many ranked candidates to show")->check(CLI::PositiveNumber);
+  map->add_option("--top", top, "how many ranked candidates to show")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   CLI::App* sim = app.add_subcommand("sim", "run a tile program (possibly hand-written) on a machine");
   add_machine_options(sim, common);

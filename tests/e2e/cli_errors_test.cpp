@@ -542,6 +542,18 @@ TEST(CliErrors, AMoeOpWithoutAVectorUnitIsNotSimulatedAndItsBadFieldsAreLocated)
 
 namespace tessera {
 
+TEST(CliErrors, HelpShowsEachOptionsDefault) {
+  // Before: --format, --dataflow, --simulate-top, --threads and map's --top showed no default.
+  const CommandResult run = run_tessera({"run", "--help"});
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* shown :
+       {"--format TEXT:{table,json}=table", "--dataflow TEXT:{ws,os,is,rs,all}=all",
+        "--simulate-top INT:INT in [1 - 64]=3", "--objective TEXT:{cycles,energy,edp,dram}=cycles",
+        "(default: this machine's cores)"})
+    EXPECT_NE(run.output.find(shown), std::string::npos) << shown << "\n" << run.output;
+  EXPECT_NE(run_tessera({"map", "--help"}).output.find("--top INT:POSITIVE=10"), std::string::npos);
+}
+
 TEST(CliErrors, AFolderGivenForAFileSaysSo) {
   // Before: a folder as --arch said "name: required field is missing", as --program "the file is empty".
   const CommandResult arch = run_tessera({"validate", shipped("arch")});
