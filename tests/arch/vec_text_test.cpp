@@ -407,10 +407,11 @@ TEST(VecText, EveryBadRouteOptionIsALocatedErrorOrRefusedByTheChecker) {
   EXPECT_EQ(
       check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=100000 experts=65536 top_k=2 scoring=softmax"),
       "v.tprog:5: core 0,0 vec #0: the tiles are larger than the core's SRAM");
-  EXPECT_EQ(check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=9223372036854775807 experts=65536 top_k=2 "
-                        "scoring=softmax"),
-            "v.tprog:5:42: core 0,0 vec #0: 9223372036854775807 is too large for rows (at most 1099511627776)\n"
-            "  hint: sizes, counts, pitches and indices in a tile program are at most 2^40");
+  EXPECT_EQ(
+      check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=9223372036854775807 experts=65536 top_k=2 "
+                  "scoring=softmax"),
+      "v.tprog:5:42: core 0,0 vec #0: 9223372036854775807 is too large for rows (at most 1099511627776)\n"
+      "  hint: sizes, counts, pitches and indices in a tile program are at most 2^40");
   EXPECT_EQ(first_line(check_error(route + "top_k=2 scoring=softmax", /*with_vector=*/false)),
             "v.tprog:5: core 0,0 vec #0: the machine has no vector unit");
 }

@@ -16,7 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kWorkload = "name: small\nseed: 3\nops:\n  - {name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16}\n";
+const char* kWorkload =
+    "name: small\nseed: 3\nops:\n  - {name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16}\n";
 
 std::set<std::string> files_in(const std::string& folder) {
   std::set<std::string> names;
