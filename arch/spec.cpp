@@ -249,14 +249,6 @@ class SpecReader {
     read_number(key, value, rule, given);
     check_limit(key, value, fmt::format("{}", value), limit);
   }
-  void read_number(const std::string& key, double& value, Rule rule, Given given) {
-    if (rule == Rule::nonnegative) {
-      TESSERA_ASSERT(given == Given::optional, "non-negative numbers of the machine have defaults");
-      value = reader_.nonnegative_number(key, value);
-    } else {
-      value = given == Given::required ? reader_.positive_number(key) : reader_.positive_number(key, value);
-    }
-  }
   void boolean(const std::string& key, bool& value) { value = reader_.boolean(key, value); }
   template <class Enum>
   void choice(const std::string& key, Enum& value, const Names<Enum>& names) {
@@ -306,6 +298,15 @@ class SpecReader {
                                       : reader_.positive_integer(key, current);
     return given == Given::required ? reader_.nonnegative_integer(key)
                                     : reader_.nonnegative_integer(key, current);
+  }
+
+  void read_number(const std::string& key, double& value, Rule rule, Given given) {
+    if (rule == Rule::nonnegative) {
+      TESSERA_ASSERT(given == Given::optional, "non-negative numbers of the machine have defaults");
+      value = reader_.nonnegative_number(key, value);
+    } else {
+      value = given == Given::required ? reader_.positive_number(key) : reader_.positive_number(key, value);
+    }
   }
 
   void check_limit(const std::string& key, double value, const std::string& text, const Limit& limit) const {

@@ -84,8 +84,8 @@ class DramChannelMap {
   uint64_t channel_mask_ = 0;  // channels_ - 1 when a power of two above 1, else 0
   int chunk_bits_ = 0;
   uint64_t chunk_mask_ = 0;
-  std::vector<uint64_t>
-      fold_;  // per chunk value: its slices XOR-folded, modulo channels_ (empty: no hashing)
+  // Per chunk value: its slices XOR-folded, modulo channels_ (empty: no hashing).
+  std::vector<uint64_t> fold_;
 };
 
 }  // namespace tessera::arch

@@ -46,7 +46,7 @@ struct Common {
   std::string out_dir;
   std::string format = "table";
   std::vector<std::string> overrides;
-  int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 1024u));
+  int threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
   bool quiet = false;
   std::string reference_root = default_reference_root();
 };

@@ -68,20 +68,6 @@ inline Classes classes_of(const DimPartition& partition) {
   return classes;
 }
 
-// classes_of by walking every part (for tests of the closed form).
-inline Classes classes_by_walk(const DimPartition& partition) {
-  Classes classes;
-  for (int part = 0; part < partition.parts; ++part) {
-    const int64_t count = partition.tile_count(part);
-    int slot = 0;
-    while (slot < classes.size && classes.entries[slot].count != count) ++slot;
-    if (slot == classes.size) classes.entries[classes.size++] = CountClass{count, 0, 0};
-    classes.entries[slot].parts += 1;
-    classes.entries[slot].extent_sum += partition.part_extent(part);
-  }
-  return classes;
-}
-
 // How often a tile that depends on `dims` is (re)loaded per distinct tile, for a core whose tile loops run
 // `trips` times along m, n, k in `order`: the product of the trip counts of the loops it does not depend on
 // that sit outside its innermost loop (loops of one trip do not count).

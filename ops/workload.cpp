@@ -109,6 +109,7 @@ class FieldWriter : public FieldVisitor {
 // Every tensor of an op at most kMaxTensorElements, checked once its fields are read: the mapper, the
 // lowering and the reference size their work and memory by them.
 void check_tensor_sizes(const Op& op, const config::MapReader& reader) {
+  const char* hint = "tessera maps an op onto one machine's memory: split the op, or make its sizes smaller";
   // First that no product of its sizes can overflow int64 where the kind forms it (tensors_of, macs): the
   // product of all of them (zeros aside) at most 2^62.
   unsigned __int128 product = 1;
@@ -116,11 +117,10 @@ void check_tensor_sizes(const Op& op, const config::MapReader& reader) {
     if (!field.is_integer() || field.number <= 0) continue;
     product *= static_cast<uint64_t>(field.number);
     if (product > (static_cast<unsigned __int128>(1) << 62))
-      throw InputError(
-          reader.location(), reader.path(),
-          fmt::format("the sizes of op {} multiply past 2^62 (at {} = {})", op.name, field.name,
-                      field.number),
-          "tessera maps an op onto one machine's memory: split the op, or make its sizes smaller");
+      throw InputError(reader.location(), reader.path(),
+                       fmt::format("the sizes of op {} multiply past 2^62 (at {} = {})", op.name, field.name,
+                                   field.number),
+                       hint);
   }
   for (const TensorDesc& tensor : tensors_of(op)) {
     const bool fits = tensor.rows > 0 && tensor.cols > 0 && tensor.rows <= kMaxTensorElements &&
@@ -129,7 +129,7 @@ void check_tensor_sizes(const Op& op, const config::MapReader& reader) {
     throw InputError(reader.location(), reader.path(),
                      fmt::format("{} of op {} is {} x {} elements, more than 2^36 ({})", tensor.name, op.name,
                                  tensor.rows, tensor.cols, kMaxTensorElements),
-                     "tessera maps an op onto one machine's memory: split the op, or make its sizes smaller");
+                     hint);
   }
 }
 

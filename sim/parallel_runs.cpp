@@ -173,7 +173,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
   if (!workers_ || workers_->size() != processes) {
     // This process now makes programs and their binary forms of the same few sizes over and over, tens of MB
     // each on a large GEMM, and frees each once sent: keep the freed memory for the next one rather than
-    // handing it back to the kernel and faulting it in again (as a worker does, sim/worker_pool.cpp).
+    // handing it back to the kernel and faulting it in again (the workers forked below inherit it).
     ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
     ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
     workers_ = std::make_unique<WorkerPool>(

@@ -1,6 +1,5 @@
 #include "sim/worker_pool.hpp"
 
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -163,11 +162,8 @@ void WorkerPool::serve_forever(int socket) {
     for (int file : other.files) ::close(file);
   }
   for (int file : free_files_) ::close(file);
-  // A worker reads and runs programs of the same few sizes over and over: keep freed memory for the next one
-  // rather than handing it back to the kernel and faulting it in again (the program's instruction vectors
-  // and the request alone are tens of MB on a 4096^3 GEMM).
-  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // A worker keeps freed memory for its next program as the parent does: the mallopt settings run_timing
+  // makes before forking the workers come with the fork.
   std::string request;
   for (;;) {
     if (!receive_request(socket, request)) ::_exit(0);  // the pool closed: done

@@ -41,7 +41,7 @@ nlohmann::json read_json(const std::filesystem::path& path, bool outputs = true)
 
 // A workload's shared files (run.json, and torch.json: hundreds of KB) read once per process rather than once
 // per op: kept with the file's size and modification time, and read again when either changes.
-const nlohmann::json& shared_json(const std::filesystem::path& path) {
+std::shared_ptr<const nlohmann::json> shared_json(const std::filesystem::path& path) {
   struct Kept {
     std::uintmax_t size = 0;
     std::filesystem::file_time_type modified;
@@ -55,13 +55,14 @@ const nlohmann::json& shared_json(const std::filesystem::path& path) {
   Kept& entry = kept[path.string()];
   if (!entry.json || entry.size != size || entry.modified != modified)
     entry = Kept{size, modified, std::make_shared<const nlohmann::json>(read_json(path))};
-  return *entry.json;
+  return entry.json;  // held by the caller: another thread may replace the entry meanwhile
 }
 
 // The framework's comparison row where the runner does best (the lowest A/B ratio over the output classes).
 void add_framework(GpuRecord& record, const std::filesystem::path& torch_file) {
   if (!std::filesystem::exists(torch_file)) return;
-  const nlohmann::json& torch = shared_json(torch_file);
+  const std::shared_ptr<const nlohmann::json> kept = shared_json(torch_file);
+  const nlohmann::json& torch = *kept;
   record.framework = torch.value("framework", "");
   for (const auto& row : torch.value("comparison", nlohmann::json::array())) {
     if (row.value("op", "") != record.name) continue;
@@ -165,7 +166,8 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
     }
     const std::filesystem::path run_file = gpu_dir.path() / workload / "run.json";
     if (std::filesystem::exists(run_file)) {
-      const nlohmann::json& run = shared_json(run_file);
+      const std::shared_ptr<const nlohmann::json> kept = shared_json(run_file);
+      const nlohmann::json& run = *kept;
       record.gpu = run.at("gpu").value("name", "");
       record.driver = run.at("gpu").value("driver", "");
       record.cuda_runtime = run.at("gpu").value("cuda_runtime", "");

@@ -18,6 +18,24 @@ TEST(Mapping, DescribesItselfCompactly) {
   EXPECT_EQ(mapping.describe(), "os cores 4x2x1 tile 256x128x64 nmk db=i");
 }
 
+namespace {
+
+// classes_of by walking every part: what its closed form must equal.
+Classes classes_by_walk(const DimPartition& partition) {
+  Classes classes;
+  for (int part = 0; part < partition.parts; ++part) {
+    const int64_t count = partition.tile_count(part);
+    int slot = 0;
+    while (slot < classes.size && classes.entries[slot].count != count) ++slot;
+    if (slot == classes.size) classes.entries[classes.size++] = CountClass{count, 0, 0};
+    classes.entries[slot].parts += 1;
+    classes.entries[slot].extent_sum += partition.part_extent(part);
+  }
+  return classes;
+}
+
+}  // namespace
+
 TEST(Tiling, CountClassesInClosedFormAreTheWalksOverEveryPart) {
   for (int64_t extent = 1; extent <= 130; ++extent)
     for (int64_t tile = 1; tile <= 40; ++tile)
