@@ -56,15 +56,16 @@ struct MachineState {
   bool stopping = false;  // stopped: units leave at their next wait, nothing more is scheduled
   static constexpr Tick kNoStop = ~Tick{0};
 
-  // Runs `action` at `at` ticks after the run's origin.
-  void at(Tick at, std::function<void()> action) {
-    if (stopping) return;
+  // A completion to fill, run `at` ticks after the run's origin (Scheduler::at); none once the run is
+  // stopping (this one would pass its bound: it stops the run).
+  Completion* complete_at(Tick at) {
+    if (stopping) return nullptr;
     if (at > stop_after) {
       stop();
-      return;
+      return nullptr;
     }
     last_completion = at > last_completion ? at : last_completion;
-    scheduler.at(origin + at, std::move(action));
+    return &scheduler.at(origin + at);
   }
   // Stops the run: pending actions are dropped and every unit waiting on a semaphore is woken to leave (a
   // unit in a timed wait leaves when it wakes). sc_start then returns with every unit back at its start

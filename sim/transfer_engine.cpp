@@ -81,6 +81,78 @@ template <class Latency>
   ++counters_.bursts;
 }
 
+std::optional<TransferEngine::BurstGrid> TransferEngine::burst_grid(uint64_t address, int64_t rows,
+                                                                    int64_t row_bytes, int64_t stride) const {
+  const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  const int64_t burst_bytes = machine_.spec.core.dma.burst_bytes;
+  if (rows <= 0 || row_bytes <= 0 || stride < 0 || (interleave & (interleave - 1)) != 0) return std::nullopt;
+  const auto block = static_cast<uint64_t>(interleave);
+  const auto into_block = static_cast<int64_t>(address & (block - 1));
+  // A row that is one burst: each row the same place in its block (the stride a whole number of blocks).
+  if (row_bytes <= burst_bytes && row_bytes <= interleave - into_block &&
+      (rows == 1 || stride % interleave == 0))
+    return BurstGrid{address, rows, 1, row_bytes, stride};
+  // Rows cut into bursts of the grain g = min(burst, interleave): every row starts on the grain and is a
+  // whole number of grains, and g divides the block, so each piece split_into_bursts cuts is exactly g.
+  const int64_t grain = std::min(burst_bytes, interleave);
+  if (interleave % grain != 0 || static_cast<int64_t>(address % static_cast<uint64_t>(grain)) != 0 ||
+      row_bytes % grain != 0 || (rows > 1 && stride % grain != 0))
+    return std::nullopt;
+  return BurstGrid{address, rows, row_bytes / grain, grain, stride};
+}
+
+template <class Latency>
+void TransferEngine::add_burst_grid(const BurstGrid& grid, bool through_dram, Latency&& latency_of) {
+  // issue_slot's and add_burst's figures for this burst size (the same cached values they compute).
+  if (grid.bytes != issue_bytes_) {
+    const double ticks =
+        static_cast<double>(grid.bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
+    issue_bytes_ = grid.bytes;
+    issue_ticks_ = static_cast<Tick>(std::ceil(ticks - 1e-9));
+  }
+  if (grid.bytes != trip_bytes_ || through_dram != trip_through_dram_) {
+    trip_bytes_ = grid.bytes;
+    trip_through_dram_ = through_dram;
+    trip_ticks_ = machine_.fabric.burst_ticks(grid.bytes, through_dram);
+  }
+  // add_burst's steps, burst by burst, with the burst size, its issue ticks and its trip fixed.
+  const Tick step = issue_ticks_;
+  const Tick trip = trip_ticks_;
+  const Fabric& fabric = machine_.fabric;
+  Tick* const slots = in_flight_.data();
+  const size_t slot_count = in_flight_.size();
+  size_t slot = ring_next_;
+  Tick engine_free = engine_free_;
+  Tick expected = expected_done_;
+  for (int64_t row = 0; row < grid.rows; ++row) {
+    uint64_t address = grid.address + static_cast<uint64_t>(row * grid.stride);
+    for (int64_t piece = 0; piece < grid.per_row; ++piece) {
+      const int channel = fabric.channel_of(address);
+      address += static_cast<uint64_t>(grid.bytes);
+      const Tick issue = std::max(engine_free, slots[slot]);
+      engine_free = issue + step;
+      Stream& stream = streams_[static_cast<size_t>(channel)];
+      if (stream.bytes == 0) {
+        stream.first = issue;
+        stream.latency = latency_of(channel);
+        touched_.push_back(channel);
+      }
+      stream.last = engine_free;
+      stream.bytes += grid.bytes;
+      const Tick done = issue + stream.latency + trip;
+      slots[slot] = done;
+      if (++slot == slot_count) slot = 0;
+      expected = std::max(expected, done);
+    }
+  }
+  const int64_t count = grid.rows * grid.per_row;
+  engine_free_ = engine_free;
+  ring_next_ = slot;
+  expected_done_ = expected;
+  transfer_bursts_ += static_cast<size_t>(count);
+  counters_.bursts += count;
+}
+
 void TransferEngine::finish_streams(Tick done) {
   // Contention made the transfer finish later than its bursts' uncontended round trips: its bursts held their
   // slots that much longer, which the engine's next bursts wait for.
@@ -143,6 +215,17 @@ void TransferEngine::split_into_bursts(uint64_t dram_address, int64_t bytes, Bur
     burst(address, size);
     offset += size;
   }
+}
+
+std::optional<TransferEngine::BurstGrid> TransferEngine::grid_of(const arch::TensorDecl& tensor,
+                                                                 const arch::TensorRegion& region) const {
+  const int64_t element = size_bytes(tensor.dtype);
+  if (region.col == 0 && region.cols == tensor.cols)  // whole rows: one contiguous run
+    return burst_grid(tensor.dram_address + static_cast<uint64_t>(region.row * tensor.cols * element), 1,
+                      region.rows * region.cols * element, 0);
+  return burst_grid(
+      tensor.dram_address + static_cast<uint64_t>((region.row * tensor.cols + region.col) * element),
+      region.rows, region.cols * element, tensor.cols * element);
 }
 
 template <class Burst>
@@ -218,10 +301,18 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
     const int channel = fabric.channel_of(dram_address);
     add_burst(channel, bytes, true, [&] { return fabric.load_latency(channel); });
   };
-  // Padding zeros cost no DRAM or NoC traffic; the engine writes them with the rest of the tile.
-  for_each_load_piece(program, load.source, [&](int64_t, int64_t, int64_t source, int64_t bytes) {
-    if (source >= 0) split_into_bursts(base + static_cast<uint64_t>(source), bytes, burst);
-  });
+  // A plain tensor's region is a grid of bursts (its rows, or one run when it spans whole rows), mostly added
+  // in closed form.
+  const std::optional<BurstGrid> grid =
+      tensor.role == arch::TensorRole::view ? std::nullopt : grid_of(tensor, load.source);
+  if (grid) {
+    add_burst_grid(*grid, true, [&](int channel) { return fabric.load_latency(channel); });
+  } else {
+    // Padding zeros cost no DRAM or NoC traffic; the engine writes them with the rest of the tile.
+    for_each_load_piece(program, load.source, [&](int64_t, int64_t, int64_t source, int64_t bytes) {
+      if (source >= 0) split_into_bursts(base + static_cast<uint64_t>(source), bytes, burst);
+    });
+  }
   for (int channel : touched_) {
     const Stream& stream = streams_[static_cast<size_t>(channel)];
     transfer.done = std::max(transfer.done, fabric.load_stream(channel, Flow{stream.first, stream.last},
@@ -264,10 +355,16 @@ void TransferEngine::run_store(const arch::DmaStore& store, Transfer& transfer) 
   const int64_t row_bytes = store.destination.cols * element;
   const int64_t pitch = packed_or(store.sram_pitch_bytes, row_bytes);
   Fabric& fabric = machine_.fabric;
-  for_each_dram_burst(tensor, store.destination, [&](uint64_t dram_address, int64_t bytes) {
-    const int channel = fabric.channel_of(dram_address);
-    add_burst(channel, bytes, true, [&] { return fabric.store_latency(core_, channel, store.accumulate); });
-  });
+  const std::optional<BurstGrid> grid = grid_of(tensor, store.destination);
+  if (grid) {
+    add_burst_grid(*grid, true,
+                   [&](int channel) { return fabric.store_latency(core_, channel, store.accumulate); });
+  } else {
+    for_each_dram_burst(tensor, store.destination, [&](uint64_t dram_address, int64_t bytes) {
+      const int channel = fabric.channel_of(dram_address);
+      add_burst(channel, bytes, true, [&] { return fabric.store_latency(core_, channel, store.accumulate); });
+    });
+  }
   for (int channel : touched_) {
     const Stream& stream = streams_[static_cast<size_t>(channel)];
     transfer.done = std::max(

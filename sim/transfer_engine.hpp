@@ -6,6 +6,8 @@
 // completion comes with the last stream.
 #pragma once
 
+#include <optional>
+
 #include "sim/unit.hpp"
 
 namespace tessera::sim {
@@ -36,6 +38,25 @@ class TransferEngine : public Unit {
   // After the transfer's streams are booked (done: the last one's end): holds the slots of its bursts for the
   // delay contention added, and clears the streams.
   void finish_streams(Tick done);
+
+  // A transfer's DRAM bursts when they are laid out evenly: `rows` rows of `per_row` bursts of `bytes` each,
+  // the first at `address`, a row's bursts back to back, rows `stride` bytes apart.
+  struct BurstGrid {
+    uint64_t address = 0;
+    int64_t rows = 0;
+    int64_t per_row = 0;
+    int64_t bytes = 0;
+    int64_t stride = 0;
+  };
+  // The grid split_into_bursts cuts `rows` rows of `row_bytes` from `address`, `stride` apart, into, when it
+  // is one (bursts of one size that each stay inside their DRAM interleave block); nullopt otherwise.
+  std::optional<BurstGrid> burst_grid(uint64_t address, int64_t rows, int64_t row_bytes,
+                                      int64_t stride) const;
+  // The grid of a plain tensor's region (for_each_dram_burst's bursts), when it is one.
+  std::optional<BurstGrid> grid_of(const arch::TensorDecl& tensor, const arch::TensorRegion& region) const;
+  // add_burst for every burst of `grid`, in issue order, in one tight loop.
+  template <class Latency>
+  void add_burst_grid(const BurstGrid& grid, bool through_dram, Latency&& latency_of);
 
   // Calls burst(dram_address, bytes) for each burst of a tensor region, in issue order: per row, pieces of at
   // most burst_bytes that stay inside one DRAM interleave block.

@@ -91,19 +91,19 @@ void Unit::complete_at(Tick at, const arch::Instruction& instruction, std::funct
   // A store's signal to another core is a barrier's: the core waiting on it waits for this core to finish its
   // share (imbalance), not for a buffer of its own to drain.
   const arch::Cause barrier = cause == arch::Cause::output_backpressure ? arch::Cause::imbalance : cause;
-  std::vector<std::pair<Semaphore*, arch::Cause>> targets;
+  Completion* const completion = machine_.complete_at(at);
+  if (!completion) return;
+  completion->commit = std::move(commit);
   for (const arch::SemaphoreRef& ref : instruction.signals) {
     if (ref.core == arch::kSameCore) {
-      for (int target : arch::same_core_signal_targets(instruction.operation, core_))
-        targets.emplace_back(&machine_.cores[target].semaphores[ref.id], cause);
+      arch::for_each_same_core_signal_target(instruction.operation, core_, [&](int target) {
+        completion->posts.emplace_back(&machine_.cores[static_cast<size_t>(target)].semaphores[ref.id],
+                                       cause);
+      });
     } else {
-      targets.emplace_back(&semaphore(ref), ref.core == core_ ? cause : barrier);
+      completion->posts.emplace_back(&semaphore(ref), ref.core == core_ ? cause : barrier);
     }
   }
-  machine_.at(at, [commit = std::move(commit), targets = std::move(targets)]() {
-    if (commit) commit();
-    for (const auto& [target, why] : targets) target->post(why);
-  });
 }
 
 void Unit::wait_until(Tick at) {

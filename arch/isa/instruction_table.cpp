@@ -42,10 +42,9 @@ const std::vector<std::string>& mnemonics_of(QueueKind queue) {
   return per_queue[static_cast<size_t>(queue)];
 }
 
-std::vector<int> same_core_signal_targets(const Operation& operation, int issuer) {
-  const std::vector<int>& destinations = std::visit(
-      [](const auto& kind) -> const std::vector<int>& { return signal_destinations(kind); }, operation);
-  return destinations.empty() ? std::vector<int>{issuer} : destinations;
+const std::vector<int>& signal_destinations_of(const Operation& operation) {
+  return std::visit([](const auto& kind) -> const std::vector<int>& { return signal_destinations(kind); },
+                    operation);
 }
 
 Operation read_operation(LineReader& in, QueueKind queue, std::string_view mnemonic, int column) {

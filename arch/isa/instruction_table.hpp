@@ -47,7 +47,16 @@ const std::vector<int>& signal_destinations(const Kind&) {
   static const std::vector<int> none;
   return none;
 }
-std::vector<int> same_core_signal_targets(const Operation& operation, int issuer);
+const std::vector<int>& signal_destinations_of(const Operation& operation);
+template <class Target>
+void for_each_same_core_signal_target(const Operation& operation, int issuer, Target&& target) {
+  const std::vector<int>& destinations = signal_destinations_of(operation);
+  if (destinations.empty()) {
+    target(issuer);
+    return;
+  }
+  for (int destination : destinations) target(destination);
+}
 
 class LineReader;
 class LineWriter;

@@ -1,8 +1,11 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
+#include <vector>
 
 #include "arch/isa/instruction_checks.hpp"
 #include "arch/isa/program_check.hpp"
@@ -10,6 +13,41 @@
 namespace tessera::arch {
 
 namespace {
+
+// An instruction's position in its queue, counted per queue as a core's instructions are walked: one counter
+// per queue kind and DMA engine, a map only for engine numbers the machine does not have (an error the check
+// of the instruction reports).
+class QueuePositions {
+ public:
+  explicit QueuePositions(int engines)
+      : counts_(static_cast<size_t>(kFirstEngine + std::max(0, engines)), 0) {}
+  int64_t next(const QueueId& queue) {
+    if (queue.kind != QueueKind::dma) return counts_[static_cast<size_t>(queue.kind)]++;
+    const size_t slot = kFirstEngine + static_cast<size_t>(queue.index);
+    if (queue.index >= 0 && slot < counts_.size()) return counts_[slot]++;
+    return others_[queue.index]++;
+  }
+
+ private:
+  static constexpr size_t kFirstEngine = 4;  // slots 0..3 by QueueKind (dma's unused)
+  std::vector<int64_t> counts_;
+  std::map<int, int64_t> others_;
+};
+
+// Counts by key in [0, size): a flat array where that is small, a hash map past it (a large mesh with many
+// semaphore names).
+class PairCounts {
+ public:
+  explicit PairCounts(size_t size) {
+    if (size <= kFlatMost) flat_.assign(size, 0);
+  }
+  int64_t& operator[](size_t key) { return flat_.empty() ? sparse_[key] : flat_[key]; }
+
+ private:
+  static constexpr size_t kFlatMost = size_t{1} << 20;
+  std::vector<int64_t> flat_;
+  std::unordered_map<size_t, int64_t> sparse_;
+};
 
 class Checker {
  public:
@@ -148,18 +186,29 @@ class Checker {
       fail_header(fmt::format("core {},{}", core.coord.row, core.coord.col),
                   fmt::format("no such core in the {}x{} mesh", spec_.mesh.rows, spec_.mesh.cols), "");
     }
-    std::map<std::string, int64_t> positions;
+    QueuePositions positions(spec_.core.dma.engines);
     for (const Instruction& instruction : core.instructions) {
-      const int64_t position = positions[name_of(instruction.queue)]++;
+      const int64_t position = positions.next(instruction.queue);
       const InstructionChecks checks(program_, spec_, core, instruction, position);
       check_instruction(checks, instruction);
       for (const SemaphoreWait& wait : instruction.waits) {
         if (wait.count <= 0) checks.fail("a wait consumes at least one signal");
         if (wait.semaphore.core != kSameCore) checks.core_index(wait.semaphore.core, "a wait");
+        check_semaphore_id(checks, wait.semaphore.id);
       }
-      for (const SemaphoreRef& signal : instruction.signals)
+      for (const SemaphoreRef& signal : instruction.signals) {
         if (signal.core != kSameCore) checks.core_index(signal.core, "a signal");
+        check_semaphore_id(checks, signal.id);
+      }
     }
+  }
+
+  // Ids index the program's semaphore names (the reader makes them from the names; a program built in memory
+  // must too).
+  void check_semaphore_id(const InstructionChecks& checks, int id) const {
+    if (id < 0 || static_cast<size_t>(id) >= program_.semaphores.size())
+      checks.fail(fmt::format("semaphore id {} names none of the program's {} semaphores", id,
+                              program_.semaphores.size()));
   }
 
   void check_instruction(const InstructionChecks& checks, const Instruction& instruction) const {
@@ -177,40 +226,45 @@ class Checker {
 
   // Statically, a semaphore waited on more often than it is signalled anywhere can never be satisfied.
   void check_semaphore_balance() const {
-    std::map<std::pair<int, int>, int64_t>
-        signals;  // (core, semaphore) -> signals posted in the whole program
+    // Counts per (core, semaphore), flat: core * semaphores + semaphore (cores and ids are checked by now).
+    const auto semaphores = static_cast<int64_t>(program_.semaphores.size());
+    const auto key_of = [&](int core, int id) {
+      return static_cast<size_t>(static_cast<int64_t>(core) * semaphores + id);
+    };
+    const int64_t cores = static_cast<int64_t>(spec_.mesh.rows) * spec_.mesh.cols;
+    PairCounts signals(static_cast<size_t>(cores * semaphores));  // posted in the whole program
     for (const CoreProgram& core : program_.cores) {
       const int issuer = core_index(core.coord, spec_.mesh);
       for (const Instruction& instruction : core.instructions) {
         for (const SemaphoreRef& ref : instruction.signals) {
           if (ref.core == kSameCore) {
-            for (int target : same_core_signal_targets(instruction.operation, issuer))
-              ++signals[{target, ref.id}];
+            for_each_same_core_signal_target(instruction.operation, issuer,
+                                             [&](int target) { ++signals[key_of(target, ref.id)]; });
           } else {
-            ++signals[{ref.core, ref.id}];
+            ++signals[key_of(ref.core, ref.id)];
           }
         }
       }
     }
-    std::map<std::pair<int, int>, int64_t> waited;
+    PairCounts waited(static_cast<size_t>(cores * semaphores));
     for (const CoreProgram& core : program_.cores) {
       const int issuer = core_index(core.coord, spec_.mesh);
-      std::map<std::string, int64_t> positions;
+      QueuePositions positions(spec_.core.dma.engines);
       for (const Instruction& instruction : core.instructions) {
-        const int64_t position = positions[name_of(instruction.queue)]++;
+        const int64_t position = positions.next(instruction.queue);
         for (const SemaphoreWait& wait : instruction.waits) {
-          const std::pair<int, int> key{wait.semaphore.core == kSameCore ? issuer : wait.semaphore.core,
-                                        wait.semaphore.id};
+          const int owner_core = wait.semaphore.core == kSameCore ? issuer : wait.semaphore.core;
+          const size_t key = key_of(owner_core, wait.semaphore.id);
           waited[key] += wait.count;
-          const int64_t available = signals.count(key) ? signals.at(key) : 0;
+          const int64_t available = signals[key];
           if (waited[key] > available) {
-            const Coord owner = core_coord(key.first, spec_.mesh);
+            const Coord owner = core_coord(owner_core, spec_.mesh);
             InstructionChecks(program_, spec_, core, instruction, position)
                 .fail(fmt::format(
                           "waits for {} of core {},{}, which the whole program signals {} time{} — this wait "
                           "needs signal number {}, so it can never proceed",
-                          program_.semaphores[key.second], owner.row, owner.col, available,
-                          available == 1 ? "" : "s", waited[key]),
+                          program_.semaphores[static_cast<size_t>(wait.semaphore.id)], owner.row, owner.col,
+                          available, available == 1 ? "" : "s", waited[key]),
                       "add the missing signal, or drop the wait");
           }
         }
