@@ -24,7 +24,7 @@ int64_t packed_or(int64_t pitch, int64_t row_bytes) {
 
 TransferEngine::TransferEngine(sc_core::sc_module_name name, MachineState& machine, int core,
                                arch::QueueId queue)
-    : Unit(name, machine, core, queue) {}
+    : Unit(name, machine, core, queue), this_core_{core} {}
 
 void TransferEngine::reset_run_state() {
   engine_free_ = 0;
@@ -292,8 +292,7 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   const int64_t element = size_bytes(tensor.dtype);
   const int64_t row_bytes = load.source.cols * element;
   const int64_t pitch = packed_or(load.sram_pitch_bytes, row_bytes);
-  const std::vector<int> destinations =
-      load.destinations.empty() ? std::vector<int>{core_} : load.destinations;
+  const std::vector<int>& destinations = load.destinations.empty() ? this_core_ : load.destinations;
   Tick first_arrival = ~Tick{0};
   Fabric& fabric = machine_.fabric;
   fabric.begin_load(destinations);

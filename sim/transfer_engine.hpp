@@ -68,8 +68,9 @@ class TransferEngine : public Unit {
   Tick issue_slot(int64_t bytes);
   void retire(Tick done);
 
-  Tick engine_free_ = 0;         // the engine can issue its next burst from here
-  std::vector<Tick> in_flight_;  // completion times of the last `outstanding_bursts` bursts (ring)
+  const std::vector<int> this_core_;  // a load's destinations when it names none
+  Tick engine_free_ = 0;              // the engine can issue its next burst from here
+  std::vector<Tick> in_flight_;       // completion times of the last `outstanding_bursts` bursts (ring)
   size_t ring_next_ = 0;
   std::vector<Stream> streams_;  // per DRAM channel
   std::vector<int> touched_;     // channels with a stream in the current transfer, in first-burst order
