@@ -28,6 +28,19 @@ struct Simulated {
   int stopped = 0;  // of the simulated, stopped once they could no longer beat an earlier one
 };
 
+mapper::SearchOptions search_options(const ops::Op& op, uint64_t seed, const RunSettings& settings) {
+  mapper::SearchOptions options;
+  options.dataflows = settings.dataflows;
+  options.keep_per_dataflow = std::max(1, settings.simulate_top);
+  options.objective = settings.objective;
+  options.seed = seed;
+  options.threads = settings.threads;
+  options.locate_field = settings.locate_machine_field;
+  options.op_description =
+      fmt::format("{} ({} {} {})", op.name, op.kind_name(), op.shape_text(), name_of(op.dtype));
+  return options;
+}
+
 mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec,
                                      const RunSettings& settings, const ops::OpIdentity& key,
                                      const std::function<void(const std::string&)>& say) {
@@ -38,22 +51,33 @@ mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arc
                     search.evaluated));
     return search;
   }
-  mapper::SearchOptions options;
-  options.dataflows = settings.dataflows;
-  options.keep_per_dataflow = std::max(1, settings.simulate_top);
-  options.objective = settings.objective;
-  options.seed = seed;
-  options.threads = settings.threads;
-  options.locate_field = settings.locate_machine_field;
-  options.op_description =
-      fmt::format("{} ({} {} {})", op.name, op.kind_name(), op.shape_text(), name_of(op.dtype));
-  mapper::SearchResult search = mapper::search_op(op, spec, options);
+  mapper::SearchResult search;
+  if (settings.cache && settings.cache->searching.count(key)) {
+    auto ahead = settings.cache->searching.find(key);
+    std::future<mapper::SearchResult> result = std::move(ahead->second);
+    settings.cache->searching.erase(ahead);
+    search = result.get();
+  } else {
+    search = mapper::search_op(op, spec, search_options(op, seed, settings));
+  }
   say(fmt::format("{}: {} mappings scored in {:.2f} s", op.name, search.evaluated, search.seconds));
   if (settings.cache) settings.cache->searches.emplace(key, search);
   return search;
 }
 
 }  // namespace
+
+void search_ahead(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, const RunSettings& settings) {
+  if (!settings.cache || !mapper::stages_of(op, spec, settings.dataflows).mapped()) return;
+  const ops::OpIdentity key = ops::identity_of(op);
+  if (settings.cache->searches.count(key) || settings.cache->searching.count(key)) return;
+  mapper::SearchOptions options = search_options(op, seed, settings);
+  options.threads = 1;
+  settings.cache->searching.emplace(
+      key, std::async(std::launch::async, [&op, &spec, options = std::move(options)] {
+        return mapper::search_op(op, spec, options);
+      }));
+}
 
 OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
                       const RunSettings& settings) {
@@ -81,6 +105,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
 
   const ops::OpIdentity key = ops::identity_of(op);
   const mapper::SearchResult search = search_or_reuse(op, seed, spec, settings, key, say);
+  if (settings.searched) settings.searched();
   const CandidatePick pick = pick_candidates(search, settings.candidates);
   outcome.record.pruned = pick.pruned;
   outcome.record.pareto = pareto_of(search);

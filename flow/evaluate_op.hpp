@@ -35,6 +35,9 @@ struct RunSettings {
   std::string workload_name;                         // where recorded GPU references are filed
   std::string reference_root;                        // traces/reference of this checkout, or --reference
   LayerCache* cache = nullptr;                       // reuse across the ops of one run, or none
+  // Called once the op's search is done, before its candidates run: run_workload starts the next op's search
+  // there (search_ahead), so that it overlaps these runs.
+  std::function<void()> searched;
 };
 
 struct OpOutcome {
@@ -47,6 +50,11 @@ struct OpOutcome {
     return programs.at(static_cast<size_t>(record.winner)).second;
   }
 };
+
+// Starts the search of `op` on a thread of its own (one search thread: the ranking does not depend on the
+// thread count), filed in settings.cache for evaluate_op to take; nothing when the op is not mapped or its
+// search is known or under way.
+void search_ahead(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, const RunSettings& settings);
 
 OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
                       const RunSettings& settings);

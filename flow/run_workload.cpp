@@ -25,6 +25,11 @@ WorkloadRun run_workload(const ops::Workload& workload, const arch::ArchSpec& sp
     settings.progress =
         say ? [&, i](const std::string& line) { say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line)); }
             : std::function<void(const std::string&)>();
+    // With workers, the next layer's search overlaps this layer's runs (the candidates' runs leave a core
+    // idle while the parent lowers and sends; the search kept both busy while the worker waited).
+    settings.searched = [&, i] {
+      if (settings.threads > 1 && i + 1 < ops.size()) search_ahead(ops[i + 1], workload.seed, spec, settings);
+    };
     OpOutcome outcome = evaluate_op(ops[i], workload.seed, spec, machine, settings);
     if (settings.trace && outcome.record.winner >= 0) {
       append_trace(outcome.winner_result, outcome.winner_program(), spec, ops[i].name, offset_us, tracks,
