@@ -107,12 +107,17 @@ std::function<void(const sweep::Progress&)> progress_printer(bool quiet) {
                    std::string(static_cast<size_t>(filled), '#').c_str(),
                    std::string(static_cast<size_t>(width - filled), '-').c_str(), finished, progress.jobs,
                    progress.failed, clock_text(progress.elapsed_s).c_str(),
-                   clock_text(progress.eta_s).c_str());
+                   progress.eta_s < 0 ? "?" : clock_text(progress.eta_s).c_str());
       if (finished == progress.jobs) std::fprintf(stderr, "\n");
       std::fflush(stderr);
     };
   }
   return [](const sweep::Progress& progress) {
+    if (!progress.point) {
+      std::fprintf(stderr, "tessera: sweep: %zu jobs, %zu finished earlier\n", progress.jobs,
+                   progress.skipped);
+      return;
+    }
     std::fprintf(stderr, "tessera: sweep %zu/%zu: point %s %s: %s, %s (ETA %s)\n",
                  progress.skipped + progress.done, progress.jobs, progress.point->id.c_str(),
                  progress.workload.c_str(), progress.status.c_str(), progress.summary.c_str(),

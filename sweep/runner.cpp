@@ -80,7 +80,7 @@ std::string one_line(std::string text) {
       line += text[i];
       continue;
     }
-    line += "; ";
+    line += !line.empty() && line.back() == ':' ? " " : "; ";
     while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
   }
   if (line.rfind("error: ", 0) == 0) line = line.substr(7);
@@ -250,6 +250,7 @@ Outcome run_sweep(const SweepSpec& spec, const std::vector<Point>& points,
   progress.jobs = jobs.size();
   progress.skipped = outcome.skipped;
   const size_t to_run = pending.size();
+  if (settings.progress) settings.progress(progress);  // the start: no job has ended
   const auto began = Clock::now();
   std::map<pid_t, Running> running;
   auto stopping = [&] { return settings.stop && *settings.stop; };

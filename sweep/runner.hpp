@@ -43,7 +43,7 @@ struct Progress {
   size_t failed = 0;
   double elapsed_s = 0;
   double eta_s = -1;  // -1: not known yet
-  // The job that just ended
+  // The job that just ended; null in the first report, before any has
   const Point* point = nullptr;
   std::string workload;
   std::string status;

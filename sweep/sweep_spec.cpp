@@ -251,7 +251,9 @@ InputError locate_in_sweep(const SweepSpec& spec, const Point& point, const Inpu
                                error.message().find("selects no element") != std::string::npos ||
                                error.message().find("not a mapping") != std::string::npos ||
                                error.message().find("name a field after") != std::string::npos;
-    if (path_is_wrong) return InputError(axis.location, "grid." + axis.path, what, hint);
+    if (path_is_wrong)
+      return InputError(axis.location, "grid." + axis.path,
+                        error.field() == axis.path ? error.message() : what, hint);
     return InputError(axis.values[v].location, fmt::format("grid.{}[{}]", axis.path, v),
                       fmt::format("{} (point {}: {})", what, point.index, values), hint);
   }
