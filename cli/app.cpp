@@ -107,7 +107,7 @@ void add_workload_options(CLI::App* command, Common& common) {
             }
             return "";
           },
-          "{ws,os,is,rs,all} or a list such as ws,os", "dataflow list"))
+          "{ws,os,is,rs,all}", "dataflow list"))
       ->capture_default_str();
   command
       ->add_option("--objective", common.objective,

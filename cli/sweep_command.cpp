@@ -69,22 +69,26 @@ std::string this_binary() {
 std::vector<std::string> validate(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points) {
   std::vector<std::string> names(spec.workloads.size());
   for (const sweep::Point& point : points) {
-    try {
-      const Overrides routed = route_overrides(sweep::assignments(spec, point), true);
-      const MachineInput machine = load_machine(spec.arch_path(), routed.arch);
-      for (const std::string& dataflow : spec.dataflows)
-        if (!machine.spec.core.pe_array.supports(arch::parse_dataflow(dataflow)))
-          throw InputError(spec.dataflows_location, "dataflows",
-                           fmt::format("machine '{}' does not support dataflow {} (point {})",
-                                       machine.spec.name, dataflow, point.index),
-                           "core.pe_array.dataflows lists what it supports; leave 'dataflows' out for all");
-      for (size_t w = 0; w < spec.workloads.size(); ++w) {
-        const WorkloadInput workload = load_workload(spec.workload_path(w), routed.workload);
-        if (point.index == 0) names[w] = workload.workload.name;
+    // Errors name the --set argument they come from; locate_in_sweep moves them to the sweep file.
+    auto located = [&](auto build) {
+      try {
+        return build();
+      } catch (const InputError& error) {
+        throw sweep::locate_in_sweep(spec, point, error);
       }
-    } catch (const InputError& error) {
-      if (error.field() == "dataflows" && error.where().file == spec.dataflows_location.file) throw;
-      throw sweep::locate_in_sweep(spec, point, error);
+    };
+    const Overrides routed = located([&] { return route_overrides(sweep::assignments(spec, point), true); });
+    const MachineInput machine = located([&] { return load_machine(spec.arch_path(), routed.arch); });
+    for (const std::string& dataflow : spec.dataflows)
+      if (!machine.spec.core.pe_array.supports(arch::parse_dataflow(dataflow)))
+        throw InputError(spec.dataflows_location, "dataflows",
+                         fmt::format("machine '{}' does not support dataflow {} (point {})",
+                                     machine.spec.name, dataflow, point.index),
+                         "core.pe_array.dataflows lists what it supports; leave 'dataflows' out for all");
+    for (size_t w = 0; w < spec.workloads.size(); ++w) {
+      const WorkloadInput workload =
+          located([&] { return load_workload(spec.workload_path(w), routed.workload); });
+      if (point.index == 0) names[w] = workload.workload.name;
     }
   }
   return names;

@@ -250,7 +250,8 @@ InputError locate_in_sweep(const SweepSpec& spec, const Point& point, const Inpu
                                error.message().find("no machine or workload field") != std::string::npos ||
                                error.message().find("selects no element") != std::string::npos ||
                                error.message().find("not a mapping") != std::string::npos ||
-                               error.message().find("name a field after") != std::string::npos;
+                               error.message().find("name a field after") != std::string::npos ||
+                               error.message().find("a field of both") != std::string::npos;
     if (path_is_wrong)
       return InputError(axis.location, "grid." + axis.path,
                         error.field() == axis.path ? error.message() : what, hint);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -142,6 +143,12 @@ TEST(Sweep, ABadPathValueOrZipIsALocatedErrorBeforeAnythingRuns) {
        "  hint: index from 0, or name an element by its 'name'\n"},
       {"  core.sram.kib: [64]\n", "dataflows: [ws, sw]\n",
        "4:17: dataflows[1]: 'sw' is not one of ws, os, is or rs; did you mean 'ws'?\n"},
+      {"  core.pe_array.dataflows: [[ws, os, rs], [ws, os]]\n", "dataflows: [ws, rs]\n",
+       "4:12: dataflows: machine 'tiny' does not support dataflow rs (point 1)\n"
+       "  hint: core.pe_array.dataflows lists what it supports; leave 'dataflows' out for all\n"},
+      {"  name: [a]\n", "",
+       "5:9: grid.name: 'name' is a field of both the machine and the workload\n"
+       "  hint: write arch.name or workload.name\n"},
       {"  core.sram.kib: [64]\n", "parameter: core.sram.banks\n",
        "4:12: parameter: the one-parameter sweep format is gone\n"
        "  hint: write 'workloads: [FILE]' and 'grid: {PATH: [VALUES]}' (README, \"Sweeps\")\n"},
@@ -270,6 +277,52 @@ TEST(Sweep, AJobPastThePointTimeoutOrOnAnInvalidPointIsRecordedAndTheSweepGoesOn
   EXPECT_EQ(rows[2][10], "ran past --point-timeout 2 s and was stopped");
   EXPECT_EQ(rows[3][9], "ok");
   EXPECT_EQ(rows[4][9], "ok");
+}
+
+TEST(Sweep, AFolderOfAnotherSweepIsRefusedNotMixedIn) {
+  ScratchDir scratch;
+  const std::string out = scratch.file("out");
+  ASSERT_EQ(run_tessera({"sweep", write_sweep(scratch, "  core.sram.kib: [128]\n"), "--out", out, "--quiet"})
+                .exit_code,
+            0);
+  const std::string before = read_text(out + "/results.csv");
+  const CommandResult other =
+      run_tessera({"sweep", write_sweep(scratch, "  core.sram.kib: [256]\n"), "--out", out, "--quiet"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.output, "error: " + out +
+                              ": --out: holds another sweep ('small', or this one before its files changed)\n"
+                              "  hint: give --out a new folder, or remove this one to start again\n");
+  EXPECT_EQ(read_text(out + "/results.csv"), before);
+}
+
+TEST(Sweep, RunTakesTheSweepsDataflowsAsAList) {
+  ScratchDir scratch;
+  write_text(scratch.file("tiny.yaml"), kMachine);
+  const std::vector<std::string> run = {"run",
+                                        "--arch",
+                                        scratch.file("tiny.yaml"),
+                                        "--workload",
+                                        shipped("workloads/gemm-256.yaml"),
+                                        "--timing-only",
+                                        "--format",
+                                        "json",
+                                        "--quiet",
+                                        "--threads",
+                                        "1",
+                                        "--dataflow"};
+  std::vector<std::string> listed = run;
+  listed.push_back("is,os");
+  const CommandResult result = run_tessera(listed);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::set<std::string> explored;
+  const nlohmann::json report = nlohmann::json::parse(result.output);
+  for (const auto& row : report["ops"][0]["runs"]) explored.insert(row["dataflow"].get<std::string>());
+  EXPECT_EQ(explored, (std::set<std::string>{"is", "os"}));
+  std::vector<std::string> twice = run;
+  twice.push_back("ws,ws");
+  const CommandResult repeated = run_tessera(twice);
+  EXPECT_EQ(repeated.exit_code, 2);
+  EXPECT_NE(repeated.output.find("--dataflow: 'ws' is listed twice"), std::string::npos) << repeated.output;
 }
 
 }  // namespace
