@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <climits>
 #include <csignal>
 #include <cstdio>
 
@@ -55,13 +54,6 @@ sweep::Shard parse_shard(const std::string& text) {
     throw InputError(where, "--shard", fmt::format("shard {} of {} does not exist", shard.index, shard.count),
                      "shards are numbered 0 to N-1");
   return shard;
-}
-
-std::string this_binary() {
-  char path[PATH_MAX];
-  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0) throw InternalError("cannot read /proc/self/exe to start the sweep's jobs");
-  return std::string(path, static_cast<size_t>(length));
 }
 
 // Builds every point's machine and workloads as `tessera run --set` does, before anything runs; returns the
@@ -138,7 +130,9 @@ int sweep_command(const SweepOptions& options) {
   const std::vector<std::string> names = validate(spec, points);
 
   sweep::RunSettings settings;
-  settings.binary = this_binary();
+  // The child of a fork runs its own image again: the very binary of this sweep, even if a rebuild has
+  // replaced the file since.
+  settings.binary = "/proc/self/exe";
   settings.out_dir = options.out_dir;
   settings.jobs = options.jobs;
   settings.point_timeout_s = options.point_timeout_s;

@@ -59,7 +59,9 @@ Manifest read_manifest(const std::string& dir, const std::string& field, bool re
   if (!fs::exists(path, error)) {
     if (required)
       fail(dir, field, "is not a sweep folder (no sweep.json)", "name folders tessera sweep wrote");
-    if (fs::exists(dir, error) && (!fs::is_directory(dir, error) || !fs::is_empty(dir, error)))
+    if (fs::exists(dir, error) && !fs::is_directory(dir, error))
+      fail(dir, field, "exists and is not a folder", "give --out a folder");
+    if (fs::exists(dir, error) && !fs::is_empty(dir, error))
       fail(dir, field, "holds files tessera sweep did not write", "give --out a new or empty folder");
     return {};
   }
