@@ -18,6 +18,7 @@
 #include "arch/isa/program_text.hpp"
 #include "cli/inputs.hpp"
 #include "cli/output_folder.hpp"
+#include "cli/sweep_command.hpp"
 #include "flow/map_workload.hpp"
 #include "flow/run_workload.hpp"
 #include "flow/simulate_program.hpp"
@@ -71,6 +72,17 @@ void add_machine_options(CLI::App* command, Common& common) {
   command->add_flag("--quiet", common.quiet, "no progress lines on stderr");
 }
 
+// "ws,os" -> {ws, os}: the dataflows a --dataflow list names (a sweep's workers take one list).
+std::vector<std::string> split_dataflows(const std::string& text) {
+  std::vector<std::string> names;
+  for (size_t start = 0;;) {
+    const size_t comma = text.find(',', start);
+    names.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return names;
+    start = comma + 1;
+  }
+}
+
 // --objective, checked by the option itself.
 mapper::Objective objective_of(const Common& common) {
   mapper::Objective objective = mapper::Objective::cycles;
@@ -81,8 +93,21 @@ mapper::Objective objective_of(const Common& common) {
 
 void add_workload_options(CLI::App* command, Common& common) {
   command->add_option("--workload", common.workload_path, "workload YAML")->capture_default_str();
-  command->add_option("--dataflow", common.dataflow, "dataflows to explore")
-      ->check(CLI::IsMember({"ws", "os", "is", "rs", "all"}))
+  command->add_option("--dataflow", common.dataflow, "dataflows to explore: all, one, or a list (ws,os)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (value == "all") return "";
+            const std::vector<std::string> listed = split_dataflows(value);
+            for (size_t i = 0; i < listed.size(); ++i) {
+              if (listed[i] != "ws" && listed[i] != "os" && listed[i] != "is" && listed[i] != "rs")
+                return "'" + listed[i] + "' is not one of ws, os, is, rs or all";
+              if (std::find(listed.begin(), listed.begin() + static_cast<long>(i), listed[i]) !=
+                  listed.begin() + static_cast<long>(i))
+                return "'" + listed[i] + "' is listed twice";
+            }
+            return "";
+          },
+          "{ws,os,is,rs,all}", "dataflow list"))
       ->capture_default_str();
   command
       ->add_option("--objective", common.objective,
@@ -98,13 +123,17 @@ void add_workload_options(CLI::App* command, Common& common) {
 std::vector<arch::Dataflow> dataflows_for(const std::string& choice, const arch::ArchSpec& spec,
                                           const SourceLocation& arch_location) {
   if (choice == "all") return spec.core.pe_array.dataflows;
-  const arch::Dataflow dataflow = arch::parse_dataflow(choice);
-  if (!spec.core.pe_array.supports(dataflow)) {
-    throw InputError(arch_location, "--dataflow",
-                     fmt::format("machine '{}' does not support dataflow {}", spec.name, choice),
-                     "core.pe_array.dataflows lists what it supports; --dataflow all explores those");
+  std::vector<arch::Dataflow> chosen;
+  for (const std::string& name : split_dataflows(choice)) {
+    const arch::Dataflow dataflow = arch::parse_dataflow(name);
+    if (!spec.core.pe_array.supports(dataflow)) {
+      throw InputError(arch_location, "--dataflow",
+                       fmt::format("machine '{}' does not support dataflow {}", spec.name, name),
+                       "core.pe_array.dataflows lists what it supports; --dataflow all explores those");
+    }
+    chosen.push_back(dataflow);
   }
-  return {dataflow};
+  return chosen;
 }
 
 std::function<void(const std::string&)> progress_printer(const Common& common) {
@@ -312,6 +341,36 @@ int main(int argc, char** argv) {
   validate->add_option("config", config_path, "machine or workload YAML")->required();
   validate->add_option("--set", common.overrides, "override a field (repeatable)");
 
+  SweepOptions sweep_options;
+  sweep_options.jobs = common.threads;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "run every design point of a sweep file (configs/sweeps), one tessera run process each");
+  sweep->add_option("sweep", sweep_options.file, "sweep YAML")->required();
+  sweep
+      ->add_option("--out", sweep_options.out_dir,
+                   "the sweep's folder: results.csv, points/; resumed if it exists")
+      ->required();
+  sweep
+      ->add_option("--jobs", sweep_options.jobs,
+                   fmt::format("processes at a time, 1 to {} (default: this machine's cores)", kMaxThreads))
+      ->check(CLI::Range(1, kMaxThreads))
+      ->capture_default_str();
+  sweep
+      ->add_option("--point-timeout", sweep_options.point_timeout_s,
+                   "seconds a job may run before it is stopped and recorded as failed (0: no limit)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  sweep->add_option("--shard", sweep_options.shard, "run shard i of N: the points whose index % N == i")
+      ->capture_default_str();
+  sweep->add_flag("--quiet", sweep_options.quiet, "no progress on stderr");
+
+  std::vector<std::string> shard_dirs;
+  std::string merge_out;
+  CLI::App* sweep_merge =
+      app.add_subcommand("sweep-merge", "merge the folders of a sweep's shards into one results.csv");
+  sweep_merge->add_option("shards", shard_dirs, "the shards' --out folders")->required();
+  sweep_merge->add_option("--out", merge_out, "where to write results.csv")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -330,6 +389,10 @@ int main(int argc, char** argv) {
       code = validate_command(config_path, common.overrides);
     else if (*ref)
       code = ref_command(common, runner_path, ref_out);
+    else if (*sweep)
+      code = sweep_command(sweep_options);
+    else if (*sweep_merge)
+      code = sweep_merge_command(shard_dirs, merge_out);
     else
       code = run_command(common, timing_only, simulate_top);  // `tessera` alone runs the defaults
     // What was printed must have reached standard output (a full disk, a closed pipe): else the command

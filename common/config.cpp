@@ -444,6 +444,35 @@ std::vector<int64_t> MapReader::nonnegative_integer_list(const std::string& key)
   return numbers;
 }
 
+std::vector<std::string> MapReader::string_list(const std::string& key,
+                                                std::vector<SourceLocation>* locations) {
+  const YAML::Node& value = value_of(key);
+  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)));
+  std::vector<std::string> strings;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string element_field = fmt::format("{}[{}]", field(key), i);
+    const SourceLocation where = location_of(element_field, value[i].Mark());
+    if (!value[i].IsScalar() || value[i].Scalar().empty() ||
+        value[i].Scalar().find('\0') != std::string::npos)
+      throw InputError(where, element_field,
+                       "expected a non-empty string, got " + std::string(kind_name(value[i])));
+    strings.push_back(value[i].Scalar());
+    if (locations) locations->push_back(where);
+  }
+  if (strings.empty()) fail(key, "expected at least one element");
+  return strings;
+}
+
+std::vector<std::string> MapReader::keys() const {
+  std::vector<std::string> names;
+  for (auto it = node_.begin(); it != node_.end(); ++it) names.push_back(it->first.Scalar());
+  return names;
+}
+
+YAML::Node MapReader::node(const std::string& key) {
+  return value_of(key);
+}
+
 std::vector<std::string> MapReader::choice_list(const std::string& key,
                                                 const std::vector<std::string>& allowed,
                                                 const std::vector<std::string>& fallback) {

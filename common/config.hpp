@@ -73,6 +73,17 @@ class MapReader {
                                        const std::vector<std::string>& fallback);
   // A non-empty list of integers >= 0 (a moe op's forced per-expert counts); absent: empty.
   std::vector<int64_t> nonnegative_integer_list(const std::string& key);
+  // A non-empty list of non-empty strings (a sweep's workload files); each element's place in `locations`.
+  std::vector<std::string> string_list(const std::string& key, std::vector<SourceLocation>* locations);
+
+  // The keys as written, in file order (a mapping whose keys are data: a sweep's grid of --set paths).
+  std::vector<std::string> keys() const;
+  // The value of `key` as YAML, for a reader of free-form values (a sweep axis); the key counts as read.
+  YAML::Node node(const std::string& key);
+  // Where `mark` is in this document (an element of a value read through node()).
+  SourceLocation location_of_mark(const std::string& field, const YAML::Mark& mark) const {
+    return location_of(field, mark);
+  }
 
   MapReader map(const std::string& key);
   MapReader map_or_empty(const std::string& key);
