@@ -18,6 +18,9 @@ namespace tessera::flow {
 
 namespace {
 
+// A candidate's run taking this long (host seconds) gets a progress line of its own.
+constexpr double kLongRunSeconds = 1.0;
+
 // The best simulated candidate of a row so far.
 struct Simulated {
   mapper::Candidate candidate;
@@ -189,6 +192,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     }
     return fewest;
   };
+  size_t runs_in = 0;
   std::vector<sim::RunResult> timings = machine.run_timing(
       to_run.size(),
       [&](size_t t) -> const arch::Program& {
@@ -201,6 +205,18 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
           if (pending[j].timing) return &*pending[j].timing;
           return finished[run_slot[j]];
         });
+      },
+      [&](size_t t, const sim::RunResult& timing) {
+        // A long run says when each candidate is in (a 8192^3 GEMM's take seconds each); short ones stay
+        // quiet.
+        ++runs_in;
+        if (timing.host_seconds < kLongRunSeconds) return;
+        const Pending& candidate = pending[to_run[t]];
+        say(fmt::format("{}: candidate {} of {} in ({}): {} in {:.1f} s", op.name, runs_in, to_run.size(),
+                        candidate.candidate.mapping.describe(),
+                        timing.stopped ? fmt::format("stopped past {} cycles", timing.bound_cycles)
+                                       : fmt::format("{} cycles", timing.cycles),
+                        timing.host_seconds));
       });
   for (size_t t = 0; t < to_run.size(); ++t) {
     Pending& candidate = pending[to_run[t]];

@@ -58,9 +58,12 @@ class Machine {
   // are exactly those of run() with the same bound, in the programs' order, whatever `workers` is. A program
   // whose worker fails is run here, so that its error is thrown as run() would throw it; a worker that dies
   // is replaced.
+  // `result_in(i, result)`, when given, is told of each result as it comes in (for progress; in the order
+  // the runs end, which depends on the workers).
   std::vector<RunResult> run_timing(size_t count,
                                     const std::function<const arch::Program&(size_t)>& program_of,
-                                    int workers, const CycleBoundOf& bound_of = {});
+                                    int workers, const CycleBoundOf& bound_of = {},
+                                    const std::function<void(size_t, const RunResult&)>& result_in = {});
   // Worker processes started so far (sim/worker_pool.hpp), for tests.
   int workers_started() const;
 

@@ -148,7 +148,8 @@ int Machine::workers_started() const {
 
 std::vector<RunResult> Machine::run_timing(size_t count,
                                            const std::function<const arch::Program&(size_t)>& program_of,
-                                           int workers, const CycleBoundOf& bound_of) {
+                                           int workers, const CycleBoundOf& bound_of,
+                                           const std::function<void(size_t, const RunResult&)>& result_in) {
   std::vector<RunResult> results(count);
   std::vector<const RunResult*> finished(count, nullptr);
   auto bound = [&](size_t index) -> std::optional<int64_t> {
@@ -157,6 +158,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
   auto run_here = [&](size_t index, const arch::Program& program) {
     results[index] = run(program, RunOptions{false, false, bound(index)});
     finished[index] = &results[index];
+    if (result_in) result_in(index, results[index]);
   };
   if (workers <= 1 || count <= 1) {
     for (size_t i = 0; i < count; ++i) run_here(i, program_of(i));
@@ -198,6 +200,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
       if (reply.bytes && !reply.bytes->empty() && (*reply.bytes)[0] == kResult) {
         results[index] = deserialize(reply.bytes->substr(1));
         finished[index] = &results[index];
+        if (result_in) result_in(index, results[index]);
       } else {
         failed[index] = true;
       }
