@@ -143,30 +143,13 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   // made its worker request, and a 4096^3 GEMM's program is ~40 MB, so keeping every candidate's would fault
   // in fresh pages for each lowering (most of a lowering's time) where the freed ones are reused. A row's
   // best is lowered again for the report (the lowering is a function of the mapping).
-  //
-  // With worker processes the parent would otherwise lower every candidate while the workers only simulate:
-  // the next candidate to run is lowered on a thread meanwhile (a lowering is a pure function of the op, the
-  // mapping and the machine), so two programs are alive at a time.
-  auto lowered = [&](const Pending& candidate) {
-    return mapper::lower(op, seed, candidate.candidate.mapping, spec, row_names[candidate.row]);
-  };
-  std::optional<std::pair<const Pending*, std::future<arch::Program>>> ahead;
   auto program_of = [&](Pending& candidate) -> const arch::Program& {
     if (!candidate.program) {
       for (Pending& other : pending) other.program.reset();
-      if (ahead && ahead->first == &candidate) {
-        candidate.program = ahead->second.get();
-        ahead.reset();
-      } else {
-        candidate.program = lowered(candidate);
-      }
+      candidate.program =
+          mapper::lower(op, seed, candidate.candidate.mapping, spec, row_names[candidate.row]);
     }
     return *candidate.program;
-  };
-  auto lower_ahead = [&](const Pending& candidate) {
-    if (!ahead && !candidate.program)
-      ahead.emplace(&candidate,
-                    std::async(std::launch::async, [&lowered, &candidate] { return lowered(candidate); }));
   };
   // Run each row's first candidates first (they are never stopped), so that later ones start with a bound.
   std::vector<size_t> to_run;  // indices into pending, in the order they run
@@ -194,11 +177,7 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
   };
   size_t runs_in = 0;
   std::vector<sim::RunResult> timings = machine.run_timing(
-      to_run.size(),
-      [&](size_t t) -> const arch::Program& {
-        if (settings.threads > 1 && t + 1 < to_run.size()) lower_ahead(pending[to_run[t + 1]]);
-        return program_of(pending[to_run[t]]);
-      },
+      to_run.size(), [&](size_t t) -> const arch::Program& { return program_of(pending[to_run[t]]); },
       settings.threads,
       [&](size_t t, const std::vector<const sim::RunResult*>& finished) {
         return fewest_before(to_run[t], [&](size_t j) -> const sim::RunResult* {
