@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "common/text.hpp"
 
@@ -48,6 +49,44 @@ const char* kind_name(const YAML::Node& node) {
   return "?";
 }
 
+// yaml-cpp 0.7 (Debian's) never returns, allocating gigabytes, when a document's root node starts with ','
+// (after any anchor or tag): `,` alone, or a comment line's '#' lost by an edit (found by
+// tests/fuzz/config_fuzz). No YAML document can start so (',' is an indicator, never the start of a plain
+// scalar), so it is refused here, before yaml-cpp sees it.
+void refuse_comma_at_document_start(const std::string& text, const std::string& name) {
+  bool at_start = true;  // no node of the current document seen yet
+  int line = 0;
+  for (size_t line_start = 0; line_start < text.size();) {
+    ++line;
+    const size_t line_end = std::min(text.find('\n', line_start), text.size());
+    const std::string_view content(text.data() + line_start, line_end - line_start);
+    size_t at = 0;
+    if (content.substr(0, 3) == "---" || content.substr(0, 3) == "...") {
+      at_start = true;
+      at = 3;
+    } else if (!content.empty() && content[0] == '%') {
+      at = content.size();  // a directive
+    }
+    while (at_start && at < content.size()) {
+      const char c = content[at];
+      if (c == ' ' || c == '\t' || c == '\r') {
+        ++at;
+      } else if (c == '#') {
+        break;
+      } else if (c == '&' || c == '!') {  // a node's anchor or tag comes before it
+        while (at < content.size() && content[at] != ' ' && content[at] != '\t') ++at;
+      } else if (c == ',') {
+        throw InputError(SourceLocation{name, line, static_cast<int>(at) + 1}, "",
+                         "malformed YAML: a document cannot start with ','",
+                         "',' separates the elements of a [list] or a {mapping}; a comment starts with '#'");
+      } else {
+        at_start = false;
+      }
+    }
+    line_start = line_end + 1;
+  }
+}
+
 Document parse(const std::string& text, const std::string& name) {
   // yaml-cpp reads a raw NUL byte as the end of a scalar or a line break: a name would be cut short or
   // changed without a word.
@@ -58,6 +97,7 @@ Document parse(const std::string& text, const std::string& name) {
     throw InputError(SourceLocation{name, line, column}, "", "the file holds a NUL byte",
                      "a config is text: remove the byte");
   }
+  refuse_comma_at_document_start(text, name);
   Document document;
   document.file = name;
   std::vector<YAML::Node> roots;
