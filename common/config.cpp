@@ -49,41 +49,71 @@ const char* kind_name(const YAML::Node& node) {
   return "?";
 }
 
-// yaml-cpp 0.7 (Debian's) never returns, allocating gigabytes, when a document's root node starts with ','
-// (after any anchor or tag): `,` alone, or a comment line's '#' lost by an edit (found by
-// tests/fuzz/config_fuzz). No YAML document can start so (',' is an indicator, never the start of a plain
-// scalar), so it is refused here, before yaml-cpp sees it.
-void refuse_comma_at_document_start(const std::string& text, const std::string& name) {
-  bool at_start = true;  // no node of the current document seen yet
+// yaml-cpp 0.7 (Debian's) can loop without end, allocating gigabytes, on a line that starts with ',' outside
+// any [ ] or { } (`,` alone; `"x"` then `,`; an anchor, then such a line): found by tests/fuzz/config_fuzz,
+// e.g. a comment line that lost its '#'. In a config such a line is a mistake (',' separates the elements of
+// a flow collection; a plain scalar continued on a line that starts with ',' is the only valid YAML so
+// written), so it is refused here, before yaml-cpp sees it. The scan follows quotes, comments, flow brackets
+// and block scalars.
+void refuse_line_starting_with_comma(const std::string& text, const std::string& name) {
+  int flow_depth = 0;
+  char quote = 0;                // inside a '...' or "..." scalar
+  int block_scalar_indent = -1;  // inside a | or > scalar: the indentation of the line that opened it
   int line = 0;
   for (size_t line_start = 0; line_start < text.size();) {
     ++line;
     const size_t line_end = std::min(text.find('\n', line_start), text.size());
     const std::string_view content(text.data() + line_start, line_end - line_start);
-    size_t at = 0;
-    if (content.substr(0, 3) == "---" || content.substr(0, 3) == "...") {
-      at_start = true;
-      at = 3;
-    } else if (!content.empty() && content[0] == '%') {
-      at = content.size();  // a directive
-    }
-    while (at_start && at < content.size()) {
-      const char c = content[at];
-      if (c == ' ' || c == '\t' || c == '\r') {
-        ++at;
-      } else if (c == '#') {
-        break;
-      } else if (c == '&' || c == '!') {  // a node's anchor or tag comes before it
-        while (at < content.size() && content[at] != ' ' && content[at] != '\t') ++at;
-      } else if (c == ',') {
-        throw InputError(SourceLocation{name, line, static_cast<int>(at) + 1}, "",
-                         "malformed YAML: a document cannot start with ','",
-                         "',' separates the elements of a [list] or a {mapping}; a comment starts with '#'");
-      } else {
-        at_start = false;
-      }
-    }
+    const size_t first = content.find_first_not_of(" \t\r");
     line_start = line_end + 1;
+    if (first == std::string_view::npos) continue;
+    const int indent = static_cast<int>(first);
+    if (block_scalar_indent >= 0) {
+      if (indent > block_scalar_indent) continue;
+      block_scalar_indent = -1;
+    }
+    size_t node = first;  // past a node's anchor and tag (`&a ,` loops as well)
+    while (quote == 0 && flow_depth == 0 && node < content.size() &&
+           (content[node] == '&' || content[node] == '!')) {
+      // A flow indicator ends an anchor; a tag (`!<tag:yaml.org,2002:str>`) may hold one.
+      node = content.find_first_of(content[node] == '&' ? " \t,[]{}" : " \t", node);
+      node = node == std::string_view::npos ? content.size() : content.find_first_not_of(" \t\r", node);
+      if (node == std::string_view::npos) node = content.size();
+    }
+    // At the first column always: a config's top level is a block mapping, inside which no line of a flow
+    // collection starts there; and where this scan's idea of quotes and brackets differs from yaml-cpp's (an
+    // unbalanced '"' after 'name:'), that is the place yaml-cpp loops.
+    if (((quote == 0 && flow_depth == 0) || node == 0) && node < content.size() && content[node] == ',')
+      throw InputError(SourceLocation{name, line, static_cast<int>(node) + 1}, "",
+                       "malformed YAML: a line cannot start with ',' outside [ ] or { }",
+                       "',' separates the elements of a [list] or a {mapping}; a comment starts with '#'");
+    char last = 0;  // the last character outside quotes and comments
+    for (size_t at = first; at < content.size(); ++at) {
+      const char c = content[at];
+      if (quote != 0) {
+        if (c == quote && quote == '"' && at > 0 && content[at - 1] == '\\') continue;
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '#' && (at == 0 || content[at - 1] == ' ' || content[at - 1] == '\t')) break;
+      if ((c == '"' || c == '\'') &&
+          (at == first || std::string_view(" \t[{,:").find(content[at - 1]) != std::string_view::npos))
+        quote = c;
+      else if (c == '[' || c == '{')
+        ++flow_depth;
+      else if ((c == ']' || c == '}') && flow_depth > 0)
+        --flow_depth;
+      if (c != ' ' && c != '\t' && c != '\r') last = c;
+    }
+    // `key: |`, `- >-`: the more indented lines that follow are the scalar's text.
+    if (quote == 0 && flow_depth == 0 &&
+        (last == '|' || last == '>' || last == '-' || last == '+' || (last >= '0' && last <= '9'))) {
+      const size_t indicator = content.find_last_of("|>");
+      if (indicator != std::string_view::npos &&
+          content.find_first_not_of("0123456789+- \t\r#", indicator + 1) == std::string_view::npos &&
+          (indicator == first || content[indicator - 1] == ' '))
+        block_scalar_indent = indent;
+    }
   }
 }
 
@@ -97,7 +127,7 @@ Document parse(const std::string& text, const std::string& name) {
     throw InputError(SourceLocation{name, line, column}, "", "the file holds a NUL byte",
                      "a config is text: remove the byte");
   }
-  refuse_comma_at_document_start(text, name);
+  refuse_line_starting_with_comma(text, name);
   Document document;
   document.file = name;
   std::vector<YAML::Node> roots;

@@ -47,7 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     int64_t tensor_bytes = 0;
     for (const arch::TensorDecl& tensor : program.tensors) tensor_bytes += tensor.size_in_bytes();
-    if (!can_run || program.instruction_count() > kMaxTimedInstructions || tensor_bytes > kMaxTimedTensorBytes)
+    if (!can_run || program.instruction_count() > kMaxTimedInstructions ||
+        tensor_bytes > kMaxTimedTensorBytes)
       return 0;
     if (!machine) machine.emplace(machine_spec());
     try {
