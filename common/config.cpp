@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "common/text.hpp"
 
@@ -17,9 +18,20 @@ namespace tessera::config {
 namespace {
 
 SourceLocation mark_location(const std::string& file, const YAML::Mark& mark) {
-  if (mark.line < 0) return SourceLocation{file, 0, 0};
+  // Only a node tessera made has no mark: the empty mapping that stands for an empty file, whose place is
+  // its start.
+  if (mark.line < 0) return SourceLocation{file, 1, 1};
   return SourceLocation{file, mark.line + 1, mark.column + 1};
 }
+
+// The hints of the type checks, one per expectation, so that every message says how to write the value.
+constexpr const char* kIntegerHint =
+    "write a whole number: decimal (64) or hexadecimal (0x40), within 64 bits";
+constexpr const char* kNumberHint =
+    "write a finite decimal number such as 1.5 or 2e3 (.inf and .nan are not numbers)";
+constexpr const char* kMappingHint = "write 'key: value' lines indented under it, or {key: value, ...}";
+constexpr const char* kListHint = "write a list in brackets, e.g. [a, b], or one '- item' line per element";
+constexpr const char* kChoiceHint = "names are case-sensitive; pick one of those listed";
 
 const char* kind_name(const YAML::Node& node) {
   switch (node.Type()) {
@@ -37,7 +49,85 @@ const char* kind_name(const YAML::Node& node) {
   return "?";
 }
 
+// yaml-cpp 0.7 (Debian's) can loop without end, allocating gigabytes, on a line that starts with ',' outside
+// any [ ] or { } (`,` alone; `"x"` then `,`; an anchor, then such a line): found by tests/fuzz/config_fuzz,
+// e.g. a comment line that lost its '#'. In a config such a line is a mistake (',' separates the elements of
+// a flow collection; a plain scalar continued on a line that starts with ',' is the only valid YAML so
+// written), so it is refused here, before yaml-cpp sees it. The scan follows quotes, comments, flow brackets
+// and block scalars.
+void refuse_line_starting_with_comma(const std::string& text, const std::string& name) {
+  int flow_depth = 0;
+  char quote = 0;                // inside a '...' or "..." scalar
+  int block_scalar_indent = -1;  // inside a | or > scalar: the indentation of the line that opened it
+  int line = 0;
+  for (size_t line_start = 0; line_start < text.size();) {
+    ++line;
+    const size_t line_end = std::min(text.find('\n', line_start), text.size());
+    const std::string_view content(text.data() + line_start, line_end - line_start);
+    const size_t first = content.find_first_not_of(" \t\r");
+    line_start = line_end + 1;
+    if (first == std::string_view::npos) continue;
+    const int indent = static_cast<int>(first);
+    if (block_scalar_indent >= 0) {
+      if (indent > block_scalar_indent) continue;
+      block_scalar_indent = -1;
+    }
+    size_t node = first;  // past a node's anchor and tag (`&a ,` loops as well)
+    while (quote == 0 && flow_depth == 0 && node < content.size() &&
+           (content[node] == '&' || content[node] == '!')) {
+      // A flow indicator ends an anchor; a tag (`!<tag:yaml.org,2002:str>`) may hold one.
+      node = content.find_first_of(content[node] == '&' ? " \t,[]{}" : " \t", node);
+      node = node == std::string_view::npos ? content.size() : content.find_first_not_of(" \t\r", node);
+      if (node == std::string_view::npos) node = content.size();
+    }
+    // At the first column always: a config's top level is a block mapping, inside which no line of a flow
+    // collection starts there; and where this scan's idea of quotes and brackets differs from yaml-cpp's (an
+    // unbalanced '"' after 'name:'), that is the place yaml-cpp loops.
+    if (((quote == 0 && flow_depth == 0) || node == 0) && node < content.size() && content[node] == ',')
+      throw InputError(SourceLocation{name, line, static_cast<int>(node) + 1}, "",
+                       "malformed YAML: a line cannot start with ',' outside [ ] or { }",
+                       "',' separates the elements of a [list] or a {mapping}; a comment starts with '#'");
+    char last = 0;  // the last character outside quotes and comments
+    for (size_t at = first; at < content.size(); ++at) {
+      const char c = content[at];
+      if (quote != 0) {
+        if (c == quote && quote == '"' && at > 0 && content[at - 1] == '\\') continue;
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '#' && (at == 0 || content[at - 1] == ' ' || content[at - 1] == '\t')) break;
+      if ((c == '"' || c == '\'') &&
+          (at == first || std::string_view(" \t[{,:").find(content[at - 1]) != std::string_view::npos))
+        quote = c;
+      else if (c == '[' || c == '{')
+        ++flow_depth;
+      else if ((c == ']' || c == '}') && flow_depth > 0)
+        --flow_depth;
+      if (c != ' ' && c != '\t' && c != '\r') last = c;
+    }
+    // `key: |`, `- >-`: the more indented lines that follow are the scalar's text.
+    if (quote == 0 && flow_depth == 0 &&
+        (last == '|' || last == '>' || last == '-' || last == '+' || (last >= '0' && last <= '9'))) {
+      const size_t indicator = content.find_last_of("|>");
+      if (indicator != std::string_view::npos &&
+          content.find_first_not_of("0123456789+- \t\r#", indicator + 1) == std::string_view::npos &&
+          (indicator == first || content[indicator - 1] == ' '))
+        block_scalar_indent = indent;
+    }
+  }
+}
+
 Document parse(const std::string& text, const std::string& name) {
+  // yaml-cpp reads a raw NUL byte as the end of a scalar or a line break: a name would be cut short or
+  // changed without a word.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const size_t line_start = text.rfind('\n', nul);
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
+    const int column = static_cast<int>(nul - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+    throw InputError(SourceLocation{name, line, column}, "", "the file holds a NUL byte",
+                     "a config is text: remove the byte");
+  }
+  refuse_line_starting_with_comma(text, name);
   Document document;
   document.file = name;
   std::vector<YAML::Node> roots;
@@ -118,7 +208,8 @@ void apply_override(Document& document, const std::string& assignment) {
   try {
     value = YAML::Load(value_text);
   } catch (const YAML::ParserException& error) {
-    throw InputError(where, path, "the value is not valid YAML: " + error.msg);
+    throw InputError(where, path, "the value is not valid YAML: " + error.msg,
+                     "quote the value for the shell; a list is [a, b], a mapping {key: value}");
   }
 
   std::vector<std::string> segments;
@@ -191,12 +282,14 @@ MapReader::MapReader(const YAML::Node& node, const Document& document, std::stri
   }
   if (!node_.IsMap()) {
     throw InputError(location(), path_.empty() ? "(top level)" : path_,
-                     fmt::format("expected a mapping of keys to values, got {}", kind_name(node_)));
+                     fmt::format("expected a mapping of keys to values, got {}", kind_name(node_)),
+                     kMappingHint);
   }
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     if (!it->first.IsScalar()) {
       throw InputError(location_of(path_, it->first.Mark()), path_.empty() ? "(top level)" : path_,
-                       fmt::format("expected a key name, got {}", kind_name(it->first)));
+                       fmt::format("expected a key name, got {}", kind_name(it->first)),
+                       "keys are field names: letters, digits and '_'");
     }
     const std::string key = it->first.Scalar();
     // yaml-cpp reads a merge key as a plain key named "<<": its fields would silently not be there.
@@ -293,14 +386,17 @@ const YAML::Node& MapReader::value_of(const std::string& key) {
 
 const YAML::Node& MapReader::scalar_of(const std::string& key, const char* expected) {
   const YAML::Node& value = value_of(key);
-  if (!value.IsScalar()) fail(key, fmt::format("expected {}, got {}", expected, kind_name(value)));
+  if (!value.IsScalar())
+    fail(key, fmt::format("expected {}, got {}", expected, kind_name(value)),
+         "write a single value after the key, not a list or a mapping");
   return value;
 }
 
 int64_t MapReader::integer(const std::string& key) {
   const std::string text = scalar_of(key, "an integer").Scalar();
   int64_t parsed = 0;
-  if (!parse_integer(text, parsed)) fail(key, fmt::format("expected an integer, got '{}'", text));
+  if (!parse_integer(text, parsed))
+    fail(key, fmt::format("expected an integer, got '{}'", text), kIntegerHint);
   return parsed;
 }
 
@@ -314,7 +410,9 @@ int64_t MapReader::integer(const std::string& key, int64_t fallback) {
 
 int64_t MapReader::positive_integer(const std::string& key) {
   const int64_t value = integer(key);
-  if (value <= 0) fail(key, fmt::format("expected a positive integer, got {}", value));
+  if (value <= 0)
+    fail(key, fmt::format("expected a positive integer, got {}", value),
+         "this field counts or sizes something: at least 1");
   return value;
 }
 
@@ -324,7 +422,9 @@ int64_t MapReader::positive_integer(const std::string& key, int64_t fallback) {
 
 int64_t MapReader::nonnegative_integer(const std::string& key) {
   const int64_t value = integer(key);
-  if (value < 0) fail(key, fmt::format("expected an integer >= 0, got {}", value));
+  if (value < 0)
+    fail(key, fmt::format("expected an integer >= 0, got {}", value),
+         "this field is a count or an offset: 0 or more");
   return value;
 }
 
@@ -344,7 +444,7 @@ double MapReader::number(const std::string& key) {
   }
   // std::stod also reads "inf" and "nan", which no field of a machine or a workload can mean.
   if (consumed != text.size() || text.empty() || !std::isfinite(parsed))
-    fail(key, fmt::format("expected a number, got '{}'", text));
+    fail(key, fmt::format("expected a number, got '{}'", text), kNumberHint);
   return parsed;
 }
 
@@ -358,7 +458,9 @@ double MapReader::number(const std::string& key, double fallback) {
 
 double MapReader::positive_number(const std::string& key) {
   const double value = number(key);
-  if (!(value > 0)) fail(key, fmt::format("expected a positive number, got {}", value));
+  if (!(value > 0))
+    fail(key, fmt::format("expected a positive number, got {}", value),
+         "this field is a rate or a size: above 0");
   return value;
 }
 
@@ -368,7 +470,9 @@ double MapReader::positive_number(const std::string& key, double fallback) {
 
 double MapReader::nonnegative_number(const std::string& key, double fallback) {
   const double value = number(key, fallback);
-  if (!(value >= 0)) fail(key, fmt::format("expected a number >= 0, got {}", value));
+  if (!(value >= 0))
+    fail(key, fmt::format("expected a number >= 0, got {}", value),
+         "this field is a cost or a size: 0 or more");
   return value;
 }
 
@@ -377,7 +481,8 @@ bool MapReader::boolean(const std::string& key) {
   const std::string text = value.Scalar();
   if (text == "true") return true;
   if (text == "false") return false;
-  fail(key, fmt::format("expected true or false, got '{}'", text));
+  fail(key, fmt::format("expected true or false, got '{}'", text),
+       "write true or false (yes, on and 1 are not booleans here)");
 }
 
 bool MapReader::boolean(const std::string& key, bool fallback) {
@@ -408,8 +513,10 @@ std::string MapReader::choice(const std::string& key, const std::vector<std::str
   const std::string value = string(key);
   for (const auto& option : allowed)
     if (value == option) return value;
-  fail(key, fmt::format("'{}' is not one of {}{}", value, join_alternatives(allowed),
-                        did_you_mean(value, allowed)));
+  fail(
+      key,
+      fmt::format("'{}' is not one of {}{}", value, join_alternatives(allowed), did_you_mean(value, allowed)),
+      kChoiceHint);
 }
 
 std::string MapReader::choice(const std::string& key, const std::vector<std::string>& allowed,
@@ -427,20 +534,22 @@ std::vector<int64_t> MapReader::nonnegative_integer_list(const std::string& key)
     return {};
   }
   const YAML::Node& value = value_of(key);
-  if (!value.IsSequence()) fail(key, fmt::format("expected a list of integers, got {}", kind_name(value)));
+  if (!value.IsSequence())
+    fail(key, fmt::format("expected a list of integers, got {}", kind_name(value)), kListHint);
   std::vector<int64_t> numbers;
   for (size_t i = 0; i < value.size(); ++i) {
     const std::string element_field = fmt::format("{}[{}]", field(key), i);
     const SourceLocation where = location_of(element_field, value[i].Mark());
     int64_t parsed = 0;
     if (!value[i].IsScalar() || !parse_integer(value[i].Scalar(), parsed) || parsed < 0)
-      throw InputError(where, element_field,
-                       fmt::format("expected an integer >= 0, got {}",
-                                   value[i].IsScalar() ? "'" + value[i].Scalar() + "'"
-                                                       : std::string(kind_name(value[i]))));
+      throw InputError(
+          where, element_field,
+          fmt::format("expected an integer >= 0, got {}",
+                      value[i].IsScalar() ? "'" + value[i].Scalar() + "'" : std::string(kind_name(value[i]))),
+          "each element is a whole number, 0 or more");
     numbers.push_back(parsed);
   }
-  if (numbers.empty()) fail(key, "expected at least one element");
+  if (numbers.empty()) fail(key, "expected at least one element", "leave the key out to take its default");
   return numbers;
 }
 
@@ -481,26 +590,30 @@ std::vector<std::string> MapReader::choice_list(const std::string& key,
     return fallback;
   }
   const YAML::Node& value = value_of(key);
-  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)));
+  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)), kListHint);
   std::vector<std::string> chosen;
   for (size_t i = 0; i < value.size(); ++i) {
     const std::string element_field = fmt::format("{}[{}]", field(key), i);
     const SourceLocation where = location_of(element_field, value[i].Mark());
     if (!value[i].IsScalar())
-      throw InputError(where, element_field, "expected a name, got " + std::string(kind_name(value[i])));
+      throw InputError(where, element_field, "expected a name, got " + std::string(kind_name(value[i])),
+                       kChoiceHint);
     const std::string text = value[i].Scalar();
     bool known = false;
     for (const auto& option : allowed) known = known || option == text;
     if (!known) {
       throw InputError(where, element_field,
                        fmt::format("'{}' is not one of {}{}", text, join_alternatives(allowed),
-                                   did_you_mean(text, allowed)));
+                                   did_you_mean(text, allowed)),
+                       kChoiceHint);
     }
     for (const auto& earlier : chosen)
-      if (earlier == text) throw InputError(where, element_field, fmt::format("'{}' is listed twice", text));
+      if (earlier == text)
+        throw InputError(where, element_field, fmt::format("'{}' is listed twice", text),
+                         "list each name once");
     chosen.push_back(text);
   }
-  if (chosen.empty()) fail(key, "expected at least one element");
+  if (chosen.empty()) fail(key, "expected at least one element", "leave the key out to take its default");
   return chosen;
 }
 
@@ -517,8 +630,9 @@ MapReader MapReader::map_or_empty(const std::string& key) {
 
 std::vector<MapReader> MapReader::map_list(const std::string& key) {
   const YAML::Node& value = value_of(key);
-  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)));
-  if (value.size() == 0) fail(key, "expected at least one element");
+  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)), kListHint);
+  if (value.size() == 0)
+    fail(key, "expected at least one element", "an empty list describes nothing: add an element");
   std::vector<MapReader> elements;
   for (size_t i = 0; i < value.size(); ++i)
     elements.emplace_back(value[i], *document_, fmt::format("{}[{}]", field(key), i));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "arch/isa/program_check.hpp"
 #include "flow/numerics.hpp"
@@ -15,8 +16,9 @@
 
 namespace tessera::flow {
 
-ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed) {
-  const SourceLocation where{program_file, 0, 0};
+ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed,
+                        int op_line) {
+  const SourceLocation where{program_file, op_line, op_line > 0 ? 1 : 0};
   auto integer = [&](const char* key) -> int64_t {
     auto found = binding.attributes.find(key);
     if (found == binding.attributes.end())
@@ -61,16 +63,59 @@ ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& progr
   root["ops"].push_back(entry);
   config::Document document;
   document.root = root;
-  document.file = program_file + " (op line)";
-  ops::Op op = std::move(ops::workload_from_yaml(document).ops.front());
+  document.file = program_file;
+  // The entry was built here, so the workload reader's places in it mean nothing: the op line is the place.
+  ops::Op op = [&] {
+    try {
+      return std::move(ops::workload_from_yaml(document).ops.front());
+    } catch (const InputError& error) {
+      std::string field = error.field();
+      if (field.rfind("ops[0]", 0) == 0) field = "op" + field.substr(6);
+      throw InputError(where, field, error.message(), error.hint());
+    }
+  }();
   op.index = static_cast<int>(integer("index"));
   *seed = static_cast<uint64_t>(integer("seed"));
   return op;
 }
 
+void check_op_tensors(const ops::Op& op, const arch::Program& program, const std::string& program_file) {
+  const int op_line = program.header_lines.op;
+  for (const ops::TensorDesc& expected : ops::tensors_of(op)) {
+    const int id = program.tensor_id(expected.name);
+    const std::string shape = fmt::format("{} {}x{}", name_of(expected.dtype), expected.rows, expected.cols);
+    const std::string role = expected.is_output ? "output" : "input";
+    if (id < 0)
+      throw InputError(
+          SourceLocation{program_file, op_line, op_line > 0 ? 1 : 0}, "op",
+          fmt::format("the op computes with tensor {} ({} {}), which the program does not declare",
+                      expected.name, role, shape),
+          "declare it, or correct the op line to the op the program computes");
+    const arch::TensorDecl& tensor = program.tensors[static_cast<size_t>(id)];
+    const bool role_matches = expected.is_output ? tensor.role == arch::TensorRole::output
+                                                 : tensor.role != arch::TensorRole::output;
+    if (!role_matches || tensor.dtype != expected.dtype || tensor.rows != expected.rows ||
+        tensor.cols != expected.cols) {
+      const size_t index = static_cast<size_t>(id);
+      const int line = index < program.header_lines.tensors.size() ? program.header_lines.tensors[index] : 0;
+      throw InputError(
+          SourceLocation{program_file, line, line > 0 ? 1 : 0}, "tensor " + tensor.name,
+          fmt::format("the op line (line {}) makes {} an {} {}, the program declares {} {}x{}", op_line,
+                      expected.name, role, shape, name_of(tensor.dtype), tensor.rows, tensor.cols),
+          "the op line and the tensors describe one op: correct whichever is wrong");
+    }
+  }
+}
+
 ProgramRun simulate_program(const arch::Program& program, const std::string& program_path,
                             const arch::ArchSpec& spec, bool timing_only, bool trace, int threads) {
   arch::check_program(program, spec);
+  std::optional<ops::Op> op;
+  uint64_t seed = 0;
+  if (program.op) {
+    op = op_from_binding(*program.op, program_path, &seed, program.header_lines.op);
+    check_op_tensors(*op, program, program_path);
+  }
   sim::Machine machine(spec);
   const bool check_numerics = !timing_only && program.op.has_value();
   const sim::RunResult result = machine.run(program, sim::RunOptions{!timing_only, trace});
@@ -85,19 +130,17 @@ ProgramRun simulate_program(const arch::Program& program, const std::string& pro
   record.dataflow = "program";
   record.winner = true;
   record.mapping.description = "as written in " + program_path;
-  if (program.op) {
-    uint64_t seed = 0;
-    const ops::Op op = op_from_binding(*program.op, program_path, &seed);
-    op_record.shape = op.shape_text();
-    op_record.dtype = name_of(op.dtype);
-    op_record.macs = op.macs();
+  if (op) {
+    op_record.shape = op->shape_text();
+    op_record.dtype = name_of(op->dtype);
+    op_record.macs = op->macs();
     if (check_numerics) {
       const int output = program.tensor_id("O");
       if (output < 0 || program.tensors[output].role != arch::TensorRole::output)
         throw InputError(SourceLocation{program_path, 0, 0}, "tensor O",
                          "a gemm program declares its output as tensor O");
-      const auto reference = ops::reference_output(op, ops::generate_inputs(op, seed), threads);
-      record.numerics.push_back(check_against_cpu(op, reference, result, output));
+      const auto reference = ops::reference_output(*op, ops::generate_inputs(*op, seed), threads);
+      record.numerics.push_back(check_against_cpu(*op, reference, result, output));
     }
   }
   op_record.runs.push_back(std::move(record));

@@ -14,8 +14,16 @@
 namespace tessera::flow {
 
 // The workload op a tile program says it computes (its `op` line), read back as a workload entry with the
-// workload's own checks; `seed` receives the inputs' seed.
-ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed);
+// workload's own checks; `seed` receives the inputs' seed. Errors name `op_line` of `program_file` (0:
+// unknown).
+ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& program_file, uint64_t* seed,
+                        int op_line = 0);
+
+// The tensors the op line says the program computes with are declared as the op has them: each by its name,
+// an input or the output, of the op's dtype and shape. Else the functional run would read or write outside a
+// tensor, or the reference would not be the program's (pad=65535 allocated without bound, a differently
+// shaped O broke an invariant of the numerics).
+void check_op_tensors(const ops::Op& op, const arch::Program& program, const std::string& program_file);
 
 struct ProgramRun {
   traces::Report report;     // host_seconds left to the caller

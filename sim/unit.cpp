@@ -9,6 +9,7 @@ namespace tessera::sim {
 Unit::Unit(sc_core::sc_module_name name, MachineState& machine, int core, arch::QueueId queue)
     : sc_core::sc_module(name), machine_(machine), core_(core), queue_(queue) {
   SC_THREAD(thread);
+  set_stack_size(kUnitStackBytes);
 }
 
 void Unit::load(const arch::CoreProgram* core_program, bool trace) {

@@ -3,6 +3,7 @@
 // Subclasses say how an instruction runs; the base keeps the timeline, the counters and the deadlock report.
 #pragma once
 
+#include <cstddef>
 #include <exception>
 #include <string>
 #include <systemc>
@@ -13,6 +14,15 @@
 #include "sim/timeline.hpp"
 
 namespace tessera::sim {
+
+// The stack of every unit's SC_THREAD, the only SystemC threads tessera makes (docs/design-notes.md, "SystemC
+// thread stacks"). A functional PE instruction runs Eigen's GEMM on it, which places its two packed blocks on
+// the stack up to EIGEN_STACK_ALLOCATION_LIMIT (128 KiB) each: with tessera's frames (under 64 KiB measured)
+// at most ~320 KiB in a release build, where SystemC's default is 256 KiB (measured: the default workload
+// needs 96-112 KiB; a tile whose two blocks both reach the limit would overflow). ASan's instrumented frames
+// are 2-3x larger. 1 MiB leaves 3x over the release bound and 2x over the ASan one; the pages are only
+// reserved (a 64x64 mesh, 28,672 threads, runs with the same resident memory as with 256 KiB).
+constexpr size_t kUnitStackBytes = size_t{1} << 20;
 
 class Unit : public sc_core::sc_module {
  public:

@@ -39,9 +39,11 @@ void InstructionChecks::region(const TensorRegion& region) const {
   const TensorDecl& tensor = program_.tensors[region.tensor];
   if (region.rows <= 0 || region.cols <= 0 || region.row < 0 || region.col < 0 ||
       region.row + region.rows > tensor.rows || region.col + region.cols > tensor.cols) {
-    fail(fmt::format("region {}[{}:{}, {}:{}] is not inside the {}x{} tensor", tensor.name, region.row,
-                     region.row + region.rows, region.col, region.col + region.cols, tensor.rows,
-                     tensor.cols));
+    fail(
+        fmt::format("region {}[{}:{}, {}:{}] is not inside the {}x{} tensor", tensor.name, region.row,
+                    region.row + region.rows, region.col, region.col + region.cols, tensor.rows, tensor.cols),
+        fmt::format("rows r0:r1 cover r0 .. r1-1: {} has rows 0:{} and columns 0:{}", tensor.name,
+                    tensor.rows, tensor.cols));
   }
 }
 
@@ -60,6 +62,20 @@ void InstructionChecks::pe_support(Dataflow dataflow, DType dtype) const {
   if (!spec_.core.pe_array.supports(dtype) || dtype == DType::int32) {
     fail(fmt::format("operand type {} is not supported by machine '{}'", tessera::name_of(dtype), spec_.name),
          "core.pe_array.dtypes lists what the array supports");
+  }
+  // The operand tiles are bytes DMA copied from the program's tensors: a type that none of its inputs has
+  // reads them as something else (int8 on bf16 tiles ran, then failed the numerics with inf).
+  std::string input_types;
+  for (const TensorDecl& tensor : program_.tensors) {
+    if (tensor.role == TensorRole::output) continue;
+    if (tensor.dtype == dtype) return;
+    const std::string type = tessera::name_of(tensor.dtype);
+    if (input_types.find(type) == std::string::npos) input_types += (input_types.empty() ? "" : ", ") + type;
+  }
+  if (!input_types.empty()) {
+    fail(fmt::format("dtype={} but no input tensor of the program is {} (they are {})",
+                     tessera::name_of(dtype), tessera::name_of(dtype), input_types),
+         "a PE instruction's dtype is the type of the tiles it reads: write the inputs' dtype");
   }
 }
 

@@ -130,6 +130,13 @@ struct Program {
   std::vector<std::string> semaphores;  // names; SemaphoreRef::id indexes this
   std::vector<CoreProgram> cores;       // cores with instructions, in the order written
   std::string source_file;              // where it was read from ("" if built in memory)
+  // Where the text wrote the header's lines, for located errors about them; 0 (or absent) if built in memory.
+  // Not part of what the program computes: neither compared nor sent to workers.
+  struct HeaderLines {
+    int mesh = 0;
+    int op = 0;
+    std::vector<int> tensors;  // one per tensor, in order
+  } header_lines;
 
   int semaphore_id(const std::string& name);     // finds or adds
   int tensor_id(const std::string& name) const;  // -1 if absent

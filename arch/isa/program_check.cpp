@@ -60,10 +60,15 @@ class Checker {
   }
 
  private:
-  [[noreturn]] void fail_header(const std::string& field, const std::string& message,
-                                const std::string& hint) const {
-    throw InputError(SourceLocation{program_.source_file.empty() ? "(program)" : program_.source_file, 0, 0},
+  // `line`: where the text wrote the header line at fault (0: unknown, a program built in memory).
+  [[noreturn]] void fail_header(const std::string& field, const std::string& message, const std::string& hint,
+                                int line = 0) const {
+    throw InputError(SourceLocation{program_.source_file.empty() ? "(program)" : program_.source_file, line,
+                                    line > 0 ? 1 : 0},
                      field, message, hint);
+  }
+  int tensor_line(size_t index) const {
+    return index < program_.header_lines.tensors.size() ? program_.header_lines.tensors[index] : 0;
   }
 
   void check_header() const {
@@ -71,30 +76,36 @@ class Checker {
       fail_header("mesh",
                   fmt::format("the program is for a {}x{} mesh but machine '{}' is {}x{}", program_.mesh.rows,
                               program_.mesh.cols, spec_.name, spec_.mesh.rows, spec_.mesh.cols),
-                  "map the workload for this machine (tessera map --arch ...)");
+                  "map the workload for this machine (tessera map --arch ...)", program_.header_lines.mesh);
     }
     for (size_t i = 0; i < program_.tensors.size(); ++i) {
       const TensorDecl& tensor = program_.tensors[i];
       if (tensor.rows <= 0 || tensor.cols <= 0)
-        fail_header("tensor " + tensor.name, "a tensor needs at least one row and one column", "");
+        fail_header("tensor " + tensor.name, "a tensor needs at least one row and one column",
+                    "give rows x cols of at least 1x1", tensor_line(i));
       if (tensor.role == TensorRole::view) check_view(tensor, i);
       if (tensor.values) check_values(tensor);
       if (tensor.role == TensorRole::input && is_integer(tensor.dtype) && tensor.dtype != DType::int8 &&
           !tensor.values)
         fail_header("tensor " + tensor.name, "generated input tensors are fp32, bf16, fp16 or int8",
-                    "int32 is an accumulator type; an int32 input lists its values (fill=values)");
+                    "int32 is an accumulator type; an int32 input lists its values (fill=values)",
+                    tensor_line(i));
       if (tensor.dram_address > UINT64_MAX - static_cast<uint64_t>(tensor.size_in_bytes()))
         fail_header("tensor " + tensor.name,
                     fmt::format("its DRAM range 0x{:x} + {} B runs past the end of the 64-bit address space",
                                 tensor.dram_address, tensor.size_in_bytes()),
-                    "place it lower");
+                    "tensors live in DRAM at 0x0 upwards: place it lower", tensor_line(i));
       for (size_t j = 0; j < i; ++j) {
         const TensorDecl& other = program_.tensors[j];
         const uint64_t end = tensor.dram_address + static_cast<uint64_t>(tensor.size_in_bytes());
         const uint64_t other_end = other.dram_address + static_cast<uint64_t>(other.size_in_bytes());
         if (tensor.dram_address < other_end && other.dram_address < end) {
-          fail_header("tensor " + tensor.name, fmt::format("its DRAM range overlaps tensor {}", other.name),
-                      "give each tensor its own address range");
+          fail_header(
+              "tensor " + tensor.name,
+              fmt::format("its DRAM range 0x{:x}..0x{:x} overlaps tensor {} (0x{:x}..0x{:x}, line {})",
+                          tensor.dram_address, end, other.name, other.dram_address, other_end,
+                          tensor_line(j)),
+              "give each tensor its own address range", tensor_line(i));
         }
       }
     }

@@ -76,6 +76,15 @@ class ProgramReader : public LineReader {
   ProgramReader(std::string_view text, const std::string& file_name) : LineReader(file_name), text_(text) {}
 
   Program read() {
+    // A NUL byte would end a name early wherever it is printed or used as a path.
+    if (const size_t nul = text_.find('\0'); nul != std::string_view::npos) {
+      const size_t line_start = text_.rfind('\n', nul);
+      const int line = 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + nul, '\n'));
+      const int nul_column =
+          static_cast<int>(nul - (line_start == std::string_view::npos ? 0 : line_start + 1)) + 1;
+      throw InputError(SourceLocation{program_.source_file, line, nul_column}, "",
+                       "the file holds a NUL byte", "a tile program is text: remove the byte");
+    }
     size_t line_start = 0;
     while (line_start < text_.size()) {
       size_t line_end = text_.find('\n', line_start);
@@ -85,6 +94,9 @@ class ProgramReader : public LineReader {
       line_start = line_end + 1;
     }
     finish();
+    program_.header_lines.mesh = header_line_[static_cast<int>(HeaderLine::mesh)];
+    program_.header_lines.op = header_line_[static_cast<int>(HeaderLine::op)];
+    program_.header_lines.tensors = tensor_lines_;
     return std::move(program_);
   }
 

@@ -207,11 +207,14 @@ TEST(ArchSpec, DeriveUsesTheClock) {
 
 TEST(ArchSpec, MachineWithoutPesIsRejectedAtTheField) {
   EXPECT_EQ(std::string(parse_error(machine_with("{rows: 32,", "{rows: 0,")).what()),
-            "m.yaml:7:20: core.pe_array.rows: expected a positive integer, got 0");
+            "m.yaml:7:20: core.pe_array.rows: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(std::string(parse_error(machine_with("cols: 32}", "cols: 0}")).what()),
-            "m.yaml:7:30: core.pe_array.cols: expected a positive integer, got 0");
+            "m.yaml:7:30: core.pe_array.cols: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(std::string(parse_error(machine_with("mesh: {rows: 2", "mesh: {rows: 0")).what()),
-            "m.yaml:3:14: mesh.rows: expected a positive integer, got 0");
+            "m.yaml:3:14: mesh.rows: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
 }
 
 TEST(ArchSpec, CountTooLargeForTheSpecIsRejectedNotWrapped) {
@@ -266,7 +269,8 @@ TEST(ArchSpec, SramMustHoldAWholeNumberOfBankRows) {
 TEST(ArchSpec, UnknownDataflowIsRejectedWithDidYouMean) {
   EXPECT_EQ(
       std::string(parse_error(machine_with("cols: 32}", "cols: 32, dataflows: [os, wss]}")).what()),
-      "m.yaml:7:50: core.pe_array.dataflows[1]: 'wss' is not one of ws, os, is or rs; did you mean 'ws'?");
+      "m.yaml:7:50: core.pe_array.dataflows[1]: 'wss' is not one of ws, os, is or rs; did you mean 'ws'?"
+      "\n  hint: names are case-sensitive; pick one of those listed");
 }
 
 TEST(ArchSpec, Int32IsNotAnOperandType) {
@@ -285,7 +289,8 @@ TEST(ArchSpec, SubsetsOfDataflowsAndDtypesAreKeptInOrder) {
 
 TEST(ArchSpec, NegativeLatencyIsRejected) {
   EXPECT_EQ(std::string(parse_error(machine_with("latency_cycles: 100", "latency_cycles: -5")).what()),
-            "m.yaml:5:58: dram.latency_cycles: expected an integer >= 0, got -5");
+            "m.yaml:5:58: dram.latency_cycles: expected an integer >= 0, got -5"
+            "\n  hint: this field is a count or an offset: 0 or more");
   EXPECT_EQ(parse_error(machine_with("{link_bytes_per_cycle: 64}",
                                      "{link_bytes_per_cycle: 64, router_latency_cycles: -1}"))
                 .field(),
@@ -454,7 +459,8 @@ TEST(ArchSpec, EveryShippedMachineHasAVectorUnit) {
 TEST(ArchSpec, VectorUnitLimitsAreLocatedErrors) {
   const std::string line = "  vector: {lanes: 0, special_per_cycle: 1, latency_cycles: 6}\n";
   EXPECT_EQ(std::string(parse_error(kMachine + line).what()),
-            "m.yaml:10:19: core.vector.lanes: expected a positive integer, got 0");
+            "m.yaml:10:19: core.vector.lanes: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(
       std::string(
           parse_error(kMachine + "  vector: {lanes: 8, special_per_cycle: 9, latency_cycles: 6}\n").what()),

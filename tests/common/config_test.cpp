@@ -149,20 +149,23 @@ TEST(MapReader, KeyMustBeAName) {
   Document document = load_text("sram:\n  ? [kib, banks]\n  : 64\n", "a.yaml");
   MapReader top(document.root, document, "");
   EXPECT_EQ(std::string(input_error_of([&] { top.map("sram"); }).what()),
-            "a.yaml:2:5: sram: expected a key name, got a list");
+            "a.yaml:2:5: sram: expected a key name, got a list"
+            "\n  hint: keys are field names: letters, digits and '_'");
 }
 
 TEST(MapReader, ScalarWhereAMappingIsExpectedIsAnError) {
   Document document = load_text("name: x\ncore: 3\n", "a.yaml");
   MapReader top(document.root, document, "");
   EXPECT_EQ(std::string(input_error_of([&] { top.map("core"); }).what()),
-            "a.yaml:2:7: core: expected a mapping of keys to values, got a scalar");
+            "a.yaml:2:7: core: expected a mapping of keys to values, got a scalar"
+            "\n  hint: write 'key: value' lines indented under it, or {key: value, ...}");
 }
 
 TEST(MapReader, TopLevelListIsNotAConfig) {
   Document document = load_text("- a\n- b\n", "a.yaml");
   EXPECT_EQ(std::string(input_error_of([&] { MapReader(document.root, document, ""); }).what()),
-            "a.yaml:1:1: (top level): expected a mapping of keys to values, got a list");
+            "a.yaml:1:1: (top level): expected a mapping of keys to values, got a list"
+            "\n  hint: write 'key: value' lines indented under it, or {key: value, ...}");
 }
 
 TEST(MapReader, EmptyDocumentReadsAsAnEmptyMapping) {
@@ -189,7 +192,9 @@ TEST(MapReader, IntegerRejectsTextAndQuotesIt) {
   Document document = load_text("rows: abc\n", "a.yaml");
   MapReader top(document.root, document, "");
   const InputError error = input_error_of([&] { top.integer("rows"); });
-  EXPECT_EQ(std::string(error.what()), "a.yaml:1:7: rows: expected an integer, got 'abc'");
+  EXPECT_EQ(std::string(error.what()),
+            "a.yaml:1:7: rows: expected an integer, got 'abc'"
+            "\n  hint: write a whole number: decimal (64) or hexadecimal (0x40), within 64 bits");
   EXPECT_EQ(error.where().line, 1);
   EXPECT_EQ(error.where().column, 7);  // the value, not the key
 }
@@ -228,7 +233,8 @@ TEST(MapReader, PositiveIntegerRejectsZeroAndNegatives) {
   Document document = load_text("rows: 0\ncols: -3\n", "a.yaml");
   MapReader top(document.root, document, "");
   EXPECT_EQ(std::string(input_error_of([&] { top.positive_integer("rows"); }).what()),
-            "a.yaml:1:7: rows: expected a positive integer, got 0");
+            "a.yaml:1:7: rows: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(input_error_of([&] { top.positive_integer("cols"); }).message(),
             "expected a positive integer, got -3");
 }
@@ -255,7 +261,8 @@ TEST(MapReader, MappingOrListWhereAScalarIsExpectedIsAnError) {
   Document document = load_text("a: {x: 1}\nb: [1, 2]\nc: {x: 1}\n", "a.yaml");
   MapReader top(document.root, document, "");
   EXPECT_EQ(std::string(input_error_of([&] { top.integer("a"); }).what()),
-            "a.yaml:1:4: a: expected an integer, got a mapping");
+            "a.yaml:1:4: a: expected an integer, got a mapping"
+            "\n  hint: write a single value after the key, not a list or a mapping");
   EXPECT_EQ(input_error_of([&] { top.number("b"); }).message(), "expected a number, got a list");
   EXPECT_EQ(input_error_of([&] { top.string("c"); }).message(), "expected a string, got a mapping");
 }
@@ -288,7 +295,8 @@ TEST(MapReader, BooleansAreTrueOrFalseOnly) {
   EXPECT_TRUE(top.boolean("a"));
   EXPECT_FALSE(top.boolean("b"));
   EXPECT_EQ(std::string(input_error_of([&] { top.boolean("c"); }).what()),
-            "a.yaml:3:4: c: expected true or false, got 'yes'");
+            "a.yaml:3:4: c: expected true or false, got 'yes'"
+            "\n  hint: write true or false (yes, on and 1 are not booleans here)");
   EXPECT_EQ(input_error_of([&] { top.boolean("d", true); }).message(), "expected true or false, got '1'");
   EXPECT_TRUE(top.boolean("absent", true));
   EXPECT_FALSE(top.boolean("absent_too", false));
@@ -308,7 +316,8 @@ TEST(MapReader, ChoiceRejectsAnUnknownNameWithDidYouMean) {
   EXPECT_EQ(std::string(input_error_of([&] {
                           top.choice("placement", {"perimeter", "west"});
                         }).what()),
-            "a.yaml:1:12: placement: 'perimetre' is not one of perimeter or west; did you mean 'perimeter'?");
+            "a.yaml:1:12: placement: 'perimetre' is not one of perimeter or west; did you mean 'perimeter'?"
+            "\n  hint: names are case-sensitive; pick one of those listed");
   EXPECT_EQ(top.choice("kind", {"gemm"}), "gemm");
   EXPECT_EQ(top.choice("absent", {"perimeter", "west"}, "west"), "west");
 }
@@ -326,7 +335,8 @@ TEST(MapReader, ChoiceListRejectsADuplicateAtTheSecondOccurrence) {
   EXPECT_EQ(std::string(input_error_of([&] {
                           top.choice_list("dataflows", {"ws", "os", "is"}, {});
                         }).what()),
-            "a.yaml:1:21: dataflows[2]: 'ws' is listed twice");
+            "a.yaml:1:21: dataflows[2]: 'ws' is listed twice"
+            "\n  hint: list each name once");
 }
 
 TEST(MapReader, ChoiceListRejectsAnUnknownElementWithDidYouMean) {
@@ -335,7 +345,8 @@ TEST(MapReader, ChoiceListRejectsAnUnknownElementWithDidYouMean) {
   EXPECT_EQ(std::string(input_error_of([&] {
                           top.choice_list("dataflows", {"ws", "os", "is"}, {});
                         }).what()),
-            "a.yaml:1:17: dataflows[1]: 'sw' is not one of ws, os or is; did you mean 'ws'?");
+            "a.yaml:1:17: dataflows[1]: 'sw' is not one of ws, os or is; did you mean 'ws'?"
+            "\n  hint: names are case-sensitive; pick one of those listed");
 }
 
 TEST(MapReader, ChoiceListRejectsAScalarAnEmptyListAndANestedList) {
@@ -433,7 +444,8 @@ TEST(ApplyOverride, ErrorInAnOverriddenValueNamesTheArgument) {
   MapReader top(document.root, document, "");
   MapReader sram = top.map("core").map("sram");
   EXPECT_EQ(std::string(input_error_of([&] { sram.integer("kib"); }).what()),
-            "--set core.sram.kib=abc: core.sram.kib: expected an integer, got 'abc'");
+            "--set core.sram.kib=abc: core.sram.kib: expected an integer, got 'abc'"
+            "\n  hint: write a whole number: decimal (64) or hexadecimal (0x40), within 64 bits");
   // A field of the same mapping that was not overridden still points into the file.
   EXPECT_EQ(sram.location("banks").str(), "arch.yaml:5:12");
 }
@@ -456,7 +468,8 @@ TEST(ApplyOverride, ErrorInAnElementOfAnOverriddenListNamesTheArgument) {
                           core.choice_list("dataflows", {"ws", "os", "is"}, {});
                         }).what()),
             "--set core.dataflows=[ws,xs]: core.dataflows[1]: 'xs' is not one of ws, os or is; did you mean "
-            "'ws'?");
+            "'ws'?"
+            "\n  hint: names are case-sensitive; pick one of those listed");
 }
 
 TEST(ApplyOverride, ErrorInsideAnOverriddenMappingNamesTheArgument) {
@@ -530,7 +543,8 @@ TEST(ApplyOverride, SelectsAListElementByName) {
   std::vector<MapReader> ops = top.map_list("ops");
   EXPECT_EQ(ops[0].integer("m"), 8);
   EXPECT_EQ(std::string(input_error_of([&] { ops[1].integer("m"); }).what()),
-            "--set ops.ffn2.m=x: ops[1].m: expected an integer, got 'x'");
+            "--set ops.ffn2.m=x: ops[1].m: expected an integer, got 'x'"
+            "\n  hint: write a whole number: decimal (64) or hexadecimal (0x40), within 64 bits");
 }
 
 TEST(ApplyOverride, ListSelectorThatMatchesNothingIsAnError) {

@@ -373,7 +373,8 @@ TEST(CliErrors, BadEpiloguesAreLocatedAndSayWhatIsAllowed) {
                                  "gleu]}"))
           .output,
       "error: small.yaml:4:78: ops[0].epilogue[1]: 'gleu' is not one of bias, relu, gelu, gelu_tanh, silu, "
-      "residual or swiglu; did you mean 'gelu'?\n");
+      "residual or swiglu; did you mean 'gelu'?\n  hint: names are case-sensitive; pick one of those "
+      "listed\n");
   EXPECT_EQ(
       run_broken(with_vector,
                  op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [residual, "
@@ -397,7 +398,7 @@ TEST(CliErrors, BadEpiloguesAreLocatedAndSayWhatIsAllowed) {
       run_broken(with_vector, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [relu, "
                                  "relu]}"))
           .output,
-      "error: small.yaml:4:78: ops[0].epilogue[1]: 'relu' is listed twice\n");
+      "error: small.yaml:4:78: ops[0].epilogue[1]: 'relu' is listed twice\n  hint: list each name once\n");
   const Failure no_unit = run_broken(
       kMachine, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, epilogue: [bias, gelu]}"));
   EXPECT_EQ(no_unit.exit_code, 2);

@@ -206,7 +206,8 @@ TEST(Attention, APagedOrBshdCacheIsTheContiguousAttentionOfItsGatheredKeysAndVal
       error_of("  - {name: x, kind: attention, heads: 4, kv_heads: 4, seq_q: 8, seq_kv: 8, head_dim: 16, "
                "kv_cache: {layout: pagd}, dtype: bf16}\n"),
       "a.yaml:4:109: ops[0].kv_cache.layout: 'pagd' is not one of contiguous or paged; did you mean "
-      "'paged'?");
+      "'paged'?"
+      "\n  hint: names are case-sensitive; pick one of those listed");
 }
 
 }  // namespace

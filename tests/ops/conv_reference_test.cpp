@@ -118,7 +118,8 @@ std::string workload_error(const std::string& op_line) {
 TEST(ConvShape, BadShapesAreLocatedErrors) {
   EXPECT_EQ(
       workload_error("{name: c, kind: conv2d, c: 3, h: 8, w: 8, k: 4, r: 3, s: 3, pad: -1, dtype: int8}"),
-      "w.yaml:4:70: ops[0].pad: expected an integer >= 0, got -1");
+      "w.yaml:4:70: ops[0].pad: expected an integer >= 0, got -1"
+      "\n  hint: this field is a count or an offset: 0 or more");
   EXPECT_EQ(
       workload_error("{name: c, kind: conv2d, c: 3, h: 4, w: 4, k: 4, r: 7, s: 7, pad: 1, dtype: int8}"),
       "w.yaml:4:56: ops[0].r: the 7x7 filter (dilation 1) spans 7x7, larger than the padded 6x6 input\n"
@@ -133,7 +134,8 @@ TEST(ConvShape, BadShapesAreLocatedErrors) {
       "  hint: each group makes k/groups output channels");
   EXPECT_EQ(
       workload_error("{name: c, kind: conv2d, c: 6, h: 8, w: 8, k: 4, r: 3, s: 3, stride: 0, dtype: int8}"),
-      "w.yaml:4:73: ops[0].stride: expected a positive integer, got 0");
+      "w.yaml:4:73: ops[0].stride: expected a positive integer, got 0"
+      "\n  hint: this field counts or sizes something: at least 1");
 }
 
 }  // namespace tessera::ops

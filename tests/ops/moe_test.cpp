@@ -397,9 +397,11 @@ TEST(MoeOp, BadFieldsAreLocatedErrorsThatSayWhatIsExpected) {
             "w.yaml:4:76: ops[0].top_k: top_k 5 is more than the 4 experts\n"
             "  hint: each token goes to top_k distinct experts: at most experts (Mixtral routes to 2 of 8)");
   EXPECT_EQ(error_of(base + "experts: 4, top_k: 0, dtype: bf16}"),
-            "w.yaml:4:76: ops[0].top_k: expected a positive integer, got 0");
+            "w.yaml:4:76: ops[0].top_k: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(error_of(base + "experts: 0, top_k: 1, dtype: bf16}"),
-            "w.yaml:4:66: ops[0].experts: expected a positive integer, got 0");
+            "w.yaml:4:66: ops[0].experts: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(error_of(base + "experts: 4, top_k: 2, capacity_factor: -1, dtype: bf16}"),
             "w.yaml:4:96: ops[0].capacity_factor: capacity_factor must be 0 (no drops) or positive, got -1\n"
             "  hint: GShard and Switch use 1 to 2: an expert takes up to factor x tokens x top_k / experts");
@@ -413,7 +415,8 @@ TEST(MoeOp, BadFieldsAreLocatedErrorsThatSayWhatIsExpected) {
             "w.yaml:4:97: ops[0].routing.counts: 2 counts for 4 experts\n"
             "  hint: give one count per expert, in expert order");
   EXPECT_EQ(error_of(base + "experts: 4, top_k: 2, routing: {counts: [8, -8, 8, 8]}, dtype: bf16}"),
-            "w.yaml:4:101: ops[0].routing.counts[1]: expected an integer >= 0, got '-8'");
+            "w.yaml:4:101: ops[0].routing.counts[1]: expected an integer >= 0, got '-8'"
+            "\n  hint: each element is a whole number, 0 or more");
   EXPECT_EQ(error_of(base + "experts: 4, top_k: 2, routing: {skew: zipf, alpha: 0}, dtype: bf16}"),
             "w.yaml:4:108: ops[0].routing.alpha: zipf's alpha must be positive, got 0\n"
             "  hint: 1.2 is a moderate skew; a larger alpha is a steeper one");
@@ -450,9 +453,11 @@ TEST(MoeOp, BadFieldsAreLocatedErrorsThatSayWhatIsExpected) {
           "{name: m, kind: moe, tokens: 8, hidden: 16777217, ffn: 8, experts: 4, top_k: 2, dtype: bf16}"),
       "w.yaml:4:45: ops[0].hidden: hidden 16777217 is more than tessera models (16777216)");
   EXPECT_EQ(error_of(base + "experts: 4, top_k: 2, dtype: int8}"),
-            "w.yaml:4:86: ops[0].dtype: 'int8' is not one of fp32, bf16 or fp16");
+            "w.yaml:4:86: ops[0].dtype: 'int8' is not one of fp32, bf16 or fp16"
+            "\n  hint: names are case-sensitive; pick one of those listed");
   EXPECT_EQ(error_of(base + "experts: 4, top_k: 2, activation: relu, dtype: bf16}"),
-            "w.yaml:4:91: ops[0].activation: 'relu' is not one of swiglu or gelu; did you mean 'gelu'?");
+            "w.yaml:4:91: ops[0].activation: 'relu' is not one of swiglu or gelu; did you mean 'gelu'?"
+            "\n  hint: names are case-sensitive; pick one of those listed");
 }
 
 }  // namespace

@@ -174,12 +174,14 @@ TEST(Rope, BadFieldsAreLocatedErrorsThatSayWhatIsExpected) {
             "w.yaml:4:65: ops[0].base: base must be a number greater than 1, got 1\n"
             "  hint: theta is 10000 for Llama-2, 500000 for Llama-3");
   EXPECT_EQ(error_of("{name: r, kind: rope, seq: 4, heads: 2, head_dim: 64, position: -1, dtype: bf16}"),
-            "w.yaml:4:69: ops[0].position: expected an integer >= 0, got -1");
+            "w.yaml:4:69: ops[0].position: expected an integer >= 0, got -1"
+            "\n  hint: this field is a count or an offset: 0 or more");
   EXPECT_EQ(error_of("{name: r, kind: rope, batch: 4096, seq: 65536, heads: 64, head_dim: 128, dtype: bf16}"),
             "w.yaml:4:45: ops[0].seq: X has more than 2^40 elements\n"
             "  hint: model fewer tokens, heads or sequences");
   EXPECT_EQ(error_of("{name: r, kind: rope, seq: 4, heads: 2, head_dim: 64, style: complex, dtype: bf16}"),
-            "w.yaml:4:66: ops[0].style: 'complex' is not one of half or interleaved");
+            "w.yaml:4:66: ops[0].style: 'complex' is not one of half or interleaved"
+            "\n  hint: names are case-sensitive; pick one of those listed");
 }
 
 }  // namespace tessera::ops

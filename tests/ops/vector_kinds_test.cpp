@@ -89,19 +89,23 @@ TEST(VectorKinds, TheIssuesSpellingParsesWithItsDefaultsAndReadsBackFromItsResol
 TEST(VectorKinds, BadFieldsAreLocatedErrorsThatSayWhatIsExpected) {
   const std::string head = "name: w\nseed: 1\nops:\n";
   EXPECT_EQ(error_of(head + "  - {name: s, kind: softmax, rows: 4, cols: 0, dtype: fp32}\n"),
-            "w.yaml:4:45: ops[0].cols: expected a positive integer, got 0");
+            "w.yaml:4:45: ops[0].cols: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(
       error_of(head + "  - {name: e, kind: elementwise, rows: 4, cols: 8, fn: gleu, dtype: fp32}\n"),
       "w.yaml:4:56: ops[0].fn: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu or swiglu; "
-      "did you mean 'gelu'?");
+      "did you mean 'gelu'?"
+      "\n  hint: names are case-sensitive; pick one of those listed");
   EXPECT_EQ(error_of(head + "  - {name: s, kind: softmax, rows: 4, cols: 8, dtype: int8}\n"),
-            "w.yaml:4:55: ops[0].dtype: 'int8' is not one of fp32, bf16 or fp16");
+            "w.yaml:4:55: ops[0].dtype: 'int8' is not one of fp32, bf16 or fp16"
+            "\n  hint: names are case-sensitive; pick one of those listed");
   EXPECT_EQ(
       error_of(head + "  - {name: s, kind: softmax, rows: 9, cols: 8, causal: true, dtype: fp32}\n"),
       "w.yaml:4:36: ops[0].rows: a causal softmax of 9 rows over 8 columns leaves its first rows no column\n"
       "  hint: the queries are the last rows of the keys: rows may not exceed cols");
   EXPECT_EQ(error_of(head + "  - {name: n, kind: layernorm, rows: 4, cols: 8, eps: 0, dtype: fp32}\n"),
-            "w.yaml:4:55: ops[0].eps: expected a positive number, got 0");
+            "w.yaml:4:55: ops[0].eps: expected a positive number, got 0"
+            "\n  hint: this field is a rate or a size: above 0");
   EXPECT_EQ(error_of(head + "  - {name: n, kind: rmsnorm, rows: 4, cols: 8, esp: 1, dtype: fp32}\n"),
             "w.yaml:4:48: ops[0].esp: unknown key; did you mean 'eps'?\n  hint: the README lists every field "
             "of this file");

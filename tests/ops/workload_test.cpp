@@ -164,11 +164,14 @@ TEST(Workload, OpRemembersWhereItWasWritten) {
 
 TEST(Workload, ZeroOrNegativeSizeIsRejectedAtTheField) {
   EXPECT_EQ(std::string(parse_error(workload_with("m: 4,", "m: 0,")).what()),
-            "w.yaml:4:30: ops[0].m: expected a positive integer, got 0");
+            "w.yaml:4:30: ops[0].m: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(std::string(parse_error(workload_with("n: 8,", "n: -8,")).what()),
-            "w.yaml:5:36: ops[1].n: expected a positive integer, got -8");
+            "w.yaml:5:36: ops[1].n: expected a positive integer, got -8"
+            "\n  hint: this field counts or sizes something: at least 1");
   EXPECT_EQ(std::string(parse_error(workload_with("k: 6,", "k: 0,")).what()),
-            "w.yaml:4:42: ops[0].k: expected a positive integer, got 0");
+            "w.yaml:4:42: ops[0].k: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
 }
 
 TEST(Workload, ATensorPast2To36ElementsIsRefusedAtItsOp) {
@@ -205,7 +208,8 @@ TEST(Workload, MissingSizeIsRequired) {
 TEST(Workload, UnknownKindIsRejectedWithDidYouMean) {
   EXPECT_EQ(std::string(parse_error(workload_with("b, kind: gemm", "b, kind: gemn")).what()),
             "w.yaml:5:21: ops[1].kind: 'gemn' is not one of gemm, conv2d, fc, pool, softmax, layernorm, "
-            "rmsnorm, elementwise, attention, rope or moe; did you mean 'gemm'?");
+            "rmsnorm, elementwise, attention, rope or moe; did you mean 'gemm'?"
+            "\n  hint: names are case-sensitive; pick one of those listed");
   EXPECT_EQ(
       parse_error(workload_with("b, kind: gemm", "b, kind: conv")).message(),
       "'conv' is not one of gemm, conv2d, fc, pool, softmax, layernorm, rmsnorm, elementwise, attention, "
@@ -214,7 +218,8 @@ TEST(Workload, UnknownKindIsRejectedWithDidYouMean) {
 
 TEST(Workload, UnknownDtypeIsRejectedWithDidYouMean) {
   EXPECT_EQ(std::string(parse_error(workload_with("dtype: bf16", "dtype: fp8")).what()),
-            "w.yaml:4:52: ops[0].dtype: 'fp8' is not one of fp32, bf16, fp16 or int8; did you mean 'fp32'?");
+            "w.yaml:4:52: ops[0].dtype: 'fp8' is not one of fp32, bf16, fp16 or int8; did you mean 'fp32'?"
+            "\n  hint: names are case-sensitive; pick one of those listed");
   // int32 is an accumulator type, never an operand.
   EXPECT_EQ(parse_error(workload_with("dtype: int8", "dtype: int32")).field(), "ops[1].dtype");
 }
@@ -268,7 +273,8 @@ TEST(Workload, OverrideSelectsAnOpByName) {
   config::Document bad = config::load_text(kWorkload, "w.yaml");
   config::apply_override(bad, "ops.b.m=0");
   EXPECT_EQ(std::string(input_error_of([&] { workload_from_yaml(bad); }).what()),
-            "--set ops.b.m=0: ops[1].m: expected a positive integer, got 0");
+            "--set ops.b.m=0: ops[1].m: expected a positive integer, got 0"
+            "\n  hint: this field counts or sizes something: at least 1");
 }
 
 // ---------------------------------------------------------------------------------------------------------

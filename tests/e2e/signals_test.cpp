@@ -1,0 +1,163 @@
+// A `tessera run` killed by a signal sent to it alone (issue "Hardening": SIGTERM or SIGINT to the parent
+// left its forked simulation workers running, 3 GB each on gemm-8192) leaves no process behind and `--out` as
+// it was or complete. The workers die with their parent through PR_SET_PDEATHSIG (sim/worker_pool.cpp), set
+// in the worker before it does anything and checked against a parent that died before it took effect.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "e2e/cli_helpers.hpp"
+#include "e2e/run_tessera.hpp"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The processes of process group `group` that are not yet zombies, and the CPU time (clock ticks) of the
+// busiest child of `parent`.
+struct Processes {
+  std::vector<pid_t> in_group;
+  long busiest_child_ticks = -1;  // -1: no child
+};
+
+Processes processes_of(pid_t group, pid_t parent) {
+  Processes found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+    // After the command's name: state, parent, process group.
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    char state = 0;
+    pid_t parent_pid = 0;
+    pid_t group_id = 0;
+    fields >> state >> parent_pid >> group_id;
+    // Then session, tty, tty group, flags, four fault counts, user and system time.
+    std::string skipped;
+    for (int i = 0; i < 8; ++i) fields >> skipped;
+    long user_ticks = 0;
+    long system_ticks = 0;
+    fields >> user_ticks >> system_ticks;
+    if (state == 'Z') continue;
+    const pid_t pid = static_cast<pid_t>(std::stoi(name));
+    if (group_id == group) found.in_group.push_back(pid);
+    if (parent_pid == parent)
+      found.busiest_child_ticks = std::max(found.busiest_child_ticks, user_ticks + system_ticks);
+  }
+  return found;
+}
+
+// Starts tessera in its own process group (so that everything it starts can be found by the group).
+pid_t start(const std::vector<std::string>& arguments) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    std::vector<char*> argv;
+    std::string binary = TESSERA_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copies = arguments;
+    for (std::string& argument : copies) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    const int quiet = ::open("/dev/null", O_WRONLY);
+    ::dup2(quiet, 1);
+    ::dup2(quiet, 2);
+    ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // either side may win the race; both set the same group
+  return pid;
+}
+
+std::string report_of(const std::string& out) {
+  return fs::exists(out + "/report.json") ? read_text(out + "/report.json") : std::string();
+}
+
+TEST(Signals, AKilledRunLeavesNoProcessBehindAndItsOutputFolderOldOrComplete) {
+  ScratchDir scratch;
+  const std::string out = scratch.file("out");
+  // The folder of an earlier, small run: a killed run must leave it as it was, or replace it whole.
+  write_text(scratch.file("small.yaml"),
+             "name: small\nseed: 3\nops:\n  - {name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16}\n");
+  ASSERT_EQ(
+      run_tessera({"run", "--workload", scratch.file("small.yaml"), "--timing-only", "--quiet", "--out", out})
+          .exit_code,
+      0);
+  const std::string old_report = report_of(out);
+  ASSERT_FALSE(old_report.empty());
+
+  // A GEMM 8192^3 on a 4x4 mesh: seconds a candidate, simulated in a worker beside the parent.
+  const std::vector<std::string> run = {"run",
+                                        "--arch",
+                                        std::string(TESSERA_SOURCE_DIR) + "/configs/arch/mesh4x4.yaml",
+                                        "--workload",
+                                        std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/gemm-8192.yaml",
+                                        "--timing-only",
+                                        "--quiet",
+                                        "--threads",
+                                        "2",
+                                        "--out",
+                                        out};
+  int killed_with_workers = 0;
+  for (const int signal : {SIGTERM, SIGINT, SIGKILL}) {
+    // Killed once a worker has simulated for 0.1 s, and for 1 s: in the middle of a candidate's program,
+    // which (seconds long) it would finish before noticing that its parent is gone.
+    for (const long worker_ticks : {sysconf(_SC_CLK_TCK) / 10, sysconf(_SC_CLK_TCK)}) {
+      SCOPED_TRACE(std::string(strsignal(signal)) + " once a worker ran " + std::to_string(worker_ticks) +
+                   " ticks");
+      const pid_t parent = start(run);
+      ASSERT_GT(parent, 0);
+      const auto give_up = Clock::now() + std::chrono::seconds(120);
+      bool had_workers = false;
+      int status = 0;
+      while (!had_workers && Clock::now() < give_up && ::waitpid(parent, &status, WNOHANG) == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        had_workers = processes_of(parent, parent).busiest_child_ticks >= worker_ticks;
+      }
+      ASSERT_TRUE(had_workers) << "no worker ran for that long";
+      ASSERT_EQ(::kill(parent, signal), 0);  // the parent alone, not its group
+      ASSERT_EQ(::waitpid(parent, &status, 0), parent);
+      if (!WIFEXITED(status)) ++killed_with_workers;
+      // Its workers go at once (SIGKILL from the kernel), not when their program ends (seconds here): give
+      // them a moment to be reaped by init.
+      const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+      std::vector<pid_t> left = processes_of(parent, parent).in_group;
+      while (!left.empty() && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        left = processes_of(parent, parent).in_group;
+      }
+      EXPECT_TRUE(left.empty()) << left.size() << " processes of the killed run remain, e.g. "
+                                << left.front();
+      for (pid_t pid : left) ::kill(pid, SIGKILL);
+      // The old folder, or the new one whole.
+      const std::string report = report_of(out);
+      ASSERT_FALSE(report.empty()) << "--out has no report.json";
+      if (report != old_report) {
+        EXPECT_NE(report.find("\"gemm-8192\""), std::string::npos);
+        EXPECT_EQ(report.substr(report.find_last_not_of(" \n")), "}");
+        EXPECT_TRUE(fs::exists(out + "/.tessera-out"));
+      }
+    }
+  }
+  // The test covers what the issue reported: a parent killed while its workers ran.
+  EXPECT_EQ(killed_with_workers, 6);
+}
+
+}  // namespace
+}  // namespace tessera
