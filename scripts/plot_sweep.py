@@ -19,6 +19,7 @@ usage: scripts/plot_sweep.py DIR [--sweep SWEEP.yaml] [--metric cycles|energy|ed
 """
 import argparse
 import csv
+import glob
 import json
 import math
 import os
@@ -101,10 +102,13 @@ class Sweep:
         """The report.json of a row's job (points/<point_id>/<workload file>/report.json)."""
         key = (row["point_id"], row["workload"])
         if key not in self.reports:
-            folder = os.path.join(self.folder, "points", row["point_id"])
+            # A merged folder (scripts/slurm-sweep.sh's OUT/merged) has its points in the shards beside it.
+            places = [self.folder] + sorted(glob.glob(os.path.join(self.folder, os.pardir, "shard-*")))
+            folders = [os.path.join(place, "points", row["point_id"]) for place in places]
             found = None
-            for job in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-                path = os.path.join(folder, job, "report.json")
+            jobs = [os.path.join(f, job) for f in folders if os.path.isdir(f) for job in sorted(os.listdir(f))]
+            for job in jobs:
+                path = os.path.join(job, "report.json")
                 if os.path.exists(path):
                     with open(path) as f:
                         report = json.load(f)
