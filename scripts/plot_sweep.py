@@ -259,7 +259,7 @@ def plot_roofline(sweep, sweep_file, path):
     with open(arch_path) as f:
         arch = yaml.safe_load(f)
     fig, ax = plt.subplots(figsize=(7, 4.6))
-    roofs, markers, intensities = set(), {}, []
+    roofs, markers, intensities, closest = set(), {}, [], (0.0, "")
     for row in sweep.ops:
         report = sweep.report(row)
         op = next((o for o in (report or {}).get("ops", []) if o["name"] == row["op"]), None)
@@ -268,8 +268,14 @@ def plot_roofline(sweep, sweep_file, path):
         flops = 2 * op["macs"]
         intensity = flops / int(row["dram_bytes"])
         gflops = flops / float(row["time_us"]) / 1e3
-        roofs.add(machine_roofs(arch, row, sweep.axes, report["clock_ghz"]))
+        peak, bandwidth = machine_roofs(arch, row, sweep.axes, report["clock_ghz"])
+        roofs.add((peak, bandwidth))
         intensities.append(intensity)
+        roof = min(peak, bandwidth * intensity)
+        closest = max(closest, (gflops / roof, f'point {row["point"]} {row["workload"]} {row["op"]}'))
+        if gflops > roof * 1.001:  # a simulator beating its machine's roof is a bug, not a result
+            print(f'roofline: point {row["point"]} {row["workload"]} {row["op"]}: {gflops:.1f} GFLOP/s is above '
+                  f"its roof {roof:.1f} (peak {peak:g}, {bandwidth:g} GB/s x {intensity:.2f} FLOP/B)", file=sys.stderr)
         marker = markers.setdefault(row["workload"], "os^vD"[len(markers) % 5])
         ax.scatter(intensity, gflops, s=12, marker=marker, color=DATAFLOW_COLOURS.get(row["dataflow"], "#757575"),
                    alpha=0.7, linewidths=0)
@@ -292,6 +298,8 @@ def plot_roofline(sweep, sweep_file, path):
                 for f in sorted({r["dataflow"] for r in sweep.ops if r["dataflow"] in DATAFLOW_COLOURS})]
     handles.append(plt.Line2D([], [], color="#9e9e9e", label=f"roofs of the {len(roofs)} machines"))
     ax.legend(handles=handles, fontsize=7, loc="lower right")
+    print(f"roofline: {len(intensities)} ops under {len(roofs)} machines' roofs, the closest {closest[1]} at "
+          f"{closest[0]:.1%} of its roof", file=sys.stderr)
     ax.set_xlim(lo, hi)
     ax.set_title(f"{sweep.name}: every op of every point under its machine's compute and DRAM roofs", fontsize=9)
     fig.tight_layout()
