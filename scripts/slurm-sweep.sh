@@ -9,8 +9,9 @@
 # Array task i runs `tessera sweep SWEEP.yaml --out OUT/shard-i --shard i/N --jobs <the task's CPUs>` (N is the
 # array's task count, SLURM_ARRAY_TASK_COUNT; the CPUs SLURM_CPUS_PER_TASK, else the CPUs Slurm gave the job on
 # the node); the merge job runs `tessera sweep-merge OUT/shard-* --out OUT/merged` (OUT/merged/results.csv, byte
-# for byte a single machine's; sweep-merge writes into a new folder). Slurm's logs go to OUT/logs. The merge waits for every task whatever its outcome (afterany) and refuses shards that did
-# not finish: then re-submit the same command, each shard resumes where it stopped.
+# for byte a single machine's; sweep-merge writes into a new folder). Slurm's logs go to OUT/logs. The merge
+# waits for every task whatever its outcome (afterany) and refuses shards that did not finish: then re-submit
+# the same command, each shard resumes where it stopped.
 #
 # Either step can be run by hand instead, as sbatch would (e.g. without the dependent job):
 #   sbatch --array=0-3 --cpus-per-task=8 scripts/slurm-sweep.sh shard configs/sweeps/pe-vs-sram.yaml /scratch/pe
