@@ -275,7 +275,8 @@ def plot_roofline(sweep, sweep_file, path):
         closest = max(closest, (gflops / roof, f'point {row["point"]} {row["workload"]} {row["op"]}'))
         if gflops > roof * 1.001:  # a simulator beating its machine's roof is a bug, not a result
             print(f'roofline: point {row["point"]} {row["workload"]} {row["op"]}: {gflops:.1f} GFLOP/s is above '
-                  f"its roof {roof:.1f} (peak {peak:g}, {bandwidth:g} GB/s x {intensity:.2f} FLOP/B)", file=sys.stderr)
+                  f"its roof {roof:.1f} (peak {peak:g}, {bandwidth:g} GB/s x {intensity:.2f} FLOP/B)",
+                  file=sys.stderr)
         marker = markers.setdefault(row["workload"], "os^vD"[len(markers) % 5])
         ax.scatter(intensity, gflops, s=12, marker=marker, color=DATAFLOW_COLOURS.get(row["dataflow"], "#757575"),
                    alpha=0.7, linewidths=0)

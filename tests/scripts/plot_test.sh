@@ -18,7 +18,8 @@ fail() {
   -o "$work/p" >"$work/out" 2>"$work/err" || fail "plot_sweep.py exited $?: $(cat "$work/err")"
 for name in metric-cycles metric-energy metric-edp winner-map roofline bubbles; do
   grep -qx "$work/p/$name.png" "$work/out" || fail "$name.png not listed: $(cat "$work/out")"
-  [[ $(head -c 8 "$work/p/$name.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "$name.png is not a PNG"
+  magic=$(head -c 8 "$work/p/$name.png" | od -An -tx1 | tr -d ' \n')
+  [[ $magic == 89504e470d0a1a0a ]] || fail "$name.png is not a PNG"
 done
 grep -q "^roofline: 8 ops under 4 machines' roofs, the closest " "$work/err" || fail "roofline: $(cat "$work/err")"
 if grep -q "above its roof" "$work/err"; then fail "$(cat "$work/err")"; fi
@@ -27,7 +28,8 @@ status=0
 /usr/bin/python3 "$root/scripts/plot_sweep.py" "$work/s" --map core.sram.kib nope -o "$work/p" >/dev/null \
   2>"$work/err" || status=$?
 [[ $status -eq 1 ]] || fail "--map nope exited $status"
-expected="--map nope: not an axis of this sweep (core.pe_array.rows, core.pe_array.cols, dram.bandwidth_gbps, core.sram.kib)"
+axes="core.pe_array.rows, core.pe_array.cols, dram.bandwidth_gbps, core.sram.kib"
+expected="--map nope: not an axis of this sweep ($axes)"
 [[ $(tail -1 "$work/err") == "$expected" ]] || fail "--map nope said: $(cat "$work/err")"
 
 point=$(ls "$work/s/points" | head -1)
