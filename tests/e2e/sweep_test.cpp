@@ -127,7 +127,8 @@ TEST(Sweep, ABadPathValueOrZipIsALocatedErrorBeforeAnythingRuns) {
        "seed or ops\n"},
       {"  core.pe_array.rows: [8, 16]\n  core.sram.kib: [64, -5]\n", "",
        "6:23: grid.core.sram.kib[1]: core.sram.kib: expected a positive integer, got -5 (point 1: "
-       "core.pe_array.rows=8, core.sram.kib=-5)\n"},
+       "core.pe_array.rows=8, core.sram.kib=-5)\n"
+       "  hint: this field counts or sizes something: at least 1\n"},
       {"  core.pe_array.rows: [8, 16]\n  core.pe_array.cols: {zip: core.pe_array.row}\n", "",
        "6:29: grid.core.pe_array.cols.zip: 'core.pe_array.row' is not an axis of the grid\n"
        "  hint: zip names another key of 'grid'; did you mean 'core.pe_array.rows'?\n"},
@@ -142,7 +143,8 @@ TEST(Sweep, ABadPathValueOrZipIsALocatedErrorBeforeAnythingRuns) {
        "5:15: grid.ops.ffn1.m: 'ffn1' selects no element of the list ops (1 elements)\n"
        "  hint: index from 0, or name an element by its 'name'\n"},
       {"  core.sram.kib: [64]\n", "dataflows: [ws, sw]\n",
-       "4:17: dataflows[1]: 'sw' is not one of ws, os, is or rs; did you mean 'ws'?\n"},
+       "4:17: dataflows[1]: 'sw' is not one of ws, os, is or rs; did you mean 'ws'?\n"
+       "  hint: names are case-sensitive; pick one of those listed\n"},
       {"  core.pe_array.dataflows: [[ws, os, rs], [ws, os]]\n", "dataflows: [ws, rs]\n",
        "4:12: dataflows: machine 'tiny' does not support dataflow rs (point 1)\n"
        "  hint: core.pe_array.dataflows lists what it supports; leave 'dataflows' out for all\n"},
