@@ -346,10 +346,12 @@ int main(int argc, char** argv) {
   CLI::App* sweep = app.add_subcommand(
       "sweep", "run every design point of a sweep file (configs/sweeps), one tessera run process each");
   sweep->add_option("sweep", sweep_options.file, "sweep YAML")->required();
+  CLI::Option* sweep_out = sweep->add_option(
+      "--out", sweep_options.out_dir, "the sweep's folder: results.csv, points/; resumed if it exists");
   sweep
-      ->add_option("--out", sweep_options.out_dir,
-                   "the sweep's folder: results.csv, points/; resumed if it exists")
-      ->required();
+      ->add_flag("--check", sweep_options.check,
+                 "validate every point's machine and workloads, print the points and jobs, run nothing")
+      ->excludes(sweep_out);
   sweep
       ->add_option("--jobs", sweep_options.jobs,
                    fmt::format("processes at a time, 1 to {} (default: this machine's cores)", kMaxThreads))
@@ -363,6 +365,10 @@ int main(int argc, char** argv) {
   sweep->add_option("--shard", sweep_options.shard, "run shard i of N: the points whose index % N == i")
       ->capture_default_str();
   sweep->add_flag("--quiet", sweep_options.quiet, "no progress on stderr");
+  sweep->callback([&] {
+    if (!sweep_options.check && sweep_options.out_dir.empty())
+      throw CLI::RequiredError("--out (or --check, to validate the sweep without running it)");
+  });
 
   std::vector<std::string> shard_dirs;
   std::string merge_out;

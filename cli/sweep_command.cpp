@@ -128,6 +128,11 @@ int sweep_command(const SweepOptions& options) {
   const sweep::SweepSpec spec = sweep::sweep_from_yaml(config::load_file(options.file), TESSERA_SOURCE_DIR);
   const std::vector<sweep::Point> points = sweep::expand(spec);
   const std::vector<std::string> names = validate(spec, points);
+  if (options.check) {
+    std::printf("sweep %s: valid, %zu points x %zu workloads = %zu jobs\n", spec.name.c_str(), points.size(),
+                spec.workloads.size(), points.size() * spec.workloads.size());
+    return 0;
+  }
 
   sweep::RunSettings settings;
   // The child of a fork runs its own image again: the very binary of this sweep, even if a rebuild has

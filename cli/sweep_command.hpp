@@ -14,6 +14,7 @@ struct SweepOptions {
   double point_timeout_s = 0;
   std::string shard = "0/1";
   bool quiet = false;
+  bool check = false;  // validate only: no --out, nothing runs
 };
 
 // 0: every job ran and passed; 1: some failed or mismatched (results.csv says which); 130: interrupted

@@ -156,17 +156,26 @@ def plot_metric(sweep, metric, path):
     fig, grid = plt.subplots(len(workloads), len(axes), figsize=(3.6 * len(axes), 2.9 * len(workloads) + 0.4),
                              squeeze=False)
     totals_of = {id(row): per_dataflow_totals(sweep, row) for row in sweep.totals}
+    previous_flows = None
     for r, workload in enumerate(workloads):
         rows = [row for row in sweep.totals if row["workload"] == workload]
         flows = sorted({f for row in rows for f in totals_of[id(row)]}, key=lambda f: (f == "best", f))
         for c, axis in enumerate(axes):
             ax = grid[r][c]
             xs = sorted_values(row[axis] for row in rows)
+            others = [a for a in axes if a != axis]
             for flow in flows:
+                # The mean over the other axes' points where this dataflow ran at every value of this axis, so
+                # that each x averages the same points (a dataflow with no legal mapping at some points would
+                # otherwise bend its line by which points it leaves out).
+                by_rest = {}
+                for row in rows:
+                    by_rest.setdefault(tuple(row[a] for a in others), {})[row[axis]] = totals_of[id(row)]
+                kept = [cells for cells in by_rest.values()
+                        if all(x in cells and flow in cells[x] for x in xs)]
                 ys = []
                 for x in xs:
-                    vals = [value(*totals_of[id(row)][flow]) for row in rows if row[axis] == x
-                            and flow in totals_of[id(row)]]
+                    vals = [value(*cells[x][flow]) for cells in kept]
                     ys.append(sum(vals) / len(vals) if vals else math.nan)
                 ax.plot(xs, ys, marker="o", ms=3, lw=2.2 if flow == "best" else 1.2,
                         ls="--" if flow == "best" else "-", color=DATAFLOW_COLOURS.get(flow), label=flow)
@@ -177,7 +186,9 @@ def plot_metric(sweep, metric, path):
             ax.tick_params(labelsize=7)
             if c == 0:
                 ax.set_ylabel(f"{workload}\n{label}", fontsize=8)
-    grid[0][0].legend(fontsize=7)
+        if r == 0 or flows != previous_flows:  # a legend wherever the dataflows differ from the row above's
+            grid[r][0].legend(fontsize=7)
+        previous_flows = flows
     fig.suptitle(f"{sweep.name}: {label} per dataflow (mean over the other axes' points)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -115,6 +116,33 @@ struct BadSweep {
   std::string extra;
   std::string message;  // after "<sweep file>:"
 };
+
+TEST(Sweep, EveryShippedSweepIsValidAndCheckRunsNothing) {
+  // --check builds every point's machine and workloads as a run would, and writes nothing.
+  const std::map<std::string, std::string> jobs = {
+      {"noc-link-width", "10 points x 1 workloads = 10 jobs"},
+      {"pe-sram-dram-small", "18 points x 2 workloads = 36 jobs"},
+      {"pe-vs-sram", "36 points x 2 workloads = 72 jobs"},
+      {"sram-banks", "6 points x 1 workloads = 6 jobs"},
+      {"tiny-gemm", "8 points x 1 workloads = 8 jobs"},
+      {"vector-lanes", "24 points x 2 workloads = 48 jobs"}};
+  std::set<std::string> files;
+  for (const auto& entry : fs::directory_iterator(shipped("sweeps")))
+    files.insert(entry.path().stem().string());
+  std::set<std::string> listed;
+  for (const auto& [name, count] : jobs) listed.insert(name);
+  EXPECT_EQ(files, listed) << "a shipped sweep without its expected job count here";
+  for (const std::string& name : files) {
+    const CommandResult result = run_tessera({"sweep", shipped("sweeps/" + name + ".yaml"), "--check"});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_EQ(result.output, "sweep " + name + ": valid, " + jobs.at(name) + "\n");
+  }
+  const CommandResult neither = run_tessera({"sweep", shipped("sweeps/tiny-gemm.yaml")});
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_NE(neither.output.find("--out (or --check, to validate the sweep without running it) is required"),
+            std::string::npos)
+      << neither.output;
+}
 
 TEST(Sweep, ABadPathValueOrZipIsALocatedErrorBeforeAnythingRuns) {
   const std::vector<BadSweep> cases = {
