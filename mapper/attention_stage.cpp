@@ -544,6 +544,12 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     k_pieces[t] = attention::deal_runs(dealer, tiles[t].runs, d * element);
     v_pieces[t] = attention::deal_runs(dealer, tiles[t].runs, d * element);
   }
+  // Room for every load piece and, per tile, its matmuls, softmax and rescale and its block's finish (at most
+  // a few more): the list grows once, not by copying instructions over and over.
+  size_t expected = list.size();
+  for (size_t t = 0; t < tiles.size(); ++t)
+    expected += q_pieces[t].size() + k_pieces[t].size() + v_pieces[t].size() + 8;
+  list.reserve(expected);
   // The frees of a buffer go to the engines of its next load (none left: the first engine's, unwaited).
   auto free_signals = [&](const char* name, const std::string& index, const std::vector<int>& next_engines,
                           std::vector<arch::SemaphoreRef>& signals) {
