@@ -17,6 +17,7 @@
 #include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
 #include "e2e/pipeline_fixture.hpp"
+#include "e2e/process_table.hpp"
 #include "flow/candidates.hpp"
 #include "flow/evaluate_op.hpp"
 #include "mapper/lowering.hpp"
@@ -214,22 +215,9 @@ TEST(Workers, AProgramThatFailsInTheParentThrowsItsErrorOnceTheWorkersAreDone) {
   EXPECT_EQ(machine.workers_started(), 2) << "no worker failed";
 }
 
-// The worker processes of this process (children whose parent is this one).
+// The worker processes of this process.
 std::vector<pid_t> children() {
-  std::vector<pid_t> found;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    char state = 0;
-    pid_t parent = 0;
-    fields >> state >> parent;
-    if (parent == ::getpid()) found.push_back(static_cast<pid_t>(std::stoi(name)));
-  }
-  return found;
+  return children_of(::getpid());
 }
 
 TEST(Workers, AWorkerThatDiesIsReplaced) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "e2e/cli_helpers.hpp"
+#include "e2e/process_table.hpp"
 #include "e2e/run_tessera.hpp"
 
 namespace tessera {
@@ -36,29 +37,11 @@ struct Processes {
 
 Processes processes_of(pid_t group, pid_t parent) {
   Processes found;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
-    // After the command's name: state, parent, process group.
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    char state = 0;
-    pid_t parent_pid = 0;
-    pid_t group_id = 0;
-    fields >> state >> parent_pid >> group_id;
-    // Then session, tty, tty group, flags, four fault counts, user and system time.
-    std::string skipped;
-    for (int i = 0; i < 8; ++i) fields >> skipped;
-    long user_ticks = 0;
-    long system_ticks = 0;
-    fields >> user_ticks >> system_ticks;
-    if (state == 'Z') continue;
-    const pid_t pid = static_cast<pid_t>(std::stoi(name));
-    if (group_id == group) found.in_group.push_back(pid);
-    if (parent_pid == parent)
-      found.busiest_child_ticks = std::max(found.busiest_child_ticks, user_ticks + system_ticks);
+  for (const ProcessEntry& process : process_table()) {
+    if (process.state == 'Z') continue;
+    if (process.group == group) found.in_group.push_back(process.pid);
+    if (process.parent == parent)
+      found.busiest_child_ticks = std::max(found.busiest_child_ticks, process.cpu_ticks);
   }
   return found;
 }

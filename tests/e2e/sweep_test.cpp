@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "e2e/cli_helpers.hpp"
+#include "e2e/process_table.hpp"
 #include "e2e/run_tessera.hpp"
 
 namespace tessera {
@@ -213,19 +214,8 @@ pid_t spawn_tessera(const std::vector<std::string>& arguments) {
 
 // A child process of `parent`, or 0 if it has none now.
 pid_t child_of(pid_t parent) {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::ifstream stat(entry.path() / "stat");
-    std::string text;
-    if (!std::getline(stat, text)) continue;
-    // pid (comm) state ppid ...: comm may hold blanks, so read after its closing parenthesis.
-    std::istringstream rest(text.substr(text.rfind(')') + 2));
-    std::string state;
-    long ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && state != "Z")
-      return static_cast<pid_t>(std::stol(entry.path().filename().string()));
-  }
-  return 0;
+  const std::vector<pid_t> children = children_of(parent);
+  return children.empty() ? 0 : children.front();
 }
 
 TEST(Sweep, KilledMidwayAndRunAgainItWritesTheSameCsvAsAnUninterruptedRun) {
