@@ -38,15 +38,30 @@ void TransferEngine::reset_run_state() {
 }
 
 // Inline: they run once a burst.
-inline Tick TransferEngine::issue_slot(int64_t bytes) {
-  const Tick slot_free = in_flight_[ring_next_];  // the burst `outstanding` before this one must be done
-  const Tick issue = std::max(engine_free_, slot_free);
-  if (bytes != issue_bytes_) {  // most bursts are the size of the one before
+// The engine's ticks to issue a burst of `bytes`, and the burst's uncontended round trip past its path's
+// latency: cached, since most bursts are the size of the one before.
+inline Tick TransferEngine::issue_ticks_of(int64_t bytes) {
+  if (bytes != issue_bytes_) {
     const double ticks = static_cast<double>(bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
     issue_bytes_ = bytes;
     issue_ticks_ = static_cast<Tick>(std::ceil(ticks - 1e-9));
   }
-  engine_free_ = issue + issue_ticks_;
+  return issue_ticks_;
+}
+
+inline Tick TransferEngine::trip_ticks_of(int64_t bytes, bool through_dram) {
+  if (bytes != trip_bytes_ || through_dram != trip_through_dram_) {
+    trip_bytes_ = bytes;
+    trip_through_dram_ = through_dram;
+    trip_ticks_ = machine_.fabric.burst_ticks(bytes, through_dram);
+  }
+  return trip_ticks_;
+}
+
+inline Tick TransferEngine::issue_slot(int64_t bytes) {
+  const Tick slot_free = in_flight_[ring_next_];  // the burst `outstanding` before this one must be done
+  const Tick issue = std::max(engine_free_, slot_free);
+  engine_free_ = issue + issue_ticks_of(bytes);
   return issue;
 }
 
@@ -69,12 +84,7 @@ template <class Latency>
   stream.last = engine_free_;
   stream.bytes += bytes;
   // The slot is free again once the burst's uncontended round trip is over.
-  if (bytes != trip_bytes_ || through_dram != trip_through_dram_) {
-    trip_bytes_ = bytes;
-    trip_through_dram_ = through_dram;
-    trip_ticks_ = machine_.fabric.burst_ticks(bytes, through_dram);
-  }
-  const Tick done = issue + stream.latency + trip_ticks_;
+  const Tick done = issue + stream.latency + trip_ticks_of(bytes, through_dram);
   retire(done);
   expected_done_ = std::max(expected_done_, done);
   ++transfer_bursts_;
@@ -103,21 +113,9 @@ std::optional<TransferEngine::BurstGrid> TransferEngine::burst_grid(uint64_t add
 
 template <class Latency>
 void TransferEngine::add_burst_grid(const BurstGrid& grid, bool through_dram, Latency&& latency_of) {
-  // issue_slot's and add_burst's figures for this burst size (the same cached values they compute).
-  if (grid.bytes != issue_bytes_) {
-    const double ticks =
-        static_cast<double>(grid.bytes) * kTicksPerCycle / machine_.spec.core.dma.bytes_per_cycle;
-    issue_bytes_ = grid.bytes;
-    issue_ticks_ = static_cast<Tick>(std::ceil(ticks - 1e-9));
-  }
-  if (grid.bytes != trip_bytes_ || through_dram != trip_through_dram_) {
-    trip_bytes_ = grid.bytes;
-    trip_through_dram_ = through_dram;
-    trip_ticks_ = machine_.fabric.burst_ticks(grid.bytes, through_dram);
-  }
   // add_burst's steps, burst by burst, with the burst size, its issue ticks and its trip fixed.
-  const Tick step = issue_ticks_;
-  const Tick trip = trip_ticks_;
+  const Tick step = issue_ticks_of(grid.bytes);
+  const Tick trip = trip_ticks_of(grid.bytes, through_dram);
   const Fabric& fabric = machine_.fabric;
   Tick* const slots = in_flight_.data();
   const size_t slot_count = in_flight_.size();

@@ -66,6 +66,8 @@ class TransferEngine : public Unit {
   void for_each_dram_burst(const arch::TensorDecl& tensor, const arch::TensorRegion& region, Burst&& burst);
   // The issue time of the next burst of `bytes`: the engine's rate and its in-flight limit allow it then.
   Tick issue_slot(int64_t bytes);
+  Tick issue_ticks_of(int64_t bytes);
+  Tick trip_ticks_of(int64_t bytes, bool through_dram);
   void retire(Tick done);
 
   const std::vector<int> this_core_;  // a load's destinations when it names none
