@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "common/text.hpp"
@@ -17,16 +19,52 @@ bool contains(const std::vector<std::string>& keys, const std::string& key) {
 }
 }  // namespace
 
+namespace {
+namespace fs = std::filesystem;
+
+// The folder of the running binary ("" if /proc cannot say).
+fs::path binary_dir() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::path() : self.parent_path();
+}
+
+bool holds_configs(const fs::path& root) {
+  std::error_code error;
+  return !root.empty() && fs::is_directory(root / "configs", error);
+}
+}  // namespace
+
+std::string data_root() {
+  if (const char* given = std::getenv("TESSERA_DATA"); given && *given && holds_configs(given)) return given;
+  const fs::path bin = binary_dir();
+  if (!bin.empty()) {
+    const fs::path installed = (bin / ".." / "share" / "tessera").lexically_normal();
+    if (holds_configs(installed)) return installed.string();
+  }
+  if (holds_configs(TESSERA_SOURCE_DIR)) return TESSERA_SOURCE_DIR;
+  return "";
+}
+
 std::string default_arch_path() {
-  return std::string(TESSERA_SOURCE_DIR) + "/configs/arch/default.yaml";
+  const std::string root = data_root();
+  return root.empty() ? "" : root + "/configs/arch/default.yaml";
 }
 std::string default_workload_path() {
-  return std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/default.yaml";
+  const std::string root = data_root();
+  return root.empty() ? "" : root + "/configs/workloads/default.yaml";
 }
 std::string default_reference_root() {
-  return std::string(TESSERA_SOURCE_DIR) + "/traces/reference";
+  const std::string root = data_root();
+  return root.empty() ? "" : root + "/traces/reference";
 }
 std::string default_runner_path() {
+  // The build tree's place for it, else beside the binary (installed).
+  const fs::path bin = binary_dir();
+  std::error_code error;
+  if (!bin.empty() && fs::exists(bin / "ops" / "cuda" / "tessera_gpu_ref", error))
+    return (bin / "ops" / "cuda" / "tessera_gpu_ref").string();
+  if (!bin.empty() && fs::exists(bin / "tessera_gpu_ref", error)) return (bin / "tessera_gpu_ref").string();
   return std::string(TESSERA_BINARY_DIR) + "/ops/cuda/tessera_gpu_ref";
 }
 
@@ -70,7 +108,20 @@ Overrides route_overrides(const std::vector<std::string>& assignments, bool has_
   return routed;
 }
 
+namespace {
+// An empty path is a default that has no shipped file to name.
+void check_given(const std::string& path, const char* option) {
+  if (!path.empty()) return;
+  throw InputError(
+      SourceLocation{option, 0, 0}, "", "no file given, and no shipped configs found to default to",
+      fmt::format("name one with {}, or set TESSERA_DATA to a folder holding configs/ (an installed "
+                  "tessera has <prefix>/share/tessera)",
+                  option));
+}
+}  // namespace
+
 MachineInput load_machine(const std::string& path, const std::vector<std::string>& overrides) {
+  check_given(path, "--arch");
   MachineInput input{config::load_file(path), {}};
   for (const std::string& assignment : overrides) config::apply_override(input.document, assignment);
   input.spec = arch::arch_from_yaml(input.document);
@@ -78,6 +129,7 @@ MachineInput load_machine(const std::string& path, const std::vector<std::string
 }
 
 WorkloadInput load_workload(const std::string& path, const std::vector<std::string>& overrides) {
+  check_given(path, "--workload");
   WorkloadInput input{config::load_file(path), {}};
   for (const std::string& assignment : overrides) config::apply_override(input.document, assignment);
   input.workload = ops::workload_from_yaml(input.document);

@@ -11,10 +11,14 @@
 
 namespace tessera::cli {
 
-std::string default_arch_path();       // configs/arch/default.yaml of this checkout
+// Where the shipped configs and GPU records are found, in order: $TESSERA_DATA; an installed layout beside
+// the binary (<prefix>/bin/tessera with <prefix>/share/tessera/configs, as `cmake --install` lays it out);
+// the checkout this binary was built from. Empty if none holds configs/.
+std::string data_root();
+std::string default_arch_path();       // configs/arch/default.yaml under data_root()
 std::string default_workload_path();   // configs/workloads/default.yaml
-std::string default_reference_root();  // traces/reference of this checkout: recorded GPU references
-std::string default_runner_path();     // the GPU reference runner built next to this tessera binary
+std::string default_reference_root();  // traces/reference: recorded GPU references
+std::string default_runner_path();     // the GPU reference runner next to this tessera binary
 
 struct MachineInput {
   config::Document document;

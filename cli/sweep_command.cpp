@@ -125,7 +125,7 @@ std::function<void(const sweep::Progress&)> progress_printer(bool quiet) {
 
 int sweep_command(const SweepOptions& options) {
   const sweep::Shard shard = parse_shard(options.shard);
-  const sweep::SweepSpec spec = sweep::sweep_from_yaml(config::load_file(options.file), TESSERA_SOURCE_DIR);
+  const sweep::SweepSpec spec = sweep::sweep_from_yaml(config::load_file(options.file), data_root());
   const std::vector<sweep::Point> points = sweep::expand(spec);
   const std::vector<std::string> names = validate(spec, points);
   if (options.check) {
