@@ -6,6 +6,7 @@
 #include <future>
 #include <optional>
 
+#include "common/parallel.hpp"
 #include "flow/gpu_references.hpp"
 #include "flow/numerics.hpp"
 #include "flow/records.hpp"
@@ -241,16 +242,25 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     const size_t best = best_of_row[candidate.row];
     if (best == SIZE_MAX || judged_before(timing, *pending[best].timing)) best_of_row[candidate.row] = i;
   }
+  // The program is needed for a functional run or to be written out (with the trace), not for a report: each
+  // row's best is lowered again (but the one still kept), the rows on up to --threads threads (a lowering
+  // reads only its op and mapping).
+  const bool programs_needed = settings.trace || !settings.timing_only;
+  std::vector<size_t> to_lower;
   for (size_t r = 0; r < rows.size(); ++r) {
     TESSERA_ASSERT(best_of_row[r] != SIZE_MAX, "a row's first candidate is never stopped");
+    if (programs_needed && !pending[best_of_row[r]].program) to_lower.push_back(r);
+  }
+  for_each_item(static_cast<int64_t>(to_lower.size()), settings.threads, [&](int64_t k) {
+    const size_t r = to_lower[static_cast<size_t>(k)];
+    Pending& best = pending[best_of_row[r]];
+    best.program = mapper::lower(op, seed, best.candidate.mapping, spec, row_names[r]);
+  });
+  for (size_t r = 0; r < rows.size(); ++r) {
     Pending& best = pending[best_of_row[r]];
     rows[r].candidate = best.candidate;
     rows[r].name = row_names[r];
-    // The program is needed for a functional run or to be written out (with the trace), not for a report.
-    if (settings.trace || !settings.timing_only) {
-      program_of(best);
-      rows[r].program = std::move(*best.program);
-    }
+    if (programs_needed) rows[r].program = std::move(*best.program);
     rows[r].timing = std::move(*best.timing);
   }
   for (size_t r = 0; r < rows.size(); ++r)

@@ -1,11 +1,9 @@
 #include "ops/reference_kernels.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <system_error>
-#include <thread>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "ops/encodings.hpp"
 #include "ops/input_generator.hpp"
 
@@ -17,30 +15,6 @@ RowMajorMatrix to_matrix(const HostTensor& tensor) {
   for (int64_t i = 0; i < tensor.elements(); ++i) data[i] = tensor.value(i);
   return matrix;
 }
-
-namespace {
-
-// work(item) for items 0 .. count - 1 on up to `threads` threads, each taking the next item as it finishes
-// one: a thread the system refuses leaves its items to the others (never a joinable thread destroyed).
-void for_each_item(int64_t count, int threads, const std::function<void(int64_t)>& work) {
-  std::atomic<int64_t> next{0};
-  auto worker = [&] {
-    for (int64_t item = next++; item < count; item = next++) work(item);
-  };
-  std::vector<std::thread> pool;
-  const int64_t wanted = std::max<int64_t>(1, std::min<int64_t>(threads, count));
-  for (int64_t i = 1; i < wanted; ++i) {
-    try {
-      pool.emplace_back(worker);
-    } catch (const std::system_error&) {
-      break;
-    }
-  }
-  worker();
-  for (auto& thread : pool) thread.join();
-}
-
-}  // namespace
 
 void gemm_rows(const RowMajorMatrix& a, const RowMajorMatrix& w, double* out, int64_t out_pitch,
                int threads) {
