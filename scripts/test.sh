@@ -9,5 +9,3 @@ cd "$root/build"
 ctest -j "$(nproc)" --output-on-failure --timeout 600
 echo "== sweep on a real Slurm: scripts/slurm-test.sh =="
 "$root/scripts/slurm-test.sh"
-echo "== the whole suite under ASan + UBSan: scripts/test-sanitized.sh =="
-"$root/scripts/test-sanitized.sh"
