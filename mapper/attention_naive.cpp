@@ -225,7 +225,10 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
   };
   const std::vector<Block> blocks = stage.q_blocks(t.rows);
   for (int core = 0; core < t.cores; ++core) {
-    const auto [first, last] = blocks_of_core(core, t.cores, blocks.size());
+    // Plain variables, not a structured binding: the pass lambdas below capture them, which C++17 allows
+    // only for variables (clang refuses a captured binding; the fuzz build compiles this file with clang).
+    const std::pair<size_t, size_t> range = blocks_of_core(core, t.cores, blocks.size());
+    const size_t first = range.first, last = range.second;
     if (first == last) continue;
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(core, spec.mesh);

@@ -289,7 +289,9 @@ class Decoder {
       if constexpr (IsStdVector<T>::value && kRawNumber<Element>) {
         const size_t size = count(sizeof(Element));
         value.resize(size);
-        std::memcpy(value.data(), bytes_.data() + at_, size * sizeof(Element));
+        // An empty vector's data() may be null, and memcpy from or to null is undefined even for 0 bytes
+        // (UBSan, in every parallel run's worker: a program with no semaphore waits).
+        if (size != 0) std::memcpy(value.data(), bytes_.data() + at_, size * sizeof(Element));
         at_ += size * sizeof(Element);
       } else {
         // Every element takes at least a byte: the count is checked against the bytes left before anything
