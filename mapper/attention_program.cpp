@@ -7,13 +7,16 @@
 
 #include "arch/isa/vec_op.hpp"
 #include "arch/timing/vector_timing.hpp"
+#include "common/error.hpp"
 #include "mapper/program_header.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::mapper::attention {
 
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks, int kv,
-                   int64_t parts) {
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks, int kv, int64_t parts) {
+  TESSERA_ASSERT(
+      blocks >= 1 && blocks <= kMostBlocksPerCore && kv >= 1 && kv <= kMostKvBuffers,
+      "a flash form's core holds 1 to kMostBlocksPerCore Q blocks and 1 to kMostKvBuffers K/V tiles");
   const int64_t element = size_bytes(dtype);
   Buffers b;
   SramCursor sram;
@@ -26,11 +29,12 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool tw
   b.accumulator = take(parts * rows * dim * 4);
   b.out = take(rows * dim * element);
   b.statistics = take(parts * rows * arch::VecOp::kRowStatistics * 4);
-  if (two_blocks) {
-    b.q2 = take(rows * dim * element);
-    b.accumulator2 = take(rows * dim * 4);
-    b.out2 = take(rows * dim * element);
-    b.statistics2 = take(rows * arch::VecOp::kRowStatistics * 4);
+  for (int slot = 1; slot < blocks; ++slot) {
+    BlockBuffers& more = b.more[slot - 1];
+    more.q = take(rows * dim * element);
+    more.accumulator = take(rows * dim * 4);
+    more.out = take(rows * dim * element);
+    more.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
   }
   b.end = sram.at;
   return b;

@@ -38,6 +38,14 @@ struct SramCursor {
 // K/V tile buffers of the flash forms: two for the plain and split forms (a core streams its own tiles); the
 // multicast form may take more, so that the leader loads ahead of cores whose blocks see fewer keys.
 constexpr int kMostKvBuffers = 4;
+// Q blocks a core of the multicast form holds at once (one of each round of a stream's blocks over the
+// cores).
+constexpr int kMostBlocksPerCore = 4;
+
+// One Q block's own buffers: its Q rows, fp32 accumulator, output rows in the op's type, running statistics.
+struct BlockBuffers {
+  uint64_t q = 0, accumulator = 0, out = 0, statistics = 0;
+};
 
 // The SRAM a flash form's core uses: Q block, `kv` K and `kv` V tiles, two S (fp32) and two P tiles, the fp32
 // accumulator, the output block in the op's type, the running statistics; `parts` accumulators and statistics
@@ -46,10 +54,14 @@ struct Buffers {
   uint64_t q = 0, k[kMostKvBuffers] = {}, v[kMostKvBuffers] = {}, s[2] = {}, p[2] = {}, accumulator = 0,
            out = 0, statistics = 0;
   uint64_t end = 0;
-  // The multicast form's second Q block: its own Q, accumulator, output and statistics.
-  uint64_t q2 = 0, accumulator2 = 0, out2 = 0, statistics2 = 0;
+  // The multicast form's further Q blocks (slots 1 on), each with its own buffers, after all the above.
+  BlockBuffers more[kMostBlocksPerCore - 1] = {};
+  BlockBuffers block(int slot) const {
+    return slot == 0 ? BlockBuffers{q, accumulator, out, statistics} : more[slot - 1];
+  }
 };
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, bool two_blocks = false, int kv = 2,
+// `blocks` Q blocks a core (1 to kMostBlocksPerCore).
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks = 1, int kv = 2,
                    int64_t parts = 1);
 
 // The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd

@@ -142,7 +142,7 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
   const int64_t rows = mapping.graph_tiling.values[kBlockRows],
                 cols = mapping.graph_tiling.values[kBlockCols], splits = mapping.graph_tiling.values[kSplits];
   const int64_t d = shape_.head_dim;
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, false, 2, splits);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, 1, 2, splits);
   arch::Program program;
   const ProgramTensors tensors =
       attention::start_attention_program(program, program_name, op, seed, spec, shape_);

@@ -85,18 +85,19 @@ std::vector<AttentionStage::Stream> AttentionStage::streams(int64_t block_rows, 
     size_t last = first;
     while (last < blocks.size() && blocks[last].b == blocks[first].b && blocks[last].g == blocks[first].g)
       ++last;
-    const size_t count = last - first;
-    if (count > 2 * static_cast<size_t>(cores)) return {};
+    const size_t count = last - first, per_round = static_cast<size_t>(cores);
+    if (count > attention::kMostBlocksPerCore * per_round) return {};
     std::vector<size_t> order(count);
     for (size_t i = 0; i < count; ++i) order[i] = first + i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t x, size_t y) { return keys_seen(blocks[x]) > keys_seen(blocks[y]); });
+    // Rounds of one block a core, heaviest first, dealt there and back (round 1 from the last core): a core
+    // with a heavier block of one round has a lighter one of the next.
     Stream stream;
-    stream.slots.resize(static_cast<size_t>(cores));
-    for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
-      if (c < count) stream.slots[c].push_back(order[c]);
-      const size_t partner = 2 * static_cast<size_t>(cores) - 1 - c;
-      if (partner < count) stream.slots[c].push_back(order[partner]);
+    stream.slots.resize(per_round);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t round = i / per_round, at = i % per_round;
+      stream.slots[round % 2 == 0 ? at : per_round - 1 - at].push_back(order[i]);
     }
     stream.keys = keys_seen(blocks[order.front()]);
     stream.tiles = ceil_div(stream.keys, block_cols);
@@ -104,6 +105,13 @@ std::vector<AttentionStage::Stream> AttentionStage::streams(int64_t block_rows, 
     first = last;
   }
   return result;
+}
+
+int AttentionStage::blocks_per_core(const std::vector<Stream>& streams) {
+  size_t most = 1;
+  for (const Stream& stream : streams)
+    for (const std::vector<size_t>& slots : stream.slots) most = std::max(most, slots.size());
+  return static_cast<int>(most);
 }
 
 int64_t AttentionStage::keys_seen(const QBlock& block) const {
@@ -132,11 +140,18 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
   const GraphTiling& t = mapping.graph_tiling;
   if (t.values[kForm] == naive) return describe_naive(mapping);
   if (t.values[kForm] == flash_split) return describe_split(mapping);
-  if (t.values[kForm] == flash_mc)
+  if (t.values[kForm] == flash_mc) {
+    const int per_core = blocks_per_core(
+        streams(t.values[kBlockRows], t.values[kBlockCols], static_cast<int>(t.values[kCores])));
     return fmt::format(
-        "flash-mc {} cores {} q blocks of {} rows (two a core), k/v tiles of {} multicast, {} k/v buffers",
-        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows], t.values[kBlockCols],
-        std::max<int64_t>(2, t.values[kKvBuffers]));
+        "flash-mc {} cores {} q blocks of {} rows ({} a core), k/v tiles of {} multicast, {} k/v buffers",
+        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
+        per_core == 1   ? "one"
+        : per_core == 2 ? "two"
+        : per_core == 3 ? "three"
+                        : "four",
+        t.values[kBlockCols], std::max<int64_t>(2, t.values[kKvBuffers]));
+  }
   return fmt::format("flash {} cores {} q blocks of {} rows, k/v tiles of {} db=kv,s,p",
                      arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
                      t.values[kBlockCols]);
@@ -168,25 +183,34 @@ PassEngines AttentionStage::flash_engines(const Mapping& mapping, const arch::Ar
                       static_cast<double>(rows * row_bytes));
 }
 
+AttentionStage::TileStep AttentionStage::tile_step(const Mapping& mapping, const arch::ArchSpec& spec,
+                                                   const PassEngines& engines, const InstructionTimer& timer,
+                                                   const QBlock& block, int64_t k0, int64_t keys,
+                                                   bool rescale, bool loads_its_tiles) const {
+  const int64_t d = shape_.head_dim;
+  const arch::VectorSpec& vector = *spec.core.vector;
+  TileStep step;
+  step.pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
+            timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
+  step.vec = attention::vector_cycles(vector, arch::VectorKind::online_softmax, block.rows, keys,
+                                      tile_masked(block, k0, keys) ? 2 : 1) +
+             (rescale ? attention::vector_cycles(vector, arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
+  step.load = loads_its_tiles ? tile_load_cycles(mapping, spec, engines.loads, keys) : 0;
+  return step;
+}
+
 void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping,
                                      const arch::ArchSpec& spec, const PassEngines& engines,
                                      const InstructionTimer& timer, const QBlock& block, int64_t begin,
                                      int64_t end, bool loads_its_tiles) const {
-  const int64_t cols = mapping.graph_tiling.values[kBlockCols], d = shape_.head_dim;
-  const arch::VectorSpec& vector = *spec.core.vector;
+  const int64_t cols = mapping.graph_tiling.values[kBlockCols];
   for (int64_t k0 = begin; k0 < end; k0 += cols) {
-    const int64_t keys = std::min(cols, end - k0);
-    const int64_t pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
-                       timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
-    const int64_t vec =
-        attention::vector_cycles(vector, arch::VectorKind::online_softmax, block.rows, keys,
-                                 tile_masked(block, k0, keys) ? 2 : 1) +
-        (k0 > begin ? attention::vector_cycles(vector, arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
-    const int64_t load = loads_its_tiles ? tile_load_cycles(mapping, spec, engines.loads, keys) : 0;
-    work.cycles[core] += std::max({pe, vec, load});
-    work.pe[core] += pe;
-    work.vec[core] += vec;
-    work.dma[core] += load;
+    const TileStep step = tile_step(mapping, spec, engines, timer, block, k0, std::min(cols, end - k0),
+                                    k0 > begin, loads_its_tiles);
+    work.cycles[core] += step.cycles();
+    work.pe[core] += step.pe;
+    work.vec[core] += step.vec;
+    work.dma[core] += step.load;
   }
   const int64_t q_load = block_transfer_cycles(spec, engines.loads, block);
   work.cycles[core] += q_load;
@@ -213,8 +237,7 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   const int64_t form = mapping.graph_tiling.values[kForm];
   if (form == naive) return evaluate_naive(*this, mapping, spec);
   if (form == flash_split) return evaluate_split(mapping, spec);
-  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
-                cols = mapping.graph_tiling.values[kBlockCols];
+  const int64_t rows = mapping.graph_tiling.values[kBlockRows];
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
   const InstructionTimer timer(spec);
@@ -222,38 +245,19 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   CoreCycles work(cores);
   int64_t kv_bytes = 0;
   const PassEngines engines = flash_engines(mapping, spec);
+  if (form == flash_mc) return multicast_cost(mapping, spec, timer, engines);
   // A block's part: its tiles' steps and Q load, its last rescale and store (on engines of its own from two).
-  // flash-mc: a core's Q loads on the side (store) engines, the leader's tiles on the load engines.
-  const PassEngines side{engines.stores, engines.stores};
-  auto add_block = [&](size_t core, const QBlock& block, bool loads_its_tiles) {
-    add_flash_range(work, core, mapping, spec, loads_its_tiles ? engines : side, timer, block, 0,
-                    keys_seen(block), loads_its_tiles);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const size_t core = i * static_cast<size_t>(cores) / blocks.size();
+    const QBlock& block = blocks[i];
+    add_flash_range(work, core, mapping, spec, engines, timer, block, 0, keys_seen(block), true);
     const int64_t finish =
         attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
     const int64_t store = block_transfer_cycles(spec, engines.stores, block);
     work.cycles[core] += finish + (spec.core.dma.engines > 1 ? 0 : store);
     work.vec[core] += finish;
     work.dma[core] += store;
-  };
-  if (form == flash_mc) {
-    // Lockstep per stream: every core's blocks, against the first core loading each tile once for all; every
-    // core starts the next stream when the slowest is done.
-    const int64_t load = tile_load_cycles(mapping, spec, engines.loads, cols);
-    int64_t streams_done = 0;
-    for (const Stream& stream : streams(rows, cols, cores)) {
-      for (size_t c = 0; c < stream.slots.size(); ++c)
-        for (size_t block : stream.slots[c]) add_block(c, blocks[block], false);
-      const int64_t slowest = *std::max_element(work.cycles.begin(), work.cycles.end());
-      work.dma[0] += stream.tiles * load;
-      streams_done = std::max(slowest, streams_done + stream.tiles * load);
-      std::fill(work.cycles.begin(), work.cycles.end(), streams_done);
-      kv_bytes += 2 * stream.keys * d * element;
-    }
-  } else {
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      add_block(i * static_cast<size_t>(cores) / blocks.size(), blocks[i], true);
-      kv_bytes += 2 * keys_seen(blocks[i]) * d * element;
-    }
+    kv_bytes += 2 * keys_seen(block) * d * element;
   }
   return flash_cost(spec, work, kv_bytes, 0, 0);
 }
@@ -309,16 +313,18 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
           keep_best(to.best, std::move(candidate), keep, options.objective);
         };
         if (flash_fits) add(row, mapping);
-        // The multicast form, where every stream's blocks fit two a core and its buffers fit the SRAM.
+        // The multicast form, where every stream's blocks fit kMostBlocksPerCore a core and its buffers fit
+        // the SRAM.
         const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-        if (flash_fits && cores > 1 && spec.noc.multicast &&
-            !streams(block_rows, block_cols, machine_cores).empty())
-          // The most K/V buffers first: the cost model does not see the lockstep they relieve (a core whose
-          // blocks see fewer keys waits for the leader's next tile, the leader for the slowest core's free),
-          // so at equal cost the deeper one ranks first.
+        const std::vector<Stream> multicast_streams = flash_fits && cores > 1 && spec.noc.multicast
+                                                          ? streams(block_rows, block_cols, machine_cores)
+                                                          : std::vector<Stream>{};
+        if (!multicast_streams.empty())
+          // The most K/V buffers first (at equal cost the deeper one ranks first).
           for (int kv = kMostKvBuffers; kv >= 2; --kv) {
-            if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, true, kv).end) >
-                spec.core.sram.bytes)
+            if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_,
+                                                blocks_per_core(multicast_streams), kv)
+                                         .end) > spec.core.sram.bytes)
               continue;
             Mapping multicast = mapping;
             multicast.graph_tiling.values[kCores] = machine_cores;
@@ -328,8 +334,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
           }
         // The split-KV form, where a decode's blocks leave cores idle and the merging core's partials fit.
         for (int64_t splits : split_choices(block_rows, block_cols, machine_cores)) {
-          if (static_cast<int64_t>(
-                  buffers_of(block_rows, block_cols, a.head_dim, dtype_, false, 2, splits).end) >
+          if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, 1, 2, splits).end) >
               spec.core.sram.bytes)
             continue;
           Mapping split = mapping;
@@ -419,6 +424,103 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
   op.cols = shape_.head_dim;
   op.by_inverse_sum = final;
   return op;
+}
+
+Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec,
+                                    const InstructionTimer& timer, const PassEngines& engines) const {
+  const int64_t cols = mapping.graph_tiling.values[kBlockCols];
+  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, mapping.graph_tiling.values[kKvBuffers]));
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const std::vector<QBlock> blocks = q_blocks(mapping.graph_tiling.values[kBlockRows]);
+  const std::vector<Stream> all = streams(mapping.graph_tiling.values[kBlockRows], cols, cores);
+  const PassEngines side{engines.stores, engines.stores};  // a core's Q loads and stores
+  const int64_t load = tile_load_cycles(mapping, spec, engines.loads, cols);
+  CoreCycles work(cores);
+  int64_t kv_bytes = 0;
+  // Each core's steps in the lowering's order: per stream, per tile, the core's blocks that see it (a block's
+  // last step with its final rescale); the global index of the tile each reads.
+  struct Step {
+    int64_t tile = 0, cycles = 0;
+  };
+  std::vector<std::vector<Step>> steps(static_cast<size_t>(cores));
+  std::vector<int> readers;  // per global tile: the cores that read it
+  for (size_t si = 0; si < all.size(); ++si) {
+    const Stream& stream = all[si];
+    for (int64_t j = 0; j < stream.tiles; ++j) {
+      const auto t = static_cast<int64_t>(readers.size());
+      readers.push_back(0);
+      for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
+        bool reads = false;
+        for (size_t block_index : stream.slots[c]) {
+          const QBlock& block = blocks[block_index];
+          const int64_t keys = keys_seen(block), k0 = j * cols;
+          if (k0 >= keys) continue;
+          const TileStep step =
+              tile_step(mapping, spec, side, timer, block, k0, std::min(cols, keys - k0), j > 0, false);
+          int64_t cycles = step.cycles();
+          work.pe[c] += step.pe;
+          work.vec[c] += step.vec;
+          if (k0 + cols >= keys) {  // the block's last tile: its final rescale, its store on the side engines
+            const int64_t finish =
+                attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
+            const int64_t store = block_transfer_cycles(spec, engines.stores, block);
+            cycles += finish + (spec.core.dma.engines > 1 ? 0 : store);
+            work.vec[c] += finish;
+            work.dma[c] += store;
+          }
+          if (j == 0) {
+            // Its Q load on the side engines: before the core's first step in the first stream, under the
+            // previous stream's steps after that.
+            const int64_t q_load = block_transfer_cycles(spec, engines.stores, block);
+            work.dma[c] += q_load;
+            if (si == 0) work.cycles[c] += q_load;
+          }
+          steps[c].push_back(Step{t, cycles});
+          reads = true;
+        }
+        if (reads) ++readers.back();
+      }
+    }
+    work.dma[0] += stream.tiles * load;
+    kv_bytes += 2 * stream.keys * d * element;
+  }
+  // The lockstep: the leader loads tile t after tile t - 1 and once every core that reads tile t - kv_buffers
+  // has freed its buffer; a core's step starts at the later of its previous step's end and its tile's
+  // arrival. A core whose blocks see a tile more often than another's falls behind and holds the loads back.
+  const size_t tiles = readers.size();
+  std::vector<int64_t> arrival(tiles, -1), freed(tiles, 0);
+  std::vector<int> pending = readers;
+  std::vector<size_t> at(static_cast<size_t>(cores), 0);
+  size_t next = 0;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (; next < tiles; ++next) {
+      const int64_t earliest = next > 0 ? arrival[next - 1] : 0;
+      if (next >= static_cast<size_t>(kv_buffers)) {
+        const size_t reused = next - static_cast<size_t>(kv_buffers);
+        if (pending[reused] > 0) break;
+        arrival[next] = std::max(earliest, freed[reused]) + load;
+      } else {
+        arrival[next] = earliest + load;
+      }
+      progress = true;
+    }
+    for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
+      const std::vector<Step>& list = steps[c];
+      for (size_t& i = at[c]; i < list.size() && arrival[static_cast<size_t>(list[i].tile)] >= 0; ++i) {
+        const auto t = static_cast<size_t>(list[i].tile);
+        work.cycles[c] = std::max(work.cycles[c], arrival[t]) + list[i].cycles;
+        if (i + 1 == list.size() || list[i + 1].tile != list[i].tile) {
+          --pending[t];
+          freed[t] = std::max(freed[t], work.cycles[c]);
+        }
+        progress = true;
+      }
+    }
+  }
+  TESSERA_ASSERT(next == tiles, "every K/V tile of the multicast form is loaded once its buffer is freed");
+  return flash_cost(spec, work, kv_bytes, 0, 0);
 }
 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
@@ -652,16 +754,19 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
   const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
   const int kv_buffers = static_cast<int>(std::max<int64_t>(2, mapping.graph_tiling.values[kKvBuffers]));
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, true, kv_buffers);
-  const uint64_t q_of[2] = {buffers.q, buffers.q2}, acc_of[2] = {buffers.accumulator, buffers.accumulator2},
-                 out_of[2] = {buffers.out, buffers.out2},
-                 stats_of[2] = {buffers.statistics, buffers.statistics2};
+  const std::vector<Stream> all = streams(rows, cols, cores);
+  TESSERA_ASSERT(
+      !all.empty(),
+      "a multicast mapping is searched only where its streams fit kMostBlocksPerCore blocks a core");
+  const int slots_per_core = blocks_per_core(all);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, slots_per_core, kv_buffers);
+  auto q_of = [&](int slot) { return buffers.block(slot).q; };
+  auto acc_of = [&](int slot) { return buffers.block(slot).accumulator; };
+  auto out_of = [&](int slot) { return buffers.block(slot).out; };
+  auto stats_of = [&](int slot) { return buffers.block(slot).statistics; };
   arch::Program program;
   const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
   const std::vector<QBlock> blocks = q_blocks(rows);
-  const std::vector<Stream> all = streams(rows, cols, cores);
-  TESSERA_ASSERT(!all.empty(),
-                 "a multicast mapping is searched only where its streams fit two blocks a core");
   // The leader's K/V tiles dealt round the load engines; every core's Q loads and stores round the others.
   const PassEngines engines = flash_engines(mapping, spec);
   const int64_t row_bytes = d * element;
@@ -738,7 +843,8 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
   for (int c = 0; c < cores; ++c) {
     auto& list = program.cores[static_cast<size_t>(c)].instructions;
     const std::vector<Item>& work = items[static_cast<size_t>(c)];
-    bool slot_used[2] = {false, false};  // by an earlier stream's block on this core (its buffers to free)
+    // Per slot: used by an earlier stream's block on this core (its buffers to free).
+    std::vector<char> slot_used(static_cast<size_t>(slots_per_core), 0);
     // Q loads and stores dealt round the side engines, in queue order: the first stream's Q loads, then per
     // stream the next stream's Q loads and this one's stores.
     EngineDealer side(engines.stores, spec.core.dma);
@@ -755,7 +861,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     }
     // DMA: per stream, the leader's tile loads (multicast), this core's Q loads of the next stream and the
     // stores of this one; the first stream's Q loads first.
-    auto q_loads = [&](size_t si, bool used[2]) {
+    auto q_loads = [&](size_t si, std::vector<char>& used) {
       const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
       for (size_t slot = 0; slot < slots.size(); ++slot) {
         const QBlock& block = blocks[slots[slot]];
@@ -764,7 +870,8 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
           arch::DmaLoad load;
           load.source =
               arch::TensorRegion{tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
-          load.sram_address = q_of[slot] + static_cast<uint64_t>(piece.rows.first * row_bytes);
+          load.sram_address =
+              q_of(static_cast<int>(slot)) + static_cast<uint64_t>(piece.rows.first * row_bytes);
           std::vector<arch::SemaphoreWait> waits;
           if (used[slot] && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
             waits.push_back(
@@ -774,10 +881,10 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
           list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
                                           {here(fmt::format("q_full[{}]", slot))}));
         }
-        used[slot] = true;
+        used[slot] = 1;
       }
     };
-    bool q_used[2] = {false, false};
+    std::vector<char> q_used(static_cast<size_t>(slots_per_core), 0);
     q_loads(0, q_used);
     for (size_t si = 0; si < all.size(); ++si) {
       if (c == kLeader)
@@ -794,7 +901,8 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
         const QBlock& block = blocks[slots[slot]];
         for (const DealtBlock& piece : store_pieces[si][slot]) {
           arch::DmaStore store;
-          store.sram_address = out_of[slot] + static_cast<uint64_t>(piece.rows.first * row_bytes);
+          store.sram_address =
+              out_of(static_cast<int>(slot)) + static_cast<uint64_t>(piece.rows.first * row_bytes);
           store.destination =
               arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
           list.push_back(make_instruction(
@@ -812,7 +920,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
       const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
-      arch::PeMatmul op = matmul_op(mapping.dataflow, q_of[item.slot], buffers.k[kv], buffers.s[sb],
+      arch::PeMatmul op = matmul_op(mapping.dataflow, q_of(item.slot), buffers.k[kv], buffers.s[sb],
                                     block.rows, item.cols, d);
       op.w_transposed = true;
       std::vector<arch::SemaphoreWait> waits;
@@ -838,7 +946,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
       const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
-      arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of[item.slot],
+      arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of(item.slot),
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;
       std::vector<arch::SemaphoreWait> waits;
@@ -861,20 +969,20 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       if (ahead) pv_matmul(u - 1);
     }
     if (!work.empty()) pv_matmul(work.size() - 1);
-    int64_t last_stored[2] = {0, 0};  // the blocks of a slot's last store
+    std::vector<int64_t> last_stored(static_cast<size_t>(slots_per_core), 0);  // a slot's last store's blocks
     for (size_t u = 0; u < work.size(); ++u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
       const int sb = static_cast<int>(u % 2);
       const arch::VecOp softmax = softmax_op(block, item.k0, item.cols, item.first, buffers.s[sb],
-                                             buffers.p[sb], stats_of[item.slot]);
+                                             buffers.p[sb], stats_of(item.slot));
       std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", sb))};
       if (u >= 2) waits.push_back(wait(fmt::format("p_free[{}]", sb)));
       list.push_back(
           make_instruction(vec_queue, softmax, waits,
                            {here(fmt::format("s_free[{}]", sb)), here(fmt::format("p_full[{}]", sb))}));
       auto scale_accumulator = [&](bool final) {
-        return scale_op(block, acc_of[item.slot], out_of[item.slot], stats_of[item.slot], final);
+        return scale_op(block, acc_of(item.slot), out_of(item.slot), stats_of(item.slot), final);
       };
       if (!item.first)
         list.push_back(make_instruction(vec_queue, scale_accumulator(false),
@@ -883,10 +991,10 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       if (item.last) {
         std::vector<arch::SemaphoreWait> final_waits = {wait(fmt::format("pv_done[{}]", item.slot))};
         const auto slot = static_cast<size_t>(item.slot);
-        if (slot_used[item.slot])
+        if (slot_used[slot])
           final_waits.push_back(
               wait(fmt::format("out_free[{}]", item.slot), static_cast<int>(last_stored[slot])));
-        slot_used[item.slot] = true;
+        slot_used[slot] = 1;
         const std::vector<DealtBlock>& stored = store_pieces[item.stream][slot];
         last_stored[slot] = static_cast<int64_t>(stored.size());
         std::vector<arch::SemaphoreRef> full;

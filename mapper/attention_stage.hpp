@@ -9,6 +9,7 @@
 // caches load each tile as the runs of rows the block table and the order give (a DMA descriptor a run).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,16 +62,19 @@ class AttentionStage final : public StageGraph {
   bool tile_masked(const QBlock& block, int64_t k0, int64_t cols) const;
   int64_t causal_shift(const QBlock& block, int64_t k0) const;
 
-  // The multicast form: the blocks that share K/V (one batch and kv head) spread over the cores, two a core
-  // (the heaviest with the lightest, so that a causal head's work is even), each K/V tile loaded once by the
-  // first core and multicast to the cores whose blocks see it. slots[c] are core c's blocks (indices into
-  // q_blocks) of one stream; empty when the stream has more blocks than two a core.
+  // The multicast form: the blocks that share K/V (one batch and kv head) spread over the cores, up to
+  // kMostBlocksPerCore a core, dealt heaviest first there and back (so that a causal head's work is even on
+  // the cores, and even at every tile: the cores keep pace with each other on the one stream of tiles), each
+  // K/V tile loaded once by the first core and multicast to the cores whose blocks see it. slots[c] are core
+  // c's blocks (indices into q_blocks) of one stream; empty when a stream has more blocks than that.
   struct Stream {
-    std::vector<std::vector<size_t>> slots;  // per core, at most two blocks
+    std::vector<std::vector<size_t>> slots;  // per core, at most kMostBlocksPerCore blocks
     int64_t keys = 0;                        // keys its heaviest block sees: what the stream loads
     int64_t tiles = 0;                       // K/V tiles over them
   };
   std::vector<Stream> streams(int64_t block_rows, int64_t block_cols, int cores) const;
+  // The most blocks a core holds in any of `streams` (its Q block buffers).
+  static int blocks_per_core(const std::vector<Stream>& streams);
 
   // The split-KV form (flash-split, flash-decoding): where the blocks are fewer than the cores, each block's
   // keys [0, keys_seen) split into `splits` contiguous ranges of whole K/V tiles, a range a core. Each core
@@ -119,6 +123,18 @@ class AttentionStage final : public StageGraph {
   void add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping, const arch::ArchSpec& spec,
                        const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
                        int64_t begin, int64_t end, bool loads_its_tiles) const;
+  // One tile's step of add_flash_range: keys [k0, k0 + keys) of `block`, with the accumulator's rescale
+  // (`rescale`: not on a range's first tile) and, `loads_its_tiles`, the tile's loads.
+  struct TileStep {
+    int64_t pe = 0, vec = 0, load = 0;
+    int64_t cycles() const { return std::max({pe, vec, load}); }
+  };
+  TileStep tile_step(const Mapping& mapping, const arch::ArchSpec& spec, const PassEngines& engines,
+                     const InstructionTimer& timer, const QBlock& block, int64_t k0, int64_t keys,
+                     bool rescale, bool loads_its_tiles) const;
+  // The multicast form's cost: its cores' steps in lockstep with the leader's one stream of K/V tiles.
+  Cost multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec, const InstructionTimer& timer,
+                      const PassEngines& engines) const;
   // The DMA cycles of a K/V tile of `keys` keys (its K and V runs) and of a Q block's load or store, each
   // cut into row blocks over `group` (mapper/dma_engines.hpp).
   int64_t tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec, const EngineGroup& group,

@@ -217,6 +217,54 @@ TEST(Attention, TheMulticastFormMovesTheDramMinimum) {
   }
 }
 
+// A stream's blocks are dealt heaviest first, one a core a round, there and back, so that a core with a
+// heavier block of one round has a lighter one of the next: a GQA causal head pair of 200 queries on the 2x2
+// mesh in blocks of 64 rows (two a core, dealt exactly so), 40 (three), 32 (four, two cores with three) and
+// 25 (four). Each of those, on K/V tiles of 32 keys with two to four buffers, lowers to a program that passes
+// the float64 reference and moves the DRAM minimum.
+TEST(Attention, TheMulticastFormDealsOneToFourBlocksACoreThereAndBackAndEachIsCorrect) {
+  const arch::ArchSpec spec = load_arch("default");
+  const ops::Workload workload = ops::workload_from_yaml(config::load_text(R"(name: deal
+seed: 5
+ops:
+  - {name: causal, kind: attention, batch: 1, heads: 2, kv_heads: 1, seq_q: 200, seq_kv: 200, head_dim: 16, causal: true, dtype: fp16}
+)",
+                                                                           "deal.yaml"));
+  const ops::Op& op = workload.ops[0];
+  mapper::Mapping mapping;
+  for (const mapper::DataflowSearch& row : search(op, spec, 1).per_dataflow)
+    if (row.label() == "flash-mc os") mapping = row.best.front().mapping;
+  ASSERT_TRUE(mapping.graph);
+  const auto& stage = dynamic_cast<const mapper::AttentionStage&>(*mapping.graph);
+  // Blocks of 64 rows: q heads 0 and 1 in blocks 0..3 and 4..7 seeing 64, 128, 192 and 200 keys, dealt in
+  // the order 3 7 2 6 to cores 0..3, then 1 5 0 4 to cores 3..0.
+  const std::vector<mapper::AttentionStage::Stream> pairs = stage.streams(64, 32, 4);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].slots, (std::vector<std::vector<size_t>>{{3, 4}, {7, 0}, {2, 5}, {6, 1}}));
+  EXPECT_EQ(pairs[0].keys, 200);
+  EXPECT_EQ(pairs[0].tiles, 7);
+  sim::Machine machine(spec);
+  for (const auto& [rows, per_core] :
+       std::vector<std::pair<int64_t, int>>{{64, 2}, {40, 3}, {32, 4}, {25, 4}}) {
+    EXPECT_EQ(mapper::AttentionStage::blocks_per_core(stage.streams(rows, 32, 4)), per_core) << rows;
+    for (int kv : {2, 4}) {
+      mapping.graph_tiling.values[mapper::AttentionStage::kBlockRows] = rows;
+      mapping.graph_tiling.values[mapper::AttentionStage::kBlockCols] = 32;
+      mapping.graph_tiling.values[mapper::AttentionStage::kCores] = 4;
+      mapping.graph_tiling.values[mapper::AttentionStage::kKvBuffers] = kv;
+      const std::string where = mapping.describe();
+      const sim::RunResult run =
+          machine.run(mapper::lower(op, workload.seed, mapping, spec, op.name), sim::RunOptions{});
+      std::string detail;
+      EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
+      EXPECT_EQ(run.traffic.dram_read_bytes + run.traffic.dram_write_bytes, op.minimum_dram_bytes()) << where;
+      EXPECT_EQ(stage.evaluate(mapping, spec).dram_bytes, op.minimum_dram_bytes()) << where;
+    }
+  }
+  // Five blocks a core is more than a core holds: no stream.
+  EXPECT_TRUE(stage.streams(16, 32, 4).empty());
+}
+
 }  // namespace tessera
 
 namespace tessera {
