@@ -13,10 +13,13 @@
 
 namespace tessera::mapper::attention {
 
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks, int kv, int64_t parts) {
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks, int kv, int64_t parts,
+                   int scores) {
   TESSERA_ASSERT(
-      blocks >= 1 && blocks <= kMostBlocksPerCore && kv >= 1 && kv <= kMostKvBuffers,
-      "a flash form's core holds 1 to kMostBlocksPerCore Q blocks and 1 to kMostKvBuffers K/V tiles");
+      blocks >= 1 && blocks <= kMostBlocksPerCore && kv >= 1 && kv <= kMostKvBuffers && scores >= 2 &&
+          scores <= kMostScoreBuffers,
+      "a flash form's core holds 1 to kMostBlocksPerCore Q blocks, 1 to kMostKvBuffers K/V tiles and "
+      "2 to kMostScoreBuffers S and P tiles");
   const int64_t element = size_bytes(dtype);
   Buffers b;
   SramCursor sram;
@@ -35,6 +38,10 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blo
     more.accumulator = take(rows * dim * 4);
     more.out = take(rows * dim * element);
     more.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
+  }
+  for (int i = 2; i < scores; ++i) {
+    b.s[i] = take(rows * cols * 4);
+    b.p[i] = take(rows * cols * element);
   }
   b.end = sram.at;
   return b;

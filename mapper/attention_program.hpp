@@ -37,10 +37,13 @@ struct SramCursor {
 
 // K/V tile buffers of the flash forms: two for the plain and split forms (a core streams its own tiles); the
 // multicast form may take more, so that the leader loads ahead of cores whose blocks see fewer keys.
-constexpr int kMostKvBuffers = 4;
+constexpr int kMostKvBuffers = 6;
 // Q blocks a core of the multicast form holds at once (one of each round of a stream's blocks over the
 // cores).
 constexpr int kMostBlocksPerCore = 4;
+// S and P tiles: two (S of one tile under the softmax of the other); the multicast form may take three, so
+// that S runs two tiles ahead of P V and the softmax does not wait on the PE array's uneven steps.
+constexpr int kMostScoreBuffers = 3;
 
 // One Q block's own buffers: its Q rows, fp32 accumulator, output rows in the op's type, running statistics.
 struct BlockBuffers {
@@ -51,18 +54,19 @@ struct BlockBuffers {
 // accumulator, the output block in the op's type, the running statistics; `parts` accumulators and statistics
 // side by side where a block's partial results meet (the split form's merging core).
 struct Buffers {
-  uint64_t q = 0, k[kMostKvBuffers] = {}, v[kMostKvBuffers] = {}, s[2] = {}, p[2] = {}, accumulator = 0,
-           out = 0, statistics = 0;
+  uint64_t q = 0, k[kMostKvBuffers] = {}, v[kMostKvBuffers] = {}, s[kMostScoreBuffers] = {},
+           p[kMostScoreBuffers] = {}, accumulator = 0, out = 0, statistics = 0;
   uint64_t end = 0;
-  // The multicast form's further Q blocks (slots 1 on), each with its own buffers, after all the above.
+  // The multicast form's further Q blocks (slots 1 on), each with its own buffers, and S and P tiles past the
+  // first two, after all the above.
   BlockBuffers more[kMostBlocksPerCore - 1] = {};
   BlockBuffers block(int slot) const {
     return slot == 0 ? BlockBuffers{q, accumulator, out, statistics} : more[slot - 1];
   }
 };
-// `blocks` Q blocks a core (1 to kMostBlocksPerCore).
+// `blocks` Q blocks a core (1 to kMostBlocksPerCore), `scores` S and P tiles (2 to kMostScoreBuffers).
 Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks = 1, int kv = 2,
-                   int64_t parts = 1);
+                   int64_t parts = 1, int scores = 2);
 
 // The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
 // (and a paged bhsd pool) as stored, [rows, d]; bshd as [rows / kv_heads, kv_heads * d], a kv head a column

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <functional>
+#include <optional>
+#include <utility>
 
 #include "arch/isa/vec_op.hpp"
 #include "mapper/attention_naive.hpp"
@@ -25,6 +28,7 @@ using attention::Buffers;
 using attention::buffers_of;
 using attention::ceil_div;
 using attention::kMostKvBuffers;
+using attention::kMostScoreBuffers;
 using attention::ProgramTensors;
 using attention::Run;
 
@@ -105,6 +109,13 @@ std::vector<AttentionStage::Stream> AttentionStage::streams(int64_t block_rows, 
     first = last;
   }
   return result;
+}
+
+int AttentionStage::multicast_score_buffers(int64_t block_rows, int64_t block_cols, int blocks, int kv,
+                                            const arch::ArchSpec& spec) const {
+  const int64_t with_three = static_cast<int64_t>(
+      buffers_of(block_rows, block_cols, shape_.head_dim, dtype_, blocks, kv, 1, kMostScoreBuffers).end);
+  return with_three <= spec.core.sram.bytes ? kMostScoreBuffers : 2;
 }
 
 int AttentionStage::blocks_per_core(const std::vector<Stream>& streams) {
@@ -759,7 +770,9 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       !all.empty(),
       "a multicast mapping is searched only where its streams fit kMostBlocksPerCore blocks a core");
   const int slots_per_core = blocks_per_core(all);
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, slots_per_core, kv_buffers);
+  const int scores = multicast_score_buffers(rows, cols, slots_per_core, kv_buffers, spec);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, slots_per_core, kv_buffers, 1, scores);
+  const auto ahead_most = static_cast<size_t>(scores - 1);  // S runs this many items ahead of P V
   auto q_of = [&](int slot) { return buffers.block(slot).q; };
   auto acc_of = [&](int slot) { return buffers.block(slot).accumulator; };
   auto out_of = [&](int slot) { return buffers.block(slot).out; };
@@ -919,14 +932,14 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto s_matmul = [&](size_t u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
+      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % scores);
       arch::PeMatmul op = matmul_op(mapping.dataflow, q_of(item.slot), buffers.k[kv], buffers.s[sb],
                                     block.rows, item.cols, d);
       op.w_transposed = true;
       std::vector<arch::SemaphoreWait> waits;
       if (first_use(u)) waits.push_back(wait(fmt::format("k_full[{}]", kv), k_count(item.t)));
       if (item.first) waits.push_back(wait(fmt::format("q_full[{}]", item.slot)));
-      if (u >= 2) waits.push_back(wait(fmt::format("s_free[{}]", sb)));
+      if (u >= static_cast<size_t>(scores)) waits.push_back(wait(fmt::format("s_free[{}]", sb)));
       std::vector<arch::SemaphoreRef> signals = {here(fmt::format("s_full[{}]", sb))};
       if (last_use(u)) free_at_leader("k_free", item.t, k_pieces, signals);
       if (item.last) {
@@ -945,7 +958,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto pv_matmul = [&](size_t u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % 2);
+      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % scores);
       arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of(item.slot),
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;
@@ -958,51 +971,74 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       if (last_use(u)) free_at_leader("v_free", item.t, v_pieces, signals);
       list.push_back(make_instruction(pe_queue, op, waits, signals));
     };
-    // S of an item runs ahead of the previous item's P V only when it needs the same or the next tile of the
-    // same stream: a core that skips tiles (its blocks see fewer keys than the stream's heaviest) would
-    // otherwise hold its P V, and with it the free of a V buffer the leader waits on, behind a tile the
-    // leader cannot load yet; and on one DMA engine a stream's stores sit before the next stream's tiles.
+    // S of an item runs ahead of the P V of up to `scores` - 1 earlier items, only while it needs the same or
+    // the next tile of the same stream as the oldest of them: a core that skips tiles (its blocks see fewer
+    // keys than the stream's heaviest) would otherwise hold a P V, and with it the free of a V buffer the
+    // leader waits on, behind a tile the leader cannot load yet; and on one DMA engine a stream's stores sit
+    // before the next stream's tiles.
+    std::deque<size_t> behind;  // items whose S is queued and P V not yet, oldest first
     for (size_t u = 0; u < work.size(); ++u) {
-      const bool ahead = u >= 1 && work[u].t <= work[u - 1].t + 1 && work[u].stream == work[u - 1].stream;
-      if (u >= 1 && !ahead) pv_matmul(u - 1);
+      while (!behind.empty() &&
+             (work[u].t > work[behind.front()].t + 1 || work[u].stream != work[behind.front()].stream)) {
+        pv_matmul(behind.front());
+        behind.pop_front();
+      }
       s_matmul(u);
-      if (ahead) pv_matmul(u - 1);
+      behind.push_back(u);
+      if (behind.size() > ahead_most) {
+        pv_matmul(behind.front());
+        behind.pop_front();
+      }
     }
-    if (!work.empty()) pv_matmul(work.size() - 1);
+    for (size_t u : behind) pv_matmul(u);
     std::vector<int64_t> last_stored(static_cast<size_t>(slots_per_core), 0);  // a slot's last store's blocks
+    // A block's final rescale (O = accumulator / sum, then its store) waits for its last P V: queued after
+    // the next item's softmax and rescale where that item is another slot's, so that the vector unit runs the
+    // softmax while the PE array runs the P V; right away where it is the same slot's (a new block's first
+    // P V overwrites the accumulator the final rescale reads).
+    auto finish = [&](size_t u) {
+      const Item& item = work[u];
+      const auto slot = static_cast<size_t>(item.slot);
+      std::vector<arch::SemaphoreWait> final_waits = {wait(fmt::format("pv_done[{}]", item.slot))};
+      if (slot_used[slot])
+        final_waits.push_back(
+            wait(fmt::format("out_free[{}]", item.slot), static_cast<int>(last_stored[slot])));
+      slot_used[slot] = 1;
+      const std::vector<DealtBlock>& stored = store_pieces[item.stream][slot];
+      last_stored[slot] = static_cast<int64_t>(stored.size());
+      std::vector<arch::SemaphoreRef> full;
+      for (int engine : engines_of(stored))
+        full.push_back(on_side("out_full", fmt::format("[{}]", item.slot), engine));
+      list.push_back(make_instruction(
+          vec_queue,
+          scale_op(blocks[item.block], acc_of(item.slot), out_of(item.slot), stats_of(item.slot), true),
+          final_waits, full));
+    };
+    std::optional<size_t> unfinished;  // a block's last item whose final rescale is deferred
     for (size_t u = 0; u < work.size(); ++u) {
       const Item& item = work[u];
       const QBlock& block = blocks[item.block];
-      const int sb = static_cast<int>(u % 2);
+      const int sb = static_cast<int>(u % scores);
       const arch::VecOp softmax = softmax_op(block, item.k0, item.cols, item.first, buffers.s[sb],
                                              buffers.p[sb], stats_of(item.slot));
       std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", sb))};
-      if (u >= 2) waits.push_back(wait(fmt::format("p_free[{}]", sb)));
+      if (u >= static_cast<size_t>(scores)) waits.push_back(wait(fmt::format("p_free[{}]", sb)));
       list.push_back(
           make_instruction(vec_queue, softmax, waits,
                            {here(fmt::format("s_free[{}]", sb)), here(fmt::format("p_full[{}]", sb))}));
-      auto scale_accumulator = [&](bool final) {
-        return scale_op(block, acc_of(item.slot), out_of(item.slot), stats_of(item.slot), final);
-      };
       if (!item.first)
-        list.push_back(make_instruction(vec_queue, scale_accumulator(false),
-                                        {wait(fmt::format("pv_done[{}]", item.slot))},
-                                        {here(fmt::format("acc_ready[{}]", item.slot))}));
+        list.push_back(make_instruction(
+            vec_queue, scale_op(block, acc_of(item.slot), out_of(item.slot), stats_of(item.slot), false),
+            {wait(fmt::format("pv_done[{}]", item.slot))}, {here(fmt::format("acc_ready[{}]", item.slot))}));
+      if (unfinished) finish(*std::exchange(unfinished, std::nullopt));
       if (item.last) {
-        std::vector<arch::SemaphoreWait> final_waits = {wait(fmt::format("pv_done[{}]", item.slot))};
-        const auto slot = static_cast<size_t>(item.slot);
-        if (slot_used[slot])
-          final_waits.push_back(
-              wait(fmt::format("out_free[{}]", item.slot), static_cast<int>(last_stored[slot])));
-        slot_used[slot] = 1;
-        const std::vector<DealtBlock>& stored = store_pieces[item.stream][slot];
-        last_stored[slot] = static_cast<int64_t>(stored.size());
-        std::vector<arch::SemaphoreRef> full;
-        for (int engine : engines_of(stored))
-          full.push_back(on_side("out_full", fmt::format("[{}]", item.slot), engine));
-        list.push_back(make_instruction(vec_queue, scale_accumulator(true), final_waits, full));
+        if (u + 1 < work.size() && work[u + 1].slot != item.slot)
+          unfinished = u;
+        else
+          finish(u);
       }
     }
+    if (unfinished) finish(*unfinished);
   }
   program.number_semaphores_by_appearance();
   return program;

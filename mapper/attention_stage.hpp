@@ -75,6 +75,9 @@ class AttentionStage final : public StageGraph {
   std::vector<Stream> streams(int64_t block_rows, int64_t block_cols, int cores) const;
   // The most blocks a core holds in any of `streams` (its Q block buffers).
   static int blocks_per_core(const std::vector<Stream>& streams);
+  // The multicast form's S and P tiles: kMostScoreBuffers where they fit the SRAM beside the rest, else two.
+  int multicast_score_buffers(int64_t block_rows, int64_t block_cols, int blocks, int kv,
+                              const arch::ArchSpec& spec) const;
 
   // The split-KV form (flash-split, flash-decoding): where the blocks are fewer than the cores, each block's
   // keys [0, keys_seen) split into `splits` contiguous ranges of whole K/V tiles, a range a core. Each core
