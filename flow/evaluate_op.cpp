@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <future>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "common/parallel.hpp"
 #include "flow/gpu_references.hpp"
@@ -56,11 +57,10 @@ mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arc
     return search;
   }
   mapper::SearchResult search;
-  if (settings.cache && settings.cache->searching.count(key)) {
-    auto ahead = settings.cache->searching.find(key);
-    std::future<mapper::SearchResult> result = std::move(ahead->second);
-    settings.cache->searching.erase(ahead);
-    search = result.get();
+  if (settings.cache && settings.cache->searched_ahead.count(key)) {
+    auto ahead = settings.cache->searched_ahead.find(key);
+    search = std::move(ahead->second);
+    settings.cache->searched_ahead.erase(ahead);
   } else {
     search = mapper::search_op(op, spec, search_options(op, seed, settings));
   }
@@ -71,21 +71,87 @@ mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arc
 
 }  // namespace
 
-void search_ahead(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, const RunSettings& settings) {
-  if (!settings.cache || !mapper::stages_of(op, spec, settings.dataflows).mapped()) return;
-  const ops::OpIdentity key = ops::identity_of(op);
-  if (settings.cache->searches.count(key) || settings.cache->searching.count(key)) return;
-  mapper::SearchOptions options = search_options(op, seed, settings);
-  options.threads = 1;
-  settings.cache->searching.emplace(
-      key, std::async(std::launch::async, [&op, &spec, options = std::move(options)] {
-        return mapper::search_op(op, spec, options);
-      }));
+void search_ahead(const std::vector<ops::Op>& ops, uint64_t seed, const arch::ArchSpec& spec,
+                  const RunSettings& settings) {
+  if (!settings.cache || settings.threads <= 1) return;
+  std::vector<const ops::Op*> unique;
+  std::set<ops::OpIdentity> seen;
+  for (const ops::Op& op : ops) {
+    const ops::OpIdentity key = ops::identity_of(op);
+    if (settings.cache->searches.count(key) || settings.cache->searched_ahead.count(key) ||
+        !mapper::stages_of(op, spec, settings.dataflows).mapped() || !seen.insert(key).second)
+      continue;
+    unique.push_back(&op);
+  }
+  if (unique.size() < 2) return;  // one op's search is faster on every thread
+  // A search that fails is not filed: plan_op searches that op again and throws its error in the ops' order.
+  std::vector<std::optional<mapper::SearchResult>> found(unique.size());
+  for_each_item(static_cast<int64_t>(unique.size()), settings.threads, [&](int64_t i) {
+    const ops::Op& op = *unique[static_cast<size_t>(i)];
+    mapper::SearchOptions options = search_options(op, seed, settings);
+    options.threads = 1;
+    try {
+      found[static_cast<size_t>(i)] = mapper::search_op(op, spec, options);
+    } catch (const std::exception&) {
+    }
+  });
+  for (size_t i = 0; i < unique.size(); ++i)
+    if (found[i]) settings.cache->searched_ahead.emplace(ops::identity_of(*unique[i]), std::move(*found[i]));
 }
 
-OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
-                      const RunSettings& settings) {
+// A candidate chosen for simulation: its row, its place in the row, its program when lowered, its timing
+// once known (cached, or simulated).
+struct Pending {
+  size_t row = 0;
+  size_t rank = 0;  // its place in the row, in the mapper's order
+  mapper::Candidate candidate;
+  std::optional<arch::Program> program;
+  std::pair<ops::OpIdentity, std::string> timing_key;
+  std::optional<sim::RunResult> timing;
+};
+
+struct PlannedOp {
+  const ops::Op* op = nullptr;
+  uint64_t seed = 0;
+  std::function<void(const std::string&)> say;
   OpOutcome outcome;
+  bool mapped = false;  // else outcome is final
+  mapper::SearchResult search;
+  CandidatePick pick;
+  std::vector<Pending> pending;
+  std::vector<std::string> row_names;
+  std::vector<size_t> to_run;  // indices into pending of the candidates not timed yet, in the order they run
+
+  // Candidate i's program, lowered when first needed.
+  arch::Program lower(size_t i, const arch::ArchSpec& spec) const {
+    return mapper::lower(*op, seed, pending[i].candidate.mapping, spec, row_names[pending[i].row]);
+  }
+  // The fewest cycles known of candidate i's row among those before it (its bound), from `known(j)`; none
+  // when the objective is not cycles (a slower candidate may still win on energy or DRAM bytes).
+  template <typename Known>
+  std::optional<int64_t> fewest_before(size_t i, mapper::Objective objective, const Known& known) const {
+    std::optional<int64_t> fewest;
+    if (objective != mapper::Objective::cycles) return fewest;
+    for (size_t j = 0; j < pending.size(); ++j) {
+      if (pending[j].row != pending[i].row || pending[j].rank >= pending[i].rank) continue;
+      const sim::RunResult* timing = known(j);
+      if (timing && !timing->stopped && (!fewest || timing->cycles < *fewest)) fewest = timing->cycles;
+    }
+    return fewest;
+  }
+};
+
+void PlannedOpDeleter::operator()(PlannedOp* plan) const {
+  delete plan;
+}
+
+PlannedOpPtr plan_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec,
+                     const RunSettings& settings) {
+  PlannedOpPtr plan(new PlannedOp);
+  plan->op = &op;
+  plan->seed = seed;
+  plan->say = settings.progress;
+  OpOutcome& outcome = plan->outcome;
   outcome.record.name = op.name;
   outcome.record.kind = op.kind_name();
   outcome.record.shape = op.shape_text();
@@ -101,108 +167,142 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
         find_gpu_references(op, seed, settings.workload_name, settings.reference_root, /*outputs=*/false);
     outcome.record.gpu = gpu.comparisons;
     outcome.record.gpu_note = gpu.note;
-    return outcome;
+    return plan;
   }
+  plan->mapped = true;
   auto say = [&](const std::string& line) {
-    if (settings.progress) settings.progress(line);
+    if (plan->say) plan->say(line);
   };
-
   const ops::OpIdentity key = ops::identity_of(op);
-  const mapper::SearchResult search = search_or_reuse(op, seed, spec, settings, key, say);
-  if (settings.searched) settings.searched();
-  const CandidatePick pick = pick_candidates(search, settings.candidates);
-  outcome.record.pruned = pick.pruned;
-  outcome.record.pareto = pareto_of(search);
+  plan->search = search_or_reuse(op, seed, spec, settings, key, say);
+  plan->pick = pick_candidates(plan->search, settings.candidates);
+  outcome.record.pruned = plan->pick.pruned;
+  outcome.record.pareto = pareto_of(plan->search);
+  const CandidatePick& pick = plan->pick;
+  for (size_t r = 0; r < pick.rows.size(); ++r) {
+    std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
+    std::replace(name.begin(), name.end(), ' ', '-');  // "ffn1.ws-fused"
+    plan->row_names.push_back(name);
+    for (size_t k = 0; k < pick.rows[r].candidates.size(); ++k) {
+      const mapper::Candidate& candidate = pick.rows[r].candidates[k];
+      plan->pending.push_back(Pending{r, k, candidate, std::nullopt,
+                                      std::make_pair(key, candidate.mapping.describe()), std::nullopt});
+    }
+  }
+  for (size_t i = 0; i < plan->pending.size(); ++i) {
+    Pending& candidate = plan->pending[i];
+    if (settings.cache && settings.cache->timings.count(candidate.timing_key))
+      candidate.timing = settings.cache->timings.at(candidate.timing_key);
+    else
+      plan->to_run.push_back(i);
+  }
+  return plan;
+}
 
-  // The chosen candidates, each lowered when first needed; the ones not simulated before run all at once (in
-  // worker processes with --threads), each row's in the mapper's order, then the fastest of each row.
+void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spec, sim::Machine& machine,
+                 const RunSettings& settings) {
+  // Every op's candidates not timed yet, run all at once (in worker processes with --threads): the rows'
+  // first candidates of every op first (they are never stopped), then the second ones, and so on, so that
+  // later ones start with a bound and no op's last run leaves a core idle while the next op's wait. A
+  // candidate of the same op identity and mapping as one before it (a repeated layer) is not run again: it
+  // takes that one's timing.
   // Candidate i of a row is stopped iff its cycles exceed the fewest of the row's candidates 0..i-1 (it
   // cannot win the row): its run may stop at a looser bound known when it starts, and one that ran to the end
   // past the bound counts as stopped all the same, so the report is the same whatever the worker count
   // (docs/design-notes.md, "Early stop").
-  struct Pending {
-    size_t row = 0;
-    size_t rank = 0;  // its place in the row, in the mapper's order
-    mapper::Candidate candidate;
-    std::optional<arch::Program> program;
-    std::pair<ops::OpIdentity, std::string> timing_key;
-    std::optional<sim::RunResult> timing;  // known: cached, or simulated
+  struct Job {
+    PlannedOp* plan = nullptr;
+    size_t index = 0;  // into the plan's pending
   };
-  std::vector<Pending> pending;
-  std::vector<std::string> row_names;
-  for (size_t r = 0; r < pick.rows.size(); ++r) {
-    std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
-    std::replace(name.begin(), name.end(), ' ', '-');  // "ffn1.ws-fused"
-    row_names.push_back(name);
-    for (size_t k = 0; k < pick.rows[r].candidates.size(); ++k) {
-      const mapper::Candidate& candidate = pick.rows[r].candidates[k];
-      pending.push_back(Pending{r, k, candidate, std::nullopt,
-                                std::make_pair(key, candidate.mapping.describe()), std::nullopt});
-    }
+  std::vector<Job> jobs;
+  for (PlannedOp* plan : plans)
+    for (size_t i : plan->to_run) jobs.push_back(Job{plan, i});
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.plan->pending[a.index].rank < b.plan->pending[b.index].rank;
+  });
+  // Each candidate's job, and each job's first of its timing key (itself, or the one it copies).
+  std::map<std::pair<const PlannedOp*, size_t>, size_t> job_of;
+  std::map<std::pair<ops::OpIdentity, std::string>, size_t> first_of_key;
+  std::vector<size_t> runs;                 // jobs that run, in order
+  std::vector<size_t> run_of(jobs.size());  // a job's run
+  for (size_t t = 0; t < jobs.size(); ++t) {
+    job_of[{jobs[t].plan, jobs[t].index}] = t;
+    const auto& key = jobs[t].plan->pending[jobs[t].index].timing_key;
+    const auto [first, added] = first_of_key.emplace(key, runs.size());
+    if (added) runs.push_back(t);
+    run_of[t] = first->second;
   }
   // One candidate's program is kept at a time: run_timing is done with a program once it has run it or
   // made its worker request, and a 4096^3 GEMM's program is ~40 MB, so keeping every candidate's would fault
   // in fresh pages for each lowering (most of a lowering's time) where the freed ones are reused. A row's
   // best is lowered again for the report (the lowering is a function of the mapping).
-  auto program_of = [&](Pending& candidate) -> const arch::Program& {
+  auto program_of = [&](size_t r) -> const arch::Program& {
+    const Job& job = jobs[runs[r]];
+    Pending& candidate = job.plan->pending[job.index];
     if (!candidate.program) {
-      for (Pending& other : pending) other.program.reset();
-      candidate.program =
-          mapper::lower(op, seed, candidate.candidate.mapping, spec, row_names[candidate.row]);
+      for (PlannedOp* plan : plans)
+        for (Pending& other : plan->pending) other.program.reset();
+      candidate.program = job.plan->lower(job.index, spec);
     }
     return *candidate.program;
   };
-  // Run each row's first candidates first (they are never stopped), so that later ones start with a bound.
-  std::vector<size_t> to_run;  // indices into pending, in the order they run
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (settings.cache && settings.cache->timings.count(pending[i].timing_key))
-      pending[i].timing = settings.cache->timings.at(pending[i].timing_key);
-    else
-      to_run.push_back(i);
-  }
-  std::stable_sort(to_run.begin(), to_run.end(),
-                   [&](size_t a, size_t b) { return pending[a].rank < pending[b].rank; });
-  std::vector<size_t> run_slot(pending.size(), SIZE_MAX);
-  for (size_t t = 0; t < to_run.size(); ++t) run_slot[to_run[t]] = t;
-  // The fewest cycles known of candidate i's row among those before it (its bound), from `known(j)`; none
-  // when the objective is not cycles (a slower candidate may still win on energy or DRAM bytes).
-  auto fewest_before = [&](size_t i, const auto& known) {
-    std::optional<int64_t> fewest;
-    if (settings.objective != mapper::Objective::cycles) return fewest;
-    for (size_t j = 0; j < pending.size(); ++j) {
-      if (pending[j].row != pending[i].row || pending[j].rank >= pending[i].rank) continue;
-      const sim::RunResult* timing = known(j);
-      if (timing && !timing->stopped && (!fewest || timing->cycles < *fewest)) fewest = timing->cycles;
-    }
-    return fewest;
-  };
   size_t runs_in = 0;
   std::vector<sim::RunResult> timings = machine.run_timing(
-      to_run.size(), [&](size_t t) -> const arch::Program& { return program_of(pending[to_run[t]]); },
-      settings.threads,
-      [&](size_t t, const std::vector<const sim::RunResult*>& finished) {
-        return fewest_before(to_run[t], [&](size_t j) -> const sim::RunResult* {
-          if (pending[j].timing) return &*pending[j].timing;
-          return finished[run_slot[j]];
+      runs.size(), program_of, settings.threads,
+      [&](size_t r, const std::vector<const sim::RunResult*>& finished) {
+        const Job& job = jobs[runs[r]];
+        return job.plan->fewest_before(job.index, settings.objective, [&](size_t j) -> const sim::RunResult* {
+          const Pending& other = job.plan->pending[j];
+          if (other.timing) return &*other.timing;
+          return finished[run_of[job_of.at({job.plan, j})]];
         });
       },
-      [&](size_t t, const sim::RunResult& timing) {
+      [&](size_t r, const sim::RunResult& timing) {
         // A long run says when each candidate is in (a 8192^3 GEMM's take seconds each); short ones stay
         // quiet.
         ++runs_in;
         if (timing.host_seconds < kLongRunSeconds) return;
-        const Pending& candidate = pending[to_run[t]];
-        say(fmt::format("{}: candidate {} of {} in ({}): {} in {:.1f} s", op.name, runs_in, to_run.size(),
-                        candidate.candidate.mapping.describe(),
-                        timing.stopped ? fmt::format("stopped past {} cycles", timing.bound_cycles)
-                                       : fmt::format("{} cycles", timing.cycles),
-                        timing.host_seconds));
+        const Job& job = jobs[runs[r]];
+        if (job.plan->say)
+          job.plan->say(
+              fmt::format("{}: candidate {} of {} in ({}): {} in {:.1f} s", job.plan->op->name, runs_in,
+                          runs.size(), job.plan->pending[job.index].candidate.mapping.describe(),
+                          timing.stopped ? fmt::format("stopped past {} cycles", timing.bound_cycles)
+                                         : fmt::format("{} cycles", timing.cycles),
+                          timing.host_seconds));
       });
-  for (size_t t = 0; t < to_run.size(); ++t) {
-    Pending& candidate = pending[to_run[t]];
-    if (settings.cache) settings.cache->timings.emplace(candidate.timing_key, timings[t]);
-    candidate.timing = std::move(timings[t]);
+  for (size_t t = 0; t < jobs.size(); ++t) {
+    Pending& candidate = jobs[t].plan->pending[jobs[t].index];
+    candidate.timing = timings[run_of[t]];
+    if (settings.cache) settings.cache->timings.emplace(candidate.timing_key, *candidate.timing);
   }
+  for (PlannedOp* plan : plans) plan->to_run.clear();
+}
+
+OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& machine,
+                    const RunSettings& settings) {
+  if (!plan.mapped) return std::move(plan.outcome);
+  TESSERA_ASSERT(plan.to_run.empty(), "an op's candidates are run before it is finished");
+  const ops::Op& op = *plan.op;
+  const uint64_t seed = plan.seed;
+  OpOutcome& outcome = plan.outcome;
+  const mapper::SearchResult& search = plan.search;
+  const CandidatePick& pick = plan.pick;
+  std::vector<Pending>& pending = plan.pending;
+  const std::vector<std::string>& row_names = plan.row_names;
+  auto say = [&](const std::string& line) {
+    if (plan.say) plan.say(line);
+  };
+  auto program_of = [&](Pending& candidate) -> const arch::Program& {
+    if (!candidate.program) {
+      for (Pending& other : pending) other.program.reset();
+      candidate.program = plan.lower(static_cast<size_t>(&candidate - pending.data()), spec);
+    }
+    return *candidate.program;
+  };
+  auto fewest_before = [&](size_t i, const auto& known) {
+    return plan.fewest_before(i, settings.objective, known);
+  };
 
   // A simulated run's figure of the objective, and which of two runs is the better (ties: fewer cycles).
   auto judged = [&](const sim::RunResult& timing) {
@@ -324,7 +424,14 @@ OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& sp
     if (!record.winner) record.loses_because = traces::explain_gap(record, outcome.record.best());
   if (settings.trace || !settings.timing_only)
     for (Simulated& row : rows) outcome.programs.emplace_back(row.name + ".tprog", std::move(row.program));
-  return outcome;
+  return std::move(outcome);
+}
+
+OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
+                      const RunSettings& settings) {
+  PlannedOpPtr plan = plan_op(op, seed, spec, settings);
+  run_planned({plan.get()}, spec, machine, settings);
+  return finish_op(*plan, spec, machine, settings);
 }
 
 }  // namespace tessera::flow

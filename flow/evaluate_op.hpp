@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,9 +36,6 @@ struct RunSettings {
   std::string workload_name;                         // where recorded GPU references are filed
   std::string reference_root;                        // traces/reference of this checkout, or --reference
   LayerCache* cache = nullptr;                       // reuse across the ops of one run, or none
-  // Called once the op's search is done, before its candidates run: run_workload starts the next op's search
-  // there (search_ahead), so that it overlaps these runs.
-  std::function<void()> searched;
 };
 
 struct OpOutcome {
@@ -51,10 +49,28 @@ struct OpOutcome {
   }
 };
 
-// Starts the search of `op` on a thread of its own (one search thread: the ranking does not depend on the
-// thread count), filed in settings.cache for evaluate_op to take; nothing when the op is not mapped or its
-// search is known or under way.
-void search_ahead(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, const RunSettings& settings);
+// The searches of `ops`' distinct mapped shapes not known yet, on settings.threads threads, one thread a
+// search (the ranking does not depend on the thread count), filed in settings.cache for plan_op to take;
+// nothing with one thread, no cache, or fewer than two such shapes (one search is faster on every thread).
+void search_ahead(const std::vector<ops::Op>& ops, uint64_t seed, const arch::ArchSpec& spec,
+                  const RunSettings& settings);
+
+// An op in three steps, so that the candidates of several ops run as one batch (run_workload): plan_op
+// searches its mapspace and picks its candidates (or finds it is not mapped), with `settings.progress` as its
+// progress; run_planned simulates every plan's candidates not timed yet, timing-only, in one batch over the
+// workers; finish_op decides the early stops and the rows, runs them functionally when asked, and makes the
+// op's record. evaluate_op is the three for one op.
+struct PlannedOp;
+struct PlannedOpDeleter {
+  void operator()(PlannedOp* plan) const;
+};
+using PlannedOpPtr = std::unique_ptr<PlannedOp, PlannedOpDeleter>;
+PlannedOpPtr plan_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec,
+                     const RunSettings& settings);
+void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spec, sim::Machine& machine,
+                 const RunSettings& settings);
+OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& machine,
+                    const RunSettings& settings);
 
 OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
                       const RunSettings& settings);

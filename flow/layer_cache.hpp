@@ -4,7 +4,6 @@
 // data, so reuse is exact (docs/design-notes.md, "Repeated layers").
 #pragma once
 
-#include <future>
 #include <map>
 #include <string>
 #include <utility>
@@ -18,8 +17,8 @@ namespace tessera::flow {
 // What an op's mapping and timing depend on, with the machine and the settings, is its identity.
 struct LayerCache {
   std::map<ops::OpIdentity, mapper::SearchResult> searches;
-  // Searches started ahead on a thread of their own (flow::search_ahead), until evaluate_op takes them.
-  std::map<ops::OpIdentity, std::future<mapper::SearchResult>> searching;
+  // Searches made ahead, several at once (flow::search_ahead), until plan_op takes them.
+  std::map<ops::OpIdentity, mapper::SearchResult> searched_ahead;
   // (the op's identity, the mapping's description) -> its timing-only run
   std::map<std::pair<ops::OpIdentity, std::string>, sim::RunResult> timings;
 };

@@ -21,16 +21,22 @@ WorkloadRun run_workload(const ops::Workload& workload, const arch::ArchSpec& sp
   std::vector<traces::TraceInterval> intervals;
   double offset_us = 0;
   const auto& ops = workload.ops;
+  // Every op planned (searched, its candidates picked), then all their candidates run as one batch, then
+  // each op finished in order: no op's last run leaves a worker idle while the next op's wait.
+  std::vector<PlannedOpPtr> plans;
+  search_ahead(ops, workload.seed, spec, settings);
   for (size_t i = 0; i < ops.size(); ++i) {
     settings.progress =
         say ? [&, i](const std::string& line) { say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line)); }
             : std::function<void(const std::string&)>();
-    // With workers, the next layer's search overlaps this layer's runs (the candidates' runs leave a core
-    // idle while the parent lowers and sends; the search kept both busy while the worker waited).
-    settings.searched = [&, i] {
-      if (settings.threads > 1 && i + 1 < ops.size()) search_ahead(ops[i + 1], workload.seed, spec, settings);
-    };
-    OpOutcome outcome = evaluate_op(ops[i], workload.seed, spec, machine, settings);
+    plans.push_back(plan_op(ops[i], workload.seed, spec, settings));
+  }
+  std::vector<PlannedOp*> batch;
+  for (const PlannedOpPtr& plan : plans) batch.push_back(plan.get());
+  run_planned(batch, spec, machine, settings);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OpOutcome outcome = finish_op(*plans[i], spec, machine, settings);
+    plans[i].reset();
     if (settings.trace && outcome.record.winner >= 0) {
       append_trace(outcome.winner_result, outcome.winner_program(), spec, ops[i].name, offset_us, tracks,
                    intervals);

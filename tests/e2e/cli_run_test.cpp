@@ -393,7 +393,9 @@ TEST(CliRun, Llama2PrefillOnMesh4x4MapsToAFlashFormWithinTenPercentOfTheDramMini
       EXPECT_LE(static_cast<double>(bytes), 1.10 * static_cast<double>(minimum)) << label;
       EXPECT_NEAR(run["cycles"].get<double>(), 1437281.0, 0.02 * 1437281.0) << label;
     }
-    if (label.rfind("naive", 0) == 0) EXPECT_GE(bytes, minimum + 4LL * 32 * 2098176 * 2) << label;
+    if (label.rfind("naive", 0) == 0) {
+      EXPECT_GE(bytes, minimum + 4LL * 32 * 2098176 * 2) << label;
+    }
   }
   EXPECT_TRUE(winner_seen);
 }
