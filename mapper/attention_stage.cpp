@@ -453,6 +453,9 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
   // last step with its final rescale); the global index of the tile each reads.
   struct Step {
     int64_t tile = 0, cycles = 0;
+    int slot = 0;
+    int64_t q_load = 0;  // a block's first step: its Q load's cycles (else 0)
+    bool last = false;   // a block's last step
   };
   std::vector<std::vector<Step>> steps(static_cast<size_t>(cores));
   std::vector<int> readers;  // per global tile: the cores that read it
@@ -463,8 +466,8 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
       readers.push_back(0);
       for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
         bool reads = false;
-        for (size_t block_index : stream.slots[c]) {
-          const QBlock& block = blocks[block_index];
+        for (size_t slot = 0; slot < stream.slots[c].size(); ++slot) {
+          const QBlock& block = blocks[stream.slots[c][slot]];
           const int64_t keys = keys_seen(block), k0 = j * cols;
           if (k0 >= keys) continue;
           const TileStep step =
@@ -472,7 +475,8 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
           int64_t cycles = step.cycles();
           work.pe[c] += step.pe;
           work.vec[c] += step.vec;
-          if (k0 + cols >= keys) {  // the block's last tile: its final rescale, its store on the side engines
+          Step entry{t, 0, static_cast<int>(slot), 0, k0 + cols >= keys};
+          if (entry.last) {  // the block's last tile: its final rescale, its store on the side engines
             const int64_t finish =
                 attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
             const int64_t store = block_transfer_cycles(spec, engines.stores, block);
@@ -481,13 +485,11 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
             work.dma[c] += store;
           }
           if (j == 0) {
-            // Its Q load on the side engines: before the core's first step in the first stream, under the
-            // previous stream's steps after that.
-            const int64_t q_load = block_transfer_cycles(spec, engines.stores, block);
-            work.dma[c] += q_load;
-            if (si == 0) work.cycles[c] += q_load;
+            entry.q_load = block_transfer_cycles(spec, engines.stores, block);
+            work.dma[c] += entry.q_load;
           }
-          steps[c].push_back(Step{t, cycles});
+          entry.cycles = cycles;
+          steps[c].push_back(entry);
           reads = true;
         }
         if (reads) ++readers.back();
@@ -499,7 +501,12 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
   // The lockstep: the leader loads tile t after tile t - 1 and once every core that reads tile t - kv_buffers
   // has freed its buffer; a core's step starts at the later of its previous step's end and its tile's
   // arrival. A core whose blocks see a tile more often than another's falls behind and holds the loads back.
+  // A block's Q loads on the core's side engines, one after another, once the block before it in its slot
+  // has done its last step (with one block a core, a stream's Q load waits for the previous stream's end).
   const size_t tiles = readers.size();
+  std::vector<std::vector<int64_t>> slot_free(static_cast<size_t>(cores),
+                                              std::vector<int64_t>(attention::kMostBlocksPerCore, 0));
+  std::vector<int64_t> side_free(static_cast<size_t>(cores), 0);
   std::vector<int64_t> arrival(tiles, -1), freed(tiles, 0);
   std::vector<int> pending = readers;
   std::vector<size_t> at(static_cast<size_t>(cores), 0);
@@ -521,7 +528,14 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
       const std::vector<Step>& list = steps[c];
       for (size_t& i = at[c]; i < list.size() && arrival[static_cast<size_t>(list[i].tile)] >= 0; ++i) {
         const auto t = static_cast<size_t>(list[i].tile);
-        work.cycles[c] = std::max(work.cycles[c], arrival[t]) + list[i].cycles;
+        const auto slot = static_cast<size_t>(list[i].slot);
+        int64_t start = std::max(work.cycles[c], arrival[t]);
+        if (list[i].q_load > 0) {
+          side_free[c] = std::max(side_free[c], slot_free[c][slot]) + list[i].q_load;
+          start = std::max(start, side_free[c]);
+        }
+        work.cycles[c] = start + list[i].cycles;
+        if (list[i].last) slot_free[c][slot] = work.cycles[c];
         if (i + 1 == list.size() || list[i + 1].tile != list[i].tile) {
           --pending[t];
           freed[t] = std::max(freed[t], work.cycles[c]);
