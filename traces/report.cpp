@@ -313,8 +313,18 @@ std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
       loser_share = loser_shares[i].second, winner_share = winner_shares[i].second;
     }
   }
-  if (loser.cycles - winner.cycles <= winner.cycles / 200)
-    return fmt::format("a tie: {} cycles more (within 0.5%)", loser.cycles - winner.cycles);
+  // Faster, yet not the winner: the run is judged by energy, energy x delay or DRAM bytes.
+  if (loser.cycles < winner.cycles - winner.cycles / 200)
+    return fmt::format("{:.2f}x the cycles (faster), {:.2f}x the energy, {:.2f}x the DRAM traffic",
+                       static_cast<double>(loser.cycles) / static_cast<double>(winner.cycles),
+                       winner.energy_uj > 0 ? loser.energy_uj / winner.energy_uj : 0.0,
+                       winner.dram_bytes > 0
+                           ? static_cast<double>(loser.dram_bytes) / static_cast<double>(winner.dram_bytes)
+                           : 0.0);
+  if (std::abs(loser.cycles - winner.cycles) <= winner.cycles / 200)
+    return loser.cycles >= winner.cycles
+               ? fmt::format("a tie: {} cycles more (within 0.5%)", loser.cycles - winner.cycles)
+               : fmt::format("a tie: {} cycles fewer (within 0.5%)", winner.cycles - loser.cycles);
   std::string text = fmt::format("{:.2f}x the cycles",
                                  winner.cycles > 0 ? static_cast<double>(loser.cycles) / winner.cycles : 0.0);
   // A vector op's PE arrays have no work: their waits say nothing of why it lost.
