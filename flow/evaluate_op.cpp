@@ -134,7 +134,7 @@ struct PlannedOp {
     if (objective != mapper::Objective::cycles) return fewest;
     for (size_t j = 0; j < pending.size(); ++j) {
       if (pending[j].row != pending[i].row || pending[j].rank >= pending[i].rank) continue;
-      const sim::RunResult* timing = known(j);
+      const auto* timing = known(j);
       if (timing && !timing->stopped && (!fewest || timing->cycles < *fewest)) fewest = timing->cycles;
     }
     return fewest;
@@ -279,8 +279,29 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
   for (PlannedOp* plan : plans) plan->to_run.clear();
 }
 
+bool finish_needs_machine(const PlannedOp& plan, const RunSettings& settings) {
+  if (!plan.mapped) return false;
+  if (!settings.timing_only || settings.trace) return true;
+  // The stop decisions of finish_op without their runs: does a stop at a looser bound need a run again?
+  struct Known {
+    bool stopped = false;
+    int64_t cycles = 0, bound_cycles = 0;
+  };
+  std::vector<Known> known;
+  for (const Pending& candidate : plan.pending)
+    known.push_back(
+        Known{candidate.timing->stopped, candidate.timing->cycles, candidate.timing->bound_cycles});
+  for (size_t i = 0; i < known.size(); ++i) {
+    const std::optional<int64_t> bound =
+        plan.fewest_before(i, settings.objective, [&](size_t j) -> const Known* { return &known[j]; });
+    if (known[i].stopped && (!bound || known[i].bound_cycles < *bound)) return true;
+    if (bound && (known[i].stopped || known[i].cycles > *bound)) known[i] = Known{true, 0, *bound};
+  }
+  return false;
+}
+
 OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& machine,
-                    const RunSettings& settings) {
+                    const RunSettings& settings, std::vector<std::string>* progress_lines) {
   if (!plan.mapped) return std::move(plan.outcome);
   TESSERA_ASSERT(plan.to_run.empty(), "an op's candidates are run before it is finished");
   const ops::Op& op = *plan.op;
@@ -291,7 +312,10 @@ OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& m
   std::vector<Pending>& pending = plan.pending;
   const std::vector<std::string>& row_names = plan.row_names;
   auto say = [&](const std::string& line) {
-    if (plan.say) plan.say(line);
+    if (progress_lines)
+      progress_lines->push_back(line);
+    else if (plan.say)
+      plan.say(line);
   };
   auto program_of = [&](Pending& candidate) -> const arch::Program& {
     if (!candidate.program) {

@@ -69,8 +69,12 @@ PlannedOpPtr plan_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spe
                      const RunSettings& settings);
 void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spec, sim::Machine& machine,
                  const RunSettings& settings);
+// finish_op runs the machine only where finish_needs_machine says so (a functional run, the trace, or a stop
+// at a looser bound to run again); where it does not, plans may be finished on several threads at once, each
+// with its progress lines kept in `progress_lines` (to print in the ops' order) rather than printed.
 OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& machine,
-                    const RunSettings& settings);
+                    const RunSettings& settings, std::vector<std::string>* progress_lines = nullptr);
+bool finish_needs_machine(const PlannedOp& plan, const RunSettings& settings);
 
 OpOutcome evaluate_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spec, sim::Machine& machine,
                       const RunSettings& settings);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "arch/isa/program_text.hpp"
+#include "common/parallel.hpp"
 #include "flow/records.hpp"
 #include "sim/machine.hpp"
 #include "traces/chrome_trace.hpp"
@@ -34,9 +35,29 @@ WorkloadRun run_workload(const ops::Workload& workload, const arch::ArchSpec& sp
   std::vector<PlannedOp*> batch;
   for (const PlannedOpPtr& plan : plans) batch.push_back(plan.get());
   run_planned(batch, spec, machine, settings);
+  // Finished on --threads threads where no op needs the machine again (timing only, no trace), their progress
+  // lines then printed in the ops' order; else one after another.
+  std::vector<OpOutcome> outcomes(ops.size());
+  bool apart = settings.threads > 1;
+  for (const PlannedOpPtr& plan : plans) apart = apart && !finish_needs_machine(*plan, settings);
+  if (apart) {
+    std::vector<std::vector<std::string>> lines(ops.size());
+    for_each_item(static_cast<int64_t>(ops.size()), settings.threads, [&](int64_t i) {
+      const auto op = static_cast<size_t>(i);
+      outcomes[op] = finish_op(*plans[op], spec, machine, settings, &lines[op]);
+      plans[op].reset();
+    });
+    if (say)
+      for (size_t i = 0; i < ops.size(); ++i)
+        for (const std::string& line : lines[i]) say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line));
+  } else {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      outcomes[i] = finish_op(*plans[i], spec, machine, settings);
+      plans[i].reset();
+    }
+  }
   for (size_t i = 0; i < ops.size(); ++i) {
-    OpOutcome outcome = finish_op(*plans[i], spec, machine, settings);
-    plans[i].reset();
+    OpOutcome outcome = std::move(outcomes[i]);
     if (settings.trace && outcome.record.winner >= 0) {
       append_trace(outcome.winner_result, outcome.winner_program(), spec, ops[i].name, offset_us, tracks,
                    intervals);
