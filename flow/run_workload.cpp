@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <exception>
+
 #include "arch/isa/program_text.hpp"
 #include "common/parallel.hpp"
 #include "flow/records.hpp"
@@ -42,11 +44,18 @@ WorkloadRun run_workload(const ops::Workload& workload, const arch::ArchSpec& sp
   for (const PlannedOpPtr& plan : plans) apart = apart && !finish_needs_machine(*plan, settings);
   if (apart) {
     std::vector<std::vector<std::string>> lines(ops.size());
+    std::vector<std::exception_ptr> errors(ops.size());  // the first op's in the ops' order is rethrown
     for_each_item(static_cast<int64_t>(ops.size()), settings.threads, [&](int64_t i) {
       const auto op = static_cast<size_t>(i);
-      outcomes[op] = finish_op(*plans[op], spec, machine, settings, &lines[op]);
+      try {
+        outcomes[op] = finish_op(*plans[op], spec, machine, settings, &lines[op]);
+      } catch (...) {
+        errors[op] = std::current_exception();
+      }
       plans[op].reset();
     });
+    for (const std::exception_ptr& error : errors)
+      if (error) std::rethrow_exception(error);
     if (say)
       for (size_t i = 0; i < ops.size(); ++i)
         for (const std::string& line : lines[i]) say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line));
