@@ -7,6 +7,7 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -33,6 +34,9 @@ using attention::ProgramTensors;
 using attention::Run;
 
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
+// A multicast core's block count in words ("two a core").
+constexpr const char* kCountWords[] = {"no", "one", "two", "three", "four"};
+static_assert(std::size(kCountWords) == attention::kMostBlocksPerCore + 1, "a word for every block count");
 constexpr int64_t kBlockColChoices[] = {16, 32, 64, 128, 256, 512};
 
 // A K/V tile's loads into buffer `buffer`: the K blocks, then the V blocks (its runs dealt round `group`),
@@ -156,11 +160,7 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
         streams(t.values[kBlockRows], t.values[kBlockCols], static_cast<int>(t.values[kCores])));
     return fmt::format(
         "flash-mc {} cores {} q blocks of {} rows ({} a core), k/v tiles of {} multicast, {} k/v buffers",
-        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
-        per_core == 1   ? "one"
-        : per_core == 2 ? "two"
-        : per_core == 3 ? "three"
-                        : "four",
+        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows], kCountWords[per_core],
         t.values[kBlockCols], std::max<int64_t>(2, t.values[kKvBuffers]));
   }
   return fmt::format("flash {} cores {} q blocks of {} rows, k/v tiles of {} db=kv,s,p",
