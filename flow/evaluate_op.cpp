@@ -246,6 +246,17 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
     }
     return *candidate.program;
   };
+  // Per run, the plans whose candidates it times (a repeated layer's too), and per plan the runs it waits
+  // for: an op says when its last candidate is in.
+  std::vector<std::vector<PlannedOp*>> plans_of_run(runs.size());
+  std::map<const PlannedOp*, size_t> awaited;
+  for (size_t t = 0; t < jobs.size(); ++t) {
+    std::vector<PlannedOp*>& waiting = plans_of_run[run_of[t]];
+    if (std::find(waiting.begin(), waiting.end(), jobs[t].plan) == waiting.end()) {
+      waiting.push_back(jobs[t].plan);
+      ++awaited[jobs[t].plan];
+    }
+  }
   size_t runs_in = 0;
   std::vector<sim::RunResult> timings = machine.run_timing(
       runs.size(), program_of, settings.threads,
@@ -261,6 +272,10 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
         // A long run says when each candidate is in (a 8192^3 GEMM's take seconds each); short ones stay
         // quiet.
         ++runs_in;
+        for (PlannedOp* plan : plans_of_run[r])
+          if (--awaited[plan] == 0 && plan->say)
+            plan->say(fmt::format("{}: its candidates are in ({} of {} runs done)", plan->op->name, runs_in,
+                                  runs.size()));
         if (timing.host_seconds < kLongRunSeconds) return;
         const Job& job = jobs[runs[r]];
         if (job.plan->say)
