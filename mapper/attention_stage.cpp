@@ -194,19 +194,24 @@ PassEngines AttentionStage::flash_engines(const Mapping& mapping, const arch::Ar
                       static_cast<double>(rows * row_bytes));
 }
 
-AttentionStage::TileStep AttentionStage::tile_step(const Mapping& mapping, const arch::ArchSpec& spec,
-                                                   const PassEngines& engines, const InstructionTimer& timer,
-                                                   const QBlock& block, int64_t k0, int64_t keys,
-                                                   bool rescale, bool loads_its_tiles) const {
+AttentionStage::TileStep AttentionStage::tile_step(CoreCycles& work, const Mapping& mapping,
+                                                   const arch::ArchSpec& spec, const PassEngines& engines,
+                                                   const InstructionTimer& timer, const QBlock& block,
+                                                   int64_t k0, int64_t keys, bool rescale,
+                                                   bool loads_its_tiles) const {
+  const StepKey key{block.rows, keys, tile_masked(block, k0, keys), rescale, loads_its_tiles};
+  for (const auto& [known, step] : work.known_steps)
+    if (known == key) return step;
   const int64_t d = shape_.head_dim;
   const arch::VectorSpec& vector = *spec.core.vector;
   TileStep step;
   step.pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
             timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
   step.vec = attention::vector_cycles(vector, arch::VectorKind::online_softmax, block.rows, keys,
-                                      tile_masked(block, k0, keys) ? 2 : 1) +
+                                      key.masked ? 2 : 1) +
              (rescale ? attention::vector_cycles(vector, arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
   step.load = loads_its_tiles ? tile_load_cycles(mapping, spec, engines.loads, keys) : 0;
+  work.known_steps.emplace_back(key, step);
   return step;
 }
 
@@ -216,7 +221,7 @@ void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mappin
                                      int64_t end, bool loads_its_tiles) const {
   const int64_t cols = mapping.graph_tiling.values[kBlockCols];
   for (int64_t k0 = begin; k0 < end; k0 += cols) {
-    const TileStep step = tile_step(mapping, spec, engines, timer, block, k0, std::min(cols, end - k0),
+    const TileStep step = tile_step(work, mapping, spec, engines, timer, block, k0, std::min(cols, end - k0),
                                     k0 > begin, loads_its_tiles);
     work.cycles[core] += step.cycles();
     work.pe[core] += step.pe;
@@ -471,7 +476,7 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
           const int64_t keys = keys_seen(block), k0 = j * cols;
           if (k0 >= keys) continue;
           const TileStep step =
-              tile_step(mapping, spec, side, timer, block, k0, std::min(cols, keys - k0), j > 0, false);
+              tile_step(work, mapping, spec, side, timer, block, k0, std::min(cols, keys - k0), j > 0, false);
           int64_t cycles = step.cycles();
           work.pe[c] += step.pe;
           work.vec[c] += step.vec;

@@ -112,12 +112,29 @@ class AttentionStage final : public StageGraph {
   arch::Program lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                 const arch::ArchSpec& spec, const std::string& program_name) const;
 
+  // One K/V tile's step of a block: its matmuls', its softmax's and rescale's, and its loads' cycles.
+  struct TileStep {
+    int64_t pe = 0, vec = 0, load = 0;
+    int64_t cycles() const { return std::max({pe, vec, load}); }
+  };
+  // What a step depends on besides the mapping: the block's rows, the tile's keys, the mask's compare, the
+  // rescale and the loads.
+  struct StepKey {
+    int64_t rows = 0, keys = 0;
+    bool masked = false, rescale = false, loads = false;
+    bool operator==(const StepKey& other) const {
+      return rows == other.rows && keys == other.keys && masked == other.masked && rescale == other.rescale &&
+             loads == other.loads;
+    }
+  };
   // The flash forms' cost, core by core: each core's cycles (a K/V tile's step at the pace of its slowest
-  // unit) and the busy cycles of its PE array, vector unit, DMA engines and NoC port.
+  // unit) and the busy cycles of its PE array, vector unit, DMA engines and NoC port; the steps worked out so
+  // far in this evaluation (a few kinds, thousands of steps).
   struct CoreCycles {
     explicit CoreCycles(int cores)
         : cycles(static_cast<size_t>(cores), 0), pe(cycles), vec(cycles), dma(cycles), noc(cycles) {}
     std::vector<int64_t> cycles, pe, vec, dma, noc;
+    std::vector<std::pair<StepKey, TileStep>> known_steps;
   };
   // Keys [begin, end) of `block` on `core`: its Q load and its tiles' steps. A tile's step is the slowest of
   // its matmuls, its softmax (the mask's compare on the diagonal tiles only) and rescale (none on the range's
@@ -127,14 +144,11 @@ class AttentionStage final : public StageGraph {
                        const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
                        int64_t begin, int64_t end, bool loads_its_tiles) const;
   // One tile's step of add_flash_range: keys [k0, k0 + keys) of `block`, with the accumulator's rescale
-  // (`rescale`: not on a range's first tile) and, `loads_its_tiles`, the tile's loads.
-  struct TileStep {
-    int64_t pe = 0, vec = 0, load = 0;
-    int64_t cycles() const { return std::max({pe, vec, load}); }
-  };
-  TileStep tile_step(const Mapping& mapping, const arch::ArchSpec& spec, const PassEngines& engines,
-                     const InstructionTimer& timer, const QBlock& block, int64_t k0, int64_t keys,
-                     bool rescale, bool loads_its_tiles) const;
+  // (`rescale`: not on a range's first tile) and, `loads_its_tiles`, the tile's loads; from work.known_steps
+  // where it is there.
+  TileStep tile_step(CoreCycles& work, const Mapping& mapping, const arch::ArchSpec& spec,
+                     const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
+                     int64_t k0, int64_t keys, bool rescale, bool loads_its_tiles) const;
   // The multicast form's cost: its cores' steps in lockstep with the leader's one stream of K/V tiles.
   Cost multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec, const InstructionTimer& timer,
                       const PassEngines& engines) const;
