@@ -74,20 +74,20 @@ mapper::SearchResult search_or_reuse(const ops::Op& op, uint64_t seed, const arc
 void search_ahead(const std::vector<ops::Op>& ops, uint64_t seed, const arch::ArchSpec& spec,
                   const RunSettings& settings) {
   if (!settings.cache || settings.threads <= 1) return;
-  std::vector<const ops::Op*> unique;
+  std::vector<std::pair<ops::OpIdentity, const ops::Op*>> unique;
   std::set<ops::OpIdentity> seen;
   for (const ops::Op& op : ops) {
-    const ops::OpIdentity key = ops::identity_of(op);
+    ops::OpIdentity key = ops::identity_of(op);
     if (settings.cache->searches.count(key) || settings.cache->searched_ahead.count(key) ||
         !mapper::stages_of(op, spec, settings.dataflows).mapped() || !seen.insert(key).second)
       continue;
-    unique.push_back(&op);
+    unique.emplace_back(std::move(key), &op);
   }
   if (unique.size() < 2) return;  // one op's search is faster on every thread
   // A search that fails is not filed: plan_op searches that op again and throws its error in the ops' order.
   std::vector<std::optional<mapper::SearchResult>> found(unique.size());
   for_each_item(static_cast<int64_t>(unique.size()), settings.threads, [&](int64_t i) {
-    const ops::Op& op = *unique[static_cast<size_t>(i)];
+    const ops::Op& op = *unique[static_cast<size_t>(i)].second;
     mapper::SearchOptions options = search_options(op, seed, settings);
     options.threads = 1;
     try {
@@ -96,7 +96,7 @@ void search_ahead(const std::vector<ops::Op>& ops, uint64_t seed, const arch::Ar
     }
   });
   for (size_t i = 0; i < unique.size(); ++i)
-    if (found[i]) settings.cache->searched_ahead.emplace(ops::identity_of(*unique[i]), std::move(*found[i]));
+    if (found[i]) settings.cache->searched_ahead.emplace(std::move(unique[i].first), std::move(*found[i]));
 }
 
 // A candidate chosen for simulation: its row, its place in the row, its program when lowered, its timing

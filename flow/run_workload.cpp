@@ -27,11 +27,14 @@ WorkloadRun run_workload(const ops::Workload& workload, const arch::ArchSpec& sp
   // Every op planned (searched, its candidates picked), then all their candidates run as one batch, then
   // each op finished in order: no op's last run leaves a worker idle while the next op's wait.
   std::vector<PlannedOpPtr> plans;
+  // Op i's progress line, as it is printed.
+  auto say_of_op = [&](size_t i, const std::string& line) {
+    say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line));
+  };
   search_ahead(ops, workload.seed, spec, settings);
   for (size_t i = 0; i < ops.size(); ++i) {
-    settings.progress =
-        say ? [&, i](const std::string& line) { say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line)); }
-            : std::function<void(const std::string&)>();
+    settings.progress = say ? [&, i](const std::string& line) { say_of_op(i, line); }
+                            : std::function<void(const std::string&)>();
     plans.push_back(plan_op(ops[i], workload.seed, spec, settings));
   }
   std::vector<PlannedOp*> batch;
@@ -58,7 +61,7 @@ WorkloadRun run_workload(const ops::Workload& workload, const arch::ArchSpec& sp
       if (error) std::rethrow_exception(error);
     if (say)
       for (size_t i = 0; i < ops.size(); ++i)
-        for (const std::string& line : lines[i]) say(fmt::format("[{}/{}] {}", i + 1, ops.size(), line));
+        for (const std::string& line : lines[i]) say_of_op(i, line);
   } else {
     for (size_t i = 0; i < ops.size(); ++i) {
       outcomes[i] = finish_op(*plans[i], spec, machine, settings);

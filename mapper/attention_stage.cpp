@@ -233,6 +233,16 @@ void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mappin
   work.dma[core] += q_load;
 }
 
+int64_t AttentionStage::add_block_finish(CoreCycles& work, size_t core, const arch::ArchSpec& spec,
+                                         const PassEngines& engines, const QBlock& block) const {
+  const int64_t finish = attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows,
+                                                  shape_.head_dim, 0);
+  const int64_t store = block_transfer_cycles(spec, engines.stores, block);
+  work.vec[core] += finish;
+  work.dma[core] += store;
+  return finish + (spec.core.dma.engines > 1 ? 0 : store);
+}
+
 Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& work, int64_t kv_bytes,
                                 int64_t q_reload_bytes, int64_t reduction_bytes) const {
   const ops::AttentionShape& a = shape_;
@@ -253,26 +263,20 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   const int64_t form = mapping.graph_tiling.values[kForm];
   if (form == naive) return evaluate_naive(*this, mapping, spec);
   if (form == flash_split) return evaluate_split(mapping, spec);
-  const int64_t rows = mapping.graph_tiling.values[kBlockRows];
-  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
   const InstructionTimer timer(spec);
-  const std::vector<QBlock> blocks = q_blocks(rows);
-  CoreCycles work(cores);
-  int64_t kv_bytes = 0;
   const PassEngines engines = flash_engines(mapping, spec);
   if (form == flash_mc) return multicast_cost(mapping, spec, timer, engines);
-  // A block's part: its tiles' steps and Q load, its last rescale and store (on engines of its own from two).
+  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const std::vector<QBlock> blocks = q_blocks(mapping.graph_tiling.values[kBlockRows]);
+  CoreCycles work(cores);
+  int64_t kv_bytes = 0;
+  // A block's part: its tiles' steps and Q load, its last rescale and store.
   for (size_t i = 0; i < blocks.size(); ++i) {
     const size_t core = i * static_cast<size_t>(cores) / blocks.size();
     const QBlock& block = blocks[i];
     add_flash_range(work, core, mapping, spec, engines, timer, block, 0, keys_seen(block), true);
-    const int64_t finish =
-        attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
-    const int64_t store = block_transfer_cycles(spec, engines.stores, block);
-    work.cycles[core] += finish + (spec.core.dma.engines > 1 ? 0 : store);
-    work.vec[core] += finish;
-    work.dma[core] += store;
+    work.cycles[core] += add_block_finish(work, core, spec, engines, block);
     kv_bytes += 2 * keys_seen(block) * d * element;
   }
   return flash_cost(spec, work, kv_bytes, 0, 0);
@@ -481,14 +485,7 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
           work.pe[c] += step.pe;
           work.vec[c] += step.vec;
           Step entry{t, 0, static_cast<int>(slot), 0, k0 + cols >= keys};
-          if (entry.last) {  // the block's last tile: its final rescale, its store on the side engines
-            const int64_t finish =
-                attention::vector_cycles(*spec.core.vector, arch::VectorKind::scale_rows, block.rows, d, 0);
-            const int64_t store = block_transfer_cycles(spec, engines.stores, block);
-            cycles += finish + (spec.core.dma.engines > 1 ? 0 : store);
-            work.vec[c] += finish;
-            work.dma[c] += store;
-          }
+          if (entry.last) cycles += add_block_finish(work, c, spec, engines, block);
           if (j == 0) {
             entry.q_load = block_transfer_cycles(spec, engines.stores, block);
             work.dma[c] += entry.q_load;

@@ -143,6 +143,11 @@ class AttentionStage final : public StageGraph {
   void add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping, const arch::ArchSpec& spec,
                        const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
                        int64_t begin, int64_t end, bool loads_its_tiles) const;
+  // A block's end on `core`: its final rescale (O = accumulator / sum) and its store on the store engines,
+  // counted busy; returns the cycles they add to the core (the store's only on a machine of one DMA engine,
+  // where it cannot run beside the next block).
+  int64_t add_block_finish(CoreCycles& work, size_t core, const arch::ArchSpec& spec,
+                           const PassEngines& engines, const QBlock& block) const;
   // One tile's step of add_flash_range: keys [k0, k0 + keys) of `block`, with the accumulator's rescale
   // (`rescale`: not on a range's first tile) and, `loads_its_tiles`, the tile's loads; from work.known_steps
   // where it is there.
