@@ -209,7 +209,14 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
   };
   auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
-  auto indexed = [](const char* name, int64_t index) { return fmt::format("{}[{}]", name, index % 2); };
+  // Semaphore `name` of buffer index % 2 (its two buffers), by id.
+  IndexedSemaphores ids(program);
+  auto here_at = [&](const char* name, int64_t index) {
+    return arch::SemaphoreRef{ids.id(name, index % 2), arch::kSameCore};
+  };
+  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
+    return arch::SemaphoreWait{here_at(name, index), count};
+  };
   auto round_op = [&](uint64_t from, uint64_t to, int64_t rows, int64_t cols, double scale) {
     arch::VecOp round;
     round.kind = arch::VectorKind::map;
@@ -265,7 +272,7 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
           arch::DmaLoad load;
           load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
           load.sram_address = buffers.q;
-          std::vector<arch::SemaphoreWait> waits;
+          arch::Waits waits;
           if (i != first) waits.push_back(wait("q_free"));
           loads.push_back(make_instruction(load_queue, load, waits, {here("q_full")}));
         }
@@ -277,26 +284,25 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         arch::PeMatmul s = stage.matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer],
                                            buffers.s_accumulator[buffer], block.rows, cols, d);
         s.w_transposed = true;
-        std::vector<arch::SemaphoreWait> waits = {wait(indexed("k_full", n), static_cast<int>(runs.size()))};
+        arch::Waits waits = {wait_at("k_full", n, static_cast<int>(runs.size()))};
         if (first_tile) waits.push_back(wait("q_full"));
-        if (n >= 2) waits.push_back(wait(indexed("s_accumulator_free", n)));
-        std::vector<arch::SemaphoreRef> signals = {here(indexed("s_accumulator_full", n)),
-                                                   here(indexed("k_free", n))};
+        if (n >= 2) waits.push_back(wait_at("s_accumulator_free", n));
+        arch::Signals signals = {here_at("s_accumulator_full", n), here_at("k_free", n)};
         if (last_tile) signals.push_back(here("q_free"));
         rest.push_back(make_instruction(pe_queue, s, waits, signals));
         // S = scale * Q K^T in the op's type.
-        std::vector<arch::SemaphoreWait> round_waits = {wait(indexed("s_accumulator_full", n))};
-        if (n >= 2) round_waits.push_back(wait(indexed("s_out_free", n)));
-        rest.push_back(make_instruction(
-            vec_queue,
-            round_op(buffers.s_accumulator[buffer], buffers.s_out[buffer], block.rows, cols,
-                     a.effective_scale()),
-            round_waits, {here(indexed("s_accumulator_free", n)), here(indexed("s_out_full", n))}));
+        arch::Waits round_waits = {wait_at("s_accumulator_full", n)};
+        if (n >= 2) round_waits.push_back(wait_at("s_out_free", n));
+        rest.push_back(make_instruction(vec_queue,
+                                        round_op(buffers.s_accumulator[buffer], buffers.s_out[buffer],
+                                                 block.rows, cols, a.effective_scale()),
+                                        round_waits,
+                                        {here_at("s_accumulator_free", n), here_at("s_out_full", n)}));
         arch::DmaStore store;
         store.sram_address = buffers.s_out[buffer];
         store.destination = arch::TensorRegion{s_tensor, block.first_row, block.rows, k0, cols};
-        rest.push_back(make_instruction(store_queue, store, {wait(indexed("s_out_full", n))},
-                                        {here(indexed("s_out_free", n)), here(indexed("s_stored", i))}));
+        rest.push_back(make_instruction(store_queue, store, {wait_at("s_out_full", n)},
+                                        {here_at("s_out_free", n), here_at("s_stored", i)}));
         pass.loads.push_back(std::move(loads));
         pass.rest.push_back(std::move(rest));
       }
@@ -313,10 +319,10 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         arch::DmaLoad load;
         load.source = arch::TensorRegion{s_tensor, block.first_row + r0, rows, 0, keys};
         load.sram_address = chunk;
-        std::vector<arch::SemaphoreWait> waits;
-        if (r0 == 0) waits.push_back(wait(indexed("s_stored", i), s_stores));
-        if (n >= 2) waits.push_back(wait(indexed("chunk_free", n)));
-        pass.loads.push_back({make_instruction(store_queue, load, waits, {here(indexed("chunk_full", n))})});
+        arch::Waits waits;
+        if (r0 == 0) waits.push_back(wait_at("s_stored", i, s_stores));
+        if (n >= 2) waits.push_back(wait_at("chunk_free", n));
+        pass.loads.push_back({make_instruction(store_queue, load, waits, {here_at("chunk_full", n)})});
         arch::VecOp softmax;
         softmax.kind = arch::VectorKind::softmax;
         softmax.dtype = softmax.out_dtype = dtype;
@@ -324,13 +330,13 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         softmax.rows = rows;
         softmax.cols = keys;
         softmax.causal_shift = chunk_shift(stage, block, r0, keys);
-        Part rest = {make_instruction(vec_queue, softmax, {wait(indexed("chunk_full", n))},
-                                      {here(indexed("chunk_done", n))})};
+        Part rest = {
+            make_instruction(vec_queue, softmax, {wait_at("chunk_full", n)}, {here_at("chunk_done", n)})};
         arch::DmaStore store;
         store.sram_address = chunk;
         store.destination = arch::TensorRegion{p_tensor, block.first_row + r0, rows, 0, keys};
-        rest.push_back(make_instruction(store_queue, store, {wait(indexed("chunk_done", n))},
-                                        {here(indexed("chunk_free", n)), here(indexed("p_stored", i))}));
+        rest.push_back(make_instruction(store_queue, store, {wait_at("chunk_done", n)},
+                                        {here_at("chunk_free", n), here_at("p_stored", i)}));
         pass.rest.push_back(std::move(rest));
       }
       return parts_of(std::move(pass));
@@ -348,10 +354,10 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         arch::DmaLoad load;
         load.source = arch::TensorRegion{p_tensor, block.first_row, block.rows, k0, cols};
         load.sram_address = buffers.p[buffer];
-        std::vector<arch::SemaphoreWait> waits;
-        if (first_tile) waits.push_back(wait(indexed("p_stored", i), p_stores));
-        if (n >= 2) waits.push_back(wait(indexed("p_free", n)));
-        loads.push_back(make_instruction(load_queue, load, waits, {here(indexed("p_full", n))}));
+        arch::Waits waits;
+        if (first_tile) waits.push_back(wait_at("p_stored", i, p_stores));
+        if (n >= 2) waits.push_back(wait_at("p_free", n));
+        loads.push_back(make_instruction(load_queue, load, waits, {here_at("p_full", n)}));
         const std::vector<attention::Run> runs =
             attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
         attention::append_kv_loads(loads, program, load_group, tensors, "v", buffer, buffers.v[buffer], runs,
@@ -360,14 +366,13 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         arch::PeMatmul pv = stage.matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
                                             buffers.accumulator, block.rows, d, cols);
         pv.accumulate = !first_tile;
-        std::vector<arch::SemaphoreWait> pv_waits = {
-            wait(indexed("v_full", n), static_cast<int>(runs.size())), wait(indexed("p_full", n))};
+        arch::Waits pv_waits = {wait_at("v_full", n, static_cast<int>(runs.size())), wait_at("p_full", n)};
         if (first_tile && i != first) pv_waits.push_back(wait("accumulator_free"));
-        std::vector<arch::SemaphoreRef> signals = {here(indexed("p_free", n)), here(indexed("v_free", n))};
+        arch::Signals signals = {here_at("p_free", n), here_at("v_free", n)};
         if (last_tile) signals.push_back(here("pv_done"));
         rest.push_back(make_instruction(pe_queue, pv, pv_waits, signals));
         if (last_tile) {
-          std::vector<arch::SemaphoreWait> round_waits = {wait("pv_done")};
+          arch::Waits round_waits = {wait("pv_done")};
           if (i != first) round_waits.push_back(wait("out_free"));
           rest.push_back(make_instruction(vec_queue,
                                           round_op(buffers.accumulator, buffers.out, block.rows, d, 1.0),

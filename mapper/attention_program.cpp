@@ -128,7 +128,7 @@ void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& progra
     load.sram_address =
         sram_address + static_cast<uint64_t>((run.first_key + piece.block.rows.first) * d * element);
     load.destinations = destinations;
-    std::vector<arch::SemaphoreWait> waits;
+    arch::Waits waits;
     if (frees > 0 && std::find(waited.begin(), waited.end(), engine) == waited.end()) {
       waits.push_back(arch::SemaphoreWait{
           semaphore(engine_semaphore(fmt::format("{}_free", name), index, group, engine)), frees});

@@ -590,7 +590,7 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
     auto finish_block = [&](size_t t) {
       const QBlock& block = blocks[tiles[t].block];
       const std::vector<DealtBlock> pieces = store_dealer.deal(block.rows, row_bytes);
-      std::vector<arch::SemaphoreWait> waits = {wait("pv_done")};
+      arch::Waits waits = {wait("pv_done")};
       if (tiles[t].block != first)
         waits.push_back(arch::SemaphoreWait{semaphore("out_free"), static_cast<int>(last_store_pieces)});
       list.push_back(make_instruction(
@@ -627,7 +627,7 @@ void AttentionStage::append_block_store(std::vector<arch::Instruction>& list, ar
     store.sram_address = out + static_cast<uint64_t>(piece.rows.first * row_bytes);
     store.destination =
         arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
-    std::vector<arch::SemaphoreRef> signals;
+    arch::Signals signals;
     if (!free_signal.empty())
       signals.push_back(arch::SemaphoreRef{program.semaphore_id(free_signal), arch::kSameCore});
     const arch::SemaphoreRef full{
@@ -637,9 +637,9 @@ void AttentionStage::append_block_store(std::vector<arch::Instruction>& list, ar
   }
 }
 
-std::vector<arch::SemaphoreRef> AttentionStage::out_full_signals(
-    arch::Program& program, const EngineGroup& stores, const std::vector<DealtBlock>& pieces) const {
-  std::vector<arch::SemaphoreRef> signals;
+arch::Signals AttentionStage::out_full_signals(arch::Program& program, const EngineGroup& stores,
+                                               const std::vector<DealtBlock>& pieces) const {
+  arch::Signals signals;
   for (int engine : engines_of(pieces))
     signals.push_back(arch::SemaphoreRef{
         program.semaphore_id(engine_semaphore("out_full", "", stores, engine)), arch::kSameCore});
@@ -659,6 +659,13 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
   };
   auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  IndexedSemaphores ids(program);
+  auto semaphore_at = [&](const char* name, int64_t index) {
+    return arch::SemaphoreRef{ids.id(name, index), arch::kSameCore};
+  };
+  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
+    return arch::SemaphoreWait{semaphore_at(name, index), count};
+  };
   auto on_engine = [&](const std::string& name, const std::string& index, int engine) {
     return semaphore(engine_semaphore(name, index, loads, engine));
   };
@@ -681,7 +688,7 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
   list.reserve(expected);
   // The frees of a buffer go to the engines of its next load (none left: the first engine's, unwaited).
   auto free_signals = [&](const char* name, const std::string& index, const std::vector<int>& next_engines,
-                          std::vector<arch::SemaphoreRef>& signals) {
+                          arch::Signals& signals) {
     if (next_engines.empty()) signals.push_back(on_engine(name, index, loads.first));
     for (int engine : next_engines) signals.push_back(on_engine(name, index, engine));
   };
@@ -696,7 +703,7 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
         load.source =
             arch::TensorRegion{tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
         load.sram_address = buffers.q + static_cast<uint64_t>(piece.rows.first * d * element);
-        std::vector<arch::SemaphoreWait> waits;
+        arch::Waits waits;
         if (tile.block != first && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
           waits.push_back(arch::SemaphoreWait{on_engine("q_free", "", piece.engine), 1});
           waited.push_back(piece.engine);
@@ -717,11 +724,10 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     arch::PeMatmul s =
         matmul_op(dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
     s.w_transposed = true;
-    std::vector<arch::SemaphoreWait> waits = {
-        arch::SemaphoreWait{semaphore(fmt::format("k_full[{}]", buffer)), count_of(k_pieces[t])}};
+    arch::Waits waits = {arch::SemaphoreWait{semaphore_at("k_full", buffer), count_of(k_pieces[t])}};
     if (tile.first) waits.push_back(arch::SemaphoreWait{semaphore("q_full"), count_of(q_pieces[t])});
-    if (t >= 2) waits.push_back(wait(fmt::format("s_free[{}]", buffer)));
-    std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("s_full[{}]", buffer))};
+    if (t >= 2) waits.push_back(wait_at("s_free", buffer));
+    arch::Signals signals = {semaphore_at("s_full", buffer)};
     free_signals("k_free", fmt::format("[{}]", buffer),
                  t + 2 < tiles.size() ? attention::engines_of(k_pieces[t + 2]) : std::vector<int>{}, signals);
     if (tile.last)
@@ -736,14 +742,13 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     arch::PeMatmul pv = matmul_op(dataflow, buffers.p[buffer], buffers.v[buffer], buffers.accumulator,
                                   block.rows, d, tile.cols);
     pv.accumulate = !tile.first;
-    std::vector<arch::SemaphoreWait> waits = {
-        arch::SemaphoreWait{semaphore(fmt::format("v_full[{}]", buffer)), count_of(v_pieces[t])},
-        wait(fmt::format("p_full[{}]", buffer))};
+    arch::Waits waits = {arch::SemaphoreWait{semaphore_at("v_full", buffer), count_of(v_pieces[t])},
+                         wait_at("p_full", buffer)};
     if (!tile.first) waits.push_back(wait("acc_ready"));
-    std::vector<arch::SemaphoreRef> signals = {semaphore(tile.last ? last_pv_signal : "pv_done")};
+    arch::Signals signals = {semaphore(tile.last ? last_pv_signal : "pv_done")};
     free_signals("v_free", fmt::format("[{}]", buffer),
                  t + 2 < tiles.size() ? attention::engines_of(v_pieces[t + 2]) : std::vector<int>{}, signals);
-    signals.push_back(semaphore(fmt::format("p_free[{}]", buffer)));
+    signals.push_back(semaphore_at("p_free", buffer));
     list.push_back(make_instruction(pe_queue, pv, waits, signals));
   };
   for (size_t t = 0; t < tiles.size(); ++t) {
@@ -759,11 +764,10 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     const int buffer = static_cast<int>(t % 2);
     const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
                                            buffers.p[buffer], buffers.statistics);
-    std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", buffer))};
-    if (t >= 2) waits.push_back(wait(fmt::format("p_free[{}]", buffer)));
-    list.push_back(make_instruction(
-        vec_queue, softmax, waits,
-        {semaphore(fmt::format("s_free[{}]", buffer)), semaphore(fmt::format("p_full[{}]", buffer))}));
+    arch::Waits waits = {wait_at("s_full", buffer)};
+    if (t >= 2) waits.push_back(wait_at("p_free", buffer));
+    list.push_back(make_instruction(vec_queue, softmax, waits,
+                                    {semaphore_at("s_free", buffer), semaphore_at("p_full", buffer)}));
     if (!tile.first)
       list.push_back(make_instruction(
           vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, false),
@@ -807,7 +811,13 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
   auto at_leader = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id(name), kLeader};
   };
-  auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
+  IndexedSemaphores ids(program);
+  auto here_at = [&](const char* name, int64_t index) {
+    return arch::SemaphoreRef{ids.id(name, index), arch::kSameCore};
+  };
+  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
+    return arch::SemaphoreWait{here_at(name, index), count};
+  };
   // One step of a block on a core: global K/V tile t (tile j of its stream), the block in `slot`.
   struct Item {
     size_t stream = 0, block = 0;
@@ -853,7 +863,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
   // A K (V) buffer's free at the leader, to each engine of its next load there (none left: the first's).
   auto free_at_leader = [&](const char* name, int64_t t,
                             const std::vector<std::vector<attention::RunBlock>>& pieces,
-                            std::vector<arch::SemaphoreRef>& signals) {
+                            arch::Signals& signals) {
     const int64_t next = t + kv_buffers;
     const std::string index = fmt::format("[{}]", t % kv_buffers);
     const std::vector<int> next_engines = next < static_cast<int64_t>(pieces.size())
@@ -901,14 +911,14 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
               arch::TensorRegion{tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
           load.sram_address =
               q_of(static_cast<int>(slot)) + static_cast<uint64_t>(piece.rows.first * row_bytes);
-          std::vector<arch::SemaphoreWait> waits;
+          arch::Waits waits;
           if (used[slot] && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
             waits.push_back(
                 arch::SemaphoreWait{on_side("q_free", fmt::format("[{}]", slot), piece.engine), 1});
             waited.push_back(piece.engine);
           }
           list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
-                                          {here(fmt::format("q_full[{}]", slot))}));
+                                          {here_at("q_full", slot)}));
         }
         used[slot] = 1;
       }
@@ -937,7 +947,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
           list.push_back(make_instruction(
               arch::QueueId{arch::QueueKind::dma, piece.engine}, store,
               {arch::SemaphoreWait{on_side("out_full", fmt::format("[{}]", slot), piece.engine), 1}},
-              {here(fmt::format("out_free[{}]", slot))}));
+              {here_at("out_free", slot)}));
         }
       }
     }
@@ -952,11 +962,11 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       arch::PeMatmul op = matmul_op(mapping.dataflow, q_of(item.slot), buffers.k[kv], buffers.s[sb],
                                     block.rows, item.cols, d);
       op.w_transposed = true;
-      std::vector<arch::SemaphoreWait> waits;
-      if (first_use(u)) waits.push_back(wait(fmt::format("k_full[{}]", kv), k_count(item.t)));
-      if (item.first) waits.push_back(wait(fmt::format("q_full[{}]", item.slot)));
-      if (u >= static_cast<size_t>(scores)) waits.push_back(wait(fmt::format("s_free[{}]", sb)));
-      std::vector<arch::SemaphoreRef> signals = {here(fmt::format("s_full[{}]", sb))};
+      arch::Waits waits;
+      if (first_use(u)) waits.push_back(wait_at("k_full", kv, k_count(item.t)));
+      if (item.first) waits.push_back(wait_at("q_full", item.slot));
+      if (u >= static_cast<size_t>(scores)) waits.push_back(wait_at("s_free", sb));
+      arch::Signals signals = {here_at("s_full", sb)};
       if (last_use(u)) free_at_leader("k_free", item.t, k_pieces, signals);
       if (item.last) {
         // To the engines of this slot's next Q load on this core (none left: the first side engine's).
@@ -978,12 +988,11 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of(item.slot),
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;
-      std::vector<arch::SemaphoreWait> waits;
-      if (first_use(u)) waits.push_back(wait(fmt::format("v_full[{}]", kv), v_count(item.t)));
-      waits.push_back(wait(fmt::format("p_full[{}]", sb)));
-      if (!item.first) waits.push_back(wait(fmt::format("acc_ready[{}]", item.slot)));
-      std::vector<arch::SemaphoreRef> signals = {here(fmt::format("pv_done[{}]", item.slot)),
-                                                 here(fmt::format("p_free[{}]", sb))};
+      arch::Waits waits;
+      if (first_use(u)) waits.push_back(wait_at("v_full", kv, v_count(item.t)));
+      waits.push_back(wait_at("p_full", sb));
+      if (!item.first) waits.push_back(wait_at("acc_ready", item.slot));
+      arch::Signals signals = {here_at("pv_done", item.slot), here_at("p_free", sb)};
       if (last_use(u)) free_at_leader("v_free", item.t, v_pieces, signals);
       list.push_back(make_instruction(pe_queue, op, waits, signals));
     };
@@ -1015,14 +1024,13 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto finish = [&](size_t u) {
       const Item& item = work[u];
       const auto slot = static_cast<size_t>(item.slot);
-      std::vector<arch::SemaphoreWait> final_waits = {wait(fmt::format("pv_done[{}]", item.slot))};
+      arch::Waits final_waits = {wait_at("pv_done", item.slot)};
       if (slot_used[slot])
-        final_waits.push_back(
-            wait(fmt::format("out_free[{}]", item.slot), static_cast<int>(last_stored[slot])));
+        final_waits.push_back(wait_at("out_free", item.slot, static_cast<int>(last_stored[slot])));
       slot_used[slot] = 1;
       const std::vector<DealtBlock>& stored = store_pieces[item.stream][slot];
       last_stored[slot] = static_cast<int64_t>(stored.size());
-      std::vector<arch::SemaphoreRef> full;
+      arch::Signals full;
       for (int engine : engines_of(stored))
         full.push_back(on_side("out_full", fmt::format("[{}]", item.slot), engine));
       list.push_back(make_instruction(
@@ -1037,15 +1045,14 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       const int sb = static_cast<int>(u % scores);
       const arch::VecOp softmax = softmax_op(block, item.k0, item.cols, item.first, buffers.s[sb],
                                              buffers.p[sb], stats_of(item.slot));
-      std::vector<arch::SemaphoreWait> waits = {wait(fmt::format("s_full[{}]", sb))};
-      if (u >= static_cast<size_t>(scores)) waits.push_back(wait(fmt::format("p_free[{}]", sb)));
+      arch::Waits waits = {wait_at("s_full", sb)};
+      if (u >= static_cast<size_t>(scores)) waits.push_back(wait_at("p_free", sb));
       list.push_back(
-          make_instruction(vec_queue, softmax, waits,
-                           {here(fmt::format("s_free[{}]", sb)), here(fmt::format("p_full[{}]", sb))}));
+          make_instruction(vec_queue, softmax, waits, {here_at("s_free", sb), here_at("p_full", sb)}));
       if (!item.first)
         list.push_back(make_instruction(
             vec_queue, scale_op(block, acc_of(item.slot), out_of(item.slot), stats_of(item.slot), false),
-            {wait(fmt::format("pv_done[{}]", item.slot))}, {here(fmt::format("acc_ready[{}]", item.slot))}));
+            {wait_at("pv_done", item.slot)}, {here_at("acc_ready", item.slot)}));
       if (unfinished) finish(*std::exchange(unfinished, std::nullopt));
       if (item.last) {
         if (u + 1 < work.size() && work[u + 1].slot != item.slot)

@@ -204,8 +204,8 @@ class AttentionStage final : public StageGraph {
                           const EngineGroup& stores, const std::vector<DealtBlock>& pieces,
                           const attention::ProgramTensors& tensors, const QBlock& block, uint64_t out,
                           const std::string& free_signal) const;
-  std::vector<arch::SemaphoreRef> out_full_signals(arch::Program& program, const EngineGroup& stores,
-                                                   const std::vector<DealtBlock>& pieces) const;
+  arch::Signals out_full_signals(arch::Program& program, const EngineGroup& stores,
+                                 const std::vector<DealtBlock>& pieces) const;
   // The split-KV form's (mapper/attention_split.cpp).
   arch::Program lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                             const arch::ArchSpec& spec, const std::string& program_name) const;

@@ -75,8 +75,7 @@ std::vector<Residency> residencies(const std::vector<TileIteration>& iterations,
 
 // An instruction with the key that orders it among its core's instructions (the iteration it belongs to).
 struct Keyed {
-  double key;
-  int order;  // tie-break: creation order
+  double key;  // ties: creation order
   arch::Instruction instruction;
 };
 
@@ -84,12 +83,15 @@ class Lowering {
  public:
   Lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec)
       : op_(op), seed_(seed), mapping_(mapping), stage_(*mapping.stage), spec_(spec) {
+    for (const char* name :
+         {"a_full", "w_full", "o_free", "o_done", "rdy", "psum", "e_full", "e_free", "v_done"})
+      name_of(name);  // in the order of Names
     contraction_ = plan_contraction(mapping, spec);
     for (int tensor : {kA, kW}) {
       const EngineGroup& group = contraction_.load_group(tensor);
       for (int engine = group.first; engine < group.first + group.count; ++engine)
         free_names_[tensor].push_back(
-            engine_semaphore(tensor == kA ? "a_free" : "w_free", "", group, engine));
+            name_of(engine_semaphore(tensor == kA ? "a_free" : "w_free", "", group, engine)));
     }
     plan_ = plan_buffers(mapping, spec);
     element_ = size_bytes(op.dtype);
@@ -130,16 +132,22 @@ class Lowering {
     for (size_t p = 0; p < places_.size(); ++p) lower_compute_and_output(p);
     for (size_t p = 0; p < places_.size(); ++p) {
       auto& list = keyed_[p];
-      // Sorted by (key, order) through an index: the instructions themselves are moved once.
-      std::vector<size_t> sorted(list.size());
-      for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = i;
-      std::sort(sorted.begin(), sorted.end(), [&list](size_t a, size_t b) {
-        return list[a].key != list[b].key ? list[a].key < list[b].key : list[a].order < list[b].order;
+      // Sorted by key, ties in creation order (the list's), through a compact copy of the keys: an
+      // instruction is ~300 bytes, and comparing in place read a cache line per comparison (7% of a GEMM's
+      // lowering and simulation). The instructions themselves are moved once.
+      struct SortKey {
+        double key;
+        size_t index;
+      };
+      std::vector<SortKey> sorted(list.size());
+      for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = SortKey{list[i].key, i};
+      std::sort(sorted.begin(), sorted.end(), [](const SortKey& a, const SortKey& b) {
+        return a.key != b.key ? a.key < b.key : a.index < b.index;
       });
       arch::CoreProgram core;
       core.coord = arch::core_coord(places_[p].index, spec_.mesh);
       core.instructions.reserve(list.size());
-      for (size_t i : sorted) core.instructions.push_back(std::move(list[i].instruction));
+      for (const SortKey& at : sorted) core.instructions.push_back(std::move(list[at.index].instruction));
       program_.cores.push_back(std::move(core));
       list = {};
     }
@@ -194,24 +202,36 @@ class Lowering {
     return frame;
   }
 
-  arch::SemaphoreRef semaphore(const std::string& name, int buffer, int core = arch::kSameCore) {
-    // Remembered by (name, buffer): formatting "name[buffer]" and finding it is most of a lowering's time
-    // otherwise (one to four semaphores per instruction).
-    for (const NamedSemaphore& known : semaphores_)
-      if (known.buffer == buffer && known.name == name) return arch::SemaphoreRef{known.id, core};
-    const int id = program_.semaphore_id(fmt::format("{}[{}]", name, buffer));
-    semaphores_.push_back(NamedSemaphore{name, buffer, id});
+  // A semaphore's name, interned: its index in names_. The names are few (a dozen kinds, one per engine of a
+  // group), interned once per lowering or per store engine, never per instruction.
+  int name_of(const std::string& name) {
+    for (size_t i = 0; i < names_.size(); ++i)
+      if (names_[i].name == name) return static_cast<int>(i);
+    names_.push_back(NamedSemaphore{name, {}});
+    return static_cast<int>(names_.size() - 1);
+  }
+
+  // Semaphore `name[buffer]` of `core`. Its program id is remembered by (name, buffer): formatting
+  // "name[buffer]" and finding it, or comparing names, is most of a lowering's time otherwise (one to four
+  // semaphores per instruction).
+  arch::SemaphoreRef semaphore(int name, int buffer, int core = arch::kSameCore) {
+    TESSERA_ASSERT(buffer >= 0, "a semaphore names a buffer");
+    NamedSemaphore& named = names_[static_cast<size_t>(name)];
+    if (static_cast<size_t>(buffer) >= named.ids.size())
+      named.ids.resize(static_cast<size_t>(buffer) + 1, -1);
+    int& id = named.ids[static_cast<size_t>(buffer)];
+    if (id < 0) id = program_.semaphore_id(fmt::format("{}[{}]", named.name, buffer));
     return arch::SemaphoreRef{id, core};
   }
 
-  void emit(size_t place, double key, arch::QueueId queue, arch::Operation operation,
-            std::vector<arch::SemaphoreWait> waits, std::vector<arch::SemaphoreRef> signals) {
+  void emit(size_t place, double key, arch::QueueId queue, arch::Operation operation, arch::Waits waits,
+            arch::Signals signals) {
     arch::Instruction instruction;
     instruction.queue = queue;
     instruction.operation = std::move(operation);
     instruction.waits = std::move(waits);
     instruction.signals = std::move(signals);
-    keyed_[place].push_back(Keyed{key, order_++, std::move(instruction)});
+    keyed_[place].push_back(Keyed{key, std::move(instruction)});
   }
 
   // The core that issues the loads of `tensor` for the core at `place`: the first core of its sharing group
@@ -272,7 +292,7 @@ class Lowering {
     const std::vector<size_t> members = group_of(place, tensor);
     const std::vector<Residency> loads = residencies(places_[place].iterations, tensor);
     const int buffers = tensor == kA ? plan_.a_count : plan_.w_count;
-    const char* full = tensor == kA ? "a_full" : "w_full";
+    const int full = tensor == kA ? names_of_.a_full : names_of_.w_full;
     const int issuer_core = places_[place].index;
     const EngineGroup& group = contraction_.load_group(tensor);
     std::vector<int> destinations;
@@ -285,7 +305,7 @@ class Lowering {
         engines[j] = engines_used(load_blocks(tensor, loads[j]), group);
     // Each engine of the group frees buffers through its own semaphore (free_names_): an engine that carries
     // no block of one load must not take the free meant for one that does.
-    const std::vector<std::string>& free_names = free_names_[tensor];
+    const std::vector<int>& free_names = free_names_[tensor];
     std::vector<char> waited(static_cast<size_t>(group.count));
     for (size_t j = 0; j < loads.size(); ++j) {
       const int buffer = static_cast<int>(j % buffers);
@@ -302,7 +322,7 @@ class Lowering {
         if (members.size() > 1) operation.destinations = destinations;
         // The first block on each engine waits for the buffer (each engine runs ahead on its own).
         const auto slot = static_cast<size_t>(block.engine - group.first);
-        std::vector<arch::SemaphoreWait> waits;
+        arch::Waits waits;
         if (j >= static_cast<size_t>(buffers) && !waited[slot])
           waits.push_back(
               arch::SemaphoreWait{semaphore(free_names[slot], buffer), static_cast<int>(members.size())});
@@ -359,10 +379,18 @@ class Lowering {
             blocks_of(tile_rows(outputs[r]), tile_row_bytes(outputs[r]), store_group, spec_.core.dma);
       if (r > 0) first_block[r] = first_block[r - 1] + store_blocks[r - 1];
     }
-    // The semaphore `name` of the engine that takes block `block` of store r.
-    auto store_semaphore = [&](const char* name, size_t r, int64_t block, int buffer) {
-      return semaphore(engine_semaphore(name, "", store_group, store_group.engine(first_block[r] + block)),
-                       buffer);
+    // The semaphore `name` (o_done or v_done) of the engine that takes block `block` of store r, its name
+    // interned once per engine.
+    std::vector<int> engine_names[2];
+    auto store_semaphore = [&](int name, size_t r, int64_t block, int buffer) {
+      const int engine = store_group.engine(first_block[r] + block);
+      std::vector<int>& names = engine_names[name == names_of_.v_done ? 1 : 0];
+      const auto slot = static_cast<size_t>(engine - store_group.first);
+      if (slot >= names.size()) names.resize(slot + 1, -1);
+      if (names[slot] < 0)
+        names[slot] =
+            name_of(engine_semaphore(names_[static_cast<size_t>(name)].name, "", store_group, engine));
+      return semaphore(names[slot], buffer);
     };
     std::map<std::tuple<int64_t, int64_t, int64_t>, int>
         visits;  // O tile -> residencies so far (revisits add)
@@ -380,15 +408,16 @@ class Lowering {
         arch::Operation operation = stage_.pe_operation(
             frame(), it,
             operands(current_buffer(kA, place, i), current_buffer(kW, place, i), buffer, i != output.first));
-        std::vector<arch::SemaphoreWait> waits;
-        std::vector<arch::SemaphoreRef> signals;
+        arch::Waits waits;
+        arch::Signals signals;
         if (i == output.first && reuses_buffer)
-          waits.push_back({semaphore("o_free", buffer), fused_ ? 1 : drained_by});
+          waits.push_back({semaphore(names_of_.o_free, buffer), fused_ ? 1 : drained_by});
         if (i == output.first && fused_ && (!k_split || root))
           lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0, drained_by);
         for (int tensor : {kA, kW}) {
           if (const FirstUse& first = first_use_[tensor][place][i]; first.buffer >= 0)
-            waits.push_back({semaphore(tensor == kA ? "a_full" : "w_full", first.buffer), first.blocks});
+            waits.push_back(
+                {semaphore(tensor == kA ? names_of_.a_full : names_of_.w_full, first.buffer), first.blocks});
           if (const LastUse& last = last_use_[tensor][place][i]; last.buffer >= 0)
             for (int slot = 0; slot < last.engines; ++slot)
               signals.push_back(
@@ -399,12 +428,12 @@ class Lowering {
           // a store's blocks their engines'.
           const bool stored_here = !fused_ && !(k_split && !root);
           for (int64_t block = 0; block < (stored_here ? store_blocks[r] : 1); ++block)
-            signals.push_back(stored_here ? store_semaphore("o_done", r, block, buffer)
-                                          : semaphore("o_done", buffer));
+            signals.push_back(stored_here ? store_semaphore(names_of_.o_done, r, block, buffer)
+                                          : semaphore(names_of_.o_done, buffer));
           if (k_split && root)
             for (const CorePlace& sender : places_)
               if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
-                signals.push_back(semaphore("rdy", buffer, sender.index));
+                signals.push_back(semaphore(names_of_.rdy, buffer, sender.index));
         }
         emit(place, static_cast<double>(i), arch::QueueId{arch::QueueKind::pe, 0}, std::move(operation),
              std::move(waits), std::move(signals));
@@ -426,10 +455,11 @@ class Lowering {
         send.destination_pitch_bytes = pitch;
         send.accumulate = true;
         send.accumulate_dtype = accumulator_type_;
-        std::vector<arch::SemaphoreRef> signals = {semaphore("psum", buffer, send.destination_core)};
-        if (buffer_reused_later) signals.push_back(semaphore("o_free", buffer));
+        arch::Signals signals = {semaphore(names_of_.psum, buffer, send.destination_core)};
+        if (buffer_reused_later) signals.push_back(semaphore(names_of_.o_free, buffer));
         emit(place, key, arch::QueueId{arch::QueueKind::noc, 0}, send,
-             {{semaphore("o_done", buffer), 1}, {semaphore("rdy", buffer), 1}}, std::move(signals));
+             {{semaphore(names_of_.o_done, buffer), 1}, {semaphore(names_of_.rdy, buffer), 1}},
+             std::move(signals));
         continue;
       }
       double store_key = key;
@@ -439,8 +469,8 @@ class Lowering {
       const bool accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
       const int64_t blocks = store_blocks[r];
       uint64_t source = plan_.o_address(buffer);
-      const char* ready = "o_done";
-      std::vector<arch::SemaphoreRef> signals;  // every block's
+      int ready = names_of_.o_done;
+      arch::Signals signals;  // every block's
       if (fused_) {
         // The epilogue reads the finished tile (and frees the O buffer for the next one), writes its result
         // into the E buffer, and the store drains that.
@@ -452,29 +482,29 @@ class Lowering {
         vec.o_pitch_bytes = pitch;
         if (vec.uses_y()) vec.y_address = plan_.e_address(buffer), vec.y_pitch_bytes = pitch;
         if (vec.uses_b()) vec.b_address = plan_.bias_address(buffer);
-        std::vector<arch::SemaphoreWait> waits = {{semaphore("o_done", buffer), 1}};
-        if (k_split) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
+        arch::Waits waits = {{semaphore(names_of_.o_done, buffer), 1}};
+        if (k_split) waits.push_back({semaphore(names_of_.psum, buffer), mapping_.split_k - 1});
         const int loads = (bias_tensor_ >= 0 ? 1 : 0) + (tile_tensor_ >= 0 ? 1 : 0);
         if (loads > 0)
-          waits.push_back({semaphore("e_full", buffer), loads});
+          waits.push_back({semaphore(names_of_.e_full, buffer), loads});
         else if (reuses_buffer)
-          waits.push_back({semaphore("e_free", buffer), drained_by});
-        std::vector<arch::SemaphoreRef> vec_signals;
+          waits.push_back({semaphore(names_of_.e_free, buffer), drained_by});
+        arch::Signals vec_signals;
         for (int64_t block = 0; block < blocks; ++block)
-          vec_signals.push_back(store_semaphore("v_done", r, block, buffer));
-        if (buffer_reused_later) vec_signals.push_back(semaphore("o_free", buffer));
+          vec_signals.push_back(store_semaphore(names_of_.v_done, r, block, buffer));
+        if (buffer_reused_later) vec_signals.push_back(semaphore(names_of_.o_free, buffer));
         emit(place, key, arch::QueueId{arch::QueueKind::vec, 0}, vec, std::move(waits),
              std::move(vec_signals));
         source = plan_.e_address(buffer);
-        ready = "v_done";
+        ready = names_of_.v_done;
         // Queued after the loads of the next o_count - 1 tiles: a store waiting for a slow vector unit would
         // otherwise hold back the loads the PE array needs meanwhile, and the array would starve on them
         // rather than wait, as it should, for the epilogue to free its O buffer.
         store_key =
             static_cast<double>(outputs[std::min(r + plan_.o_count - 1, outputs.size() - 1)].last) + 0.4;
-        if (buffer_reused_later) signals.push_back(semaphore("e_free", buffer));
+        if (buffer_reused_later) signals.push_back(semaphore(names_of_.e_free, buffer));
       } else if (buffer_reused_later) {
-        signals.push_back(semaphore("o_free", buffer));
+        signals.push_back(semaphore(names_of_.o_free, buffer));
       }
       if (unfused_) {
         // Every core's vector pass waits for every store of Z.
@@ -490,8 +520,8 @@ class Lowering {
         store.destination.row += part.first;
         store.destination.rows = part.rows;
         store.accumulate = accumulate;
-        std::vector<arch::SemaphoreWait> waits = {{store_semaphore(ready, r, block, buffer), 1}};
-        if (k_split && !fused_) waits.push_back({semaphore("psum", buffer), mapping_.split_k - 1});
+        arch::Waits waits = {{store_semaphore(ready, r, block, buffer), 1}};
+        if (k_split && !fused_) waits.push_back({semaphore(names_of_.psum, buffer), mapping_.split_k - 1});
         emit(place, store_key,
              arch::QueueId{arch::QueueKind::dma, store_group.engine(first_block[r] + block)}, store,
              std::move(waits), signals);
@@ -523,11 +553,11 @@ class Lowering {
       operation.source = source;
       operation.sram_address = address;
       operation.sram_pitch_bytes = pitch;
-      std::vector<arch::SemaphoreWait> waits;
+      arch::Waits waits;
       if (first && r >= static_cast<size_t>(plan_.o_count))
-        waits.push_back({semaphore("e_free", buffer), drained_by});
+        waits.push_back({semaphore(names_of_.e_free, buffer), drained_by});
       first = false;
-      emit(place, key, queue, operation, std::move(waits), {semaphore("e_full", buffer)});
+      emit(place, key, queue, operation, std::move(waits), {semaphore(names_of_.e_full, buffer)});
     };
     if (tile_tensor_ >= 0)
       load(tile_tensor_, region, plan_.e_address(buffer), pitch_unless_packed(plan_.o_row_bytes, row_bytes));
@@ -584,13 +614,15 @@ class Lowering {
   arch::Program program_;
   std::vector<CorePlace> places_;
   std::vector<std::vector<Keyed>> keyed_;
-  int order_ = 0;
   struct NamedSemaphore {
     std::string name;
-    int buffer;
-    int id;
+    std::vector<int> ids;  // per buffer its program id, -1 until used
   };
-  std::vector<NamedSemaphore> semaphores_;
+  std::vector<NamedSemaphore> names_;
+  // The plain names, interned first (their indices in names_).
+  struct Names {
+    int a_full = 0, w_full = 1, o_free = 2, o_done = 3, rdy = 4, psum = 5, e_full = 6, e_free = 7, v_done = 8;
+  } names_of_;
   // Per operand, per core: iteration -> the buffer it first uses there and the load's blocks to wait for;
   // iteration -> the buffer to free after it, to each engine of the load that reuses it.
   struct FirstUse {
@@ -604,7 +636,7 @@ class Lowering {
   };
   std::vector<std::vector<FirstUse>> first_use_[2];
   std::vector<std::vector<LastUse>> last_use_[2];
-  std::vector<std::string> free_names_[2];  // per engine slot of A's, W's group: a_free, a_free_e1, ...
+  std::vector<int> free_names_[2];  // per engine slot of A's, W's group: a_free, a_free_e1, ... (interned)
   std::map<size_t, std::vector<Residency>> residency_cache_[2];
 };
 

@@ -112,7 +112,7 @@ class JobEmitter {
         arch::DmaLoad load;
         load.source = arch::TensorRegion{route_tensor, job.route_row, job.m, 0, s.top_k};
         load.sram_address = b.r;
-        std::vector<arch::SemaphoreWait> waits;
+        arch::Waits waits;
         if (routes_ > 0) waits.push_back(wait("r_free"));
         list_.push_back(make_instruction(dma_queue(engines_.loads.first), load, waits, {signal("r_full")}));
         ++routes_;
@@ -133,13 +133,13 @@ class JobEmitter {
           load.source = arch::TensorRegion{job.a.tensor, job.a.row + block.rows.first, block.rows.rows,
                                            job.a.col + k0, k};
           load.sram_address = b.a[cb] + static_cast<uint64_t>(block.rows.first * k * e);
-          std::vector<arch::SemaphoreWait> waits;
+          arch::Waits waits;
           if (chunks_ >= 2 && first_on(waited_a, block.engine))
             waits.push_back(wait(on_engine("a_free", cb, block.engine)));
           if (k0 == 0 && job.h_waits > 0) waits.push_back(h_stored_wait(job));
           if (blocks.a_waits_go[piece])
             waits.push_back(wait(engine_semaphore("h_go", "", engines_.loads, block.engine)));
-          std::vector<arch::SemaphoreRef> signals = {signal(indexed("a_full", cb))};
+          arch::Signals signals = {signal(indexed("a_full", cb))};
           for (int engine : blocks.go_to)
             signals.push_back(signal(engine_semaphore("h_go", "", engines_.loads, engine)));
           list_.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
@@ -153,7 +153,7 @@ class JobEmitter {
             load.source =
                 arch::TensorRegion{w.tensor, w.row + k0 + block.rows.first, block.rows.rows, w.col, job.n};
             load.sram_address = b.w[cb][i] + static_cast<uint64_t>(block.rows.first * job.n * e);
-            std::vector<arch::SemaphoreWait> waits;
+            arch::Waits waits;
             if (chunks_ >= 2 && first_on(waited_w, block.engine))
               waits.push_back(wait(on_engine("w_free", cb, block.engine)));
             list_.push_back(
@@ -168,7 +168,7 @@ class JobEmitter {
           mm.o_address = b.acc[tb][i];
           mm.m = job.m, mm.n = job.n, mm.k = k;
           mm.accumulate = k0 > 0;
-          std::vector<arch::SemaphoreWait> waits;
+          arch::Waits waits;
           if (i == 0) {
             waits.push_back(
                 arch::SemaphoreWait{semaphore(indexed("a_full", cb)), static_cast<int>(blocks.a.size())});
@@ -176,7 +176,7 @@ class JobEmitter {
                 arch::SemaphoreWait{semaphore(indexed("w_full", cb)), static_cast<int>(blocks.w.size())});
             if (k0 == 0 && t >= 2) waits.push_back(wait(indexed("acc_free", tb)));
           }
-          std::vector<arch::SemaphoreRef> signals;
+          arch::Signals signals;
           if (i == nw - 1) {
             const auto next = static_cast<size_t>(chunks_ + 2);
             for (int engine : next_engines(next, true))
@@ -190,11 +190,11 @@ class JobEmitter {
       }
       // The epilogue: the accumulators become the stored tile.
       const std::vector<DealtBlock>& stored_in = store_blocks[t];
-      std::vector<arch::SemaphoreWait> waits = {wait(indexed("acc_full", tb))};
+      arch::Waits waits = {wait(indexed("acc_full", tb))};
       if (t >= 2)
         waits.push_back(arch::SemaphoreWait{semaphore(indexed("out_free", tb)),
                                             static_cast<int>(store_blocks[t - 2].size())});
-      std::vector<arch::SemaphoreRef> signals = {signal(indexed("acc_free", tb))};
+      arch::Signals signals = {signal(indexed("acc_free", tb))};
       for (int engine : engines_of(stored_in))
         signals.push_back(
             signal(engine_semaphore("out_full", fmt::format("[{}]", tb), engines_.stores, engine)));
@@ -232,7 +232,7 @@ class JobEmitter {
         store.destination = job.out;
         store.destination.row += block.rows.first;
         store.destination.rows = block.rows.rows;
-        std::vector<arch::SemaphoreRef> stored = {signal(indexed("out_free", tb))};
+        arch::Signals stored = {signal(indexed("out_free", tb))};
         if (job.stores_h) stored.push_back(semaphore(h_stored_name(job.out.tensor, job.out.row)));
         stores.push_back(list_.size());
         list_.push_back(make_instruction(
@@ -450,7 +450,6 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
   auto semaphore = [&](const std::string& name) {
     return arch::SemaphoreRef{program.semaphore_id("c_" + name), arch::kSameCore};
   };
-  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
   auto on = [&](const char* name, int index, const EngineGroup& group, int engine) {
     return semaphore(engine_semaphore(name, fmt::format("[{}]", index), group, engine));
   };
@@ -488,8 +487,7 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
       return engines_of(rows);
     };
     std::vector<char> started(static_cast<size_t>(dma.engines), 0);
-    auto first_on = [&](int engine, std::vector<arch::SemaphoreWait>& waits,
-                        std::vector<arch::SemaphoreRef>& signals) {
+    auto first_on = [&](int engine, arch::Waits& waits, arch::Signals& signals) {
       if (started[static_cast<size_t>(engine)]) return;
       started[static_cast<size_t>(engine)] = 1;
       if (engine != engines.loads.first) {
@@ -514,8 +512,8 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
           arch::DmaLoad load;
           load.source = arch::TensorRegion{t.g, job.first + block.rows.first, block.rows.rows, 0, s.top_k};
           load.sram_address = buffers.g[gb] + static_cast<uint64_t>(block.rows.first * s.top_k * 4);
-          std::vector<arch::SemaphoreWait> waits;
-          std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("g_full[{}]", gb))};
+          arch::Waits waits;
+          arch::Signals signals = {semaphore(fmt::format("g_full[{}]", gb))};
           first_on(block.engine, waits, signals);
           if (blocks >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
             waits.push_back(arch::SemaphoreWait{on("g_free", gb, engines.loads, block.engine), 1});
@@ -532,8 +530,8 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
         load.source =
             arch::TensorRegion{tensor, first_row + block.rows.first, block.rows.rows, job.col, job.cols};
         load.sram_address = sram + static_cast<uint64_t>(block.rows.first * job.cols * e);
-        std::vector<arch::SemaphoreWait> waits;
-        std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("x_full[{}]", b))};
+        arch::Waits waits;
+        arch::Signals signals = {semaphore(fmt::format("x_full[{}]", b))};
         first_on(block.engine, waits, signals);
         if (i >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
           waits.push_back(arch::SemaphoreWait{on("x_free", b, engines.loads, block.engine), 1});
@@ -554,15 +552,15 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
       sum.cols = job.cols;
       sum.parts = s.top_k;
       if (s.shared_experts > 0) sum.y_address = buffers.y[b], sum.chain = {arch::VecFn::add};
-      std::vector<arch::SemaphoreWait> sum_waits = {arch::SemaphoreWait{
-          semaphore(fmt::format("x_full[{}]", b)), static_cast<int>(at.x.size() + at.y.size())}};
+      arch::Waits sum_waits = {arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", b)),
+                                                   static_cast<int>(at.x.size() + at.y.size())}};
       if (job.first_chunk)
         sum_waits.push_back(
             arch::SemaphoreWait{semaphore(fmt::format("g_full[{}]", gb)), static_cast<int>(at.g.size())});
       if (i >= 2)
         sum_waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("out_free[{}]", b)),
                                                 static_cast<int>(dealt[i - 2].out.size())});
-      std::vector<arch::SemaphoreRef> signals;
+      arch::Signals signals;
       for (int engine : next_x_engines(i)) signals.push_back(on("x_free", b, engines.loads, engine));
       for (int engine : engines_of(at.out)) signals.push_back(on("out_full", b, engines.stores, engine));
       if (job.last_chunk)
@@ -635,7 +633,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
   };
   // A buffer's free: to each engine of the next load into it (none left: the first engine's, unwaited).
   auto free_signals = [&](const char* name, int index, const std::vector<std::vector<DealtBlock>>& loads,
-                          size_t next, std::vector<arch::SemaphoreRef>& signals) {
+                          size_t next, arch::Signals& signals) {
     const std::vector<int> next_engines =
         next < loads.size() ? engines_of(loads[next]) : std::vector<int>{engines.loads.first};
     for (int engine : next_engines) signals.push_back(on(name, index, engines.loads, engine));
@@ -714,7 +712,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
           send.row_bytes = row_bytes;
           send.destination_core = to;
           send.destination_address = slot;
-          std::vector<arch::SemaphoreWait> waits;
+          arch::Waits waits;
           if (first) waits.push_back(wait("xh_full", static_cast<int>(xh_blocks.size())));
           first = false;
           list.push_back(make_instruction(noc, send, waits, {ref("x_in", to)}));
@@ -754,7 +752,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
                 arch::TensorRegion{w == 0 && nw == 2 ? t.wg : t.wu,
                                    expert.expert * s.hidden + k0 + block.rows.first, block.rows.rows, f, n};
             l.sram_address = at.w[cb][w] + static_cast<uint64_t>(block.rows.first * n * e);
-            std::vector<arch::SemaphoreWait> waits;
+            arch::Waits waits;
             if (chunks >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
               waits.push_back(arch::SemaphoreWait{on("w_free", cb, engines.loads, block.engine), 1});
               waited.push_back(block.engine);
@@ -772,7 +770,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
             mm.o_address = at.acc[p][w];
             mm.m = r, mm.n = n, mm.k = k;
             mm.accumulate = k0 > 0;
-            std::vector<arch::SemaphoreWait> waits;
+            arch::Waits waits;
             if (w == 0) {
               waits.push_back(
                   arch::SemaphoreWait{here(fmt::format("w_full[{}]", cb)), static_cast<int>(blocks.size())});
@@ -780,7 +778,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
               if (k0 == 0 && chunk >= 2) waits.push_back(wait(fmt::format("acc_free[{}]", p)));
             }
             first_matmul = false;
-            std::vector<arch::SemaphoreRef> signals;
+            arch::Signals signals;
             if (w == nw - 1) {
               free_signals("w_free", cb, w_blocks, static_cast<size_t>(chunks + 2), signals);
               if (k0 + k >= s.hidden) signals.push_back(here(fmt::format("acc_full[{}]", p)));
@@ -802,7 +800,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
         } else {
           act.chain = {arch::VecFn::gelu};
         }
-        std::vector<arch::SemaphoreWait> act_waits = {wait(fmt::format("acc_full[{}]", p))};
+        arch::Waits act_waits = {wait(fmt::format("acc_full[{}]", p))};
         if (chunk >= 2) act_waits.push_back(wait(fmt::format("h_free[{}]", p)));
         list.push_back(make_instruction(
             vec, act, act_waits, {here(fmt::format("acc_free[{}]", p)), here(fmt::format("h_full[{}]", p))}));
@@ -821,7 +819,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
             l.source = arch::TensorRegion{t.wd, expert.expert * s.ffn + f + block.rows.first, block.rows.rows,
                                           h, cols};
             l.sram_address = at.wd[db] + static_cast<uint64_t>(block.rows.first * cols * e);
-            std::vector<arch::SemaphoreWait> waits;
+            arch::Waits waits;
             if (downs >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
               waits.push_back(arch::SemaphoreWait{on("wd_free", db, engines.loads, block.engine), 1});
               waited.push_back(block.engine);
@@ -838,11 +836,10 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
           mm.o_pitch_bytes = s.hidden * 4;
           mm.m = r, mm.n = cols, mm.k = n;
           mm.accumulate = f > 0;
-          std::vector<arch::SemaphoreWait> waits2 = {
-              wait(fmt::format("wd_full[{}]", db), static_cast<int>(blocks.size()))};
+          arch::Waits waits2 = {wait(fmt::format("wd_full[{}]", db), static_cast<int>(blocks.size()))};
           if (h == 0) waits2.push_back(wait(fmt::format("h_full[{}]", p)));
           if (f == 0 && h == 0 && x > 0) waits2.push_back(wait("yacc_free"));
-          std::vector<arch::SemaphoreRef> signals;
+          arch::Signals signals;
           free_signals("wd_free", db, wd_blocks, static_cast<size_t>(downs + 2), signals);
           if (h + cols >= s.hidden) signals.push_back(here(fmt::format("h_free[{}]", p)));
           if (h + cols >= s.hidden && f + n >= s.ffn) signals.push_back(here("y_done"));
@@ -861,7 +858,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
       bool remote = false, local = false;
       for (int64_t i = 0; i < r; ++i)
         (plan.home_of(core.rows[static_cast<size_t>(expert.first + i)].token) == c ? local : remote) = true;
-      std::vector<arch::SemaphoreRef> rounded = {here("yacc_free")};
+      arch::Signals rounded = {here("yacc_free")};
       if (remote) rounded.push_back(here("y_noc"));
       if (local) rounded.push_back(here("y_vec"));
       list.push_back(
@@ -884,12 +881,12 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
           send.row_bytes = row_bytes;
           send.destination_core = home;
           send.destination_address = slot;
-          std::vector<arch::SemaphoreWait> waits;
+          arch::Waits waits;
           if (first_send) waits.push_back(wait("y_noc"));
           first_send = false;
           list.push_back(make_instruction(noc, send, waits, {ref("y_in", home)}));
         } else {
-          std::vector<arch::SemaphoreWait> waits;
+          arch::Waits waits;
           if (first_copy) waits.push_back(wait("y_vec"));
           first_copy = false;
           list.push_back(
@@ -916,7 +913,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
       sum.cols = s.hidden;
       sum.parts = s.top_k;
       const std::vector<DealtBlock> out_blocks = EngineDealer(engines.stores, dma).deal(tokens, row_bytes);
-      std::vector<arch::SemaphoreRef> full;
+      arch::Signals full;
       for (int engine : engines_of(out_blocks))
         full.push_back(here(engine_semaphore("out_full", "", engines.stores, engine)));
       list.push_back(make_instruction(

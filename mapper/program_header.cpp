@@ -1,5 +1,9 @@
 #include "mapper/program_header.hpp"
 
+#include <fmt/format.h>
+
+#include <cstring>
+
 namespace tessera::mapper {
 
 void start_program(arch::Program& program, const std::string& name, const ops::Op& op, uint64_t seed,
@@ -39,14 +43,28 @@ arch::TensorDecl declared_tensor(const ops::TensorDesc& desc, uint64_t seed) {
 }
 
 void signal_every_core(arch::Program& program, const std::string& name, int cores, int self,
-                       std::vector<arch::SemaphoreRef>& signals) {
+                       arch::Signals& signals) {
   for (int core = 0; core < cores; ++core)
     signals.push_back(arch::SemaphoreRef{program.semaphore_id(name), core == self ? arch::kSameCore : core});
 }
 
-arch::Instruction make_instruction(arch::QueueId queue, arch::Operation operation,
-                                   std::vector<arch::SemaphoreWait> waits,
-                                   std::vector<arch::SemaphoreRef> signals) {
+int IndexedSemaphores::id(const char* name, int64_t index) {
+  TESSERA_ASSERT(index >= 0, "a semaphore's index is not negative");
+  Named* named = nullptr;
+  for (Named& known : names_)
+    if (known.name == name || std::strcmp(known.name, name) == 0) {
+      named = &known;
+      break;
+    }
+  if (!named) named = &names_.emplace_back(Named{name, {}});
+  const auto at = static_cast<size_t>(index);
+  if (at >= named->ids.size()) named->ids.resize(at + 1, -1);
+  if (named->ids[at] < 0) named->ids[at] = program_.semaphore_id(fmt::format("{}[{}]", name, index));
+  return named->ids[at];
+}
+
+arch::Instruction make_instruction(arch::QueueId queue, arch::Operation operation, arch::Waits waits,
+                                   arch::Signals signals) {
   arch::Instruction made;
   made.queue = queue;
   made.operation = std::move(operation);

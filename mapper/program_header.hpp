@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
@@ -21,14 +22,31 @@ int add_tensor(arch::Program& program, arch::TensorDecl tensor);
 // Signals of semaphore `name` on each of cores 0 .. cores-1 (the signalling core's own as kSameCore): one
 // store's part in a barrier that every core of the pass after it waits on.
 void signal_every_core(arch::Program& program, const std::string& name, int cores, int self,
-                       std::vector<arch::SemaphoreRef>& signals);
+                       arch::Signals& signals);
 
 // The declaration of one of the op's tensors (ops::tensors_of): an input generated from `seed`, or an output.
 arch::TensorDecl declared_tensor(const ops::TensorDesc& desc, uint64_t seed);
 
+// Semaphore ids of a program by name and index, "name[index]": each formatted and looked up in the program
+// once. A lowering names one to four semaphores an instruction, and formatting each name every time was a
+// fifth of attention's lowering. Names are compared by address first (a literal), then by text.
+class IndexedSemaphores {
+ public:
+  explicit IndexedSemaphores(arch::Program& program) : program_(program) {}
+  // `name` outlives this object (a literal).
+  int id(const char* name, int64_t index);
+
+ private:
+  struct Named {
+    const char* name;
+    std::vector<int> ids;  // per index, -1 until used
+  };
+  arch::Program& program_;
+  std::vector<Named> names_;
+};
+
 // An instruction on `queue` with its waits and the semaphores it signals when it completes.
-arch::Instruction make_instruction(arch::QueueId queue, arch::Operation operation,
-                                   std::vector<arch::SemaphoreWait> waits,
-                                   std::vector<arch::SemaphoreRef> signals);
+arch::Instruction make_instruction(arch::QueueId queue, arch::Operation operation, arch::Waits waits,
+                                   arch::Signals signals);
 
 }  // namespace tessera::mapper

@@ -578,8 +578,7 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
     // The first load waits for the barrier, on the load group's first engine; the first load on each other
     // engine waits for that one (a `go` semaphore), so that the barrier's signals are taken once.
     std::vector<char> started(static_cast<size_t>(spec.core.dma.engines), barrier_count == 0 ? 1 : 0);
-    auto first_on = [&](int engine, std::vector<arch::SemaphoreWait>& waits,
-                        std::vector<arch::SemaphoreRef>& signals) {
+    auto first_on = [&](int engine, arch::Waits& waits, arch::Signals& signals) {
       if (started[static_cast<size_t>(engine)]) return;
       started[static_cast<size_t>(engine)] = 1;
       if (engine != engines.loads.first) {
@@ -597,8 +596,8 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
       arch::DmaLoad load;
       load.source = arch::TensorRegion{tensors.parameters[static_cast<size_t>(p)], 0, 1, 0, stage.cols()};
       load.sram_address = buffers.parameters() + static_cast<uint64_t>(p * stage.cols() * element);
-      std::vector<arch::SemaphoreWait> waits;
-      std::vector<arch::SemaphoreRef> signals = {semaphore("p_full")};
+      arch::Waits waits;
+      arch::Signals signals = {semaphore("p_full")};
       first_on(engines.loads.first, waits, signals);
       list.push_back(
           instruction(arch::QueueId{arch::QueueKind::dma, engines.loads.first}, load, waits, signals));
@@ -623,8 +622,8 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
       int64_t dealt = 0;
       auto emit = [&](const arch::DmaLoad& load) {
         const int engine = engines.loads.engine(dealt++);
-        std::vector<arch::SemaphoreWait> waits;
-        std::vector<arch::SemaphoreRef> signals = {semaphore(fmt::format("x_full[{}]", buffer))};
+        arch::Waits waits;
+        arch::Signals signals = {semaphore(fmt::format("x_full[{}]", buffer))};
         if (t >= static_cast<size_t>(nb) && !waited[static_cast<size_t>(engine)])
           waits.push_back(
               arch::SemaphoreWait{engine_semaphore_of("x_free", engines.loads, engine, buffer), 1});
@@ -660,15 +659,15 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
           stage.instruction(unit, units,
                             VectorStage::BlockAddresses{buffers.x(buffer), buffers.y(buffer),
                                                         buffers.o(buffer), buffers.parameters()});
-      std::vector<arch::SemaphoreWait> waits = {arch::SemaphoreWait{
-          semaphore(fmt::format("x_full[{}]", buffer)), static_cast<int>(load_pieces(t))}};
+      arch::Waits waits = {arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", buffer)),
+                                               static_cast<int>(load_pieces(t))}};
       if (t == 0 && parameter_rows > 0)
         waits.push_back(arch::SemaphoreWait{semaphore("p_full"), static_cast<int>(parameter_rows)});
       if (t >= static_cast<size_t>(nb))
         waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("o_free[{}]", buffer)),
                                             static_cast<int>(store_blocks(t - static_cast<size_t>(nb)))});
       const int64_t stored_in = store_blocks(t);
-      std::vector<arch::SemaphoreRef> signals;
+      arch::Signals signals;
       for (int64_t b = 0; b < stored_in; ++b)
         signals.push_back(engine_semaphore_of("o_full", engines.stores, engines.stores.engine(b), buffer));
       const bool reused = t + nb < blocks.size();
@@ -687,7 +686,7 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
             buffers.o(buffer) + static_cast<uint64_t>(part.first * stage.cols() * out_element);
         store.destination =
             arch::TensorRegion{tensors.o, rows.first + part.first, part.rows, 0, stage.cols()};
-        std::vector<arch::SemaphoreRef> store_signals;
+        arch::Signals store_signals;
         if (reused) store_signals.push_back(semaphore(fmt::format("o_free[{}]", buffer)));
         signal_every_core(program, stored.name, stored.cores, core, store_signals);
         ++stores;

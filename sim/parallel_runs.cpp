@@ -115,12 +115,14 @@ RunResult deserialize(const std::string& bytes) {
 }
 
 // A worker's request: the run's cycle bound, then the program in its binary form, which reads back equal to
-// it (arch/isa/program_binary.hpp). The program's bytes are written before the bound is known.
-std::string request_of(std::optional<int64_t> cycle_bound, const std::string& program_bytes) {
+// it (arch/isa/program_binary.hpp), written after the bound in one string (tens of MB on a large GEMM).
+std::string request_of(std::optional<int64_t> cycle_bound, const arch::Program& program) {
   Writer out;
   out.integer(cycle_bound ? 1 : 0);
   out.integer(cycle_bound.value_or(0));
-  return out.bytes() + program_bytes;
+  std::string request = out.bytes();
+  arch::append_program_binary(program, request);
+  return request;
 }
 
 constexpr char kResult = 'R';
@@ -224,8 +226,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
       }
       continue;
     }
-    if (!workers_->send(static_cast<int>(least_busy),
-                        request_of(bound(index), arch::write_program_binary(program)))) {
+    if (!workers_->send(static_cast<int>(least_busy), request_of(bound(index), program))) {
       failed[index] = true;  // no worker could take it (fork, memory file or socket failed): run here below
       continue;
     }

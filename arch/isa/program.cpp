@@ -5,10 +5,14 @@
 namespace tessera::arch {
 
 int Program::semaphore_id(const std::string& semaphore_name) {
-  for (size_t i = 0; i < semaphores.size(); ++i)
-    if (semaphores[i] == semaphore_name) return static_cast<int>(i);
-  semaphores.push_back(semaphore_name);
-  return static_cast<int>(semaphores.size() - 1);
+  if (semaphore_index_.size() != semaphores.size()) {
+    semaphore_index_.clear();
+    for (size_t i = 0; i < semaphores.size(); ++i)
+      semaphore_index_.emplace(semaphores[i], static_cast<int>(i));  // the first of a repeated name
+  }
+  const auto [found, added] = semaphore_index_.emplace(semaphore_name, static_cast<int>(semaphores.size()));
+  if (added) semaphores.push_back(semaphore_name);
+  return found->second;
 }
 
 int Program::tensor_id(const std::string& tensor_name) const {
@@ -39,6 +43,7 @@ void Program::number_semaphores_by_appearance() {
       for (SemaphoreRef& signal : instruction.signals) number(signal);
     }
   semaphores = std::move(names);
+  semaphore_index_.clear();
 }
 
 std::string describe_instruction(const Program& program, const CoreProgram& core,

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "arch/isa/instruction_table.hpp"
@@ -18,6 +19,7 @@
 #include "arch/topology.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
+#include "common/inline_vector.hpp"
 
 namespace tessera::arch {
 
@@ -42,12 +44,16 @@ struct SemaphoreWait {
   }
 };
 
+// An instruction's waits and signals: one to four each, kept in the instruction (common/inline_vector.hpp).
+using Waits = InlineVector<SemaphoreWait, 3>;
+using Signals = InlineVector<SemaphoreRef, 4>;
+
 struct Instruction {
   QueueId queue;
   Operation operation;
-  std::vector<SemaphoreWait> waits;   // all satisfied (in order) before the instruction starts
-  std::vector<SemaphoreRef> signals;  // posted when it completes
-  int line = 0;                       // line in the program text, 0 if built in memory
+  Waits waits;      // all satisfied (in order) before the instruction starts
+  Signals signals;  // posted when it completes
+  int line = 0;     // line in the program text, 0 if built in memory
 
   bool operator==(const Instruction& other) const {
     return queue == other.queue && operation == other.operation && waits == other.waits &&
@@ -138,7 +144,9 @@ struct Program {
     std::vector<int> tensors;  // one per tensor, in order
   } header_lines;
 
-  int semaphore_id(const std::string& name);     // finds or adds
+  // Finds or adds; constant time (semaphore_index_), where the mappers name one to four semaphores an
+  // instruction.
+  int semaphore_id(const std::string& name);
   int tensor_id(const std::string& name) const;  // -1 if absent
   int64_t instruction_count() const;
   // Renumbers semaphores in the order the text reader meets them (cores in order, waits before signals) and
@@ -151,6 +159,11 @@ struct Program {
            op == other.op && tensors == other.tensors && semaphores == other.semaphores &&
            cores == other.cores;
   }
+
+  // Name -> id of `semaphores`, semaphore_id's alone (public only to keep Program an aggregate): built again
+  // whenever its size is not that of `semaphores` (names are only ever added, or renumbered by
+  // number_semaphores_by_appearance, which clears it). Neither compared nor sent.
+  std::unordered_map<std::string, int> semaphore_index_;
 };
 
 // Where an instruction is, for error messages: "core 0,1 pe #3" plus the program file and line.

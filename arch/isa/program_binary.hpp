@@ -20,6 +20,8 @@
 namespace tessera::arch {
 
 std::string write_program_binary(const Program& program);
+// Appends the same bytes to `out` (after a header of the caller's, say, without copying the program's).
+void append_program_binary(const Program& program, std::string& out);
 Program read_program_binary(std::string_view bytes);
 
 }  // namespace tessera::arch

@@ -278,13 +278,14 @@ TEST(Sweep, TwoShardsMergedAreTheSameCsvAsOneRun) {
 TEST(Sweep, AJobPastThePointTimeoutOrOnAnInvalidPointIsRecordedAndTheSweepGoesOn) {
   ScratchDir scratch;
   // Point 0: 1 KiB in one 1 KiB-wide bank holds no tile (invalid); point 1: 1 KiB in four banks fits the
-  // smallest tiles and runs ~5 s; point 2 runs in ~0.2 s.
+  // smallest tiles and runs ~4 s here (m=2048; at 1024 it took ~2 s, at the timeout's edge); point 2 runs in
+  // ~0.2 s.
   const std::string sweep =
       write_sweep(scratch,
                   "  core.sram.kib: [1, 1, 128]\n"
                   "  core.sram.banks: {zip: core.sram.kib, values: [1, 4, 4]}\n"
                   "  core.sram.bank_width_bytes: {zip: core.sram.kib, values: [1024, 64, 64]}\n"
-                  "  ops.gemm256.m: {zip: core.sram.kib, values: [256, 1024, 256]}\n");
+                  "  ops.gemm256.m: {zip: core.sram.kib, values: [256, 2048, 256]}\n");
   const CommandResult result =
       run_tessera({"sweep", sweep, "--out", scratch.file("out"), "--jobs", "2", "--point-timeout", "2"});
   EXPECT_EQ(result.exit_code, 1) << result.output;
