@@ -50,15 +50,20 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blo
 std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
                          int64_t g, int64_t k0, int64_t cols) {
   const bool bshd = a.kv_cache.order == ops::KvOrder::bshd;
+  // Keys of one cache block (the whole sequence when not paged) are consecutive rows in either order: a
+  // chunk of them at a time, each extending the run before it where it follows on.
+  const int64_t chunk = a.paged() ? a.kv_cache.block_tokens : a.seq_kv;
   std::vector<Run> runs;
-  for (int64_t key = k0; key < k0 + cols; ++key) {
+  for (int64_t key = k0; key < k0 + cols;) {
+    const int64_t keys = std::min(chunk - key % chunk, k0 + cols - key);
     const int64_t flat = a.kv_row(b, g, key, table.empty() ? nullptr : table.data());
     const int64_t row = bshd ? flat / a.kv_heads : flat, col = bshd ? (flat % a.kv_heads) * a.head_dim : 0;
     if (!runs.empty() && runs.back().col == col && runs.back().row + runs.back().rows == row) {
-      ++runs.back().rows;
+      runs.back().rows += keys;
     } else {
-      runs.push_back(Run{row, 1, col, key - k0});
+      runs.push_back(Run{row, keys, col, key - k0});
     }
+    key += keys;
   }
   return runs;
 }
@@ -118,6 +123,8 @@ void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& progra
   auto semaphore = [&](const std::string& semaphore_name) {
     return arch::SemaphoreRef{program.semaphore_id(semaphore_name), arch::kSameCore};
   };
+  // Every piece signals the tile's one semaphore: named once, not per piece.
+  const arch::SemaphoreRef full = semaphore(fmt::format("{}_full{}", name, index));
   std::vector<int> waited;
   for (const RunBlock& piece : blocks) {
     const Run& run = runs[piece.run];
@@ -135,8 +142,7 @@ void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& progra
       waited.push_back(engine);
     }
     // The tile is full when its last block lands: the blocks' signals are counted by the consumer.
-    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits,
-                                    {semaphore(fmt::format("{}_full{}", name, index))}));
+    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits, {full}));
   }
 }
 

@@ -392,6 +392,10 @@ class Lowering {
             name_of(engine_semaphore(names_[static_cast<size_t>(name)].name, "", store_group, engine));
       return semaphore(names[slot], buffer);
     };
+    // The core's loads of A and W, and the one in use at the iteration lowered (current_buffer).
+    const std::vector<Residency>* const uses[2] = {&member_residencies(place, kA),
+                                                   &member_residencies(place, kW)};
+    size_t in_use[2] = {0, 0};
     std::map<std::tuple<int64_t, int64_t, int64_t>, int>
         visits;  // O tile -> residencies so far (revisits add)
     for (size_t r = 0; r < outputs.size(); ++r) {
@@ -407,7 +411,8 @@ class Lowering {
         const TileIteration& it = core.iterations[i];
         arch::Operation operation = stage_.pe_operation(
             frame(), it,
-            operands(current_buffer(kA, place, i), current_buffer(kW, place, i), buffer, i != output.first));
+            operands(current_buffer(kA, *uses[kA], i, in_use[kA]),
+                     current_buffer(kW, *uses[kW], i, in_use[kW]), buffer, i != output.first));
         arch::Waits waits;
         arch::Signals signals;
         if (i == output.first && reuses_buffer)
@@ -579,13 +584,14 @@ class Lowering {
     return operands;
   }
 
-  // The buffer holding the tile of `tensor` that iteration `i` of the core at `place` uses.
-  int current_buffer(int tensor, size_t place, size_t i) {
-    const std::vector<Residency>& loads = member_residencies(place, tensor);
+  // The buffer holding the tile of `tensor` that iteration `i` of a core uses, of its `loads` of it
+  // (member_residencies). `at` is the caller's cursor into them (iterations are asked for in increasing
+  // order): the load in use at i, found by moving on from where it was.
+  int current_buffer(int tensor, const std::vector<Residency>& loads, size_t i, size_t& at) const {
     const int buffers = tensor == kA ? plan_.a_count : plan_.w_count;
-    auto it = std::upper_bound(loads.begin(), loads.end(), i,
-                               [](size_t value, const Residency& load) { return value < load.first; });
-    return static_cast<int>((it - loads.begin() - 1) % buffers);
+    while (at + 1 < loads.size() && loads[at + 1].first <= i) ++at;
+    TESSERA_ASSERT(loads[at].first <= i && i <= loads[at].last, "iterations are asked for in order");
+    return static_cast<int>(at % static_cast<size_t>(buffers));
   }
 
   // The plan's store engines for the core at `place`, by the elements it loads of A and W.

@@ -50,12 +50,21 @@ void signal_every_core(arch::Program& program, const std::string& name, int core
 
 int IndexedSemaphores::id(const char* name, int64_t index) {
   TESSERA_ASSERT(index >= 0, "a semaphore's index is not negative");
+  // By address (the same literal), then by text (the same name from another literal): the new address is
+  // remembered too.
   Named* named = nullptr;
   for (Named& known : names_)
-    if (known.name == name || std::strcmp(known.name, name) == 0) {
+    if (known.name == name) {
       named = &known;
       break;
     }
+  if (!named) {
+    for (Named& known : names_)
+      if (std::strcmp(known.name, name) == 0) {
+        named = &names_.emplace_back(Named{name, known.ids});
+        break;
+      }
+  }
   if (!named) named = &names_.emplace_back(Named{name, {}});
   const auto at = static_cast<size_t>(index);
   if (at >= named->ids.size()) named->ids.resize(at + 1, -1);
