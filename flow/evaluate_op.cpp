@@ -285,7 +285,10 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
                           timing.stopped ? fmt::format("stopped past {} cycles", timing.bound_cycles)
                                          : fmt::format("{} cycles", timing.cycles),
                           timing.host_seconds));
-      });
+      },
+      // Each worker lowers the candidates it runs (program_of reads only the plans, made before this call,
+      // and its own cache): the lowering no longer waits on this process alone.
+      sim::ProgramsMadeBy::workers);
   for (size_t t = 0; t < jobs.size(); ++t) {
     Pending& candidate = jobs[t].plan->pending[jobs[t].index];
     candidate.timing = timings[run_of[t]];

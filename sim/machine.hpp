@@ -34,6 +34,10 @@ using CycleBoundOf =
 
 class WorkerPool;
 
+// Who makes run_timing's programs: this process, sending each to a worker in its binary form, or the workers
+// themselves, each from its copy of this process (forked for the call), sent only the index.
+enum class ProgramsMadeBy { this_process, workers };
+
 class Machine {
  public:
   // Elaborates the model. At most one Machine per process; construct it before any other SystemC object.
@@ -60,10 +64,15 @@ class Machine {
   // is replaced.
   // `result_in(i, result)`, when given, is told of each result as it comes in (for progress; in the order
   // the runs end, which depends on the workers).
+  // With `made_by` workers, each worker makes the programs it runs: program_of(i) is called in the worker's
+  // own copy of this process (forked afresh by this call, so program_of and what it reads must not change
+  // during it), and only i travels; this process keeps each worker two programs ahead and makes and runs the
+  // others itself. The parent then no longer makes every program while the workers only simulate.
   std::vector<RunResult> run_timing(size_t count,
                                     const std::function<const arch::Program&(size_t)>& program_of,
                                     int workers, const CycleBoundOf& bound_of = {},
-                                    const std::function<void(size_t, const RunResult&)>& result_in = {});
+                                    const std::function<void(size_t, const RunResult&)>& result_in = {},
+                                    ProgramsMadeBy made_by = ProgramsMadeBy::this_process);
   // Worker processes started so far (sim/worker_pool.hpp), for tests.
   int workers_started() const;
 
@@ -80,6 +89,9 @@ class Machine {
   bool initialized_ = false;  // SystemC's initialisation phase has run
   bool broken_ = false;       // a deadlock or fault left units blocked: this model cannot run again
   std::unique_ptr<WorkerPool> workers_;  // started by the first run_timing with workers > 1
+  // The program_of of the run_timing call whose workers make their programs (ProgramsMadeBy::workers): set
+  // in this process for the call, so that a worker forked meanwhile has it in its copy.
+  const std::function<const arch::Program&(size_t)>* workers_make_ = nullptr;
 };
 
 }  // namespace tessera::sim

@@ -114,15 +114,30 @@ RunResult deserialize(const std::string& bytes) {
   return result;
 }
 
-// A worker's request: the run's cycle bound, then the program in its binary form, which reads back equal to
-// it (arch/isa/program_binary.hpp), written after the bound in one string (tens of MB on a large GEMM).
-std::string request_of(std::optional<int64_t> cycle_bound, const arch::Program& program) {
+// A worker's request: what follows (a program, or the index of one the worker makes itself), the run's
+// cycle bound, then the program in its binary form, which reads back equal to it
+// (arch/isa/program_binary.hpp), written after the bound in one string (tens of MB on a large GEMM), or the
+// index.
+constexpr int64_t kProgramFollows = 0, kIndexFollows = 1;
+
+Writer request_head(int64_t follows, std::optional<int64_t> cycle_bound) {
   Writer out;
+  out.integer(follows);
   out.integer(cycle_bound ? 1 : 0);
   out.integer(cycle_bound.value_or(0));
-  std::string request = out.bytes();
+  return out;
+}
+
+std::string request_of(std::optional<int64_t> cycle_bound, const arch::Program& program) {
+  std::string request = request_head(kProgramFollows, cycle_bound).bytes();
   arch::append_program_binary(program, request);
   return request;
+}
+
+std::string request_of(std::optional<int64_t> cycle_bound, size_t index) {
+  Writer out = request_head(kIndexFollows, cycle_bound);
+  out.integer(static_cast<int64_t>(index));
+  return out.bytes();
 }
 
 constexpr char kResult = 'R';
@@ -133,10 +148,18 @@ const std::string kFailed = "F";  // the worker could not run it: the parent run
 std::optional<std::string> Machine::serve_worker_request(const std::string& request) {
   Reader in(request);
   RunOptions options{false, false, std::nullopt};
+  const int64_t follows = in.integer();
   const bool bounded = in.integer() != 0;
   const int64_t bound = in.integer();
   if (bounded) options.cycle_bound = bound;
   try {
+    if (follows == kIndexFollows) {
+      // This worker's copy of the parent holds the caller's program_of and everything it reads: it was
+      // forked by the run_timing call that sends these (workers_make_).
+      TESSERA_ASSERT(workers_make_, "a worker asked to make a program was forked to make them");
+      const int64_t index = in.integer();
+      return kResult + serialize(run((*workers_make_)(static_cast<size_t>(index)), options));
+    }
     const arch::Program program = arch::read_program_binary(in.rest());
     return kResult + serialize(run(program, options));
   } catch (...) {
@@ -151,7 +174,8 @@ int Machine::workers_started() const {
 std::vector<RunResult> Machine::run_timing(size_t count,
                                            const std::function<const arch::Program&(size_t)>& program_of,
                                            int workers, const CycleBoundOf& bound_of,
-                                           const std::function<void(size_t, const RunResult&)>& result_in) {
+                                           const std::function<void(size_t, const RunResult&)>& result_in,
+                                           ProgramsMadeBy made_by) {
   std::vector<RunResult> results(count);
   std::vector<const RunResult*> finished(count, nullptr);
   auto bound = [&](size_t index) -> std::optional<int64_t> {
@@ -174,6 +198,19 @@ std::vector<RunResult> Machine::run_timing(size_t count,
   // enough in hand to stay busy meanwhile: twice the program's instructions (the parent's run, then the
   // lowering of the next), once for the last program.
   const int processes = workers - 1;
+  // Made by the workers: each worker makes the programs it is sent the indices of, from its copy of this
+  // process, so the pool is forked afresh here, where program_of and what it reads exist (a pool forked
+  // earlier holds another call's); workers_make_ stays set for the call, for a worker forked again to
+  // replace one that died.
+  const bool made_there = made_by == ProgramsMadeBy::workers;
+  struct MakeFor {
+    const std::function<const arch::Program&(size_t)>*& make;
+    ~MakeFor() { make = nullptr; }
+  } make_for{workers_make_};
+  if (made_there) {
+    workers_.reset();
+    workers_make_ = &program_of;
+  }
   if (!workers_ || workers_->size() != processes) {
     // This process now makes programs and their binary forms of the same few sizes over and over, tens of MB
     // each on a large GEMM, and frees each once sent: keep the freed memory for the next one rather than
@@ -208,7 +245,36 @@ std::vector<RunResult> Machine::run_timing(size_t count,
       }
     }
   };
+  // Made by the workers: a worker is kept `kAhead` indices in hand (one to run, one to start on as it ends),
+  // and this process makes and runs each index that finds every worker with that many.
+  constexpr int kAhead = 2;
+  auto run_here_or_keep = [&](size_t index, const arch::Program& program) {
+    try {
+      run_here(index, program);
+    } catch (...) {
+      // Thrown below, once the workers are done: not run again, since a run that failed here leaves this
+      // model unable to run (Machine::run's broken_).
+      errors[index] = std::current_exception();
+      broken_here = true;
+    }
+  };
   for (size_t index = 0; index < count; ++index) {
+    if (made_there) {
+      take(workers_->wait_replies(false));
+      int least_busy = 0;
+      for (int w = 1; w < processes; ++w)
+        if (workers_->in_flight(w) < workers_->in_flight(least_busy)) least_busy = w;
+      if (!broken_here && workers_->in_flight(least_busy) >= kAhead) {
+        run_here_or_keep(index, program_of(index));
+        continue;
+      }
+      if (!workers_->send(least_busy, request_of(bound(index), index))) {
+        failed[index] = true;  // no worker could take it: run here below
+        continue;
+      }
+      on_worker[static_cast<size_t>(least_busy)].push_back(index);
+      continue;
+    }
     const arch::Program& program = program_of(index);
     instructions[index] = program.instruction_count();
     take(workers_->wait_replies(false));
@@ -216,14 +282,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
         static_cast<size_t>(std::min_element(in_hand.begin(), in_hand.end()) - in_hand.begin());
     const int64_t enough = (index + 1 == count ? 1 : 2) * instructions[index];
     if (!broken_here && in_hand[least_busy] >= enough) {
-      try {
-        run_here(index, program);
-      } catch (...) {
-        // Thrown below, once the workers are done: not run again, since a run that failed here leaves this
-        // model unable to run (Machine::run's broken_).
-        errors[index] = std::current_exception();
-        broken_here = true;
-      }
+      run_here_or_keep(index, program);
       continue;
     }
     if (!workers_->send(static_cast<int>(least_busy), request_of(bound(index), program))) {

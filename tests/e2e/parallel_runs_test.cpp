@@ -181,6 +181,60 @@ TEST(Workers, AProgramWhoseWorkerFailsIsRunHereAndThrowsItsErrorAndTheWorkerIsRe
   EXPECT_GE(machine.workers_started(), 3) << "the failed worker was replaced";
 }
 
+// Made by the workers: each worker makes the programs it is sent the indices of, in its own copy of this
+// process; the results are run()'s, in order, bounds included, and each batch forks its own workers (a
+// worker forked for an earlier batch holds that batch's program_of: the second round's programs differ, so
+// a worker kept from the first would give wrong results).
+TEST(Workers, ThatMakeTheirOwnProgramsGiveTheResultsOfRunInOrderAndAreForkedForEachBatch) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult ws = machine.run(programs.ws, sim::RunOptions{false, false});
+  const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
+  const sim::RunResult os_stopped = machine.run(programs.os, sim::RunOptions{false, false, os.cycles - 1});
+  const sim::RunResult ws_stopped = machine.run(programs.ws, sim::RunOptions{false, false, os.cycles - 1});
+  auto bound_of = [&](size_t i, const std::vector<const sim::RunResult*>&) -> std::optional<int64_t> {
+    if (i == 5) return os.cycles - 1;
+    return std::nullopt;
+  };
+  for (int round = 0; round < 2; ++round) {
+    // A batch of its own each round, and made differently: the second round swaps WS and OS, so a worker
+    // that made the first round's programs would give the wrong results.
+    std::vector<const arch::Program*> batch;
+    for (int i = 0; i < 6; ++i) batch.push_back((i + round) % 2 == 0 ? &programs.ws : &programs.os);
+    std::vector<int> made(batch.size(), 0);  // this process's calls (a worker counts in its copy)
+    auto program_of = [&](size_t i) -> const arch::Program& {
+      ++made[i];
+      return *batch[i];
+    };
+    const std::vector<sim::RunResult> results =
+        machine.run_timing(batch.size(), program_of, 2, bound_of, {}, sim::ProgramsMadeBy::workers);
+    ASSERT_EQ(results.size(), batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const bool is_ws = batch[i] == &programs.ws;
+      expect_same_run(results[i], i < 5 ? (is_ws ? ws : os) : (is_ws ? ws_stopped : os_stopped),
+                      "round " + std::to_string(round) + " program " + std::to_string(i));
+    }
+    int made_here = 0;
+    for (int count : made) made_here += count;
+    EXPECT_LT(made_here, static_cast<int>(batch.size())) << "the worker made some of them";
+    EXPECT_EQ(machine.workers_started(), 1) << "the pool of this batch: one worker";
+  }
+}
+
+TEST(Workers, ThatMakeTheirOwnProgramsPassAFailureToTheParentWhichThrowsIt) {
+  const TwoPrograms programs;
+  const arch::Program broken = without_first_signal(programs.ws);
+  sim::Machine machine(programs.spec);
+  const std::vector<const arch::Program*> batch = {&broken, &programs.os, &programs.os, &programs.os};
+  const std::string thrown = error_of([&] {
+    machine.run_timing(
+        batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 2, {}, {},
+        sim::ProgramsMadeBy::workers);
+  });
+  const std::string expected = error_of([&] { machine.run(broken, sim::RunOptions{false, false}); });
+  EXPECT_EQ(thrown, expected);
+}
+
 // With --threads 2, one worker process runs programs beside the parent.
 TEST(Workers, TwoThreadsAreTheParentAndOneWorker) {
   const TwoPrograms programs;
