@@ -83,15 +83,15 @@ class Lowering {
  public:
   Lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec)
       : op_(op), seed_(seed), mapping_(mapping), stage_(*mapping.stage), spec_(spec) {
-    names_of_ =
-        Names{name_of("a_full"), name_of("w_full"), name_of("o_free"), name_of("o_done"), name_of("rdy"),
-              name_of("psum"),   name_of("e_full"), name_of("e_free"), name_of("v_done")};
+    names_of_ = Names{semaphores_.name("a_full"), semaphores_.name("w_full"), semaphores_.name("o_free"),
+                      semaphores_.name("o_done"), semaphores_.name("rdy"),    semaphores_.name("psum"),
+                      semaphores_.name("e_full"), semaphores_.name("e_free"), semaphores_.name("v_done")};
     contraction_ = plan_contraction(mapping, spec);
     for (int tensor : {kA, kW}) {
       const EngineGroup& group = contraction_.load_group(tensor);
       for (int engine = group.first; engine < group.first + group.count; ++engine)
         free_names_[tensor].push_back(
-            name_of(engine_semaphore(tensor == kA ? "a_free" : "w_free", "", group, engine)));
+            semaphores_.name(engine_semaphore(tensor == kA ? "a_free" : "w_free", "", group, engine)));
     }
     plan_ = plan_buffers(mapping, spec);
     element_ = size_bytes(op.dtype);
@@ -202,26 +202,9 @@ class Lowering {
     return frame;
   }
 
-  // A semaphore's name, interned: its index in names_. The names are few (a dozen kinds, one per engine of a
-  // group), interned once per lowering or per store engine, never per instruction.
-  int name_of(const std::string& name) {
-    for (size_t i = 0; i < names_.size(); ++i)
-      if (names_[i].name == name) return static_cast<int>(i);
-    names_.push_back(NamedSemaphore{name, {}});
-    return static_cast<int>(names_.size() - 1);
-  }
-
-  // Semaphore `name[buffer]` of `core`. Its program id is remembered by (name, buffer): formatting
-  // "name[buffer]" and finding it, or comparing names, is most of a lowering's time otherwise (one to four
-  // semaphores per instruction).
+  // Semaphore `name[buffer]` (`name` interned in semaphores_) of `core`.
   arch::SemaphoreRef semaphore(int name, int buffer, int core = arch::kSameCore) {
-    TESSERA_ASSERT(buffer >= 0, "a semaphore names a buffer");
-    NamedSemaphore& named = names_[static_cast<size_t>(name)];
-    if (static_cast<size_t>(buffer) >= named.ids.size())
-      named.ids.resize(static_cast<size_t>(buffer) + 1, -1);
-    int& id = named.ids[static_cast<size_t>(buffer)];
-    if (id < 0) id = program_.semaphore_id(fmt::format("{}[{}]", named.name, buffer));
-    return arch::SemaphoreRef{id, core};
+    return arch::SemaphoreRef{semaphores_.id(name, buffer), core};
   }
 
   void emit(size_t place, double key, arch::QueueId queue, arch::Operation operation, arch::Waits waits,
@@ -388,8 +371,7 @@ class Lowering {
       const auto slot = static_cast<size_t>(engine - store_group.first);
       if (slot >= names.size()) names.resize(slot + 1, -1);
       if (names[slot] < 0)
-        names[slot] =
-            name_of(engine_semaphore(names_[static_cast<size_t>(name)].name, "", store_group, engine));
+        names[slot] = semaphores_.name(engine_semaphore(semaphores_.text(name), "", store_group, engine));
       return semaphore(names[slot], buffer);
     };
     // The core's loads of A and W, and the one in use at the iteration lowered (current_buffer).
@@ -620,12 +602,10 @@ class Lowering {
   arch::Program program_;
   std::vector<CorePlace> places_;
   std::vector<std::vector<Keyed>> keyed_;
-  struct NamedSemaphore {
-    std::string name;
-    std::vector<int> ids;  // per buffer its program id, -1 until used
-  };
-  std::vector<NamedSemaphore> names_;
-  // The plain names' indices in names_ (interned first, by the constructor).
+  // Semaphore ids by (name, buffer), each name interned once (a dozen kinds, one per engine of a group) and
+  // never compared per instruction.
+  IndexedSemaphores semaphores_{program_};
+  // The plain names' handles in semaphores_ (interned by the constructor).
   struct Names {
     int a_full, w_full, o_free, o_done, rdy, psum, e_full, e_free, v_done;
   } names_of_{};

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-
 namespace tessera::mapper {
 
 void start_program(arch::Program& program, const std::string& name, const ops::Op& op, uint64_t seed,
@@ -48,28 +46,28 @@ void signal_every_core(arch::Program& program, const std::string& name, int core
     signals.push_back(arch::SemaphoreRef{program.semaphore_id(name), core == self ? arch::kSameCore : core});
 }
 
-int IndexedSemaphores::id(const char* name, int64_t index) {
+int IndexedSemaphores::name(const std::string& text) {
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (names_[i].text == text) return static_cast<int>(i);
+  names_.push_back(Named{text, {}});
+  return static_cast<int>(names_.size() - 1);
+}
+
+int IndexedSemaphores::id(int name, int64_t index) {
   TESSERA_ASSERT(index >= 0, "a semaphore's index is not negative");
-  // By address (the same literal), then by text (the same name from another literal): the new address is
-  // remembered too.
-  Named* named = nullptr;
-  for (Named& known : names_)
-    if (known.name == name) {
-      named = &known;
-      break;
-    }
-  if (!named) {
-    for (Named& known : names_)
-      if (std::strcmp(known.name, name) == 0) {
-        named = &names_.emplace_back(Named{name, known.ids});
-        break;
-      }
-  }
-  if (!named) named = &names_.emplace_back(Named{name, {}});
+  Named& named = names_[static_cast<size_t>(name)];
   const auto at = static_cast<size_t>(index);
-  if (at >= named->ids.size()) named->ids.resize(at + 1, -1);
-  if (named->ids[at] < 0) named->ids[at] = program_.semaphore_id(fmt::format("{}[{}]", name, index));
-  return named->ids[at];
+  if (at >= named.ids.size()) named.ids.resize(at + 1, -1);
+  if (named.ids[at] < 0) named.ids[at] = program_.semaphore_id(fmt::format("{}[{}]", named.text, index));
+  return named.ids[at];
+}
+
+int IndexedSemaphores::id(const char* literal, int64_t index) {
+  for (const auto& [address, handle] : literals_)
+    if (address == literal) return id(handle, index);
+  const int handle = name(literal);  // another literal of the same text shares its handle
+  literals_.emplace_back(literal, handle);
+  return id(handle, index);
 }
 
 arch::Instruction make_instruction(arch::QueueId queue, arch::Operation operation, arch::Waits waits,
