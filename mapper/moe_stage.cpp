@@ -218,8 +218,9 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
     for (const TileJob& job : plan.work[c]) {
       const int64_t nw = static_cast<int64_t>(job.w.size());
       int64_t tile_pe = 0, tile_dma = 0, tile = 0;
-      for (int64_t k0 = 0; k0 < job.k; k0 += job.chunk) {
-        const int64_t k = std::min(job.chunk, job.k - k0);
+      // The k chunks: job.k / job.chunk whole ones, alike, and the rest.
+      const auto add_chunks = [&](int64_t k, int64_t count) {
+        if (k <= 0 || count <= 0) return;
         const int64_t chunk_pe = nw * matmul(job.m, job.n, k);
         const int64_t a_bytes = job.m * k * e, w_bytes = nw * k * job.n * e;
         // A (a descriptor a gathered row) and W cut into row blocks over the load engines.
@@ -227,11 +228,13 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
         const int64_t chunk_dma =
             spread_cycles(dma, jobs.loads, a_bytes, a_blocks) +
             spread_cycles(dma, jobs.loads, w_bytes, nw * blocks_of(k, job.n * e, jobs.loads, dma));
-        tile_pe += chunk_pe;
-        tile_dma += chunk_dma;
-        tile += std::max(chunk_pe, chunk_dma);
-        dram += a_bytes + w_bytes;
-      }
+        tile_pe += count * chunk_pe;
+        tile_dma += count * chunk_dma;
+        tile += count * std::max(chunk_pe, chunk_dma);
+        dram += count * (a_bytes + w_bytes);
+      };
+      add_chunks(job.chunk, job.k / job.chunk);
+      add_chunks(job.k % job.chunk, 1);
       const int64_t out_bytes = job.epilogue == Epilogue::route ? job.m * s.top_k * 4 : job.m * job.n * e;
       const int64_t store =
           spread_cycles(dma, jobs.stores, out_bytes, blocks_of(job.m, out_bytes / job.m, jobs.stores, dma));

@@ -113,20 +113,29 @@ std::optional<TransferEngine::BurstGrid> TransferEngine::burst_grid(uint64_t add
 
 template <class Latency>
 void TransferEngine::add_burst_grid(const BurstGrid& grid, bool through_dram, Latency&& latency_of) {
+  add_burst_rows(
+      grid.rows, grid.per_row, grid.bytes,
+      [&](int64_t row) { return grid.address + static_cast<uint64_t>(row * grid.stride); }, through_dram,
+      latency_of);
+}
+
+template <class RowAddress, class Latency>
+void TransferEngine::add_burst_rows(int64_t rows, int64_t per_row, int64_t bytes, RowAddress&& row_address,
+                                    bool through_dram, Latency&& latency_of) {
   // add_burst's steps, burst by burst, with the burst size, its issue ticks and its trip fixed.
-  const Tick step = issue_ticks_of(grid.bytes);
-  const Tick trip = trip_ticks_of(grid.bytes, through_dram);
+  const Tick step = issue_ticks_of(bytes);
+  const Tick trip = trip_ticks_of(bytes, through_dram);
   const Fabric& fabric = machine_.fabric;
   Tick* const slots = in_flight_.data();
   const size_t slot_count = in_flight_.size();
   size_t slot = ring_next_;
   Tick engine_free = engine_free_;
   Tick expected = expected_done_;
-  for (int64_t row = 0; row < grid.rows; ++row) {
-    uint64_t address = grid.address + static_cast<uint64_t>(row * grid.stride);
-    for (int64_t piece = 0; piece < grid.per_row; ++piece) {
+  for (int64_t row = 0; row < rows; ++row) {
+    uint64_t address = row_address(row);
+    for (int64_t piece = 0; piece < per_row; ++piece) {
       const int channel = fabric.channel_of(address);
-      address += static_cast<uint64_t>(grid.bytes);
+      address += static_cast<uint64_t>(bytes);
       const Tick issue = std::max(engine_free, slots[slot]);
       engine_free = issue + step;
       Stream& stream = streams_[static_cast<size_t>(channel)];
@@ -136,14 +145,14 @@ void TransferEngine::add_burst_grid(const BurstGrid& grid, bool through_dram, La
         touched_.push_back(channel);
       }
       stream.last = engine_free;
-      stream.bytes += grid.bytes;
+      stream.bytes += bytes;
       const Tick done = issue + stream.latency + trip;
       slots[slot] = done;
       if (++slot == slot_count) slot = 0;
       expected = std::max(expected, done);
     }
   }
-  const int64_t count = grid.rows * grid.per_row;
+  const int64_t count = rows * per_row;
   engine_free_ = engine_free;
   ring_next_ = slot;
   expected_done_ = expected;
@@ -241,6 +250,32 @@ void TransferEngine::for_each_dram_burst(const arch::TensorDecl& tensor, const a
                       region.cols * element, burst);
 }
 
+template <class Latency>
+bool TransferEngine::add_gather_bursts(const arch::TensorDecl& view, const arch::TensorDecl& source,
+                                       const arch::TensorRegion& region, Latency&& latency_of) {
+  // Every gathered row cuts into the same bursts when the rows are a whole number of interleave blocks apart;
+  // a whole-row region's merged runs (consecutive source rows) then cut as their rows do, since a row is a
+  // whole number of blocks.
+  const int64_t element = size_bytes(view.dtype);
+  const int64_t interleave = machine_.spec.dram.interleave_bytes;
+  if ((view.cols * element) % interleave != 0) return false;
+  const std::vector<int64_t>& rows = view.row_gather->rows;
+  gather_addresses_.clear();
+  for (int64_t r = 0; r < region.rows; ++r) {
+    const int64_t row = rows[static_cast<size_t>(region.row + r)];
+    if (row != arch::RowGatherView::kZeroRow)
+      gather_addresses_.push_back(source.dram_address +
+                                  static_cast<uint64_t>((row * view.cols + region.col) * element));
+  }
+  if (gather_addresses_.empty()) return true;
+  const std::optional<BurstGrid> shape = burst_grid(gather_addresses_[0], 1, region.cols * element, 0);
+  if (!shape) return false;
+  add_burst_rows(
+      static_cast<int64_t>(gather_addresses_.size()), shape->per_row, shape->bytes,
+      [&](int64_t r) { return gather_addresses_[static_cast<size_t>(r)]; }, true, latency_of);
+  return true;
+}
+
 namespace {
 // The pieces a load reads, row by row: piece(row, byte offset in the row, source byte offset in the DRAM
 // tensor or -1 for zeros, bytes). A plain tensor gives one piece per row (one for the whole region when it
@@ -302,9 +337,11 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   // in closed form.
   const std::optional<BurstGrid> grid =
       tensor.role == arch::TensorRole::view ? std::nullopt : grid_of(tensor, load.source);
+  const auto latency = [&](int channel) { return fabric.load_latency(channel); };
   if (grid) {
-    add_burst_grid(*grid, true, [&](int channel) { return fabric.load_latency(channel); });
-  } else {
+    add_burst_grid(*grid, true, latency);
+  } else if (!(tensor.row_gather &&
+               add_gather_bursts(tensor, program.tensors[storage], load.source, latency))) {
     // Padding zeros cost no DRAM or NoC traffic; the engine writes them with the rest of the tile.
     for_each_load_piece(program, load.source, [&](int64_t, int64_t, int64_t source, int64_t bytes) {
       if (source >= 0) split_into_bursts(base + static_cast<uint64_t>(source), bytes, burst);

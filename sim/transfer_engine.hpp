@@ -57,6 +57,16 @@ class TransferEngine : public Unit {
   // add_burst for every burst of `grid`, in issue order, in one tight loop.
   template <class Latency>
   void add_burst_grid(const BurstGrid& grid, bool through_dram, Latency&& latency_of);
+  // The same for rows at any addresses (a row gather's): `rows` rows of `per_row` bursts of `bytes`, row r's
+  // first at row_address(r).
+  template <class RowAddress, class Latency>
+  void add_burst_rows(int64_t rows, int64_t per_row, int64_t bytes, RowAddress&& row_address,
+                      bool through_dram, Latency&& latency_of);
+  // A row gather's region as rows of equal bursts, when every gathered row is cut alike (its rows a whole
+  // number of DRAM interleave blocks apart): adds them and returns true; false adds nothing.
+  template <class Latency>
+  bool add_gather_bursts(const arch::TensorDecl& view, const arch::TensorDecl& source,
+                         const arch::TensorRegion& region, Latency&& latency_of);
 
   // Calls burst(dram_address, bytes) for each burst of a tensor region, in issue order: per row, pieces of at
   // most burst_bytes that stay inside one DRAM interleave block.
@@ -84,6 +94,7 @@ class TransferEngine : public Unit {
   int64_t trip_bytes_ = -1;
   bool trip_through_dram_ = false;
   Tick trip_ticks_ = 0;
+  std::vector<uint64_t> gather_addresses_;  // add_gather_bursts' rows, kept for their capacity
 };
 
 }  // namespace tessera::sim
