@@ -150,6 +150,8 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   const Overrides overrides = route_overrides(common.overrides, true);
   const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
   const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
+  OutputFolder out(common.out_dir);
+  out.check();
   const arch::ArchSpec& spec = machine_input.spec;
 
   flow::RunSettings settings;
@@ -170,8 +172,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   report.objective = mapper::name_of(settings.objective);
   report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  if (!common.out_dir.empty()) {
-    OutputFolder out(common.out_dir);
+  if (out.enabled()) {
     for (auto& [file, text] : run.program_files) out.add(file, std::move(text));
     out.add("report.json", traces::to_json(report));
     out.add("report.csv", traces::to_csv(report));
@@ -188,6 +189,8 @@ int map_command(const Common& common, int top) {
   const Overrides overrides = route_overrides(common.overrides, true);
   const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
   const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
+  OutputFolder out(common.out_dir);
+  out.check();
   const arch::ArchSpec& spec = machine_input.spec;
 
   flow::MapSettings settings;
@@ -201,8 +204,7 @@ int map_command(const Common& common, int top) {
   };
   settings.progress = progress_printer(common);
   flow::WorkloadMap map = flow::map_workload(workload_input.workload, spec, settings);
-  if (!common.out_dir.empty()) {
-    OutputFolder out(common.out_dir);
+  if (out.enabled()) {
     for (auto& [file, text] : map.program_files) out.add(file, std::move(text));
     out.add("map.json", traces::to_json(map.report));
     out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
@@ -219,12 +221,13 @@ int sim_command(const Common& common, const std::string& program_path, bool timi
   const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
   const arch::ArchSpec& spec = machine_input.spec;
   const arch::Program program = arch::read_program_file(program_path);
+  OutputFolder out(common.out_dir);
+  out.check();
   flow::ProgramRun run = flow::simulate_program(program, program_path, spec, timing_only,
                                                 !common.out_dir.empty(), common.threads);
   traces::Report& report = run.report;
   report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!common.out_dir.empty()) {
-    OutputFolder out(common.out_dir);
+  if (out.enabled()) {
     out.add("report.json", traces::to_json(report));
     out.add("report.csv", traces::to_csv(report));
     out.add("trace.json", std::move(run.chrome_trace));

@@ -48,15 +48,17 @@ void OutputFolder::add(const std::string& name, std::string contents) {
   if (enabled()) files_.emplace_back(name, std::move(contents));
 }
 
-void OutputFolder::commit() const {
-  if (!enabled()) return;
+struct OutputFolder::Target {
+  fs::path path;
+  bool exists = false;
+};
+
+OutputFolder::Target OutputFolder::target() const {
   std::error_code error;
   fs::path target = fs::absolute(directory_, error).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();  // "out/" -> "out"
   if (error || target.filename().empty() || target == target.root_path())
     fail(directory_, "is not a folder tessera can replace", "give --out a folder of its own");
-  const fs::path parent = target.parent_path();
-  traces::ensure_directory(parent.string());
   const bool exists = fs::exists(target, error);
   if (exists) {
     if (!fs::is_directory(target, error)) fail(target, "exists and is not a folder", "give --out a folder");
@@ -66,6 +68,19 @@ void OutputFolder::commit() const {
       fail(target, "holds files tessera did not write",
            "give --out a new or empty folder, or one an earlier tessera command wrote");
   }
+  return Target{target, exists};
+}
+
+void OutputFolder::check() const {
+  if (enabled()) (void)target();
+}
+
+void OutputFolder::commit() const {
+  if (!enabled()) return;
+  std::error_code error;
+  const auto [target, exists] = this->target();
+  const fs::path parent = target.parent_path();
+  traces::ensure_directory(parent.string());
   // The new folder is written beside the target, then swapped in whole: a reader (or a command killed at any
   // point) sees the old folder or the new one, never a mix.
   const std::string prefix = "." + target.filename().string() + ".tessera-stage.";

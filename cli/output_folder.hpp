@@ -16,10 +16,15 @@ class OutputFolder {
  public:
   explicit OutputFolder(std::string directory) : directory_(std::move(directory)) {}
   bool enabled() const { return !directory_.empty(); }
+  // Refuses, before any work, a target that commit would refuse (a file, a folder of someone else's files, a
+  // root): a run of minutes must not end in that error. commit checks again.
+  void check() const;
   void add(const std::string& name, std::string contents);
   void commit() const;
 
  private:
+  struct Target;
+  Target target() const;
   std::string directory_;
   std::vector<std::pair<std::string, std::string>> files_;
 };

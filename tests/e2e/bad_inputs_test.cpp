@@ -97,6 +97,7 @@ TEST(BadInputs, EveryCaseGivesItsLocatedMessageAndExitCodeAndNothingElse) {
   ScratchDir scratch;
   const std::regex file_line(R"([A-Za-z0-9_.-]+\.(yaml|tprog):[0-9]+(:[0-9]+)?: )");
   const std::regex instruction(R"(core [0-9]+,[0-9]+ [a-z0-9]+ #[0-9]+)");
+  const std::regex option(R"(^error: [^\n]*--[a-z][a-z-]*: )");  // a command-line option's value
   for (const BadInput& input : cases) {
     SCOPED_TRACE(input.path.string());
     ASSERT_GE(input.exit_code, 0) << "no '# expect: exit N: \"fragment\"' line";
@@ -116,8 +117,8 @@ TEST(BadInputs, EveryCaseGivesItsLocatedMessageAndExitCodeAndNothingElse) {
     EXPECT_NE(error.find(input.fragment), std::string::npos)
         << "expected: " << input.fragment << "\ngot: " << error;
     const bool located = std::regex_search(error, file_line) || std::regex_search(error, instruction) ||
-                         error.find("error: --set ") != std::string::npos;
-    EXPECT_TRUE(located) << "no file:line, instruction or --set named: " << error;
+                         error.find("error: --set ") != std::string::npos || std::regex_search(error, option);
+    EXPECT_TRUE(located) << "no file:line, instruction, --set or option named: " << error;
     EXPECT_NE(error.find("\n  hint: "), std::string::npos) << "no hint: " << error;
     for (const char* forbidden : {"terminate called", "Error: (E", "SystemC 2.", "Copyright (c)", "Sanitizer",
                                   "runtime error:", "internal fault", "this is a bug in tessera"})

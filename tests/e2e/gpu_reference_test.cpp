@@ -319,7 +319,8 @@ TEST(GpuReference, ARecordMadeWithoutTheEpilogueTimesTheContractionAloneAndCheck
   as_json.insert(as_json.end(), {"--format", "json"});
   const CommandResult json = run_tessera(as_json);
   ASSERT_EQ(json.exit_code, 0) << json.output;
-  for (const auto& op : nlohmann::json::parse(json.output)["ops"]) {
+  const nlohmann::json report = nlohmann::json::parse(json.output);  // not a temporary: the loop outlives it
+  for (const auto& op : report["ops"]) {
     const auto& gpu = op["gpu_reference"].at(0);
     EXPECT_TRUE(gpu["compared"].get<bool>());
     EXPECT_TRUE(gpu["contraction_only"].get<bool>());
