@@ -8,8 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string_view>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "common/text.hpp"
 
@@ -117,6 +120,74 @@ void refuse_line_starting_with_comma(const std::string& text, const std::string&
   }
 }
 
+// The root of each YAML document: where it starts and whether it is null (an empty document).
+class DocumentRoots : public YAML::EventHandler {
+ public:
+  bool null = true;
+  YAML::Mark mark = YAML::Mark::null_mark();
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& at, YAML::anchor_t) override { root(at, true); }
+  void OnAlias(const YAML::Mark& at, YAML::anchor_t) override { root(at, false); }
+  void OnScalar(const YAML::Mark& at, const std::string&, YAML::anchor_t, const std::string&) override {
+    root(at, false);
+  }
+  void OnSequenceStart(const YAML::Mark& at, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    root(at, false);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& at, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    root(at, false);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void root(const YAML::Mark& at, bool is_null) {
+    if (seen_) return;
+    seen_ = true;
+    mark = at;
+    null = is_null;
+  }
+  bool seen_ = false;
+};
+
+// One document (later empty ones aside), read by yaml-cpp's event parser rather than YAML::LoadAll: where
+// yaml-cpp 0.7 (Debian's) cannot read past a token at a document's top level (a ',' outside [ ] or { }, found
+// by tests/fuzz/config_fuzz after a quoted scalar, an anchor, or at a line's start), LoadAll takes a null
+// document there again and again without end, allocating gigabytes (yaml-cpp issue 1040; fixed upstream
+// after 0.7). Here the documents' roots must move forward through the text, so the walk ends: a root at or
+// before the one before it is that place, and an error there. A second document that is not empty would
+// otherwise be dropped without a word (two configs pasted into one file).
+void check_one_document(const std::string& text, const std::string& name) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  std::optional<YAML::Mark> second;
+  int documents = 0;
+  int previous = -1;
+  for (;;) {
+    DocumentRoots roots;
+    if (!parser.HandleNextDocument(roots)) break;
+    ++documents;
+    if (roots.mark.pos <= previous) {
+      const auto at = static_cast<size_t>(roots.mark.pos);
+      const std::string what =
+          at < text.size() && text[at] == ',' ? "a ',' outside [ ] or { }" : "this character";
+      throw InputError(mark_location(name, roots.mark), "",
+                       "malformed YAML: the parser cannot read past " + what,
+                       "',' separates the elements of a [list] or a {mapping}; a comment starts with '#'");
+    }
+    previous = roots.mark.pos;
+    if (documents > 1 && !roots.null && !second) second = roots.mark;
+  }
+  if (second)
+    throw InputError(mark_location(name, *second), "",
+                     fmt::format("expected one YAML document, found {}", documents),
+                     "a line '---' starts a new document; one file holds one config");
+}
+
 Document parse(const std::string& text, const std::string& name) {
   // yaml-cpp reads a raw NUL byte as the end of a scalar or a line break: a name would be cut short or
   // changed without a word.
@@ -130,20 +201,13 @@ Document parse(const std::string& text, const std::string& name) {
   refuse_line_starting_with_comma(text, name);
   Document document;
   document.file = name;
-  std::vector<YAML::Node> roots;
   try {
-    roots = YAML::LoadAll(text);
+    check_one_document(text, name);
+    document.root = YAML::Load(text);  // the first document alone: one pass of the parser, no loop
   } catch (const YAML::ParserException& error) {
     throw InputError(mark_location(name, error.mark), "", "malformed YAML: " + error.msg,
                      "check the indentation and the brackets around this position");
   }
-  // A second document would otherwise be dropped without a word (two configs pasted into one file).
-  for (size_t i = 1; i < roots.size(); ++i)
-    if (!roots[i].IsNull())
-      throw InputError(mark_location(name, roots[i].Mark()), "",
-                       fmt::format("expected one YAML document, found {}", roots.size()),
-                       "a line '---' starts a new document; one file holds one config");
-  if (!roots.empty()) document.root = roots.front();
   if (!document.root || document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
   return document;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (issue "Hardening"; scripts/test.sh
-# runs it after the normal suite). Builds build-asan/ (-DTESSERA_SANITIZE=ON, -O1 -g1: optimised enough that the
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (issue "Hardening"; scripts/test.sh,
+# and so CI, runs it after the normal suite). Builds build-asan/ (-DTESSERA_SANITIZE=ON, -O1 -g1: optimised enough that the
 # SystemC runs stay quick, line tables for the reports) and runs ctest with options that make any report fail
 # its test: ASan and UBSan halt on the first error, LeakSanitizer runs at exit with the suppressions of
 # tests/sanitizers/lsan.supp (each entry says why). Extra arguments go to ctest (e.g. -R Gemm).
