@@ -52,8 +52,16 @@ ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& progr
       field.push_back(value.substr(start, end - start));
       start = end + 1;
     }
-    if (const size_t dot = key.find('.'); dot != std::string::npos)  // a group's field: kv_cache.layout
-      entry[key.substr(0, dot)][key.substr(dot + 1)] = field;
+    const size_t dot = key.find('.');  // a group's field: kv_cache.layout
+    const std::string name = key.substr(0, dot);
+    // A name is a value (kv_cache=...) or a group (kv_cache.layout=...), not both.
+    if (const YAML::Node given = entry[name]; given && given.IsMap() != (dot != std::string::npos))
+      throw InputError(where, "op",
+                       fmt::format("{} is given both as a value ({}=) and as a group of fields ({}.FIELD=)",
+                                   name, name, name),
+                       "keep one of the two");
+    if (dot != std::string::npos)
+      entry[name][key.substr(dot + 1)] = field;
     else
       entry[key] = field;
   }
