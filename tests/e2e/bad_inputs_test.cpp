@@ -58,7 +58,10 @@ BadInput read_case(const fs::path& path) {
     }
   }
   const std::string folder = path.parent_path().filename().string();
-  if (arguments.empty()) arguments = folder == "programs" ? "sim --program {file}" : "validate {file}";
+  if (arguments.empty())
+    arguments = folder == "programs" ? "sim --program {file}"
+                : folder == "sweeps" ? "sweep --check {file}"
+                                     : "validate {file}";
   std::istringstream words(arguments);
   for (std::string word; words >> word;) {
     for (const auto& [name, value] : {std::pair<std::string, std::string>{"{file}", path.filename().string()},
@@ -89,7 +92,7 @@ TEST(BadInputs, EveryCaseGivesItsLocatedMessageAndExitCodeAndNothingElse) {
   const std::vector<BadInput> cases = corpus();
   // The issue asks for at least 60; each kind of input is represented.
   ASSERT_GE(cases.size(), 60u);
-  for (const char* folder : {"machines", "workloads", "set", "programs"})
+  for (const char* folder : {"machines", "workloads", "set", "programs", "sweeps"})
     EXPECT_TRUE(std::any_of(cases.begin(), cases.end(), [&](const BadInput& input) {
       return input.path.parent_path().filename() == folder;
     })) << folder;
