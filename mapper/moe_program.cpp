@@ -99,6 +99,17 @@ class JobEmitter {
           h_tensors.push_back(job.out.tensor);
       }
     }
+    // The list grows by exactly this much: reserved, so that a lowering of millions of instructions neither
+    // copies them as the list doubles nor faults in pages it then leaves.
+    size_t added = 0;
+    for (const ChunkBlocks& chunk : chunk_blocks) added += chunk.a.size() + chunk.w.size();
+    for (size_t t = 0; t < jobs.size(); ++t) {
+      const TileJob& job = jobs[t];
+      const auto chunks = static_cast<size_t>((job.k + job.chunk - 1) / job.chunk);
+      added += chunks * job.w.size() + 1 + store_blocks[t].size() + (job.epilogue == Epilogue::route ? 1 : 0);
+    }
+    const size_t expected = list_.size() + added;
+    list_.reserve(expected);
     auto next_engines = [&](size_t chunk, bool a) {
       if (chunk >= chunk_blocks.size()) return std::vector<int>{engines_.loads.first};
       return engines_of(a ? chunk_blocks[chunk].a : chunk_blocks[chunk].w);
@@ -113,8 +124,8 @@ class JobEmitter {
         load.source = arch::TensorRegion{route_tensor, job.route_row, job.m, 0, s.top_k};
         load.sram_address = b.r;
         arch::Waits waits;
-        if (routes_ > 0) waits.push_back(wait("r_free"));
-        list_.push_back(make_instruction(dma_queue(engines_.loads.first), load, waits, {signal("r_full")}));
+        if (routes_ > 0) waits.push_back(wait(plain("r_free")));
+        list_.push_back(make_instruction(dma_queue(engines_.loads.first), load, waits, {plain("r_full")}));
         ++routes_;
       }
       for (int64_t k0 = 0; k0 < job.k; k0 += job.chunk, ++chunks_) {
@@ -135,13 +146,11 @@ class JobEmitter {
           load.sram_address = b.a[cb] + static_cast<uint64_t>(block.rows.first * k * e);
           arch::Waits waits;
           if (chunks_ >= 2 && first_on(waited_a, block.engine))
-            waits.push_back(wait(on_engine("a_free", cb, block.engine)));
+            waits.push_back(wait(indexed("a_free", cb, engines_.loads, block.engine)));
           if (k0 == 0 && job.h_waits > 0) waits.push_back(h_stored_wait(job));
-          if (blocks.a_waits_go[piece])
-            waits.push_back(wait(engine_semaphore("h_go", "", engines_.loads, block.engine)));
-          arch::Signals signals = {signal(indexed("a_full", cb))};
-          for (int engine : blocks.go_to)
-            signals.push_back(signal(engine_semaphore("h_go", "", engines_.loads, engine)));
+          if (blocks.a_waits_go[piece]) waits.push_back(wait(plain("h_go", engines_.loads, block.engine)));
+          arch::Signals signals = {indexed("a_full", cb)};
+          for (int engine : blocks.go_to) signals.push_back(plain("h_go", engines_.loads, engine));
           list_.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
         }
         size_t w_block = 0;
@@ -155,9 +164,8 @@ class JobEmitter {
             load.sram_address = b.w[cb][i] + static_cast<uint64_t>(block.rows.first * job.n * e);
             arch::Waits waits;
             if (chunks_ >= 2 && first_on(waited_w, block.engine))
-              waits.push_back(wait(on_engine("w_free", cb, block.engine)));
-            list_.push_back(
-                make_instruction(dma_queue(block.engine), load, waits, {signal(indexed("w_full", cb))}));
+              waits.push_back(wait(indexed("w_free", cb, engines_.loads, block.engine)));
+            list_.push_back(make_instruction(dma_queue(block.engine), load, waits, {indexed("w_full", cb)}));
           }
         for (int i = 0; i < nw; ++i) {
           arch::PeMatmul mm;
@@ -170,20 +178,18 @@ class JobEmitter {
           mm.accumulate = k0 > 0;
           arch::Waits waits;
           if (i == 0) {
-            waits.push_back(
-                arch::SemaphoreWait{semaphore(indexed("a_full", cb)), static_cast<int>(blocks.a.size())});
-            waits.push_back(
-                arch::SemaphoreWait{semaphore(indexed("w_full", cb)), static_cast<int>(blocks.w.size())});
+            waits.push_back(arch::SemaphoreWait{indexed("a_full", cb), static_cast<int>(blocks.a.size())});
+            waits.push_back(arch::SemaphoreWait{indexed("w_full", cb), static_cast<int>(blocks.w.size())});
             if (k0 == 0 && t >= 2) waits.push_back(wait(indexed("acc_free", tb)));
           }
           arch::Signals signals;
           if (i == nw - 1) {
             const auto next = static_cast<size_t>(chunks_ + 2);
             for (int engine : next_engines(next, true))
-              signals.push_back(signal(on_engine("a_free", cb, engine)));
+              signals.push_back(indexed("a_free", cb, engines_.loads, engine));
             for (int engine : next_engines(next, false))
-              signals.push_back(signal(on_engine("w_free", cb, engine)));
-            if (k0 + k >= job.k) signals.push_back(signal(indexed("acc_full", tb)));
+              signals.push_back(indexed("w_free", cb, engines_.loads, engine));
+            if (k0 + k >= job.k) signals.push_back(indexed("acc_full", tb));
           }
           list_.push_back(make_instruction(pe_queue_, mm, waits, signals));
         }
@@ -192,15 +198,14 @@ class JobEmitter {
       const std::vector<DealtBlock>& stored_in = store_blocks[t];
       arch::Waits waits = {wait(indexed("acc_full", tb))};
       if (t >= 2)
-        waits.push_back(arch::SemaphoreWait{semaphore(indexed("out_free", tb)),
-                                            static_cast<int>(store_blocks[t - 2].size())});
-      arch::Signals signals = {signal(indexed("acc_free", tb))};
+        waits.push_back(
+            arch::SemaphoreWait{indexed("out_free", tb), static_cast<int>(store_blocks[t - 2].size())});
+      arch::Signals signals = {indexed("acc_free", tb)};
       for (int engine : engines_of(stored_in))
-        signals.push_back(
-            signal(engine_semaphore("out_full", fmt::format("[{}]", tb), engines_.stores, engine)));
+        signals.push_back(indexed("out_full", tb, engines_.stores, engine));
       if (job.epilogue == Epilogue::route) {
-        waits.push_back(wait("r_full"));
-        signals.push_back(signal("r_free"));
+        waits.push_back(wait(plain("r_full")));
+        signals.push_back(plain("r_free"));
         arch::VecRoute route = stage_.route_op(job.m);
         route.x_address = b.acc[tb][0];
         route.i_address = b.r;
@@ -232,27 +237,50 @@ class JobEmitter {
         store.destination = job.out;
         store.destination.row += block.rows.first;
         store.destination.rows = block.rows.rows;
-        arch::Signals stored = {signal(indexed("out_free", tb))};
+        arch::Signals stored = {indexed("out_free", tb)};
         if (job.stores_h) stored.push_back(semaphore(h_stored_name(job.out.tensor, job.out.row)));
         stores.push_back(list_.size());
-        list_.push_back(make_instruction(
-            dma_queue(block.engine), store,
-            {wait(engine_semaphore("out_full", fmt::format("[{}]", tb), engines_.stores, block.engine))},
-            stored));
+        list_.push_back(make_instruction(dma_queue(block.engine), store,
+                                         {wait(indexed("out_full", tb, engines_.stores, block.engine))},
+                                         stored));
       }
       if (job.stores_h) h_blocks_[{job.out.tensor, job.out.row}] += static_cast<int>(stored_in.size());
     }
+    TESSERA_ASSERT(list_.size() == expected, "a job list's instructions are counted before they are emitted");
   }
 
  private:
   arch::SemaphoreRef semaphore(const std::string& name) const {
     return arch::SemaphoreRef{program_.semaphore_id(prefix_ + name), arch::kSameCore};
   }
-  arch::SemaphoreRef signal(const std::string& name) const { return semaphore(name); }
-  arch::SemaphoreWait wait(const std::string& name) const { return arch::SemaphoreWait{semaphore(name), 1}; }
-  static std::string indexed(const char* name, int index) { return fmt::format("{}[{}]", name, index); }
-  std::string on_engine(const char* name, int index, int engine) const {
-    return engine_semaphore(name, fmt::format("[{}]", index), engines_.loads, engine);
+  static arch::SemaphoreWait wait(arch::SemaphoreRef semaphore) { return arch::SemaphoreWait{semaphore, 1}; }
+  // The semaphore named `name` (with the prefix; engine_semaphore's name for `engine` of `group`), and the
+  // same with "[index]": each name formatted and found in the program once (IndexedSemaphores), for the
+  // millions of instructions a MoE layer's lowering names them in.
+  arch::SemaphoreRef indexed(const char* name, int index, const EngineGroup& group, int engine) {
+    return arch::SemaphoreRef{ids_.id(handle(name, engine - group.first), index), arch::kSameCore};
+  }
+  arch::SemaphoreRef indexed(const char* name, int index) {
+    return arch::SemaphoreRef{ids_.id(handle(name, 0), index), arch::kSameCore};
+  }
+  arch::SemaphoreRef plain(const char* name, const EngineGroup& group, int engine) {
+    return plain_slot(name, engine - group.first);
+  }
+  arch::SemaphoreRef plain(const char* name) { return plain_slot(name, 0); }
+  std::string text_of(const char* name, int slot) const {
+    return prefix_ + engine_semaphore(name, "", EngineGroup{0, slot + 1}, slot);
+  }
+  int handle(const char* name, int slot) {
+    for (const Named& named : handles_)
+      if (named.name == name && named.slot == slot) return named.value;
+    handles_.push_back(Named{name, slot, ids_.name(text_of(name, slot))});
+    return handles_.back().value;
+  }
+  arch::SemaphoreRef plain_slot(const char* name, int slot) {
+    for (const Named& named : plain_ids_)
+      if (named.name == name && named.slot == slot) return arch::SemaphoreRef{named.value, arch::kSameCore};
+    plain_ids_.push_back(Named{name, slot, program_.semaphore_id(text_of(name, slot))});
+    return arch::SemaphoreRef{plain_ids_.back().value, arch::kSameCore};
   }
   static arch::QueueId dma_queue(int engine) { return arch::QueueId{arch::QueueKind::dma, engine}; }
   // The stores of a row block of H (its first row `row` of `tensor`) signal h_stored, which the row block's
@@ -281,6 +309,13 @@ class JobEmitter {
   PassEngines engines_;
   arch::QueueId pe_queue_{arch::QueueKind::pe, 0}, vec_queue_{arch::QueueKind::vec, 0};
   int64_t chunks_ = 0, routes_ = 0;
+  IndexedSemaphores ids_{program_};
+  struct Named {
+    const char* name;  // a literal
+    int slot;          // the engine's place in its group
+    int value;         // a handle of ids_ (handles_), a semaphore id (plain_ids_)
+  };
+  std::vector<Named> handles_, plain_ids_;
   std::map<std::pair<int, int64_t>, int>
       h_blocks_;                                 // per row block of H (tensor, first row): its store blocks
   std::vector<std::pair<int, int64_t>> h_rows_;  // the row blocks of H, in the order first stored

@@ -23,7 +23,7 @@ Fabric::Fabric(const arch::ArchSpec& spec)
   eject_.assign(cores, BandwidthCalendar(spec.noc.link_bytes_per_cycle));
   banks_.assign(static_cast<size_t>(cores) * spec.core.sram.banks,
                 BandwidthCalendar(static_cast<double>(spec.core.sram.bank_width_bytes)));
-  banks_in_step_.assign(static_cast<size_t>(cores), 1);
+  for (int core = 0; core < cores; ++core) bank_leader_.insert(bank_leader_.end(), spec.core.sram.banks, 0);
   scratch_words_.assign(spec.core.sram.banks, 0);
   trees_ = &tree_sets_[destinations_];
   link_ticks_per_byte_ = static_cast<double>(kTicksPerCycle) / spec.noc.link_bytes_per_cycle;
@@ -34,7 +34,7 @@ Fabric::Fabric(const arch::ArchSpec& spec)
 void Fabric::reset() {
   for (auto* group : {&channels_, &links_, &inject_, &eject_, &banks_})
     for (auto& calendar : *group) calendar.reset();
-  std::fill(banks_in_step_.begin(), banks_in_step_.end(), 1);
+  std::fill(bank_leader_.begin(), bank_leader_.end(), 0);
   traffic_ = TrafficCounters{};
   destinations_.clear();
   tree_sets_.clear();
@@ -164,28 +164,38 @@ Tick Fabric::book_sram_region(const SramRegion& region, int64_t passes, Tick sta
 }
 
 Tick Fabric::book_pe_traffic(int core, Tick start, Tick end, const std::vector<int64_t>& words) {
-  const auto& sram = spec_.core.sram;
-  BandwidthCalendar* const calendars = &banks_[static_cast<size_t>(core) * sram.banks];
-  if (banks_in_step_[static_cast<size_t>(core)]) {
-    const bool uniform = std::all_of(words.begin(), words.begin() + sram.banks,
-                                     [first = words[0]](int64_t bank_words) { return bank_words == first; });
-    if (uniform) {
-      if (words[0] == 0) return 0;
-      calendars[0].retire_before(horizon_);
-      const Tick done =
-          calendars[0].book_spread(start, end, static_cast<double>(words[0] * sram.bank_width_bytes));
-      return std::max(done, end) - end;
+  const int banks = spec_.core.sram.banks;
+  BandwidthCalendar* const calendars = &banks_[static_cast<size_t>(core) * banks];
+  int* const leader = &bank_leader_[static_cast<size_t>(core) * banks];
+  // A booking that gives two banks of one class different words splits the class: the banks of each word
+  // count follow the first of them, which takes a copy of the old leader's calendar (exact: every bank of the
+  // class took the same bookings in the same order).
+  bool splits = false;
+  for (int bank = 1; bank < banks && !splits; ++bank) splits = words[bank] != words[leader[bank]];
+  if (splits) {
+    std::vector<int>& before = scratch_leaders_;
+    before.assign(leader, leader + banks);
+    for (int bank = 1; bank < banks; ++bank) {
+      const int old = before[bank];
+      if (words[bank] == words[old]) continue;
+      int joined = -1;
+      for (int other = old + 1; other < bank && joined < 0; ++other)
+        if (before[other] == old && words[other] == words[bank]) joined = leader[other];
+      if (joined < 0) {
+        calendars[bank] = calendars[old];
+        joined = bank;
+      }
+      leader[bank] = joined;
     }
-    for (int bank = 1; bank < sram.banks; ++bank) calendars[bank] = calendars[0];
-    banks_in_step_[static_cast<size_t>(core)] = 0;
   }
   Tick worst = end;
-  for (int bank = 0; bank < sram.banks; ++bank) {
-    if (words[bank] == 0) continue;
+  for (int bank = 0; bank < banks; ++bank) {
+    if (leader[bank] != bank || words[bank] == 0) continue;
     BandwidthCalendar& calendar = calendars[bank];
     calendar.retire_before(horizon_);
-    worst = std::max(
-        worst, calendar.book_spread(start, end, static_cast<double>(words[bank] * sram.bank_width_bytes)));
+    worst =
+        std::max(worst, calendar.book_spread(
+                            start, end, static_cast<double>(words[bank] * spec_.core.sram.bank_width_bytes)));
   }
   return worst - end;
 }

@@ -73,10 +73,11 @@ class Fabric {
   // how far past `end` the slowest bank pushes the transfer (0 if every bank keeps up).
   Tick book_sram_region(const SramRegion& region, int64_t passes, Tick start, Tick end);
   // Books per-bank word counts (a PE instruction's operand traffic) spread over [start, end); same return.
-  // While every booking on a core's banks has been uniform over them (the same words on each: a GEMM's tiles
-  // whose rows cover whole bank rows), the banks' calendars are equal, so the core's first bank alone is
-  // booked and stands for the others; the first booking that is not uniform copies it to them (exact: each
-  // bank would have taken the same bookings in the same order).
+  // Banks that have taken the same words in every booking so far have equal calendars: they form a class, and
+  // its first bank alone is booked and stands for the others (a GEMM's tiles whose rows cover whole bank rows
+  // keep a core's banks one class; a tile of half a bank row splits them in two). A booking that gives a
+  // class's banks different words splits it, each new class starting from a copy of the old one's calendar
+  // (exact: each bank would have taken the same bookings in the same order).
   Tick book_pe_traffic(int core, Tick start, Tick end, const std::vector<int64_t>& words);
 
   // Adds the bank-width words per bank that `passes` passes over `rows` rows of `row_bytes` at `pitch` from
@@ -126,7 +127,8 @@ class Fabric {
   std::vector<BandwidthCalendar> inject_;  // core -> its router
   std::vector<BandwidthCalendar> eject_;   // router -> its core
   std::vector<BandwidthCalendar> banks_;   // core * banks + bank
-  std::vector<char> banks_in_step_;        // per core: its banks' calendars are all its first's
+  std::vector<int> bank_leader_;  // per core and bank: the first bank of its class (whose calendar is booked)
+  std::vector<int> scratch_leaders_;
   std::unordered_map<int64_t, std::vector<int>> routes_;  // route_between's cache, by from * cores + to
   std::vector<int64_t> scratch_words_;                    // per bank
   std::vector<int> destinations_;                         // of the current load

@@ -104,6 +104,33 @@ TEST(SramBanks, BanksBookedInStepTakeWhatEachBankBookedAloneWouldTake) {
   EXPECT_GT(book(cycles(100), cycles(300), {50, 50, 50, 50}), others);
 }
 
+TEST(SramBanks, BankClassesSplitAndEachBankTakesWhatItWouldTakeAlone) {
+  // Banks that took the same words in every booking share one booked calendar (a class); a booking that
+  // gives a class's banks different words splits it. Reference: one calendar per bank. The bookings come from
+  // word patterns that keep some banks together and split others, in a fixed pseudorandom order, windows
+  // overlapping so that the banks contend.
+  const arch::ArchSpec spec = machine(1, 1);
+  Fabric fabric(spec);
+  std::vector<BandwidthCalendar> reference(4, BandwidthCalendar(64.0));
+  const std::vector<std::vector<int64_t>> patterns = {{40, 40, 40, 40}, {30, 30, 0, 0},   {0, 0, 25, 25},
+                                                      {20, 20, 35, 35}, {10, 12, 35, 35}, {0, 9, 9, 0}};
+  uint64_t state = 12345;
+  Tick start = 0;
+  for (int i = 0; i < 200; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    // The early bookings keep to the first four patterns (classes split in halves), the later ones use all.
+    const std::vector<int64_t>& words = patterns[(state >> 33) % (i < 60 ? 4 : patterns.size())];
+    const Tick end = start + cycles(40 + static_cast<int64_t>((state >> 20) % 80));
+    Tick worst = end;
+    for (size_t bank = 0; bank < reference.size(); ++bank)
+      if (words[bank] != 0)
+        worst =
+            std::max(worst, reference[bank].book_spread(start, end, static_cast<double>(words[bank]) * 64.0));
+    ASSERT_EQ(fabric.book_pe_traffic(0, start, end, words), worst - end) << "booking " << i;
+    start += cycles(10 + static_cast<int64_t>((state >> 40) % 30));
+  }
+}
+
 TEST(NocLinks, AStreamPaysARouterLatencyPerRouterAndItsBytesOverTheLink) {
   const arch::ArchSpec spec = machine(1, 3);
   Fabric fabric(spec);
