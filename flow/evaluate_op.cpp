@@ -217,6 +217,11 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
   std::vector<Job> jobs;
   for (PlannedOp* plan : plans)
     for (size_t i : plan->to_run) jobs.push_back(Job{plan, i});
+  // What every lowering of an op reads (a MoE layer's routing) is computed here, before the workers that
+  // lower candidates are forked, rather than once in each.
+  for (PlannedOp* plan : plans)
+    if (!plan->to_run.empty())
+      mapper::prepare_lowering(*plan->op, plan->seed, plan->pending[plan->to_run.front()].candidate.mapping);
   std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
     return a.plan->pending[a.index].rank < b.plan->pending[b.index].rank;
   });

@@ -635,4 +635,8 @@ arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, co
   return Lowering(op, seed, mapping, spec).run(program_name);
 }
 
+void prepare_lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping) {
+  if (mapping.graph) mapping.graph->prepare_lowering(op, seed);
+}
+
 }  // namespace tessera::mapper

@@ -18,4 +18,8 @@ namespace tessera::mapper {
 arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                     const std::string& program_name);
 
+// What every lowering of `op` at `seed` by a mapping of this kind reads, computed now and cached
+// (StageGraph::prepare_lowering): before worker processes that lower candidates are forked.
+void prepare_lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping);
+
 }  // namespace tessera::mapper

@@ -380,6 +380,10 @@ int64_t MoeStage::a2a_noc_bytes(const Mapping& mapping, const arch::ArchSpec& sp
          size_bytes(dtype_);
 }
 
+void MoeStage::prepare_lowering(const ops::Op& op, uint64_t seed) const {
+  routing_of(op, seed);  // cached per (op, seed): a 4096-token DeepSeek-V3 router takes seconds in float64
+}
+
 SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
                               const SearchOptions& options) const {
   const auto started = std::chrono::steady_clock::now();

@@ -71,6 +71,7 @@ class MoeStage final : public StageGraph {
   Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
   arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                       const std::string& program_name) const override;
+  void prepare_lowering(const ops::Op& op, uint64_t seed) const override;  // the routing
   std::string label(const Mapping& mapping) const override;
   std::string describe(const Mapping& mapping) const override;
 

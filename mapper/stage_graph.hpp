@@ -39,6 +39,10 @@ class StageGraph {
   virtual Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const = 0;
   virtual arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                               const arch::ArchSpec& spec, const std::string& program_name) const = 0;
+  // Computes and caches what every lowering of `op` at `seed` reads (a MoE layer's routing), for a caller
+  // about to fork worker processes that lower candidates: each would otherwise compute it again. Default:
+  // nothing.
+  virtual void prepare_lowering(const ops::Op& op, uint64_t seed) const {}
   virtual std::string label(const Mapping& mapping) const = 0;     // the row's name in reports ("flash ws")
   virtual std::string describe(const Mapping& mapping) const = 0;  // the whole mapping, one line
 };

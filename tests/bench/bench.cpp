@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <systemc>
 
@@ -19,13 +18,12 @@
 #include "ops/kinds/gemm.hpp"
 #include "ops/reference.hpp"
 #include "sim/machine.hpp"
+#include "tests/bench/seconds.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using tessera::bench::Clock;
+using tessera::bench::seconds_since;
 
 int run(int argc, char** argv) {
   using namespace tessera;
