@@ -255,7 +255,7 @@ arch::VecOp VectorStage::block(int64_t first_unit, int64_t units) const {
 
 arch::VectorWork VectorStage::work(int64_t first_unit, int64_t units) const {
   if (kind_ == arch::VectorKind::rope)
-    return std::get<arch::VecRope>(instruction(first_unit, units, {})).work();
+    return arch::operation_as<arch::VecRope>(instruction(first_unit, units, {})).work();
   return block(first_unit, units).work();
 }
 

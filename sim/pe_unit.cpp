@@ -27,7 +27,7 @@ struct OperandTiles {
   Tile a, w, o;
 };
 OperandTiles tiles_of(const arch::Operation& operation) {
-  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+  if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
     const int64_t element = size_bytes(conv->dtype), accumulator = size_bytes(accumulator_of(conv->dtype));
     return {tile(conv->a_address, conv->ih * conv->iw, conv->c * element, conv->a_pitch_bytes),
             tile(conv->w_address, conv->r * conv->s * conv->c, conv->m * element, conv->w_pitch_bytes),
@@ -57,7 +57,7 @@ void PeUnit::reset_run_state() {
 void PeUnit::count_sram_traffic(const arch::Operation& operation) {
   std::fill(bank_words_.begin(), bank_words_.end(), 0);
   arch::PeSramTraffic traffic;
-  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+  if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
     traffic = arch::conv_sram_traffic(conv->dataflow, conv->dtype, arch::tile_shape_of(*conv),
                                       conv->accumulate, machine_.spec);
   } else {
@@ -98,7 +98,7 @@ std::pair<Tick, Tick> PeUnit::schedule(const arch::Operation& operation, Tick re
     if (first_load < 0) first_load = load_start;
     complete = std::max(complete, done);
   };
-  const auto* conv = std::get_if<arch::PeConv>(&operation);
+  const auto* conv = arch::operation_if<arch::PeConv>(operation);
   if (conv && conv->dataflow == arch::Dataflow::rs) {
     if (rs_pipeline_.drained < last_complete_) ready_cycle = std::max(ready_cycle, last_complete_);
     const arch::ConvTileShape shape = arch::tile_shape_of(*conv);
@@ -134,7 +134,7 @@ void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
   const auto [first_load, scheduled_complete] = schedule(operation, now(), position);
   Tick complete = scheduled_complete;
   count_sram_traffic(operation);
-  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+  if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
     counters_.macs += conv->macs();
   } else {
     const auto& matmul = std::get<arch::PeMatmul>(operation);
@@ -173,7 +173,7 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
   DType accumulator = DType::fp32;
   bool accumulate = false;
   std::function<void(const uint8_t* sram, uint8_t* product)> compute;
-  if (const auto* conv = std::get_if<arch::PeConv>(&operation)) {
+  if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
     accumulator = accumulator_of(conv->dtype);
     accumulate = conv->accumulate;
     const ops::ConvTileGeometry geometry{conv->e,      conv->q,        conv->m,       conv->c,

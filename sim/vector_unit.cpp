@@ -29,15 +29,15 @@ VectorUnit::VectorUnit(sc_core::sc_module_name name, MachineState& machine, int 
       bank_words_(machine.spec.core.sram.banks, 0) {}
 
 void VectorUnit::execute(const arch::Instruction& instruction, int32_t position) {
-  if (const auto* rope = std::get_if<arch::VecRope>(&instruction.operation)) {
+  if (const auto* rope = arch::operation_if<arch::VecRope>(instruction.operation)) {
     execute_rope(instruction, *rope, position);
     return;
   }
-  if (const auto* route = std::get_if<arch::VecRoute>(&instruction.operation)) {
+  if (const auto* route = arch::operation_if<arch::VecRoute>(instruction.operation)) {
     execute_route(instruction, *route, position);
     return;
   }
-  const auto& op = std::get<arch::VecOp>(instruction.operation);
+  const auto& op = arch::operation_as<arch::VecOp>(instruction.operation);
   const arch::VectorWork work = op.work();
 
   // SRAM traffic: the words each tile's reads and writes touch, over the instruction's span.

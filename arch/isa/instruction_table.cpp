@@ -12,7 +12,7 @@ namespace {
 template <size_t I = 0, class Visit>
 bool for_each_kind(Visit&& visit) {
   if constexpr (I < std::variant_size_v<Operation>) {
-    if (visit(std::variant_alternative_t<I, Operation>{})) return true;
+    if (visit(Unboxed<std::variant_alternative_t<I, Operation>>{})) return true;
     return for_each_kind<I + 1>(visit);
   }
   return false;
@@ -21,11 +21,13 @@ bool for_each_kind(Visit&& visit) {
 }  // namespace
 
 QueueKind queue_of(const Operation& operation) {
-  return std::visit([](const auto& kind) { return std::decay_t<decltype(kind)>::kQueue; }, operation);
+  return std::visit([](const auto& kind) { return Unboxed<std::decay_t<decltype(kind)>>::kQueue; },
+                    operation);
 }
 
 Cause waiters_cause(const Operation& operation) {
-  return std::visit([](const auto& kind) { return std::decay_t<decltype(kind)>::kWaitersCause; }, operation);
+  return std::visit([](const auto& kind) { return Unboxed<std::decay_t<decltype(kind)>>::kWaitersCause; },
+                    operation);
 }
 
 const std::vector<std::string>& mnemonics_of(QueueKind queue) {
@@ -43,8 +45,9 @@ const std::vector<std::string>& mnemonics_of(QueueKind queue) {
 }
 
 const std::vector<int>& signal_destinations_of(const Operation& operation) {
-  return std::visit([](const auto& kind) -> const std::vector<int>& { return signal_destinations(kind); },
-                    operation);
+  return std::visit(
+      [](const auto& kind) -> const std::vector<int>& { return signal_destinations(unboxed(kind)); },
+      operation);
 }
 
 Operation read_operation(LineReader& in, QueueKind queue, std::string_view mnemonic, int column) {
@@ -61,11 +64,11 @@ Operation read_operation(LineReader& in, QueueKind queue, std::string_view mnemo
 }
 
 void write_operation(LineWriter& out, const Operation& operation) {
-  std::visit([&](const auto& kind) { kind.write(out); }, operation);
+  std::visit([&](const auto& kind) { unboxed(kind).write(out); }, operation);
 }
 
 void check_operation(const InstructionChecks& checks, const Operation& operation) {
-  std::visit([&](const auto& kind) { kind.check(checks); }, operation);
+  std::visit([&](const auto& kind) { unboxed(kind).check(checks); }, operation);
 }
 
 }  // namespace tessera::arch

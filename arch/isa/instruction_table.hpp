@@ -7,9 +7,11 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "arch/isa/boxed.hpp"
 #include "arch/isa/cause.hpp"
 #include "arch/isa/dma_load.hpp"
 #include "arch/isa/dma_store.hpp"
@@ -20,18 +22,51 @@
 #include "arch/isa/vec_op.hpp"
 #include "arch/isa/vec_rope.hpp"
 #include "arch/isa/vec_route.hpp"
+#include "common/error.hpp"
 
 namespace tessera::arch {
 
+// A kind wider than the loads, stores and matmuls that make up most of a program is kept out of line
+// (Boxed): every Instruction is as wide as the widest kind held in it.
 using Operation = std::variant<  // the instruction table
     DmaLoad,                     //
     DmaStore,                    //
     PeMatmul,                    //
-    PeConv,                      //
+    Boxed<PeConv>,               //
     NocSend,                     //
-    VecOp,                       //
-    VecRope,                     //
-    VecRoute>;
+    Boxed<VecOp>,                //
+    Boxed<VecRope>,              //
+    Boxed<VecRoute>>;
+
+// The operation as kind T (held in the instruction or out of line), or null when it is another kind.
+template <class T, class Variant>
+struct HeldIn;
+template <class T, class... Kinds>
+struct HeldIn<T, std::variant<Kinds...>> : std::bool_constant<(std::is_same_v<T, Kinds> || ...)> {};
+template <class T>
+const T* operation_if(const Operation& operation) {
+  if constexpr (HeldIn<T, Operation>::value) {
+    return std::get_if<T>(&operation);
+  } else {
+    const auto* boxed = std::get_if<Boxed<T>>(&operation);
+    return boxed ? &**boxed : nullptr;
+  }
+}
+template <class T>
+T* operation_if(Operation& operation) {
+  return const_cast<T*>(operation_if<T>(static_cast<const Operation&>(operation)));
+}
+// The operation as kind T, which it is.
+template <class T>
+const T& operation_as(const Operation& operation) {
+  const T* kind = operation_if<T>(operation);
+  TESSERA_ASSERT(kind, "an operation is read as its own kind");
+  return *kind;
+}
+template <class T>
+T& operation_as(Operation& operation) {
+  return const_cast<T&>(operation_as<T>(static_cast<const Operation&>(operation)));
+}
 
 // The queue an operation runs on: the one rule of which instruction goes where.
 QueueKind queue_of(const Operation& operation);

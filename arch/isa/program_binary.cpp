@@ -84,6 +84,11 @@ void fields(VecRoute& op, F& visit) {
   visit(op.o_pitch_bytes), visit(op.rows), visit(op.experts), visit(op.top_k), visit(op.groups);
   visit(op.topk_groups), visit(op.sigmoid), visit(op.scaling);
 }
+// A kind kept out of line (arch/isa/boxed.hpp): its value's fields.
+template <class T, class F>
+void fields(Boxed<T>& kind, F& visit) {
+  fields(*kind, visit);
+}
 template <class F>
 void fields(QueueId& queue, F& visit) {
   visit(queue.kind), visit(queue.index);

@@ -131,7 +131,7 @@ TEST(ProgramBinary, ReadsBackWhatTheTextFormReadsBack) {
 TEST(ProgramBinary, OneChangedFieldMakesProgramsDiffer) {
   const Program original = every_construct();
   std::vector<Program> changed(6, original);
-  std::get<VecOp>(changed[0].cores[1].instructions[0].operation).eps = 2e-5;
+  operation_as<VecOp>(changed[0].cores[1].instructions[0].operation).eps = 2e-5;
   changed[1].tensors[6].row_gather->rows[1] = 5;
   changed[2].tensors[1].rope_table->base = 10000;
   changed[3].cores[0].instructions[2].waits[1].count = 3;

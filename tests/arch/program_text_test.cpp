@@ -970,7 +970,7 @@ const std::string kConvLine =
 
 TEST(ReadProgram, ReadsConvsWithEveryKey) {
   const Program program = read(kHeader + kConvLine + "\n");
-  const auto& conv = std::get<PeConv>(program.cores[0].instructions[0].operation);
+  const auto& conv = operation_as<PeConv>(program.cores[0].instructions[0].operation);
   EXPECT_EQ(conv.dataflow, Dataflow::rs);
   EXPECT_EQ(conv.dtype, DType::bf16);
   EXPECT_EQ(conv.a_address, 0u);
@@ -1000,7 +1000,7 @@ TEST(ReadProgram, ConvStrideDilationAndPaddingDefaultToTheUnpaddedUnitConv) {
       read(kHeader +
            "pe conv ws a=0x0 w=0x100 o=0x200 e=2 q=2 m=1 c=1 ih=4 iw=4 r=3 s=3 dtype=fp32 "
            "acc=0\n");
-  const auto& conv = std::get<PeConv>(program.cores[0].instructions[0].operation);
+  const auto& conv = operation_as<PeConv>(program.cores[0].instructions[0].operation);
   EXPECT_EQ(conv.dataflow, Dataflow::ws);
   EXPECT_EQ(conv.stride, 1);
   EXPECT_EQ(conv.dilation, 1);

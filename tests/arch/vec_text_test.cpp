@@ -88,20 +88,25 @@ TEST(VecText, EveryKindReadsAndWritesBackCanonically) {
     EXPECT_EQ(write_program(program), "tessera-program 1\nname v\nmesh 1x1\n\ncore 0,0\n" + line + "\n")
         << line;
   }
-  const VecOp pool = std::get<VecOp>(read(kHeader + kLines[17] + "\n").cores[0].instructions[0].operation);
+  const VecOp pool =
+      operation_as<VecOp>(read(kHeader + kLines[17] + "\n").cores[0].instructions[0].operation);
   EXPECT_EQ(pool.rows, 18);  // e * q
   EXPECT_EQ(pool.out_dtype, DType::fp32);
   EXPECT_TRUE(!pool.average);
-  const VecOp softmax = std::get<VecOp>(read(kHeader + kLines[6] + "\n").cores[0].instructions[0].operation);
+  const VecOp softmax =
+      operation_as<VecOp>(read(kHeader + kLines[6] + "\n").cores[0].instructions[0].operation);
   EXPECT_EQ(softmax.causal_shift, -3);
   EXPECT_EQ(softmax.scale, 0.125);
-  const VecOp online = std::get<VecOp>(read(kHeader + kLines[11] + "\n").cores[0].instructions[0].operation);
+  const VecOp online =
+      operation_as<VecOp>(read(kHeader + kLines[11] + "\n").cores[0].instructions[0].operation);
   EXPECT_TRUE(online.first);
   EXPECT_EQ(online.causal_shift, 2);
   EXPECT_EQ(online.g_address, 0x4000u);
-  const VecOp last = std::get<VecOp>(read(kHeader + kLines[14] + "\n").cores[0].instructions[0].operation);
+  const VecOp last =
+      operation_as<VecOp>(read(kHeader + kLines[14] + "\n").cores[0].instructions[0].operation);
   EXPECT_TRUE(last.by_inverse_sum);
-  const VecOp merge = std::get<VecOp>(read(kHeader + kLines[15] + "\n").cores[0].instructions[0].operation);
+  const VecOp merge =
+      operation_as<VecOp>(read(kHeader + kLines[15] + "\n").cores[0].instructions[0].operation);
   EXPECT_EQ(merge.kind, VectorKind::merge_partials);
   EXPECT_EQ(merge.parts, 8);
   EXPECT_EQ(merge.x_rows(), 32);
@@ -205,7 +210,7 @@ TEST(VecText, ARopeReadsAndWritesBackCanonically) {
     EXPECT_EQ(read(write_program(program)), program);
     EXPECT_EQ(check_error(line), "no error");
   }
-  const VecRope rope = std::get<VecRope>(
+  const VecRope rope = operation_as<VecRope>(
       read(kHeader +
            "  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=128 dtype=fp32 head_dim=64 rotary_dim=16 "
            "style=interleaved\n")
@@ -246,7 +251,8 @@ TEST(VecText, ABadRopeIsALocatedErrorOrRefusedByTheChecker) {
 
 // vec weighted_sum: a VecOp kind, the parts of row r at x rows r * parts + p, their fp32 weights at g.
 TEST(VecText, AWeightedSumReadsItsPartsWeightsAndOptionalY) {
-  const VecOp plain = std::get<VecOp>(read(kHeader + kLines[18] + "\n").cores[0].instructions[0].operation);
+  const VecOp plain =
+      operation_as<VecOp>(read(kHeader + kLines[18] + "\n").cores[0].instructions[0].operation);
   EXPECT_EQ(plain.kind, VectorKind::weighted_sum);
   EXPECT_EQ(plain.parts, 2);
   EXPECT_EQ(plain.x_rows(), 8);
@@ -254,7 +260,8 @@ TEST(VecText, AWeightedSumReadsItsPartsWeightsAndOptionalY) {
   EXPECT_FALSE(plain.uses_statistics());
   EXPECT_EQ(plain.work().merge_parts, 2);
   EXPECT_FALSE(plain.work().weighted_adds_tile);
-  const VecOp with_y = std::get<VecOp>(read(kHeader + kLines[19] + "\n").cores[0].instructions[0].operation);
+  const VecOp with_y =
+      operation_as<VecOp>(read(kHeader + kLines[19] + "\n").cores[0].instructions[0].operation);
   EXPECT_TRUE(with_y.uses_y());
   EXPECT_EQ(with_y.y_address, 0x3000u);
   EXPECT_EQ(with_y.work().weighted_adds_tile, true);
@@ -318,7 +325,7 @@ TEST(VecText, ARouteReadsAndWritesBackCanonically) {
   // 4 rows x 256 fp32 logits = 4 KiB at pitch 2 KiB from 0: fits the 64 KiB SRAM
   EXPECT_EQ(check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=4 experts=8 top_k=2 scoring=softmax"),
             "no error");
-  const VecRoute route = std::get<VecRoute>(
+  const VecRoute route = operation_as<VecRoute>(
       read(kHeader +
            "  vec route x=0x100 i=0x1000 o=0x2000 rows=4 experts=256 top_k=8 scoring=sigmoid groups=8 "
            "topk_groups=4 scaling=2.5\n")

@@ -393,7 +393,7 @@ TEST(Attention, ASplitMergeThatForgetsTheMaxCorrectionFailsTheCheck) {
   for (arch::CoreProgram& core : program.cores) {
     auto& list = core.instructions;
     for (size_t i = 0; i < list.size(); ++i) {
-      const auto* merge = std::get_if<arch::VecOp>(&list[i].operation);
+      const auto* merge = arch::operation_if<arch::VecOp>(list[i].operation);
       if (!merge || merge->kind != arch::VectorKind::merge_partials) continue;
       ASSERT_EQ(merge->parts, 2);
       const int64_t accumulator_bytes = merge->rows * merge->cols * 4, statistics_bytes = merge->rows * 12;

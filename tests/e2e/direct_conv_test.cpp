@@ -101,7 +101,7 @@ TEST(DirectConvHalo, DroppingAHaloRowBetweenInputTilesFailsNumerics) {
           load && load->source.tensor == 0 && load->source.row == 0 && dropped == 0) {
         load->source.rows -= 24;  // one input row of 24 pixels
         ++dropped;
-      } else if (auto* conv = std::get_if<arch::PeConv>(&instruction.operation); conv && dropped == 1) {
+      } else if (auto* conv = arch::operation_if<arch::PeConv>(instruction.operation); conv && dropped == 1) {
         conv->ih -= 1;
         ++dropped;
       }

@@ -115,7 +115,7 @@ std::vector<arch::VecOp*> vec_ops(arch::Program& program) {
   std::vector<arch::VecOp*> found;
   for (arch::CoreProgram& core : program.cores)
     for (arch::Instruction& instruction : core.instructions)
-      if (auto* vec = std::get_if<arch::VecOp>(&instruction.operation)) found.push_back(vec);
+      if (auto* vec = arch::operation_if<arch::VecOp>(instruction.operation)) found.push_back(vec);
   return found;
 }
 

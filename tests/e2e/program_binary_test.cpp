@@ -67,7 +67,8 @@ Seen expect_binary_round_trips_of(const std::string& machine, const std::string&
 
 constexpr size_t kDmaLoad = 0, kDmaStore = 1, kPeMatmul = 2, kPeConv = 3, kNocSend = 4, kVecOp = 5,
                  kVecRope = 6, kVecRoute = 7;
-static_assert(std::is_same_v<std::variant_alternative_t<kVecRoute, arch::Operation>, arch::VecRoute>);
+static_assert(
+    std::is_same_v<arch::Unboxed<std::variant_alternative_t<kVecRoute, arch::Operation>>, arch::VecRoute>);
 
 TEST(ProgramBinary, GemmProgramsOfEveryDataflowReadBackExactly) {
   // WS, OS, IS and RS; k split over cores: partial sums sent over the NoC.
