@@ -1,11 +1,12 @@
 // An instruction kind kept out of line (DESIGN.md, "arch/isa"): a value held on the heap, so that the kinds
 // with many fields (a vector op, a conv) do not widen every instruction. Programs are millions of loads,
 // stores and matmuls (a MoE layer's: 10 M and more), whose instructions were 336 bytes for a 224-byte vector
-// op. Copies copy the value; comparison compares it. A moved-from Boxed holds nothing and is only destroyed
-// or assigned.
+// op. Copies copy the value; comparison compares it. A moved-from Boxed holds nothing (as a moved-from vector
+// holds nothing): it copies and compares as empty, and is otherwise only destroyed or assigned.
 #pragma once
 
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 namespace tessera::arch {
@@ -15,10 +16,10 @@ class Boxed {
  public:
   Boxed() : value_(std::make_unique<T>()) {}
   Boxed(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: implicit, as the kind itself
-  Boxed(const Boxed& other) : value_(std::make_unique<T>(*other.value_)) {}
+  Boxed(const Boxed& other) : value_(copy_of(other)) {}
   Boxed(Boxed&&) noexcept = default;
   Boxed& operator=(const Boxed& other) {
-    if (this != &other) value_ = std::make_unique<T>(*other.value_);
+    if (this != &other) value_ = copy_of(other);
     return *this;
   }
   Boxed& operator=(Boxed&&) noexcept = default;
@@ -27,9 +28,14 @@ class Boxed {
   T& operator*() { return *value_; }
   const T* operator->() const { return value_.get(); }
   T* operator->() { return value_.get(); }
-  bool operator==(const Boxed& other) const { return *value_ == *other.value_; }
+  bool operator==(const Boxed& other) const {
+    return value_ && other.value_ ? *value_ == *other.value_ : value_ == other.value_;
+  }
 
  private:
+  static std::unique_ptr<T> copy_of(const Boxed& other) {
+    return other.value_ ? std::make_unique<T>(*other.value_) : nullptr;
+  }
   std::unique_ptr<T> value_;
 };
 
