@@ -6,6 +6,7 @@
 #include <set>
 
 #include "flow/numerics.hpp"
+#include "ops/epilogue.hpp"
 
 namespace tessera::flow {
 
@@ -137,10 +138,12 @@ GpuReferences find_gpu_references(const ops::Op& op, uint64_t seed, const std::s
 
 traces::Numerics check_against_gpu(const ops::Op& op, const traces::GpuRecord& record,
                                    const sim::RunResult& result, int output_tensor) {
+  const ops::HostTensor& output = result.outputs.at(output_tensor);
+  const DType checked = ops::numerics_dtype(op.dtype, output.dtype);
   return numerics_record(
-      ops::compare_at(result.outputs.at(output_tensor), record.indices, record.values, op.dtype,
+      ops::compare_at(output, record.indices, record.values, checked,
                       "gpu-recorded " + record.gpu + (record.complete ? "" : " (sampled)")),
-      op.dtype);
+      checked);
 }
 
 }  // namespace tessera::flow

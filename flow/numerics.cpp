@@ -1,5 +1,7 @@
 #include "flow/numerics.hpp"
 
+#include "ops/epilogue.hpp"
+
 namespace tessera::flow {
 
 traces::Numerics numerics_record(const ops::NumericsResult& numerics, DType operand) {
@@ -16,8 +18,9 @@ traces::Numerics numerics_record(const ops::NumericsResult& numerics, DType oper
 
 traces::Numerics check_against_cpu(const ops::Op& op, const std::vector<double>& reference,
                                    const sim::RunResult& result, int output_tensor) {
-  return numerics_record(ops::compare_output(result.outputs.at(output_tensor), reference, op.dtype, "cpu"),
-                         op.dtype);
+  const ops::HostTensor& output = result.outputs.at(output_tensor);
+  const DType checked = ops::numerics_dtype(op.dtype, output.dtype);
+  return numerics_record(ops::compare_output(output, reference, checked, "cpu"), checked);
 }
 
 }  // namespace tessera::flow

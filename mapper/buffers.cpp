@@ -36,7 +36,9 @@ BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec) {
   plan.o_base = plan.w_base + static_cast<uint64_t>(plan.w_count * plan.w_stride);
   plan.total_bytes = static_cast<int64_t>(plan.o_base) + plan.o_count * plan.o_stride;
   if (mapping.epilogue && mapping.fusion == Fusion::fused) {
-    plan.e_stride = plan.o_stride;
+    plan.e_row_bytes = mapping.epilogue->tile() ? plan.o_row_bytes
+                                                : mapping.tile_n * size_bytes(mapping.epilogue->out_dtype());
+    plan.e_stride = align_up(mapping.tile_m * stage.pixels_per_m() * plan.e_row_bytes, alignment);
     plan.e_base = static_cast<uint64_t>(plan.total_bytes);
     plan.total_bytes += plan.o_count * plan.e_stride;
     if (mapping.epilogue->bias()) {

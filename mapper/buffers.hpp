@@ -19,9 +19,11 @@ struct BufferPlan {
   int a_count = 1, w_count = 1, o_count = 1;
   uint64_t a_base = 0, w_base = 0, o_base = 0;  // first buffer of each; buffer i is base + i * aligned bytes
   int64_t a_stride = 0, w_stride = 0, o_stride = 0;
-  // A fused epilogue's: o_count E buffers (as O's) and o_count bias rows (tile_n accumulators), else none.
+  // A fused epilogue's: o_count E buffers and o_count bias rows (tile_n accumulators), else none. An E buffer
+  // holds the result in the output's type (rows of e_row_bytes), or, when the epilogue reads a residual or up
+  // projection tile into it, rows as O's (the result overwrites the tile in place).
   uint64_t e_base = 0, bias_base = 0;
-  int64_t e_stride = 0, bias_stride = 0;
+  int64_t e_row_bytes = 0, e_stride = 0, bias_stride = 0;
   int64_t total_bytes = 0;
 
   uint64_t a_address(int buffer) const { return a_base + static_cast<uint64_t>(buffer * a_stride); }

@@ -109,6 +109,9 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   const ContractionShape& problem = stage.shape();
   const int64_t element = size_bytes(problem.dtype);
   const int64_t accumulator = size_bytes(accumulator_of(problem.dtype));
+  const bool fused = mapping.epilogue && mapping.fusion == Fusion::fused;
+  // What a finished output tile is stored in: a fused epilogue's output type, else the accumulators.
+  const int64_t stored = fused ? size_bytes(mapping.epilogue->out_dtype()) : accumulator;
   const ContractionPlan plan = plan_contraction(mapping, spec);
   const DimPartition &pm = plan.parts[0], &pn = plan.parts[1], &pk = plan.parts[2];
   const Classes &cm = plan.classes[0], &cn = plan.classes[1], &ck = plan.classes[2];
@@ -143,7 +146,8 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
           // O stays in SRAM for a run of k tiles; a tile met again later is stored accumulating (read +
           // write).
           const int64_t o_factor = reload(m_class.count, n_class.count, k_class.count, true, true, false);
-          o_bytes += m_class.extent_sum * pixels * n_class.extent_sum * accumulator * (2 * o_factor - 1);
+          o_bytes += m_class.extent_sum * pixels * n_class.extent_sum *
+                     (o_factor == 1 ? stored : accumulator) * (2 * o_factor - 1);
         }
       }
     }
@@ -153,7 +157,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   if (multicast_w) w_bytes /= mapping.split_m;
   if (mapping.split_k > 1) {
     // The root of each k group stores the reduced tile once.
-    o_bytes = problem.m * pixels * problem.n * accumulator;
+    o_bytes = problem.m * pixels * problem.n * stored;
     cost.reduction_bytes = (mapping.split_k - 1) * problem.m * pixels * problem.n * accumulator;
   }
   // Every group moves the same bytes; an im2col view reads no DRAM for its padding zeros, a block-diagonal W
@@ -166,7 +170,6 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   cost.dram_bytes_by_tensor = {a_bytes, w_bytes, o_bytes};
   // A fused epilogue loads, per output tile, its slice of the bias row and its tile of the residual (or of a
   // SwiGLU's up projection).
-  const bool fused = mapping.epilogue && mapping.fusion == Fusion::fused;
   const int64_t out_tiles_m = pm.tiles();
   if (fused) {
     cost.epilogue_dram_bytes = ((mapping.epilogue->bias() ? out_tiles_m * problem.n : 0) +
@@ -179,8 +182,10 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   const int64_t tiles_m = pm.max_tile_count(), tiles_n = pn.max_tile_count(), tiles_k = pk.max_tile_count();
   const int64_t tm = std::min(mapping.tile_m, problem.m), tn = std::min(mapping.tile_n, problem.n),
                 tk = std::min(mapping.tile_k, problem.k);
-  // The groups run back to back on every core, so per-core counts are one group's times `groups`.
-  const int64_t instructions = tiles_m * tiles_n * tiles_k * groups;
+  // The groups run back to back on every core, so per-core counts are one group's times `groups`; a tile
+  // iteration runs pe_parts() instructions (a tile of several images: one an image).
+  const int64_t parts = stage.pe_parts();
+  const int64_t instructions = tiles_m * tiles_n * tiles_k * groups * parts;
   const InstructionProfile pe = stage.profile(timer_, mapping.dataflow, tm, tn, tk);
   cost.compute_cycles = pe.lead_in + instructions * pe.interval - pe.cross + pe.tail;
   cost.stream_cycles = instructions * pe.stream_cycles;
@@ -193,7 +198,8 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
                          reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups /
                          stage.w_dram_divisor();
   const int64_t o_factor = mapping.split_k == 1 ? reload(tiles_m, tiles_n, tiles_k, true, true, false) : 1;
-  const int64_t core_o = tiles_m * tm * pixels * tiles_n * tn * accumulator * (2 * o_factor - 1) * groups;
+  const int64_t core_o = tiles_m * tm * pixels * tiles_n * tn * (o_factor == 1 ? stored : accumulator) *
+                         (2 * o_factor - 1) * groups;
   const int64_t stores = tiles_m * tiles_n * o_factor * groups;
   // A fused epilogue on the busiest core: one vec map per output tile, and its operands' loads (on the store
   // engine, with the stores).
@@ -203,7 +209,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     const arch::VectorWork work = mapping.epilogue->tile_op(tm * pixels, tn).work();
     vector_tile = arch::vector_timing(*spec.core.vector, work).cycles;
     const int64_t acc = accumulator;
-    vector_sram = arch::vector_sram_traffic(work, arch::VectorElementBytes{acc, acc, acc});
+    vector_sram = arch::vector_sram_traffic(work, arch::VectorElementBytes{acc, stored, acc});
     cost.vector_cycles = vector_tile * stores;
     core_epilogue =
         ((mapping.epilogue->bias() ? tn : 0) + (mapping.epilogue->tile() ? tm * pixels * tn : 0)) *
@@ -219,13 +225,12 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   const auto& dma = spec.core.dma;
   const TileRuns runs = stage.runs(tm, tn, tk);
   const double a_rate = dma_bytes_per_cycle(runs.a * element), w_rate = dma_bytes_per_cycle(runs.w * element),
-               o_rate = dma_bytes_per_cycle(runs.o * accumulator);
+               o_rate = dma_bytes_per_cycle(runs.o * stored);
   const int64_t a_blocks = blocks_of(stage.a_tile_rows(tm), tk * element, plan.load_group(kA), dma),
                 w_blocks = blocks_of(tk * taps, tn * element, plan.load_group(kW), dma);
   // A store waiting for the other cores' partial sums stays whole.
   const int64_t o_blocks =
-      mapping.split_k > 1 ? 1
-                          : blocks_of(tm * pixels, tn * accumulator, plan.store_group(core_a, core_w), dma);
+      mapping.split_k > 1 ? 1 : blocks_of(tm * pixels, tn * stored, plan.store_group(core_a, core_w), dma);
   const int64_t a_loads = tiles_m * tiles_k * reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups;
   const int64_t w_loads = tiles_k * tiles_n * reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups;
   const double setup =
@@ -264,9 +269,13 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
       cycles_for(std::max({static_cast<double>(core_a + core_w + core_epilogue) + reduction_per_core,
                            static_cast<double>(core_o), hottest_link}),
                  spec.noc.link_bytes_per_cycle);
-  const arch::PeSramTraffic pe_traffic = stage.pe_traffic(mapping.dataflow, tm, tn, tk, spec);
-  const int64_t core_sram = instructions * (pe_traffic.read_bytes + pe_traffic.write_bytes) + core_a +
-                            core_w + core_o + core_epilogue +
+  // An output tile's first instruction (each part's) starts its partial sums; the rest read them back.
+  const arch::PeSramTraffic fresh = stage.pe_traffic(mapping.dataflow, tm, tn, tk, false, spec),
+                            adding = stage.pe_traffic(mapping.dataflow, tm, tn, tk, true, spec);
+  const int64_t fresh_instructions = std::min(instructions, stores * parts);
+  const int64_t core_sram = fresh_instructions * (fresh.read_bytes + fresh.write_bytes) +
+                            (instructions - fresh_instructions) * (adding.read_bytes + adding.write_bytes) +
+                            core_a + core_w + core_o + core_epilogue +
                             stores * (vector_sram.read_bytes + vector_sram.write_bytes);
   cost.sram_cycles =
       cycles_for(static_cast<double>(core_sram), static_cast<double>(spec.core.sram.bank_row_bytes));
@@ -293,7 +302,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     // the next instruction's preload; with one buffer the load cannot overlap an instruction at all.
     const double drain = static_cast<double>(pe.tail) - static_cast<double>(pe.stream_cycles / pe.folds);
     const double window_a = mapping.double_buffer_inputs
-                                ? std::max(0.0, static_cast<double>(pe.interval) - drain - pe.lead_in)
+                                ? std::max(0.0, static_cast<double>(pe.interval * parts) - drain - pe.lead_in)
                                 : 0.0;
     const double a_stall = std::max(0.0, a_load - window_a) * static_cast<double>(a_loads);
     const double w_stall = std::max(0.0, w_load - window_a) * static_cast<double>(w_loads);
@@ -312,7 +321,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
 
   // Not overlapped: the first tiles' loads before any compute, and the last tile's store after it.
   const double first_bytes = static_cast<double>(stage.a_tile_rows(tm) * tk + tk * taps * tn) * element;
-  const double last_bytes = static_cast<double>(tm * pixels * tn * accumulator);
+  const double last_bytes = static_cast<double>(tm * pixels * tn * stored);
   const double route_latency = (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
   cost.overhead_cycles =
       static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +

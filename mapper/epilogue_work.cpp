@@ -50,30 +50,36 @@ std::shared_ptr<const EpilogueWork> EpilogueWork::of(const ops::Op& op) {
   } else if (const auto* conv = op.as<ops::ConvShape>()) {
     epilogue = &conv->epilogue, rows = conv->n * conv->p() * conv->q(), cols = conv->k;
   }
-  if (!epilogue || epilogue->empty()) return nullptr;
+  if (!epilogue || (epilogue->empty() && !epilogue->converts(op.dtype))) return nullptr;
   auto work = std::make_shared<EpilogueWork>();
   for (ops::EpilogueStep step : epilogue->steps) work->chain_.push_back(vec_fn_of(step));
+  // Rounding alone is a pass of x * 1 (as the MoE and attention lowerings round their fp32 tiles).
+  if (work->chain_.empty()) work->chain_ = {arch::VecFn::scale};
   work->bias_ = epilogue->has(ops::EpilogueStep::bias);
   work->tile_ = epilogue->reads_tile();
   work->rows_ = rows, work->cols_ = cols;
   work->dtype_ = accumulator_of(op.dtype);
+  work->out_dtype_ = epilogue->output(op.dtype);
   return work;
 }
 
 std::string EpilogueWork::text() const {
   std::string text;
   for (arch::VecFn fn : chain_) {
+    if (fn == arch::VecFn::scale) continue;  // the rounding pass's x * 1
     const std::string name =
         fn == arch::VecFn::add ? "residual" : arch::vec_fn_names()[static_cast<size_t>(fn)];
     text += (text.empty() ? "" : "+") + name;
   }
+  if (converts()) text += std::string("->") + name_of(out_dtype_);
   return text;
 }
 
 arch::VecOp EpilogueWork::tile_op(int64_t rows, int64_t cols) const {
   arch::VecOp op;
   op.kind = arch::VectorKind::map;
-  op.dtype = op.out_dtype = dtype_;
+  op.dtype = dtype_;
+  op.out_dtype = out_dtype_;
   op.rows = rows;
   op.cols = cols;
   op.chain = chain_;

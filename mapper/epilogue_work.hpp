@@ -3,8 +3,9 @@
 // mapper runs it either fused — on each output tile while it is in SRAM, between the PE array's last
 // accumulation and the store, pipelined with the next tile's matmul — or unfused — the contraction stores its
 // raw output Z, and after a barrier a vector pass (mapper/vector_stage.hpp) streams Z, the bias row and the
-// residual through every core's vector unit into O. Which is faster is the cost model's to say, and the
-// simulation's to show: neither is a default.
+// residual through every core's vector unit into O. An op stored in a narrower type than its accumulator's
+// (`out: bf16`) has an epilogue even without steps: the tile op rounds the output. Which is faster is the
+// cost model's to say, and the simulation's to show: neither is a default.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,11 @@ class EpilogueWork {
   bool tile() const { return tile_; }
   int64_t rows() const { return rows_; }  // of O
   int64_t cols() const { return cols_; }
-  DType dtype() const { return dtype_; }  // O's and the operands' (the accumulator type)
-  std::string text() const;               // "bias+gelu"
+  DType dtype() const { return dtype_; }  // the accumulator type: the raw output's and the operands'
+  // The type the output is stored in: dtype(), or a narrower one the tile op rounds to (`out: bf16`).
+  DType out_dtype() const { return out_dtype_; }
+  bool converts() const { return out_dtype_ != dtype_; }
+  std::string text() const;  // "bias+gelu", "bias+gelu->bf16", "->bf16"
   // The vec map of one rows x cols tile of O in SRAM (addresses left to the caller).
   arch::VecOp tile_op(int64_t rows, int64_t cols) const;
 
@@ -41,6 +45,7 @@ class EpilogueWork {
   bool bias_ = false, tile_ = false;
   int64_t rows_ = 0, cols_ = 0;
   DType dtype_ = DType::fp32;
+  DType out_dtype_ = DType::fp32;
 };
 
 }  // namespace tessera::mapper

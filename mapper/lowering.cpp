@@ -97,6 +97,9 @@ class Lowering {
     element_ = size_bytes(op.dtype);
     accumulator_type_ = accumulator_of(op.dtype);
     fused_ = mapping.epilogue && mapping.fusion == Fusion::fused;
+    // A fused epilogue's result is stored from the E buffer in the output's type; else O's accumulators.
+    stored_type_ = fused_ ? mapping.epilogue->out_dtype() : accumulator_type_;
+    stored_row_bytes_ = fused_ ? plan_.e_row_bytes : plan_.o_row_bytes;
     unfused_ = mapping.epilogue && mapping.fusion == Fusion::unfused;
     TESSERA_ASSERT(!unfused_ || mapping.epilogue_pass, "an unfused epilogue has its pass");
   }
@@ -177,7 +180,7 @@ class Lowering {
     // Unfused, the stage's output is the raw Z; the epilogue's pass writes O.
     declarer.declared = [&](const ops::TensorDesc& desc) {
       arch::TensorDecl tensor = declared_tensor(desc, seed_);
-      if (unfused_ && desc.is_output) tensor.name = "Z";
+      if (unfused_ && desc.is_output) tensor.name = "Z", tensor.dtype = accumulator_type_;
       return tensor;
     };
     const std::array<int, 3> operands = stage_.declare_operands(op_, declarer);
@@ -352,8 +355,7 @@ class Lowering {
       return contraction_.parts[0].tile_size(core.iterations[output.last].m_tile) * stage_.pixels_per_m();
     };
     auto tile_row_bytes = [&](const Residency& output) {
-      return contraction_.parts[1].tile_size(core.iterations[output.last].n_tile) *
-             size_bytes(accumulator_type_);
+      return contraction_.parts[1].tile_size(core.iterations[output.last].n_tile) * size_bytes(stored_type_);
     };
     std::vector<int64_t> store_blocks(outputs.size(), 1), first_block(outputs.size(), 0);
     for (size_t r = 0; r < outputs.size(); ++r) {
@@ -391,10 +393,9 @@ class Lowering {
       const bool buffer_reused_later = r + plan_.o_count < outputs.size();
       for (size_t i = output.first; i <= output.last; ++i) {
         const TileIteration& it = core.iterations[i];
-        arch::Operation operation = stage_.pe_operation(
-            frame(), it,
+        const PeOperands tile_operands =
             operands(current_buffer(kA, *uses[kA], i, in_use[kA]),
-                     current_buffer(kW, *uses[kW], i, in_use[kW]), buffer, i != output.first));
+                     current_buffer(kW, *uses[kW], i, in_use[kW]), buffer, i != output.first);
         arch::Waits waits;
         arch::Signals signals;
         if (i == output.first && reuses_buffer)
@@ -422,8 +423,14 @@ class Lowering {
               if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
                 signals.push_back(semaphore(names_of_.rdy, buffer, sender.index));
         }
-        emit(place, static_cast<double>(i), arch::QueueId{arch::QueueKind::pe, 0}, std::move(operation),
-             std::move(waits), std::move(signals));
+        // A tile of several parts (images) runs an instruction per part, in order on the one queue: the first
+        // takes the waits, the last gives the signals.
+        const int64_t parts = stage_.pe_parts();
+        for (int64_t part = 0; part < parts; ++part)
+          emit(place, static_cast<double>(i), arch::QueueId{arch::QueueKind::pe, 0},
+               stage_.pe_operation(frame(), it, tile_operands, part),
+               part == 0 ? std::move(waits) : arch::Waits{},
+               part + 1 == parts ? std::move(signals) : arch::Signals{});
       }
       const TileIteration& last = core.iterations[output.last];
       const int64_t rows = contraction_.parts[0].tile_size(last.m_tile) * stage_.pixels_per_m(),
@@ -466,7 +473,7 @@ class Lowering {
         vec.x_address = plan_.o_address(buffer);
         vec.x_pitch_bytes = pitch;
         vec.o_address = plan_.e_address(buffer);
-        vec.o_pitch_bytes = pitch;
+        vec.o_pitch_bytes = pitch_unless_packed(plan_.e_row_bytes, cols * size_bytes(stored_type_));
         if (vec.uses_y()) vec.y_address = plan_.e_address(buffer), vec.y_pitch_bytes = pitch;
         if (vec.uses_b()) vec.b_address = plan_.bias_address(buffer);
         arch::Waits waits = {{semaphore(names_of_.o_done, buffer), 1}};
@@ -501,8 +508,8 @@ class Lowering {
       for (int64_t block = 0; block < blocks; ++block) {
         const RowBlock part = row_block(rows, blocks, block);
         arch::DmaStore store;
-        store.sram_address = source + static_cast<uint64_t>(part.first * plan_.o_row_bytes);
-        store.sram_pitch_bytes = pitch;
+        store.sram_address = source + static_cast<uint64_t>(part.first * stored_row_bytes_);
+        store.sram_pitch_bytes = pitch_unless_packed(stored_row_bytes_, cols * size_bytes(stored_type_));
         store.destination = destination;
         store.destination.row += part.first;
         store.destination.rows = part.rows;
@@ -599,6 +606,8 @@ class Lowering {
   int z_stores_ = 0;
   int64_t element_ = 0;
   DType accumulator_type_ = DType::fp32;
+  DType stored_type_ = DType::fp32;  // of the stored output tile
+  int64_t stored_row_bytes_ = 0;     // its rows' pitch in SRAM
   arch::Program program_;
   std::vector<CorePlace> places_;
   std::vector<std::vector<Keyed>> keyed_;

@@ -81,6 +81,7 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
     if (!split_filter(s)) continue;
     const Split& split = splits[s];
     if (split.m > problem.m || split.n > problem.n || split.k > problem.k) continue;
+    if (stage->whole_m() && split.m > 1) continue;  // tiles of whole images: m on one core
     Mapping mapping;
     mapping.stage = stage;
     mapping.dataflow = dataflow;
@@ -94,6 +95,7 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
     }
     for (int64_t tile_m : ladder(problem.m, split.m, granules.m)) {
       if (DimPartition(problem.m, tile_m, split.m).tiles() < split.m) continue;
+      if (stage->whole_m() && tile_m < problem.m) continue;
       for (int64_t tile_n : ladder(problem.n, split.n, granules.n)) {
         if (DimPartition(problem.n, tile_n, split.n).tiles() < split.n) continue;
         for (int64_t tile_k : tile_ladder(problem.k, split.k, granules.k)) {
@@ -166,7 +168,7 @@ Infeasibility why_infeasible(const std::shared_ptr<const ContractionStage>& stag
   Mapping smallest;
   smallest.stage = stage;
   smallest.dataflow = dataflow;
-  smallest.tile_m = smallest_tile(problem.m, granules.m);
+  smallest.tile_m = stage->whole_m() ? problem.m : smallest_tile(problem.m, granules.m);
   smallest.tile_n = smallest_tile(problem.n, granules.n);
   smallest.tile_k = smallest_tile(problem.k, granules.k);
   smallest.double_buffer_inputs = false;

@@ -161,6 +161,8 @@ class ContractionStage {
   // Why the stage cannot run `dataflow` on the machine whatever the tiling (empty message: it can).
   virtual Infeasibility obstacle(arch::Dataflow dataflow, const arch::ArchSpec& spec) const = 0;
   virtual Granules granules(arch::Dataflow dataflow, const arch::ArchSpec& spec) const = 0;
+  // Whether its m tile must be the whole of m on one core (tiles of whole images, stacked).
+  virtual bool whole_m() const { return false; }
 
   // ---- what a tile holds: A holds a_tile_rows(tm) rows of tk elements, W tk * taps_per_k() rows of tn, O
   // tm * pixels_per_m() rows of tn.
@@ -179,8 +181,10 @@ class ContractionStage {
   // One PE instruction of a tm x tn x tk tile (clipped to the problem).
   virtual InstructionProfile profile(const InstructionTimer& timer, arch::Dataflow dataflow, int64_t tm,
                                      int64_t tn, int64_t tk) const;
+  // One PE instruction's SRAM traffic; `accumulate`: it adds to partial sums already in O (every instruction
+  // of an output tile's residency but its first).
   virtual arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
-                                         const arch::ArchSpec& spec) const = 0;
+                                         bool accumulate, const arch::ArchSpec& spec) const = 0;
   // PE slots the mapping's instructions leave idle (ragged edges, folding).
   virtual double edge_waste(const InstructionTimer& timer, const Mapping& mapping) const;
 
@@ -190,8 +194,11 @@ class ContractionStage {
   // The loads of one tile of A (rows: m tile, cols: k tile) or W (rows: k tile, cols: n tile) of `group`.
   virtual std::vector<TileLoad> tile_loads(const TileFrame& frame, int tensor, int64_t rows_tile,
                                            int64_t cols_tile, int64_t group) const = 0;
+  // A tile iteration runs pe_parts() PE instructions in turn (a direct conv whose tiles hold several images:
+  // one per image), each on its part of the buffers; `part` is which.
+  virtual int64_t pe_parts() const { return 1; }
   virtual arch::Operation pe_operation(const TileFrame& frame, const TileIteration& iteration,
-                                       const PeOperands& operands) const = 0;
+                                       const PeOperands& operands, int64_t part) const = 0;
   // Where an output tile of `rows` x `cols` goes in O.
   virtual arch::TensorRegion output_region(const TileFrame& frame, const TileIteration& iteration,
                                            int64_t rows, int64_t cols) const = 0;

@@ -130,7 +130,8 @@ std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
 std::shared_ptr<const VectorStage> VectorStage::epilogue_pass(const EpilogueWork& epilogue) {
   auto stage = std::make_shared<VectorStage>();
   stage->kind_ = arch::VectorKind::map;
-  stage->dtype_ = stage->out_dtype_ = epilogue.dtype();
+  stage->dtype_ = epilogue.dtype();
+  stage->out_dtype_ = epilogue.out_dtype();
   stage->rows_ = stage->units_ = epilogue.rows();
   stage->cols_ = epilogue.cols();
   stage->chain_ = epilogue.chain();

@@ -42,6 +42,42 @@ const std::vector<std::string>& epilogue_step_names() {
   return names;
 }
 
+const std::vector<std::string>& output_type_names() {
+  static const std::vector<std::string> names = {"accumulator", "bf16", "fp16", "fp32"};
+  return names;
+}
+
+DType Epilogue::output(DType operand) const {
+  switch (out) {
+    case OutputType::accumulator:
+      return accumulator_of(operand);
+    case OutputType::bf16:
+      return DType::bf16;
+    case OutputType::fp16:
+      return DType::fp16;
+    case OutputType::fp32:
+      return DType::fp32;
+  }
+  return accumulator_of(operand);
+}
+
+DType numerics_dtype(DType operand, DType output) {
+  const bool narrower = (output == DType::bf16 || output == DType::fp16) && operand == DType::fp32;
+  return narrower ? output : operand;
+}
+
+void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChecks& checks) {
+  if (!epilogue.empty() && dtype == DType::int8)
+    checks.fail("epilogue", "an int8 contraction's int32 output takes no epilogue",
+                "the vector unit computes in floating point: use bf16, fp16 or fp32 operands");
+  if (epilogue.out != OutputType::accumulator && dtype == DType::int8)
+    checks.fail("out", "an int8 contraction stores its output as int32 (its accumulator)",
+                "leave `out` out, or use bf16, fp16 or fp32 operands");
+  if (epilogue.has(EpilogueStep::residual) && epilogue.has(EpilogueStep::swiglu))
+    checks.fail("epilogue", "an epilogue reads one tile beside its output: residual or swiglu, not both",
+                "add the residual in an op of its own (an elementwise add)");
+}
+
 bool Epilogue::has(EpilogueStep step) const {
   return std::find(steps.begin(), steps.end(), step) != steps.end();
 }
@@ -50,11 +86,13 @@ std::string Epilogue::text() const {
   std::string text;
   for (EpilogueStep step : steps)
     text += (text.empty() ? " +" : "+") + epilogue_step_names()[static_cast<size_t>(step)];
+  if (out != OutputType::accumulator) text += " ->" + output_type_names()[static_cast<size_t>(out)];
   return text;
 }
 
 void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue) {
   visit_choice_list(visitor, "epilogue", epilogue.steps, epilogue_step_names());
+  visit_choice(visitor, "out", epilogue.out, output_type_names(), std::optional(OutputType::accumulator));
 }
 
 void add_epilogue_tensors(std::vector<TensorDesc>& tensors, const Epilogue& epilogue, int op_index,

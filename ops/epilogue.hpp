@@ -5,6 +5,8 @@
 // row B [1 x cols], a residual R [rows x cols] of the op's output shape (added), or the up projection U
 // [rows x cols] of a SwiGLU gate (`swiglu`: the output becomes silu(output) * U, the op being the gate
 // projection, as in Llama's FFN). An epilogue reads at most one such tile: residual or swiglu.
+// `out: bf16` (or fp16) stores the output in a narrower type than the accumulator's, rounded once after the
+// steps, as a 16-bit accelerator writes its ofmaps: the store moves half the bytes.
 #pragma once
 
 #include <cstdint>
@@ -19,16 +21,33 @@ namespace tessera::ops {
 enum class EpilogueStep : uint8_t { bias, relu, gelu, gelu_tanh, silu, residual, swiglu };
 const std::vector<std::string>& epilogue_step_names();
 
+// The type a contraction stores its output in: its accumulator's (the default), or one it rounds to.
+enum class OutputType : uint8_t { accumulator, bf16, fp16, fp32 };
+const std::vector<std::string>& output_type_names();
+
 struct Epilogue {
   std::vector<EpilogueStep> steps;  // applied in order
-  bool empty() const { return steps.empty(); }
+  OutputType out = OutputType::accumulator;
+  bool empty() const { return steps.empty(); }  // no steps (the output may still be rounded: converts)
   bool has(EpilogueStep step) const;
   bool reads_tile() const { return has(EpilogueStep::residual) || has(EpilogueStep::swiglu); }
-  std::string text() const;  // " +bias+gelu" (empty when there is none), after an op's shape
+  // The output's type for operands of `operand` type, and whether it differs from the accumulator's.
+  DType output(DType operand) const;
+  bool converts(DType operand) const { return output(operand) != accumulator_of(operand); }
+  std::string text() const;  // " +bias+gelu", " ->bf16" (empty when there is neither), after an op's shape
 };
 
-// The epilogue field of a contraction kind (a list of step names; absent: none).
+// The epilogue fields of a contraction kind: `epilogue` (a list of step names; absent: none) and `out` (an
+// output type; absent: the accumulator's).
 void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue);
+
+// Fails an epilogue the operand type cannot take: an int8 contraction's int32 output takes neither steps nor
+// an output type; a residual and a SwiGLU are not read together.
+void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChecks& checks);
+
+// The dtype whose numerics tolerance an output of `operand` operands stored as `output` is held to: the
+// coarser of the two (an fp32 GEMM stored as bf16 is as exact as bf16).
+DType numerics_dtype(DType operand, DType output);
 
 // The epilogue's operands, appended to an op's inputs (before its output): B (generator slot 2), R (slot 3)
 // or U (slot 4).

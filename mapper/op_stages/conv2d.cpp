@@ -62,10 +62,10 @@ GemmProblem conv_implicit_gemm(const ops::ConvShape& conv, DType dtype, int64_t 
   return problem;
 }
 
-std::shared_ptr<DirectConvStage> conv_direct_stage(const ops::ConvShape& conv, DType dtype) {
+std::shared_ptr<DirectConvStage> conv_direct_stage(const ops::ConvShape& conv, DType dtype, int64_t images) {
   const DirectConv direct{conv.n,   conv.groups, conv.h, conv.w,      conv.c,   conv.p(),
                           conv.q(), conv.r,      conv.s, conv.stride, conv.pad, conv.dilation};
-  return std::make_shared<DirectConvStage>(direct, conv.group_k(), conv.group_c(), dtype);
+  return std::make_shared<DirectConvStage>(direct, conv.group_k(), conv.group_c(), dtype, images);
 }
 
 OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,
@@ -75,7 +75,13 @@ OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,
   for (int64_t packed : packings_of(conv, std::max(spec.core.pe_array.rows, spec.core.pe_array.cols)))
     stages.forms.push_back(
         {std::make_shared<GemmStage>(conv_implicit_gemm(conv, op.dtype, packed)), dataflows});
-  stages.forms.push_back({conv_direct_stage(conv, op.dtype), dataflows});
+  // The direct form one image a tile, and, for a batch, tiles of 2, 4, ... images (powers of two dividing
+  // it) and of the whole batch: each filter tile then serves that many images.
+  stages.forms.push_back({conv_direct_stage(conv, op.dtype, 1), dataflows});
+  for (int64_t images = 2; images <= conv.n; images *= 2)
+    if (conv.n % images == 0) stages.forms.push_back({conv_direct_stage(conv, op.dtype, images), dataflows});
+  if (conv.n > 1 && (conv.n & (conv.n - 1)) != 0)
+    stages.forms.push_back({conv_direct_stage(conv, op.dtype, conv.n), dataflows});
   return stages;
 }
 

@@ -13,6 +13,8 @@
 namespace tessera::mapper {
 
 GemmProblem conv_implicit_gemm(const ops::ConvShape& conv, DType dtype, int64_t packed = 1);
-std::shared_ptr<DirectConvStage> conv_direct_stage(const ops::ConvShape& conv, DType dtype);
+// The direct form; `images` per tile (a divisor of the batch; several: tiles of whole images).
+std::shared_ptr<DirectConvStage> conv_direct_stage(const ops::ConvShape& conv, DType dtype,
+                                                   int64_t images = 1);
 
 }  // namespace tessera::mapper

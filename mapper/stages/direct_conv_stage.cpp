@@ -1,5 +1,7 @@
 #include "mapper/stages/direct_conv_stage.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "arch/timing/rs_timing.hpp"
@@ -17,8 +19,17 @@ int64_t DirectConv::input_rows_read(int64_t tile) const {
   return rows;
 }
 
-DirectConvStage::DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype)
-    : conv_(conv), shape_{conv.p, filters, channels, dtype, conv.images * conv.conv_groups} {}
+DirectConvStage::DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype,
+                                 int64_t images)
+    : conv_(conv),
+      shape_{conv.p, filters, channels, dtype, conv.images / images * conv.conv_groups},
+      images_(images) {
+  TESSERA_ASSERT(images >= 1 && conv.images % images == 0, "a tile's images divide the batch");
+}
+
+std::string DirectConvStage::form_suffix() const {
+  return images_ > 1 ? fmt::format(" images={}", images_) : std::string();
+}
 
 std::string DirectConvStage::label(arch::Dataflow dataflow) const {
   const std::string name = arch::name_of(dataflow);
@@ -26,7 +37,8 @@ std::string DirectConvStage::label(arch::Dataflow dataflow) const {
 }
 
 bool DirectConvStage::same_form(const ContractionStage& other) const {
-  return dynamic_cast<const DirectConvStage*>(&other) != nullptr;
+  const auto* direct = dynamic_cast<const DirectConvStage*>(&other);
+  return direct != nullptr && direct->images_ == images_;
 }
 
 Infeasibility DirectConvStage::obstacle(arch::Dataflow dataflow, const arch::ArchSpec& spec) const {
@@ -53,7 +65,7 @@ Granules DirectConvStage::granules(arch::Dataflow dataflow, const arch::ArchSpec
 
 ARowsRead DirectConvStage::a_rows_read(int64_t tile_m) const {
   // The tiles read their input rows with the halo and no padding rows.
-  return ARowsRead{true, static_cast<double>(conv_.input_rows_read(tile_m) * conv_.w), shape_.m};
+  return ARowsRead{true, static_cast<double>(conv_.input_rows_read(tile_m) * conv_.w * images_), shape_.m};
 }
 
 TileRuns DirectConvStage::runs(int64_t tm, int64_t tn, int64_t tk) const {
@@ -62,7 +74,7 @@ TileRuns DirectConvStage::runs(int64_t tm, int64_t tn, int64_t tk) const {
   // every filter is one run, an O tile of every output channel too.
   runs.a = tk == conv_.c ? a_tile_rows(tm) * tk : tk;
   runs.w = tn == shape_.n ? tk * conv_.taps() * tn : tn;
-  runs.o = tn == shape_.n && conv_.conv_groups == 1 ? tm * conv_.q * tn : tn;
+  runs.o = tn == shape_.n && conv_.conv_groups == 1 ? tm * pixels_per_m() * tn : tn;
   return runs;
 }
 
@@ -74,12 +86,13 @@ InstructionProfile DirectConvStage::profile(const InstructionTimer& timer, arch:
                                             int64_t tm, int64_t tn, int64_t tk) const {
   if (dataflow == arch::Dataflow::rs)
     return timer.row_stationary(tile_shape(tm, tn, tk), shape_.dtype)->profile;
-  return ContractionStage::profile(timer, dataflow, tm, tn, tk);
+  // One image's instruction: the matmul of its pixels by the taps of the tile's channels.
+  return timer.matmul(dataflow, tm * conv_.q, tn, tk * conv_.taps());
 }
 
 arch::PeSramTraffic DirectConvStage::pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
-                                                const arch::ArchSpec& spec) const {
-  return arch::conv_sram_traffic(dataflow, shape_.dtype, tile_shape(tm, tn, tk), false, spec);
+                                                bool accumulate, const arch::ArchSpec& spec) const {
+  return arch::conv_sram_traffic(dataflow, shape_.dtype, tile_shape(tm, tn, tk), accumulate, spec);
 }
 
 double DirectConvStage::edge_waste(const InstructionTimer& timer, const Mapping& mapping) const {
@@ -120,12 +133,15 @@ std::vector<TileLoad> DirectConvStage::tile_loads(const TileFrame& frame, int te
   const DimPartition& cols = frame.parts[tensor == kA ? 2 : 1];
   const int64_t image = image_of(group), conv_group = conv_group_of(group);
   if (tensor == kA) {
-    // The input tile: whole rows of the image (every pixel, the halo rows included), the tile's channels.
+    // The input tile: whole rows of the image (every pixel, the halo rows included), the tile's channels;
+    // with several images, each one's whole input, one after the other as X holds them.
     const InputRows in = input_rows_of(rows, rows_tile);
-    return {
-        {arch::TensorRegion{frame.tensors[kA], (image * d.h + in.first) * d.w, (in.end - in.first) * d.w,
-                            conv_group * shape_.k + cols.tile_begin(cols_tile), cols.tile_size(cols_tile)},
-         0}};
+    TESSERA_ASSERT(images_ == 1 || (in.first == 0 && in.end == d.h),
+                   "a tile of several images holds them whole");
+    return {{arch::TensorRegion{
+                 frame.tensors[kA], (image * d.h + in.first) * d.w, (in.end - in.first) * d.w * images_,
+                 conv_group * shape_.k + cols.tile_begin(cols_tile), cols.tile_size(cols_tile)},
+             0}};
   }
   // The filter tile: for each tap the tile's channels, rows in (tap, channel) order. With all of a group's
   // channels it is one load; with some, one per tap (its rows are not contiguous in W).
@@ -145,9 +161,14 @@ std::vector<TileLoad> DirectConvStage::tile_loads(const TileFrame& frame, int te
 }
 
 arch::Operation DirectConvStage::pe_operation(const TileFrame& frame, const TileIteration& iteration,
-                                              const PeOperands& operands) const {
+                                              const PeOperands& tile_operands, int64_t part) const {
   const DirectConv& d = conv_;
   const InputRows in = input_rows_of(frame.parts[0], iteration.m_tile);
+  // Image `part` of the tile: its input rows and output pixels follow the earlier images'.
+  PeOperands operands = tile_operands;
+  operands.a_address += static_cast<uint64_t>(part * (in.end - in.first) * d.w * operands.a_pitch);
+  operands.o_address +=
+      static_cast<uint64_t>(part * frame.parts[0].tile_size(iteration.m_tile) * d.q * operands.o_pitch);
   arch::PeConv conv;
   conv.e = frame.parts[0].tile_size(iteration.m_tile);
   conv.q = d.q;

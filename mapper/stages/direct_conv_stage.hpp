@@ -3,6 +3,12 @@
 // `groups` = images x conv groups run one after another. A tile of tm output rows reads an input tile of
 // input_rows(tm) rows of w pixels (the halo included) straight from X: nothing is gathered or duplicated; the
 // PE array runs conv instructions on it (RS as Eyeriss's row-stationary rounds).
+//
+// With `images` > 1 per tile (a batch's images side by side, as Eyeriss's RS mapping processes several ifmaps
+// per filter pass), a tile holds whole images: its m tile is every output row, its A tile the images' whole
+// inputs and its O tile their whole outputs (each contiguous in NHWC, so one load and one store), and a tile
+// iteration runs one conv instruction per image on the same W tile. A filter tile is then loaded once for
+// `images` images: the batch reuse of filters in the buffer, paid for by `images` times the A and O buffers.
 #pragma once
 
 #include <algorithm>
@@ -28,36 +34,41 @@ struct DirectConv {
 
 class DirectConvStage : public ContractionStage {
  public:
-  // `filters` and `channels` per conv group.
-  DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype);
+  // `filters` and `channels` per conv group; `images` per tile, a divisor of the batch.
+  DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype, int64_t images = 1);
   const DirectConv& conv() const { return conv_; }
+  int64_t images_per_tile() const { return images_; }
 
   const ContractionShape& shape() const override { return shape_; }
   const char* kind() const override { return "direct_conv"; }
   std::string label(arch::Dataflow dataflow) const override;
   std::string kind_suffix() const override { return " direct"; }
+  std::string form_suffix() const override;
   bool same_form(const ContractionStage& other) const override;
 
   Infeasibility obstacle(arch::Dataflow dataflow, const arch::ArchSpec& spec) const override;
   Granules granules(arch::Dataflow dataflow, const arch::ArchSpec& spec) const override;
+  bool whole_m() const override { return images_ > 1; }
 
-  int64_t a_tile_rows(int64_t tm) const override { return conv_.input_rows(tm) * conv_.w; }
-  int64_t pixels_per_m() const override { return conv_.q; }
+  // Tiles of several images hold each image's rows one after the other.
+  int64_t a_tile_rows(int64_t tm) const override { return conv_.input_rows(tm) * conv_.w * images_; }
+  int64_t pixels_per_m() const override { return conv_.q * images_; }
   int64_t taps_per_k() const override { return conv_.taps(); }
 
   ARowsRead a_rows_read(int64_t tile_m) const override;
   TileRuns runs(int64_t tm, int64_t tn, int64_t tk) const override;
   InstructionProfile profile(const InstructionTimer& timer, arch::Dataflow dataflow, int64_t tm, int64_t tn,
                              int64_t tk) const override;
-  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
+  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk, bool accumulate,
                                  const arch::ArchSpec& spec) const override;
   double edge_waste(const InstructionTimer& timer, const Mapping& mapping) const override;
 
   std::array<int, 3> declare_operands(const ops::Op& op, const TensorDeclarer& declarer) const override;
   std::vector<TileLoad> tile_loads(const TileFrame& frame, int tensor, int64_t rows_tile, int64_t cols_tile,
                                    int64_t group) const override;
+  int64_t pe_parts() const override { return images_; }
   arch::Operation pe_operation(const TileFrame& frame, const TileIteration& iteration,
-                               const PeOperands& operands) const override;
+                               const PeOperands& operands, int64_t part) const override;
   arch::TensorRegion output_region(const TileFrame& frame, const TileIteration& iteration, int64_t rows,
                                    int64_t cols) const override;
 
@@ -70,12 +81,13 @@ class DirectConvStage : public ContractionStage {
     int64_t first = 0, end = 0, pad_top = 0;
   };
   InputRows input_rows_of(const DimPartition& rows, int64_t m_tile) const;
-  // The outer loop runs images x conv groups.
-  int64_t image_of(int64_t group) const { return group / conv_.conv_groups; }
+  // The outer loop runs blocks of `images_` images x conv groups; a group's first image.
+  int64_t image_of(int64_t group) const { return group / conv_.conv_groups * images_; }
   int64_t conv_group_of(int64_t group) const { return group % conv_.conv_groups; }
 
   DirectConv conv_;
   ContractionShape shape_;
+  int64_t images_ = 1;
 };
 
 }  // namespace tessera::mapper

@@ -40,8 +40,8 @@ TileRuns GemmStage::runs(int64_t tm, int64_t tn, int64_t tk) const {
 }
 
 arch::PeSramTraffic GemmStage::pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
-                                          const arch::ArchSpec& spec) const {
-  return arch::pe_sram_traffic(dataflow, problem_.dtype, tm, tn, tk, false, spec.core.pe_array.rows,
+                                          bool accumulate, const arch::ArchSpec& spec) const {
+  return arch::pe_sram_traffic(dataflow, problem_.dtype, tm, tn, tk, accumulate, spec.core.pe_array.rows,
                                spec.core.pe_array.cols);
 }
 
@@ -98,7 +98,7 @@ std::vector<TileLoad> GemmStage::tile_loads(const TileFrame& frame, int tensor, 
 }
 
 arch::Operation GemmStage::pe_operation(const TileFrame& frame, const TileIteration& iteration,
-                                        const PeOperands& operands) const {
+                                        const PeOperands& operands, int64_t /*part: one*/) const {
   arch::PeMatmul matmul;
   matmul.m = frame.parts[0].tile_size(iteration.m_tile);
   matmul.n = frame.parts[1].tile_size(iteration.n_tile);

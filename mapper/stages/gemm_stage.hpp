@@ -49,14 +49,14 @@ class GemmStage : public ContractionStage {
   double a_dram_fraction() const override { return problem_.a_dram_fraction; }
   int64_t w_dram_divisor() const override { return problem_.packed; }
   TileRuns runs(int64_t tm, int64_t tn, int64_t tk) const override;
-  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
+  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk, bool accumulate,
                                  const arch::ArchSpec& spec) const override;
 
   std::array<int, 3> declare_operands(const ops::Op& op, const TensorDeclarer& declarer) const override;
   std::vector<TileLoad> tile_loads(const TileFrame& frame, int tensor, int64_t rows_tile, int64_t cols_tile,
                                    int64_t group) const override;
   arch::Operation pe_operation(const TileFrame& frame, const TileIteration& iteration,
-                               const PeOperands& operands) const override;
+                               const PeOperands& operands, int64_t part) const override;
   arch::TensorRegion output_region(const TileFrame& frame, const TileIteration& iteration, int64_t rows,
                                    int64_t cols) const override;
 

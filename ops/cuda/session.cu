@@ -106,11 +106,20 @@ Session::~Session() = default;
 OpMeasurement& Session::measure(const std::string& op_text) {
   const OpArgs op = parse_op(op_text);
   auto runner = op_registry().find(op.get("kind"));
-  if (runner == op_registry().end()) {
+  // The runner's contractions store their accumulator type; an output rounded to a narrower one
+  // (`out: bf16`) is not what they compute.
+  const auto out = op.values.find("out");
+  const bool narrower_output = out != op.values.end() && out->second != "accumulator";
+  if (runner == op_registry().end() || narrower_output) {
     // Never skipped silently: the record says the op has no GPU path yet.
     OpMeasurement missing;
     missing.record.set("op", Json::object().set("kind", op.get("kind")).set("name", op.get("name")));
-    missing.record.set("no_gpu_path", "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
+    missing.record.set("no_gpu_path",
+                       narrower_output
+                           ? "tessera_gpu_ref stores a contraction's output in its accumulator "
+                             "type, not out=" +
+                                 out->second + ", yet"
+                           : "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
     ops_.push_back(op);
     measurements_.push_back(std::move(missing));
     return measurements_.back();

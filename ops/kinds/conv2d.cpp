@@ -48,7 +48,7 @@ class Conv2dKind : public OpKindOf<ConvShape> {
     };
     const int64_t pixels = conv.n * conv.p() * conv.q();
     add_epilogue_tensors(tensors, conv.epilogue, op.index, accumulator_of(op.dtype), pixels, conv.k);
-    tensors.push_back({"O", accumulator_of(op.dtype), pixels, conv.k, 0, true});
+    tensors.push_back({"O", conv.epilogue.output(op.dtype), pixels, conv.k, 0, true});
     return tensors;
   }
 

@@ -15,7 +15,7 @@ std::vector<TensorDesc> gemm_tensors(const Op& op, const GemmShape& gemm) {
       {"W", op.dtype, gemm.k, gemm.n, tensor_id(index, 1), false},
   };
   add_epilogue_tensors(tensors, gemm.epilogue, op.index, accumulator_of(op.dtype), gemm.m, gemm.n);
-  tensors.push_back({"O", accumulator_of(op.dtype), gemm.m, gemm.n, 0, true});
+  tensors.push_back({"O", gemm.epilogue.output(op.dtype), gemm.m, gemm.n, 0, true});
   return tensors;
 }
 
@@ -43,15 +43,6 @@ std::vector<double> gemm_reference_at(const Op& op, const GemmShape& gemm, uint6
         apply_epilogue_at(gemm.epilogue, sum, row, col, gemm.n, accumulator_of(op.dtype), seed, op.index));
   }
   return values;
-}
-
-void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChecks& checks) {
-  if (!epilogue.empty() && dtype == DType::int8)
-    checks.fail("epilogue", "an int8 contraction's int32 output takes no epilogue",
-                "the vector unit computes in floating point: use bf16, fp16 or fp32 operands");
-  if (epilogue.has(EpilogueStep::residual) && epilogue.has(EpilogueStep::swiglu))
-    checks.fail("epilogue", "an epilogue reads one tile beside its output: residual or swiglu, not both",
-                "add the residual in an op of its own (an elementwise add)");
 }
 
 namespace {

@@ -18,9 +18,6 @@ struct GemmShape {
   Epilogue epilogue;  // applied to O (ops/epilogue.hpp)
 };
 
-// An epilogue takes a floating-point output: checks it for `dtype`.
-void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChecks& checks);
-
 std::unique_ptr<OpKind> make_gemm_kind();
 
 // A (m x k) and W (k x n) of the op's dtype, the epilogue's operands, O (m x n) of its accumulator type.

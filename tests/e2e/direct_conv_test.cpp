@@ -2,14 +2,19 @@
 // halo rows, filter tiles per tap, conv PE instructions) of every kind of conv the networks use, for WS, OS,
 // IS and RS, lowered, checked, run functionally and compared with the float64 reference; the bytes moved
 // match the cost model's count. A mapping that drops a halo row between input tiles fails numerics. Each
-// parameter is its own process (one elaboration each).
+// parameter is its own process (one elaboration each). Tiles of several images (a batch's filter tiles loaded
+// once for all of them) likewise, and they move exactly the filter bytes they save.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <array>
 
 #include "arch/isa/program_check.hpp"
 #include "arch/isa/program_text.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/lowering.hpp"
+#include "mapper/op_stages/conv2d.hpp"
 #include "mapper/stage.hpp"
 #include "sim/machine.hpp"
 
@@ -22,6 +27,7 @@ struct DirectCase {
   DType dtype;
   arch::Dataflow dataflow;
   const char* machine;
+  int64_t images = 1;  // per tile
 };
 
 // n, c, h, w, k, r, s, stride, pad, dilation, groups
@@ -41,6 +47,10 @@ const DirectCase kCases[] = {
     {"Pointwise1x1Stride2Int8Ws", {2, 64, 14, 14, 48, 1, 1, 2, 0, 1, 1}, DType::int8, arch::Dataflow::ws, "tpu-v1"},
     {"RaggedStride3NoPadRs", {1, 5, 23, 17, 7, 4, 2, 3, 0, 1, 1}, DType::bf16, arch::Dataflow::rs, "default"},
     {"TallFilterRowChunksRs", {1, 4, 40, 12, 6, 13, 3, 1, 6, 1, 1}, DType::bf16, arch::Dataflow::rs, "eyeriss"},
+    {"BatchOf4GroupedRs", {4, 16, 13, 13, 32, 3, 3, 1, 1, 1, 2}, DType::bf16, arch::Dataflow::rs, "eyeriss", 4},
+    {"BatchOf2Of4Ws", {4, 8, 9, 9, 16, 3, 3, 1, 1, 1, 1}, DType::bf16, arch::Dataflow::ws, "mesh4x4", 2},
+    {"BatchOf3Stride2Os", {3, 8, 11, 11, 12, 3, 3, 2, 1, 1, 1}, DType::fp32, arch::Dataflow::os, "default", 3},
+    {"BatchOf2Stride4Is", {2, 3, 27, 27, 8, 11, 11, 4, 0, 1, 1}, DType::fp16, arch::Dataflow::is, "mesh4x4", 2},
 };
 // clang-format on
 
@@ -55,7 +65,9 @@ TEST_P(DirectConv, MatchesTheReferenceAndMovesTheBytesTheCostModelCounts) {
   const arch::ArchSpec spec = load_arch(test.machine);
   ASSERT_TRUE(spec.core.pe_array.supports(test.dataflow) && spec.core.pe_array.supports(test.dtype));
   const ops::Op op = conv_op(test.shape, test.dtype);
-  const mapper::Mapping mapping = best_direct_mapping(op, spec, test.dataflow);
+  const mapper::Mapping mapping = best_direct_mapping(op, spec, test.dataflow, test.images);
+  if (test.images > 1)
+    EXPECT_NE(mapping.describe().find(fmt::format(" images={}", test.images)), std::string::npos);
   const arch::Program program = mapper::lower(op, 5, mapping, spec, "direct");
   arch::check_program(program, spec);
   EXPECT_EQ(arch::read_program(arch::write_program(program), "direct.tprog"), program);
@@ -109,6 +121,52 @@ TEST(DirectConvHalo, DroppingAHaloRowBetweenInputTilesFailsNumerics) {
   ASSERT_EQ(dropped, 2);
   arch::check_program(program, spec);
   EXPECT_FALSE(output_matches_reference(op, 3, machine.run(program, sim::RunOptions{}), &detail)) << detail;
+}
+
+// A tile of four images loads each filter tile once for the four: the same tiles one image at a time move the
+// filters four times, and nothing else differs; both compute the reference.
+TEST(DirectConvBatch, ATileOfFourImagesReadsEachFilterTileOnceForThemAll) {
+  const arch::ArchSpec spec = load_arch("eyeriss");
+  const ops::Op op = conv_op({4, 16, 13, 13, 48, 3, 3, 1, 1, 1, 2}, DType::bf16);
+  const mapper::Mapping batched = best_direct_mapping(op, spec, arch::Dataflow::rs, 4);
+  mapper::Mapping single = batched;
+  single.stage = mapper::conv_direct_stage(*op.as<ops::ConvShape>(), op.dtype, 1);
+  sim::Machine machine(spec);  // one elaboration per process: both runs use it
+  int64_t dram[2] = {0, 0};
+  int64_t filter_bytes = 0;
+  for (const mapper::Mapping* mapping : std::array<const mapper::Mapping*, 2>{&batched, &single}) {
+    const arch::Program program = mapper::lower(op, 6, *mapping, spec, "batch");
+    arch::check_program(program, spec);
+    const sim::RunResult result = machine.run(program, sim::RunOptions{});
+    std::string detail;
+    EXPECT_TRUE(output_matches_reference(op, 6, result, &detail)) << mapping->describe() << " " << detail;
+    const mapper::Cost cost = mapper::CostModel(spec).evaluate(*mapping);
+    dram[mapping == &single] = result.traffic.dram_read_bytes + result.traffic.dram_write_bytes;
+    EXPECT_EQ(dram[mapping == &single], cost.dram_bytes) << mapping->describe();
+    if (mapping == &batched) filter_bytes = cost.dram_bytes_by_tensor[mapper::kW];
+  }
+  ASSERT_GT(filter_bytes, 0);
+  EXPECT_EQ(dram[1] - dram[0], 3 * filter_bytes);
+}
+
+// The cost model's SRAM bytes are the simulator's on a one-core machine: an output tile's first instruction
+// writes its partial sums, each later one (a channel tile) reads them back too. Counting every instruction as
+// a first made many thin channel tiles look cheaper than few thick ones.
+TEST(DirectConvSram, EstimatedSramBytesAreTheSimulatedOnesWhateverTheChannelTiles) {
+  const arch::ArchSpec spec = load_arch("eyeriss");
+  const ops::Op op = conv_op({2, 64, 13, 13, 96, 3, 3, 1, 1, 1, 1}, DType::bf16);
+  sim::Machine machine(spec);  // one elaboration per process
+  for (const int64_t channels : {4, 8, 32}) {
+    mapper::Mapping mapping = best_direct_mapping(op, spec, arch::Dataflow::rs);
+    mapping.tile_m = 13, mapping.tile_n = 24, mapping.tile_k = channels;
+    mapping.order = {mapper::Dim::m, mapper::Dim::n, mapper::Dim::k};
+    mapping.double_buffer_inputs = mapping.double_buffer_output = false;
+    const sim::RunResult result = machine.run(mapper::lower(op, 2, mapping, spec, "sram"), sim::RunOptions{});
+    const double simulated =
+        static_cast<double>(result.traffic.sram_read_bytes + result.traffic.sram_write_bytes);
+    const mapper::Cost cost = mapper::CostModel(spec).evaluate(mapping);
+    EXPECT_NEAR(static_cast<double>(cost.sram_bytes), simulated, 0.01 * simulated) << mapping.describe();
+  }
 }
 
 // Channel tiles: each k tile's filter rows start at its first channel, for every filter size (a 1x1 filter's

@@ -36,6 +36,10 @@ ops:
      epilogue: [bias, residual, relu]}
   - {name: grouped, kind: conv2d, n: 2, c: 16, h: 8, w: 8, k: 16, r: 3, s: 3, pad: 1, groups: 4, dtype: bf16,
      epilogue: [bias, relu]}
+  - {name: half, kind: gemm, m: 256, n: 256, k: 64, dtype: bf16, out: bf16}
+  - {name: narrow, kind: conv2d, n: 2, c: 8, h: 9, w: 9, k: 24, r: 3, s: 3, pad: 1, dtype: fp32,
+     epilogue: [bias, residual, relu], out: fp16}
+  - {name: fc16, kind: fc, batch: 6, inputs: 120, outputs: 80, dtype: bf16, epilogue: [bias, relu], out: bf16}
 )";
 
 ops::Workload epilogue_workload() {
@@ -161,6 +165,31 @@ TEST(EpilogueFusion, AnEpilogueAppliedTwiceOrToTheWrongTileFailsNumerics) {
   ASSERT_EQ(buffers.size(), 2u) << "double-buffered O";
   for (arch::VecOp* vec : vecs)
     vec->x_address = vec->x_address == *buffers.begin() ? *buffers.rbegin() : *buffers.begin();
+  EXPECT_FALSE(passes(fused, wrong, machine));
+}
+
+// `out: bf16` (ops/epilogue.hpp): the fused rounding pass writes the output in half the bytes, and the store
+// moves exactly those; rounding to the wrong 16-bit type fails numerics.
+TEST(EpilogueFusion, ANarrowOutputTypeIsStoredInHalfTheBytesRoundedOnce) {
+  const arch::ArchSpec spec = load_arch("default");
+  const FusedProgram fused = fused_program("half", spec);
+  sim::Machine machine(spec);  // one elaboration per process
+  const sim::RunResult result = machine.run(fused.program, sim::RunOptions{});
+  const ops::HostTensor& output = result.outputs.rbegin()->second;
+  EXPECT_EQ(output.dtype, DType::bf16);
+  EXPECT_EQ(result.traffic.dram_write_bytes, 256 * 256 * 2);
+  std::string detail;
+  EXPECT_TRUE(output_matches_reference(fused.op, epilogue_workload().seed, result, &detail)) << detail;
+  const std::vector<arch::VecOp*> original = vec_ops(const_cast<arch::Program&>(fused.program));
+  ASSERT_FALSE(original.empty());
+  for (const arch::VecOp* vec : original) {
+    EXPECT_EQ(vec->out_dtype, DType::bf16);
+    EXPECT_EQ(vec->dtype, DType::fp32);
+    EXPECT_EQ(vec->chain, std::vector<arch::VecFn>{arch::VecFn::scale});
+    EXPECT_EQ(vec->scale, 1.0);
+  }
+  arch::Program wrong = fused.program;
+  for (arch::VecOp* vec : vec_ops(wrong)) vec->out_dtype = DType::fp16;
   EXPECT_FALSE(passes(fused, wrong, machine));
 }
 

@@ -54,5 +54,35 @@ TEST(Eyeriss, AlexnetConvLayersUseThePublishedPesAndRunNearThePublishedTimes) {
   }
 }
 
+// Issue "Fidelity" section 3's bands (latency within 25% of the chip's, DRAM bytes within 35%) on CONV2 as
+// the chip runs it: 16-bit ofmaps (`out: bf16`), its bias and ReLU, mapped for energy (the objective the
+// chip's mappings minimise). Source: the same table, CONV2 41.9 ms and 4.0 MB of DRAM accesses at batch 4.
+// Measured 2026-12-05: 49.4 ms (1.18x), 4.5 MB (1.12x); with fp32 ofmaps the energy winner was 56.9 ms
+// and 8.6 MB.
+TEST(Eyeriss, Conv2With16BitOutputsMappedForEnergyIsWithinTheIssuesBandsOfTheChip) {
+  const arch::ArchSpec spec = load_arch("eyeriss");
+  const ops::Workload workload = ops::workload_from_yaml(
+      config::load_text("name: alexnet\nseed: 12\nops:\n  - {name: conv2, kind: conv2d, n: 4, c: 96, h: 27, "
+                        "w: 27, k: 256, r: 5, "
+                        "s: 5, pad: 2, groups: 2, dtype: bf16, epilogue: [bias, relu], out: bf16}\n",
+                        "alexnet-conv2.yaml"));
+  flow::RunSettings settings;
+  settings.dataflows = spec.core.pe_array.dataflows;
+  settings.timing_only = true;
+  settings.threads = 2;
+  settings.objective = mapper::Objective::energy;
+  sim::Machine machine(spec);
+  const flow::OpOutcome outcome =
+      flow::evaluate_op(workload.ops.at(0), workload.seed, spec, machine, settings);
+  const traces::RunRecord& best = outcome.record.best();
+  EXPECT_EQ(best.dataflow, "rs");
+  const double latency_ms = best.time_us / 1e3, dram_mb = static_cast<double>(best.dram_bytes) / 1e6;
+  EXPECT_GT(latency_ms, 0.75 * 41.9) << best.mapping.description;
+  EXPECT_LT(latency_ms, 1.25 * 41.9) << best.mapping.description;
+  EXPECT_LT(dram_mb, 1.35 * 4.0) << best.mapping.description;
+  // Never below what must move: the input and weights read once, the 16-bit output written once.
+  EXPECT_GE(best.dram_bytes, workload.ops.at(0).minimum_dram_bytes());
+}
+
 }  // namespace
 }  // namespace tessera

@@ -5,6 +5,7 @@
 #include "common/config.hpp"
 #include "mapper/op_stages/conv2d.hpp"
 #include "mapper/search.hpp"
+#include "ops/epilogue.hpp"
 #include "ops/numerics.hpp"
 #include "ops/reference.hpp"
 #include "ops/workload.hpp"
@@ -63,8 +64,10 @@ mapper::Mapping best_stage_mapping(const std::shared_ptr<const mapper::Contracti
   return mapper::search_stage(stage, spec, options).per_dataflow.front().best.front().mapping;
 }
 
-mapper::Mapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow) {
-  return best_stage_mapping(mapper::conv_direct_stage(*op.as<ops::ConvShape>(), op.dtype), spec, dataflow);
+mapper::Mapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow,
+                                    int64_t images) {
+  return best_stage_mapping(mapper::conv_direct_stage(*op.as<ops::ConvShape>(), op.dtype, images), spec,
+                            dataflow);
 }
 
 bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunResult& result,
@@ -74,7 +77,8 @@ bool output_matches_reference(const ops::Op& op, uint64_t seed, const sim::RunRe
   TESSERA_ASSERT(!result.outputs.empty(), "a lowered op has an output tensor");
   // O is declared last (an unfused epilogue's program stores the raw Z before it).
   const auto& output = result.outputs.rbegin()->second;
-  const auto numerics = ops::compare_output(output, expected, op.dtype, "cpu");
+  const auto numerics =
+      ops::compare_output(output, expected, ops::numerics_dtype(op.dtype, output.dtype), "cpu");
   if (detail)
     *detail = fmt::format("max_abs_err={} rel_l2_err={} mismatched={}", numerics.max_abs_err,
                           numerics.rel_l2_err, numerics.mismatched_elements);

@@ -24,7 +24,9 @@ mapper::Mapping best_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch
 mapper::Mapping best_stage_mapping(const std::shared_ptr<const mapper::ContractionStage>& stage,
                                    const arch::ArchSpec& spec, arch::Dataflow dataflow);
 // ... of a conv's direct form (the 7-D loop nest).
-mapper::Mapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow);
+// `images` per tile (mapper::conv_direct_stage).
+mapper::Mapping best_direct_mapping(const ops::Op& op, const arch::ArchSpec& spec, arch::Dataflow dataflow,
+                                    int64_t images = 1);
 // The same op without its epilogue (the bare contraction, as GPU records made before epilogues measured it).
 ops::Op without_epilogue(const ops::Op& op);
 // Numerics of a functional run's output against the CPU reference.
