@@ -36,6 +36,8 @@ class EpilogueWork {
   // The type the output is stored in: dtype(), or a narrower one the tile op rounds to (`out: bf16`).
   DType out_dtype() const { return out_dtype_; }
   bool converts() const { return out_dtype_ != dtype_; }
+  // No steps: only the rounding to out_dtype() (a chain of one scale by 1; an op's steps never scale).
+  bool rounds_only() const { return chain_ == std::vector<arch::VecFn>{arch::VecFn::scale}; }
   std::string text() const;  // "bias+gelu", "bias+gelu->bf16", "->bf16"
   // The vec map of one rows x cols tile of O in SRAM (addresses left to the caller).
   arch::VecOp tile_op(int64_t rows, int64_t cols) const;

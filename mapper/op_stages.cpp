@@ -37,13 +37,22 @@ OpStages stages_of(const ops::Op& op, const arch::ArchSpec& spec,
     OpStages stages = entry.stages(op, spec, dataflows);
     // A contraction's epilogue runs on the vector unit, fused or not: without one it cannot run at all.
     stages.epilogue = EpilogueWork::of(op);
-    if (stages.epilogue && !spec.core.vector)
+    if (stages.epilogue && !spec.core.vector) {
+      // Steps, or only the rounding to a narrower output type (`out`), which the vector unit does too.
+      const bool rounds_only = stages.epilogue->rounds_only();
       throw InputError(
           op.where, op.name,
-          fmt::format("{} ({} {}) has an epilogue ({}), and machine {} has no vector unit to run it", op.name,
-                      op.kind_name(), op.shape_text(), stages.epilogue->text(), spec.name),
-          "give the machine's cores one: core.vector: {lanes, special_per_cycle, latency_cycles} "
-          "(docs/vector-unit.md), or drop the epilogue");
+          rounds_only
+              ? fmt::format("{} ({} {}) stores its output as {} (out), rounded on the vector unit, and "
+                            "machine {} has none",
+                            op.name, op.kind_name(), op.shape_text(), name_of(stages.epilogue->out_dtype()),
+                            spec.name)
+              : fmt::format("{} ({} {}) has an epilogue ({}), and machine {} has no vector unit to run it",
+                            op.name, op.kind_name(), op.shape_text(), stages.epilogue->text(), spec.name),
+          std::string("give the machine's cores one: core.vector: {lanes, special_per_cycle, latency_cycles} "
+                      "(docs/vector-unit.md), or drop ") +
+              (rounds_only ? "`out` (the output then stays in the accumulator type)" : "the epilogue"));
+    }
     return stages;
   }
   TESSERA_ASSERT(false, "every registered op kind has a decomposition into stages");

@@ -42,7 +42,8 @@ double ContractionStage::edge_waste(const InstructionTimer& timer, const Mapping
   const int64_t rows = timer.rows(), cols = timer.cols();
   // The matmul the array runs: m counts pixels, k taps x channels.
   const ContractionShape& problem = shape();
-  const int64_t pixels = pixels_per_m(), taps = taps_per_k();
+  // Per instruction: a tile of several parts (images) runs one instruction on each part's pixels.
+  const int64_t pixels = pixels_per_m() / pe_parts(), taps = taps_per_k();
   const int64_t m = problem.m * pixels, n = problem.n, k = problem.k * taps;
   const int64_t tile_m = mapping.tile_m * pixels, tile_n = mapping.tile_n, tile_k = mapping.tile_k * taps;
   int64_t padded_m = m, padded_n = n, padded_k = k;

@@ -72,7 +72,7 @@ TileRuns DirectConvStage::runs(int64_t tm, int64_t tn, int64_t tk) const {
   TileRuns runs;
   // The input tile is one run when it holds every channel of its pixels, else a run per pixel; a W tile of
   // every filter is one run, an O tile of every output channel too.
-  runs.a = tk == conv_.c ? a_tile_rows(tm) * tk : tk;
+  runs.a = tk == conv_.c ? conv_.input_rows(tm) * conv_.w * tk : tk;  // an image's rows at least
   runs.w = tn == shape_.n ? tk * conv_.taps() * tn : tn;
   runs.o = tn == shape_.n && conv_.conv_groups == 1 ? tm * pixels_per_m() * tn : tn;
   return runs;
@@ -136,12 +136,22 @@ std::vector<TileLoad> DirectConvStage::tile_loads(const TileFrame& frame, int te
     // The input tile: whole rows of the image (every pixel, the halo rows included), the tile's channels;
     // with several images, each one's whole input, one after the other as X holds them.
     const InputRows in = input_rows_of(rows, rows_tile);
-    TESSERA_ASSERT(images_ == 1 || (in.first == 0 && in.end == d.h),
-                   "a tile of several images holds them whole");
-    return {{arch::TensorRegion{
-                 frame.tensors[kA], (image * d.h + in.first) * d.w, (in.end - in.first) * d.w * images_,
-                 conv_group * shape_.k + cols.tile_begin(cols_tile), cols.tile_size(cols_tile)},
-             0}};
+    const int64_t input_rows = in.end - in.first;
+    const int64_t col = conv_group * shape_.k + cols.tile_begin(cols_tile),
+                  channels = cols.tile_size(cols_tile);
+    TESSERA_ASSERT(images_ == 1 || in.first == 0, "a tile of several images holds each from its first row");
+    // Whole images lie one after the other in X: one load. An image whose last rows no output reads (a stride
+    // that leaves them out) is loaded apart, its slab right after the previous image's.
+    if (images_ == 1 || input_rows == d.h)
+      return {{arch::TensorRegion{frame.tensors[kA], (image * d.h + in.first) * d.w,
+                                  input_rows * d.w * images_, col, channels},
+               0}};
+    std::vector<TileLoad> loads;
+    for (int64_t part = 0; part < images_; ++part)
+      loads.push_back(
+          {arch::TensorRegion{frame.tensors[kA], (image + part) * d.h * d.w, input_rows * d.w, col, channels},
+           static_cast<uint64_t>(part * input_rows * d.w * frame.buffers->a_row_bytes)});
+    return loads;
   }
   // The filter tile: for each tap the tile's channels, rows in (tap, channel) order. With all of a group's
   // channels it is one load; with some, one per tap (its rows are not contiguous in W).

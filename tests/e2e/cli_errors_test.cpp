@@ -408,6 +408,13 @@ TEST(CliErrors, BadEpiloguesAreLocatedAndSayWhatIsAllowed) {
             "no vector unit to run it\n  hint: give the machine's cores one: core.vector: {lanes, "
             "special_per_cycle, "
             "latency_cycles} (docs/vector-unit.md), or drop the epilogue\n");
+  // An output type narrower than the accumulator's is rounded on the vector unit too.
+  EXPECT_EQ(
+      run_broken(kMachine, op("{name: g, kind: gemm, m: 64, n: 48, k: 40, dtype: bf16, out: bf16}")).output,
+      "error: small.yaml:4:5: g: g (gemm 64x48x40 ->bf16) stores its output as bf16 (out), rounded on the "
+      "vector unit, and machine tiny has none\n  hint: give the machine's cores one: core.vector: {lanes, "
+      "special_per_cycle, latency_cycles} (docs/vector-unit.md), or drop `out` (the output then stays in the "
+      "accumulator type)\n");
 }
 
 }  // namespace tessera

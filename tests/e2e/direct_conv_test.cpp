@@ -51,6 +51,8 @@ const DirectCase kCases[] = {
     {"BatchOf2Of4Ws", {4, 8, 9, 9, 16, 3, 3, 1, 1, 1, 1}, DType::bf16, arch::Dataflow::ws, "mesh4x4", 2},
     {"BatchOf3Stride2Os", {3, 8, 11, 11, 12, 3, 3, 2, 1, 1, 1}, DType::fp32, arch::Dataflow::os, "default", 3},
     {"BatchOf2Stride4Is", {2, 3, 27, 27, 8, 11, 11, 4, 0, 1, 1}, DType::fp16, arch::Dataflow::is, "mesh4x4", 2},
+    {"BatchOf2LastRowUnreadRs", {2, 4, 12, 12, 8, 3, 3, 2, 0, 1, 1}, DType::bf16, arch::Dataflow::rs, "eyeriss", 2},
+    {"BatchOf4LastRowUnreadWs", {4, 6, 12, 10, 8, 3, 3, 2, 0, 1, 1}, DType::bf16, arch::Dataflow::ws, "default", 4},
 };
 // clang-format on
 

@@ -1,9 +1,9 @@
 // The published row-stationary chip from its YAML: AlexNet CONV1-5 (batch 4) mapped and simulated on
 // configs/arch/eyeriss.yaml the way `tessera run` does it. The winner of every layer uses exactly the PEs
-// Eyeriss's published mapping uses, and its processing time is within a band of the measured chip's.
+// Eyeriss's published mapping uses, and its time is within a band of the measured chip's total latency.
 // Source: Y.-H. Chen et al., "Eyeriss: An Energy-Efficient Reconfigurable Accelerator for Deep Convolutional
 // Neural Networks", IEEE JSSC 52(1), 2017, the AlexNet CONV1-5 performance table (batch 4, 200 MHz): active
-// PEs 154, 135, 156, 156, 156; processing latency 20.9, 41.9, 23.6, 18.4, 10.5 ms. README ("Eyeriss")
+// PEs 154, 135, 156, 156, 156; total latency 20.9, 41.9, 23.6, 18.4, 10.5 ms. README ("Eyeriss")
 // compares the two and says where tessera's model differs from the chip.
 #include <gtest/gtest.h>
 
