@@ -270,13 +270,11 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
                            static_cast<double>(core_o), hottest_link}),
                  spec.noc.link_bytes_per_cycle);
   // An output tile's first instruction (each part's) starts its partial sums; the rest read them back.
-  const arch::PeSramTraffic fresh = stage.pe_traffic(mapping.dataflow, tm, tn, tk, false, spec),
-                            adding = stage.pe_traffic(mapping.dataflow, tm, tn, tk, true, spec);
-  const int64_t fresh_instructions = std::min(instructions, stores * parts);
-  const int64_t core_sram = fresh_instructions * (fresh.read_bytes + fresh.write_bytes) +
-                            (instructions - fresh_instructions) * (adding.read_bytes + adding.write_bytes) +
-                            core_a + core_w + core_o + core_epilogue +
-                            stores * (vector_sram.read_bytes + vector_sram.write_bytes);
+  const arch::PeSramTraffic pe_traffic = stage.pe_traffic(mapping.dataflow, tm, tn, tk, spec);
+  const int64_t adding_instructions = instructions - std::min(instructions, stores * parts);
+  const int64_t core_sram = instructions * (pe_traffic.read_bytes + pe_traffic.write_bytes) +
+                            adding_instructions * pe_traffic.o_bytes + core_a + core_w + core_o +
+                            core_epilogue + stores * (vector_sram.read_bytes + vector_sram.write_bytes);
   cost.sram_cycles =
       cycles_for(static_cast<double>(core_sram), static_cast<double>(spec.core.sram.bank_row_bytes));
   cost.sram_bytes = core_sram * spec.mesh.cores();  // estimate: every used core like the busiest

@@ -181,10 +181,10 @@ class ContractionStage {
   // One PE instruction of a tm x tn x tk tile (clipped to the problem).
   virtual InstructionProfile profile(const InstructionTimer& timer, arch::Dataflow dataflow, int64_t tm,
                                      int64_t tn, int64_t tk) const;
-  // One PE instruction's SRAM traffic; `accumulate`: it adds to partial sums already in O (every instruction
-  // of an output tile's residency but its first).
+  // One PE instruction's SRAM traffic when it starts its output tile's partial sums (an instruction that adds
+  // to them reads the tile once more: o_bytes).
   virtual arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
-                                         bool accumulate, const arch::ArchSpec& spec) const = 0;
+                                         const arch::ArchSpec& spec) const = 0;
   // PE slots the mapping's instructions leave idle (ragged edges, folding).
   virtual double edge_waste(const InstructionTimer& timer, const Mapping& mapping) const;
 

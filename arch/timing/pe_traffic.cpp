@@ -36,6 +36,7 @@ PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t
   traffic.read_bytes = m * k * element * traffic.a_passes + k * n * element * traffic.w_passes +
                        m * n * accumulator * traffic.o_reads;
   traffic.write_bytes = m * n * accumulator * traffic.o_writes;
+  traffic.o_bytes = m * n * accumulator;
   return traffic;
 }
 
@@ -63,6 +64,7 @@ PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileSh
   traffic.read_bytes =
       input_bytes * traffic.a_passes + filter_bytes * traffic.w_passes + output_bytes * traffic.o_reads;
   traffic.write_bytes = output_bytes * traffic.o_writes;
+  traffic.o_bytes = output_bytes;
   return traffic;
 }
 

@@ -18,6 +18,7 @@ struct PeSramTraffic {
   int64_t o_reads = 0;   // reads of the whole O tile (read-modify-write of partial sums)
   int64_t read_bytes = 0;
   int64_t write_bytes = 0;
+  int64_t o_bytes = 0;  // one read or write of the whole O tile: what accumulating adds to read_bytes
 };
 
 // WS re-reads A once per n-block and IS re-reads W once per m-block; OS re-reads A per n-block and W per

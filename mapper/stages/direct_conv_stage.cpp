@@ -91,8 +91,8 @@ InstructionProfile DirectConvStage::profile(const InstructionTimer& timer, arch:
 }
 
 arch::PeSramTraffic DirectConvStage::pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
-                                                bool accumulate, const arch::ArchSpec& spec) const {
-  return arch::conv_sram_traffic(dataflow, shape_.dtype, tile_shape(tm, tn, tk), accumulate, spec);
+                                                const arch::ArchSpec& spec) const {
+  return arch::conv_sram_traffic(dataflow, shape_.dtype, tile_shape(tm, tn, tk), false, spec);
 }
 
 double DirectConvStage::edge_waste(const InstructionTimer& timer, const Mapping& mapping) const {

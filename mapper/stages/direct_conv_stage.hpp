@@ -59,7 +59,7 @@ class DirectConvStage : public ContractionStage {
   TileRuns runs(int64_t tm, int64_t tn, int64_t tk) const override;
   InstructionProfile profile(const InstructionTimer& timer, arch::Dataflow dataflow, int64_t tm, int64_t tn,
                              int64_t tk) const override;
-  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk, bool accumulate,
+  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
                                  const arch::ArchSpec& spec) const override;
   double edge_waste(const InstructionTimer& timer, const Mapping& mapping) const override;
 

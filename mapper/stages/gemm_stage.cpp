@@ -40,8 +40,8 @@ TileRuns GemmStage::runs(int64_t tm, int64_t tn, int64_t tk) const {
 }
 
 arch::PeSramTraffic GemmStage::pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
-                                          bool accumulate, const arch::ArchSpec& spec) const {
-  return arch::pe_sram_traffic(dataflow, problem_.dtype, tm, tn, tk, accumulate, spec.core.pe_array.rows,
+                                          const arch::ArchSpec& spec) const {
+  return arch::pe_sram_traffic(dataflow, problem_.dtype, tm, tn, tk, false, spec.core.pe_array.rows,
                                spec.core.pe_array.cols);
 }
 

@@ -49,7 +49,7 @@ class GemmStage : public ContractionStage {
   double a_dram_fraction() const override { return problem_.a_dram_fraction; }
   int64_t w_dram_divisor() const override { return problem_.packed; }
   TileRuns runs(int64_t tm, int64_t tn, int64_t tk) const override;
-  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk, bool accumulate,
+  arch::PeSramTraffic pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
                                  const arch::ArchSpec& spec) const override;
 
   std::array<int, 3> declare_operands(const ops::Op& op, const TensorDeclarer& declarer) const override;
