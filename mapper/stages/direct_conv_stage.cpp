@@ -150,7 +150,7 @@ std::vector<TileLoad> DirectConvStage::tile_loads(const TileFrame& frame, int te
     for (int64_t part = 0; part < images_; ++part)
       loads.push_back(
           {arch::TensorRegion{frame.tensors[kA], (image + part) * d.h * d.w, input_rows * d.w, col, channels},
-           static_cast<uint64_t>(part * input_rows * d.w * frame.buffers->a_row_bytes)});
+           input_slab_offset(in, part, frame.buffers->a_row_bytes)});
     return loads;
   }
   // The filter tile: for each tap the tile's channels, rows in (tap, channel) order. With all of a group's
@@ -176,7 +176,7 @@ arch::Operation DirectConvStage::pe_operation(const TileFrame& frame, const Tile
   const InputRows in = input_rows_of(frame.parts[0], iteration.m_tile);
   // Image `part` of the tile: its input rows and output pixels follow the earlier images'.
   PeOperands operands = tile_operands;
-  operands.a_address += static_cast<uint64_t>(part * (in.end - in.first) * d.w * operands.a_pitch);
+  operands.a_address += input_slab_offset(in, part, operands.a_pitch);
   operands.o_address +=
       static_cast<uint64_t>(part * frame.parts[0].tile_size(iteration.m_tile) * d.q * operands.o_pitch);
   arch::PeConv conv;

@@ -81,6 +81,11 @@ class DirectConvStage : public ContractionStage {
     int64_t first = 0, end = 0, pad_top = 0;
   };
   InputRows input_rows_of(const DimPartition& rows, int64_t m_tile) const;
+  // Where image `part` of a tile's input starts in its A buffer of rows of `row_bytes`: the loads put each
+  // image's input rows after the earlier images', and its conv instruction reads them there.
+  uint64_t input_slab_offset(const InputRows& in, int64_t part, int64_t row_bytes) const {
+    return static_cast<uint64_t>(part * (in.end - in.first) * conv_.w * row_bytes);
+  }
   // The outer loop runs blocks of `images_` images x conv groups; a group's first image.
   int64_t image_of(int64_t group) const { return group / conv_.conv_groups * images_; }
   int64_t conv_group_of(int64_t group) const { return group % conv_.conv_groups; }
