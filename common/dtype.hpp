@@ -32,6 +32,18 @@ constexpr DType accumulator_of(DType operand) {
   return operand == DType::int8 ? DType::int32 : DType::fp32;
 }
 
+// The type a contraction keeps its partial sums in between passes, and stores its output in: `psum` when
+// given (bf16 or fp16, for bf16 or fp16 operands: a 16-bit accelerator's psum buffers, each pass's products
+// summed in fp32 and the sum rounded as it is written back), else the accumulator's.
+constexpr DType partial_sum_of(DType operand, std::optional<DType> psum) {
+  return psum ? *psum : accumulator_of(operand);
+}
+// Whether partial sums of `psum` type may be kept for `operand` operands.
+constexpr bool takes_partial_sums(DType operand, DType psum) {
+  return psum == accumulator_of(operand) ||
+         ((psum == DType::bf16 || psum == DType::fp16) && (operand == DType::bf16 || operand == DType::fp16));
+}
+
 constexpr bool is_integer(DType type) {
   return type == DType::int8 || type == DType::int32;
 }

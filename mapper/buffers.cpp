@@ -13,7 +13,8 @@ int64_t align_up(int64_t value, int64_t alignment) {
 BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec) {
   const ContractionStage& stage = *mapping.stage;
   const int64_t element = size_bytes(stage.shape().dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(stage.shape().dtype));
+  // O's partial sums, and the bias row (the steps' operands are in the partial sums' type).
+  const int64_t accumulator = size_bytes(stage.shape().o_dtype());
   const int64_t alignment = spec.core.sram.bank_row_bytes;
   BufferPlan plan;
   plan.a_row_bytes = mapping.tile_k * element;

@@ -108,7 +108,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   const ContractionStage& stage = *mapping.stage;
   const ContractionShape& problem = stage.shape();
   const int64_t element = size_bytes(problem.dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(problem.dtype));
+  const int64_t accumulator = size_bytes(problem.o_dtype());  // of the partial sums
   const bool fused = mapping.epilogue && mapping.fusion == Fusion::fused;
   // What a finished output tile is stored in: a fused epilogue's output type, else the accumulators.
   const int64_t stored = fused ? size_bytes(mapping.epilogue->out_dtype()) : accumulator;

@@ -58,7 +58,7 @@ std::shared_ptr<const EpilogueWork> EpilogueWork::of(const ops::Op& op) {
   work->bias_ = epilogue->has(ops::EpilogueStep::bias);
   work->tile_ = epilogue->reads_tile();
   work->rows_ = rows, work->cols_ = cols;
-  work->dtype_ = accumulator_of(op.dtype);
+  work->dtype_ = epilogue->partials(op.dtype);
   work->out_dtype_ = epilogue->output(op.dtype);
   return work;
 }

@@ -95,7 +95,7 @@ class Lowering {
     }
     plan_ = plan_buffers(mapping, spec);
     element_ = size_bytes(op.dtype);
-    accumulator_type_ = accumulator_of(op.dtype);
+    accumulator_type_ = stage_.shape().o_dtype();
     fused_ = mapping.epilogue && mapping.fusion == Fusion::fused;
     // A fused epilogue's result is stored from the E buffer in the output's type; else O's accumulators.
     stored_type_ = fused_ ? mapping.epilogue->out_dtype() : accumulator_type_;
@@ -570,6 +570,7 @@ class Lowering {
     operands.w_pitch = plan_.w_row_bytes;
     operands.o_pitch = plan_.o_row_bytes;
     operands.accumulate = accumulate;
+    operands.psum = stage_.shape().psum;
     return operands;
   }
 
@@ -605,7 +606,7 @@ class Lowering {
   int bias_tensor_ = -1, tile_tensor_ = -1, output_tensor_ = -1;  // tile: R or U
   int z_stores_ = 0;
   int64_t element_ = 0;
-  DType accumulator_type_ = DType::fp32;
+  DType accumulator_type_ = DType::fp32;  // of the partial sums in the O buffers (ContractionShape::o_dtype)
   DType stored_type_ = DType::fp32;  // of the stored output tile
   int64_t stored_row_bytes_ = 0;     // its rows' pitch in SRAM
   arch::Program program_;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,8 @@ struct ContractionShape {
   int64_t k = 0;
   DType dtype = DType::bf16;
   int64_t groups = 1;
+  std::optional<DType> psum;  // 16-bit partial sums (the op's `psum`), or the accumulator's type
+  DType o_dtype() const { return partial_sum_of(dtype, psum); }  // of the O tiles in SRAM
 };
 
 // The array dimension each loop's tiles align to (0 = streamed, no fold alignment).
@@ -101,6 +104,7 @@ struct PeOperands {
   uint64_t a_address = 0, w_address = 0, o_address = 0;
   int64_t a_pitch = 0, w_pitch = 0, o_pitch = 0;  // the buffers' row pitches
   bool accumulate = false;
+  std::optional<DType> psum;  // ContractionShape::psum
 };
 
 // The text form's pitch: 0 when the rows are packed.
@@ -122,8 +126,9 @@ void place_operands(PeInstruction& instruction, const PeOperands& operands, int6
   instruction.a_pitch_bytes = pitch_unless_packed(operands.a_pitch, a_elements * element);
   instruction.w_pitch_bytes = pitch_unless_packed(operands.w_pitch, w_elements * element);
   instruction.o_pitch_bytes =
-      pitch_unless_packed(operands.o_pitch, w_elements * size_bytes(accumulator_of(operands.dtype)));
+      pitch_unless_packed(operands.o_pitch, w_elements * size_bytes(partial_sum_of(operands.dtype, operands.psum)));
   instruction.accumulate = operands.accumulate;
+  instruction.psum = operands.psum;
 }
 
 // How the lowering adds the program's tensors: `add` declares one and returns its index, `declared` makes the

@@ -1,5 +1,7 @@
 #include "ops/epilogue.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "ops/input_generator.hpp"
@@ -47,10 +49,27 @@ const std::vector<std::string>& output_type_names() {
   return names;
 }
 
+const std::vector<std::string>& partial_sum_type_names() {
+  static const std::vector<std::string> names = {"accumulator", "bf16", "fp16"};
+  return names;
+}
+
+std::optional<DType> Epilogue::partial_sums() const {
+  switch (psum) {
+    case PartialSumType::accumulator:
+      return std::nullopt;
+    case PartialSumType::bf16:
+      return DType::bf16;
+    case PartialSumType::fp16:
+      return DType::fp16;
+  }
+  return std::nullopt;
+}
+
 DType Epilogue::output(DType operand) const {
   switch (out) {
     case OutputType::accumulator:
-      return accumulator_of(operand);
+      return partials(operand);
     case OutputType::bf16:
       return DType::bf16;
     case OutputType::fp16:
@@ -73,6 +92,12 @@ void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChec
   if (epilogue.out != OutputType::accumulator && dtype == DType::int8)
     checks.fail("out", "an int8 contraction stores its output as int32 (its accumulator)",
                 "leave `out` out, or use bf16, fp16 or fp32 operands");
+  if (const std::optional<DType> psum = epilogue.partial_sums(); psum && !takes_partial_sums(dtype, *psum))
+    checks.fail("psum",
+                fmt::format("{} partial sums take 16-bit operands (bf16 or fp16), not {}", name_of(*psum),
+                            name_of(dtype)),
+                dtype == DType::int8 ? "leave `psum` out: an int8 contraction's partial sums are int32"
+                                     : "leave `psum` out: the partial sums then stay fp32");
   if (epilogue.has(EpilogueStep::residual) && epilogue.has(EpilogueStep::swiglu))
     checks.fail("epilogue", "an epilogue reads one tile beside its output: residual or swiglu, not both",
                 "add the residual in an op of its own (an elementwise add)");
@@ -87,12 +112,15 @@ std::string Epilogue::text() const {
   for (EpilogueStep step : steps)
     text += (text.empty() ? " +" : "+") + epilogue_step_names()[static_cast<size_t>(step)];
   if (out != OutputType::accumulator) text += " ->" + output_type_names()[static_cast<size_t>(out)];
+  if (psum != PartialSumType::accumulator) text += " psum=" + partial_sum_type_names()[static_cast<size_t>(psum)];
   return text;
 }
 
 void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue) {
   visit_choice_list(visitor, "epilogue", epilogue.steps, epilogue_step_names());
   visit_choice(visitor, "out", epilogue.out, output_type_names(), std::optional(OutputType::accumulator));
+  visit_choice(visitor, "psum", epilogue.psum, partial_sum_type_names(),
+               std::optional(PartialSumType::accumulator));
 }
 
 void add_epilogue_tensors(std::vector<TensorDesc>& tensors, const Epilogue& epilogue, int op_index,

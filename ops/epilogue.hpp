@@ -6,10 +6,14 @@
 // [rows x cols] of a SwiGLU gate (`swiglu`: the output becomes silu(output) * U, the op being the gate
 // projection, as in Llama's FFN). An epilogue reads at most one such tile: residual or swiglu.
 // `out: bf16` (or fp16) stores the output in a narrower type than the accumulator's, rounded once after the
-// steps, as a 16-bit accelerator writes its ofmaps: the store moves half the bytes.
+// steps, as a 16-bit accelerator writes its ofmaps: the store moves half the bytes. `psum: fp16` (or bf16)
+// keeps the partial sums in 16 bits between the passes over k (a 16-bit accelerator's psum buffers: half the
+// SRAM and traffic of fp32 ones), each pass's products summed in fp32 and rounded as they are written back;
+// the output is then stored in that type unless `out` says otherwise, and the steps' operands are in it.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,24 +29,34 @@ const std::vector<std::string>& epilogue_step_names();
 enum class OutputType : uint8_t { accumulator, bf16, fp16, fp32 };
 const std::vector<std::string>& output_type_names();
 
+// The type a contraction keeps its partial sums in: its accumulator's (the default), or a 16-bit one.
+enum class PartialSumType : uint8_t { accumulator, bf16, fp16 };
+const std::vector<std::string>& partial_sum_type_names();
+
 struct Epilogue {
   std::vector<EpilogueStep> steps;  // applied in order
   OutputType out = OutputType::accumulator;
+  PartialSumType psum = PartialSumType::accumulator;
   bool empty() const { return steps.empty(); }  // no steps (the output may still be rounded: converts)
   bool has(EpilogueStep step) const;
   bool reads_tile() const { return has(EpilogueStep::residual) || has(EpilogueStep::swiglu); }
-  // The output's type for operands of `operand` type, and whether it differs from the accumulator's.
+  // The 16-bit type partial sums are kept in (`psum`), if any.
+  std::optional<DType> partial_sums() const;
+  // The type of the partial sums (and of the steps' operands) for operands of `operand` type: the
+  // accumulator's, or `psum`.
+  DType partials(DType operand) const { return partial_sum_of(operand, partial_sums()); }
+  // The output's type (`out`; by default the partial sums'), and whether it differs from the partial sums'.
   DType output(DType operand) const;
-  bool converts(DType operand) const { return output(operand) != accumulator_of(operand); }
-  std::string text() const;  // " +bias+gelu", " ->bf16" (empty when there is neither), after an op's shape
+  bool converts(DType operand) const { return output(operand) != partials(operand); }
+  std::string text() const;  // " +bias+gelu", " ->bf16", " psum=fp16" (empty when none), after an op's shape
 };
 
-// The epilogue fields of a contraction kind: `epilogue` (a list of step names; absent: none) and `out` (an
-// output type; absent: the accumulator's).
+// The epilogue fields of a contraction kind: `epilogue` (a list of step names; absent: none), `out` (an
+// output type; absent: the partial sums') and `psum` (a partial-sum type; absent: the accumulator's).
 void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue);
 
 // Fails an epilogue the operand type cannot take: an int8 contraction's int32 output takes neither steps nor
-// an output type; a residual and a SwiGLU are not read together.
+// an output type; 16-bit partial sums take 16-bit operands; a residual and a SwiGLU are not read together.
 void check_epilogue_dtype(const Epilogue& epilogue, DType dtype, const FieldChecks& checks);
 
 // The dtype whose numerics tolerance an output of `operand` operands stored as `output` is held to: the

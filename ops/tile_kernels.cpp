@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "ops/encodings.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::ops {
@@ -112,26 +113,73 @@ void gemm_tile(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_t* 
   }
 }
 
+namespace {
+float load_float(DType type, const uint8_t* at) {
+  if (type == DType::fp32) {
+    float x;
+    std::memcpy(&x, at, 4);
+    return x;
+  }
+  uint16_t half;
+  std::memcpy(&half, at, 2);
+  return type == DType::bf16 ? bf16_to_float(half) : fp16_to_float(half);
+}
+void store_float(DType type, uint8_t* at, float value) {
+  if (type == DType::fp32) {
+    std::memcpy(at, &value, 4);
+    return;
+  }
+  const uint16_t half = type == DType::bf16 ? float_to_bf16(value) : float_to_fp16(value);
+  std::memcpy(at, &half, 2);
+}
+}  // namespace
+
 void add_tile(DType type, uint8_t* destination, int64_t destination_pitch, const uint8_t* source,
               int64_t source_pitch, int64_t rows, int64_t cols) {
-  TESSERA_ASSERT(type == DType::fp32 || type == DType::int32, "reductions add fp32 or int32 partial sums");
+  TESSERA_ASSERT(type != DType::int8, "reductions add fp32, int32, bf16 or fp16 partial sums");
+  const int64_t element = size_bytes(type);
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* target = destination + r * destination_pitch;
     const uint8_t* from = source + r * source_pitch;
     for (int64_t c = 0; c < cols; ++c) {
-      if (type == DType::fp32) {
-        float x, y;
-        std::memcpy(&x, target + 4 * c, 4);
-        std::memcpy(&y, from + 4 * c, 4);
-        x += y;
-        std::memcpy(target + 4 * c, &x, 4);
-      } else {
+      if (type == DType::int32) {
         int32_t x, y;
         std::memcpy(&x, target + 4 * c, 4);
         std::memcpy(&y, from + 4 * c, 4);
         x += y;
         std::memcpy(target + 4 * c, &x, 4);
+      } else {
+        store_float(type, target + element * c,
+                    load_float(type, target + element * c) + load_float(type, from + element * c));
       }
+    }
+  }
+}
+
+void write_partial_sums(DType operand, DType psum, uint8_t* destination, int64_t destination_pitch,
+                        const uint8_t* product, int64_t product_pitch, int64_t rows, int64_t cols,
+                        bool accumulate) {
+  const DType accumulator = accumulator_of(operand);
+  if (psum == accumulator) {
+    if (accumulate) {
+      add_tile(accumulator, destination, destination_pitch, product, product_pitch, rows, cols);
+    } else {
+      for (int64_t row = 0; row < rows; ++row)
+        std::memcpy(destination + row * destination_pitch, product + row * product_pitch,
+                    static_cast<size_t>(cols * size_bytes(accumulator)));
+    }
+    return;
+  }
+  TESSERA_ASSERT(accumulator == DType::fp32 && (psum == DType::bf16 || psum == DType::fp16),
+                 "16-bit partial sums are kept for floating-point operands");
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* target = destination + r * destination_pitch;
+    const uint8_t* from = product + r * product_pitch;
+    for (int64_t c = 0; c < cols; ++c) {
+      float sum;
+      std::memcpy(&sum, from + 4 * c, 4);
+      if (accumulate) sum += load_float(psum, target + 2 * c);
+      store_float(psum, target + 2 * c, sum);
     }
   }
 }

@@ -26,8 +26,16 @@ struct ConvTileGeometry {
 void conv_tile(DType operand, const uint8_t* input, int64_t input_pitch, const uint8_t* w, int64_t w_pitch,
                uint8_t* o, int64_t o_pitch, const ConvTileGeometry& geometry, bool accumulate);
 
-// destination[rows x cols] += source[rows x cols], elementwise in `type` (fp32 or int32: partial sums).
+// destination[rows x cols] += source[rows x cols], elementwise in `type` (partial sums: fp32 or int32, or
+// bf16 or fp16, added in fp32 and rounded to nearest even).
 void add_tile(DType type, uint8_t* destination, int64_t destination_pitch, const uint8_t* source,
               int64_t source_pitch, int64_t rows, int64_t cols);
+
+// Writes a PE instruction's result, `product` [rows x cols] in the accumulator type of `operand` (fp32 or
+// int32), into partial sums of `psum` type at `destination`: (accumulate ? destination : 0) + product,
+// summed in the accumulator type and rounded to `psum` (to nearest even) when it is 16-bit.
+void write_partial_sums(DType operand, DType psum, uint8_t* destination, int64_t destination_pitch,
+                        const uint8_t* product, int64_t product_pitch, int64_t rows, int64_t cols,
+                        bool accumulate);
 
 }  // namespace tessera::ops

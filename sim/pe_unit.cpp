@@ -28,13 +28,13 @@ struct OperandTiles {
 };
 OperandTiles tiles_of(const arch::Operation& operation) {
   if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
-    const int64_t element = size_bytes(conv->dtype), accumulator = size_bytes(accumulator_of(conv->dtype));
+    const int64_t element = size_bytes(conv->dtype), accumulator = size_bytes(conv->o_dtype());
     return {tile(conv->a_address, conv->ih * conv->iw, conv->c * element, conv->a_pitch_bytes),
             tile(conv->w_address, conv->r * conv->s * conv->c, conv->m * element, conv->w_pitch_bytes),
             tile(conv->o_address, conv->e * conv->q, conv->m * accumulator, conv->o_pitch_bytes)};
   }
   const auto& matmul = std::get<arch::PeMatmul>(operation);
-  const int64_t element = size_bytes(matmul.dtype), accumulator = size_bytes(accumulator_of(matmul.dtype));
+  const int64_t element = size_bytes(matmul.dtype), accumulator = size_bytes(matmul.o_dtype());
   return {tile(matmul.a_address, matmul.m, matmul.k * element, matmul.a_pitch_bytes),
           tile(matmul.w_address, matmul.w_rows(), matmul.w_cols() * element, matmul.w_pitch_bytes),
           tile(matmul.o_address, matmul.m, matmul.n * accumulator, matmul.o_pitch_bytes)};
@@ -58,12 +58,12 @@ void PeUnit::count_sram_traffic(const arch::Operation& operation) {
   std::fill(bank_words_.begin(), bank_words_.end(), 0);
   arch::PeSramTraffic traffic;
   if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
-    traffic = arch::conv_sram_traffic(conv->dataflow, conv->dtype, arch::tile_shape_of(*conv),
+    traffic = arch::conv_sram_traffic(conv->dataflow, conv->dtype, conv->o_dtype(), arch::tile_shape_of(*conv),
                                       conv->accumulate, machine_.spec);
   } else {
     const auto& op = std::get<arch::PeMatmul>(operation);
-    traffic = arch::pe_sram_traffic(op.dataflow, op.dtype, op.m, op.n, op.k, op.accumulate, timing_.rows(),
-                                    timing_.cols());
+    traffic = arch::pe_sram_traffic(op.dataflow, op.dtype, op.o_dtype(), op.m, op.n, op.k, op.accumulate,
+                                    timing_.rows(), timing_.cols());
   }
   const OperandTiles tiles = tiles_of(operation);
   Fabric& fabric = machine_.fabric;
@@ -170,34 +170,35 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
   // Operands are read when the array starts on them; the result lands in SRAM when the last fold completes.
   const OperandTiles tiles = tiles_of(operation);
   const Tile a = tiles.a, w = tiles.w, o = tiles.o;
-  DType accumulator = DType::fp32;
-  bool accumulate = false;
+  // The product is computed in the accumulator type, `cols` per row; O holds partial sums of `psum` type.
+  const auto* conv = arch::operation_if<arch::PeConv>(operation);
+  const auto* matmul = conv ? nullptr : &std::get<arch::PeMatmul>(operation);
+  const DType operand = conv ? conv->dtype : matmul->dtype;
+  const DType psum = conv ? conv->o_dtype() : matmul->o_dtype();
+  const int64_t cols = conv ? conv->m : matmul->n;
+  const bool accumulate = conv ? conv->accumulate : matmul->accumulate;
+  const int64_t product_row_bytes = cols * size_bytes(accumulator_of(operand));
   std::function<void(const uint8_t* sram, uint8_t* product)> compute;
-  if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
-    accumulator = accumulator_of(conv->dtype);
-    accumulate = conv->accumulate;
+  if (conv) {
     const ops::ConvTileGeometry geometry{conv->e,      conv->q,        conv->m,       conv->c,
                                          conv->ih,     conv->iw,       conv->r,       conv->s,
                                          conv->stride, conv->dilation, conv->pad_top, conv->pad_left};
-    compute = [dtype = conv->dtype, a, w, o, geometry](const uint8_t* sram, uint8_t* product) {
-      ops::conv_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes,
+    compute = [operand, a, w, product_row_bytes, geometry](const uint8_t* sram, uint8_t* product) {
+      ops::conv_tile(operand, sram + a.address, a.pitch, sram + w.address, w.pitch, product, product_row_bytes,
                      geometry,
                      /*accumulate=*/false);
     };
   } else {
-    const auto& matmul = std::get<arch::PeMatmul>(operation);
-    accumulator = accumulator_of(matmul.dtype);
-    accumulate = matmul.accumulate;
-    compute = [dtype = matmul.dtype, a, w, o, m = matmul.m, n = matmul.n, k = matmul.k,
-               transposed = matmul.w_transposed](const uint8_t* sram, uint8_t* product) {
-      ops::gemm_tile(dtype, sram + a.address, a.pitch, sram + w.address, w.pitch, product, o.row_bytes, m, n,
-                     k,
+    compute = [operand, a, w, product_row_bytes, m = matmul->m, n = matmul->n, k = matmul->k,
+               transposed = matmul->w_transposed](const uint8_t* sram, uint8_t* product) {
+      ops::gemm_tile(operand, sram + a.address, a.pitch, sram + w.address, w.pitch, product, product_row_bytes,
+                     m, n, k,
                      /*accumulate=*/false, transposed);
     };
   }
-  std::vector<uint8_t> product(static_cast<size_t>(o.rows * o.row_bytes));
+  std::vector<uint8_t> product(static_cast<size_t>(o.rows * product_row_bytes));
   compute(machine_.cores[core_].sram.data(), product.data());
-  return [this, a, w, o, accumulator, accumulate, first_load, compute = std::move(compute),
+  return [this, a, w, o, operand, psum, cols, product_row_bytes, accumulate, first_load, compute = std::move(compute),
           product = std::move(product)]() mutable {
     CoreState& core = machine_.cores[core_];
     // Did a write land in an operand while the array was reading it? Then the array read the new bytes.
@@ -216,13 +217,8 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
       ++machine_.hazards;
       compute(core.sram.data(), product.data());
     }
-    uint8_t* target = core.sram.data() + o.address;
-    if (accumulate) {
-      ops::add_tile(accumulator, target, o.pitch, product.data(), o.row_bytes, o.rows, o.row_bytes / 4);
-    } else {
-      for (int64_t row = 0; row < o.rows; ++row)
-        std::copy_n(product.data() + row * o.row_bytes, o.row_bytes, target + row * o.pitch);
-    }
+    ops::write_partial_sums(operand, psum, core.sram.data() + o.address, o.pitch, product.data(),
+                            product_row_bytes, o.rows, cols, accumulate);
   };
 }
 

@@ -54,6 +54,13 @@ void InstructionChecks::core_index(int index, const char* what) const {
   }
 }
 
+void InstructionChecks::partial_sums(DType dtype, std::optional<DType> psum) const {
+  if (psum && !takes_partial_sums(dtype, *psum))
+    fail(fmt::format("{} partial sums (psum={}) take 16-bit operands, not {}", tessera::name_of(*psum),
+                     tessera::name_of(*psum), tessera::name_of(dtype)),
+         "leave psum= out: the partial sums are kept in the accumulator's type");
+}
+
 void InstructionChecks::pe_support(Dataflow dataflow, DType dtype) const {
   if (!spec_.core.pe_array.supports(dataflow)) {
     fail(fmt::format("dataflow {} is not supported by machine '{}'", name_of(dataflow), spec_.name),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "arch/isa/program.hpp"
@@ -28,6 +29,8 @@ class InstructionChecks {
   void core_index(int index, const char* what) const;
   // The PE array runs `dataflow` on `dtype` operands.
   void pe_support(Dataflow dataflow, DType dtype) const;
+  // 16-bit partial sums (psum=) are kept for 16-bit operands only.
+  void partial_sums(DType dtype, std::optional<DType> psum) const;
 
  private:
   const Program& program_;

@@ -14,7 +14,8 @@ constexpr const char* kSendSyntax =
 
 // What a reduction adds in (common/dtype.hpp, accumulator_of).
 const std::vector<std::string>& accumulator_dtype_names() {
-  static const std::vector<std::string> names = {name_of(DType::fp32), name_of(DType::int32)};
+  static const std::vector<std::string> names = {name_of(DType::fp32), name_of(DType::int32),
+                                                 name_of(DType::bf16), name_of(DType::fp16)};
   return names;
 }
 }  // namespace
@@ -76,8 +77,7 @@ void NocSend::check(const InstructionChecks& checks) const {
   checks.sram_range("source", source_address, rows, row_bytes, source_pitch_bytes);
   checks.sram_range("destination", destination_address, rows, row_bytes, destination_pitch_bytes);
   if (accumulate) {
-    if (accumulate_dtype != DType::fp32 && accumulate_dtype != DType::int32)
-      checks.fail("a reducing send adds fp32 or int32 partial sums");
+    if (accumulate_dtype == DType::int8) checks.fail("a reducing send adds fp32, int32, bf16 or fp16 partial sums");
     if (row_bytes % size_bytes(accumulate_dtype) != 0)
       checks.fail("a reducing send moves whole elements per row");
   }

@@ -15,7 +15,8 @@ namespace tessera::arch {
 namespace {
 constexpr const char* kConvSyntax =
     "a conv is written: conv ws|os|is|rs a=ADDR w=ADDR o=ADDR e=E q=Q m=M c=C ih=IH iw=IW r=R s=S "
-    "[stride=1] [dilation=1] [pad_top=0] [pad_left=0] dtype=DT acc=0|1 [a_pitch=B] [w_pitch=B] [o_pitch=B]";
+    "[stride=1] [dilation=1] [pad_top=0] [pad_left=0] dtype=DT acc=0|1 [a_pitch=B] [w_pitch=B] [o_pitch=B] "
+    "[psum=bf16|fp16]";
 }  // namespace
 
 ConvTileShape tile_shape_of(const PeConv& conv) {
@@ -42,7 +43,7 @@ PeConv PeConv::read(LineReader& in, std::string_view, int operation_column) {
   conv.dataflow = parse_dataflow(std::string(dataflow));
   static const std::vector<std::string> options = {
       "a", "w",     "o",   "e",      "q",        "m",       "c",        "ih",      "iw",      "r",
-      "s", "dtype", "acc", "stride", "dilation", "pad_top", "pad_left", "a_pitch", "w_pitch", "o_pitch"};
+      "s", "dtype", "acc", "stride", "dilation", "pad_top", "pad_left", "a_pitch", "w_pitch", "o_pitch", "psum"};
   constexpr uint32_t kRequired = 0x1fff;  // a through acc
   int64_t* sizes[] = {&conv.e, &conv.q, &conv.m, &conv.c, &conv.ih, &conv.iw, &conv.r, &conv.s};
   uint64_t* addresses[] = {&conv.a_address, &conv.w_address, &conv.o_address};
@@ -66,8 +67,10 @@ PeConv PeConv::read(LineReader& in, std::string_view, int operation_column) {
       conv.pad_top = in.read_size("pad_top");
     } else if (option == 16) {
       conv.pad_left = in.read_size("pad_left");
-    } else {
+    } else if (option < 20) {
       *pitches[option - 17] = in.read_size("a row pitch in bytes");
+    } else {
+      conv.psum = in.read_dtype("partial-sum type", partial_sum_dtype_names());
     }
   }
   in.require_options(options, given, kRequired, operation_column, "conv", kConvSyntax);
@@ -83,6 +86,7 @@ void PeConv::write(LineWriter& out) const {
   out.write_pitch("a_pitch", a_pitch_bytes);
   out.write_pitch("w_pitch", w_pitch_bytes);
   out.write_pitch("o_pitch", o_pitch_bytes);
+  if (psum) out.put(" psum={}", name_of(*psum));
 }
 
 void PeConv::check(const InstructionChecks& checks) const {
@@ -91,11 +95,11 @@ void PeConv::check(const InstructionChecks& checks) const {
     const std::string why = rs_infeasibility(checks.spec(), dtype, s);
     if (!why.empty()) checks.fail(why, "give the PEs larger scratchpads (core.pe_spad_bytes)");
   }
+  checks.partial_sums(dtype, psum);
   const int64_t element = size_bytes(dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(dtype));
   checks.sram_range("input tile a", a_address, ih * iw, c * element, a_pitch_bytes);
   checks.sram_range("filter tile w", w_address, r * s * c, m * element, w_pitch_bytes);
-  checks.sram_range("output tile o", o_address, e * q, m * accumulator, o_pitch_bytes);
+  checks.sram_range("output tile o", o_address, e * q, m * size_bytes(o_dtype()), o_pitch_bytes);
 }
 
 }  // namespace tessera::arch

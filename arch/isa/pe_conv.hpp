@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +21,7 @@ class InstructionChecks;
 
 // A direct convolution tile on the PE array (docs/tile-program.md, "conv"): the input tile holds `ih` rows of
 // `iw` pixels of `c` channels (one pixel per SRAM row), the filter tile r*s*c rows of `m` filters in (filter
-// row, filter column, channel) order, the output tile e*q pixels of `m` accumulators:
+// row, filter column, channel) order, the output tile e*q pixels of `m` partial sums of o_dtype():
 //   O[y][x][f] (+)= sum over fr, fs, ch of I[y*stride + fr*dilation - pad_top][x*stride + fs*dilation -
 //   pad_left][ch] * W[(fr*s + fs)*c + ch][f],
 // where I is zero outside the tile's rows and columns (the padding, which occupies no SRAM). WS, OS and IS
@@ -36,6 +37,8 @@ struct PeConv {
   int64_t ih = 0, iw = 0;                                           // input tile rows and columns in SRAM
   int64_t r = 1, s = 1, stride = 1, dilation = 1, pad_top = 0, pad_left = 0;
   bool accumulate = false;
+  std::optional<DType> psum;  // as PeMatmul::psum
+  DType o_dtype() const { return partial_sum_of(dtype, psum); }
 
   int64_t macs() const { return e * q * m * c * r * s; }
   bool operator==(const PeConv& other) const {
@@ -45,7 +48,7 @@ struct PeConv {
            o_pitch_bytes == other.o_pitch_bytes && e == other.e && q == other.q && m == other.m &&
            c == other.c && ih == other.ih && iw == other.iw && r == other.r && s == other.s &&
            stride == other.stride && dilation == other.dilation && pad_top == other.pad_top &&
-           pad_left == other.pad_left && accumulate == other.accumulate;
+           pad_left == other.pad_left && accumulate == other.accumulate && psum == other.psum;
   }
 
   static constexpr QueueKind kQueue = QueueKind::pe;

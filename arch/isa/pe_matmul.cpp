@@ -11,7 +11,8 @@ namespace tessera::arch {
 namespace {
 constexpr const char* kMatmulSyntax =
     "a matmul is written: ws|os|is a=ADDR w=ADDR o=ADDR m=M n=N k=K dtype=DT acc=0|1 [a_pitch=B] "
-    "[w_pitch=B] [o_pitch=B] [wt=1] (wt=1: W stored transposed, n rows of k)";
+    "[w_pitch=B] [o_pitch=B] [wt=1] [psum=bf16|fp16] (wt=1: W stored transposed, n rows of k; psum: O's 16-bit "
+    "partial sums)";
 }  // namespace
 
 // Every dataflow, rs included: `pe rs ...` reads as a matmul, and the checker says where RS runs.
@@ -34,10 +35,12 @@ PeMatmul PeMatmul::read(LineReader& in, std::string_view mnemonic, int operation
     key_a_pitch,
     key_w_pitch,
     key_o_pitch,
-    key_wt
+    key_wt,
+    key_psum
   };
   static const std::vector<std::string> options = {"a",     "w",   "o",       "m",       "n",       "k",
-                                                   "dtype", "acc", "a_pitch", "w_pitch", "o_pitch", "wt"};
+                                                   "dtype", "acc", "a_pitch", "w_pitch", "o_pitch", "wt",
+                                                   "psum"};
   constexpr uint32_t kRequired = 0xff;  // a through acc
   const std::string operation = name_of(matmul.dataflow);
   uint32_t given = 0;
@@ -79,6 +82,9 @@ PeMatmul PeMatmul::read(LineReader& in, std::string_view mnemonic, int operation
       case key_wt:
         matmul.w_transposed = in.read_zero_or_one("wt", "wt=1: W is stored transposed, n rows of k");
         break;
+      case key_psum:
+        matmul.psum = in.read_dtype("partial-sum type", partial_sum_dtype_names());
+        break;
     }
   }
   in.require_options(options, given, kRequired, operation_column, operation, kMatmulSyntax);
@@ -92,6 +98,7 @@ void PeMatmul::write(LineWriter& out) const {
   out.write_pitch("w_pitch", w_pitch_bytes);
   out.write_pitch("o_pitch", o_pitch_bytes);
   if (w_transposed) out.put(" wt=1");
+  if (psum) out.put(" psum={}", name_of(*psum));
 }
 
 void PeMatmul::check(const InstructionChecks& checks) const {
@@ -101,11 +108,11 @@ void PeMatmul::check(const InstructionChecks& checks) const {
                 "write the convolution as 'conv rs ...', or pick another dataflow for the matmul");
   }
   if (m <= 0 || n <= 0 || k <= 0) checks.fail("m, n and k must be positive");
+  checks.partial_sums(dtype, psum);
   const int64_t element = size_bytes(dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(dtype));
   checks.sram_range("operand a", a_address, m, k * element, a_pitch_bytes);
   checks.sram_range("operand w", w_address, w_rows(), w_cols() * element, w_pitch_bytes);
-  checks.sram_range("result o", o_address, m, n * accumulator, o_pitch_bytes);
+  checks.sram_range("result o", o_address, m, n * size_bytes(o_dtype()), o_pitch_bytes);
 }
 
 }  // namespace tessera::arch

@@ -46,7 +46,7 @@ template <class F>
 void fields(PeMatmul& pe, F& visit) {
   visit(pe.dataflow), visit(pe.dtype), visit(pe.a_address), visit(pe.w_address), visit(pe.o_address);
   visit(pe.a_pitch_bytes), visit(pe.w_pitch_bytes), visit(pe.o_pitch_bytes);
-  visit(pe.m), visit(pe.n), visit(pe.k), visit(pe.accumulate), visit(pe.w_transposed);
+  visit(pe.m), visit(pe.n), visit(pe.k), visit(pe.accumulate), visit(pe.w_transposed), visit(pe.psum);
 }
 template <class F>
 void fields(PeConv& pe, F& visit) {
@@ -54,7 +54,7 @@ void fields(PeConv& pe, F& visit) {
   visit(pe.a_pitch_bytes), visit(pe.w_pitch_bytes), visit(pe.o_pitch_bytes);
   visit(pe.e), visit(pe.q), visit(pe.m), visit(pe.c), visit(pe.ih), visit(pe.iw);
   visit(pe.r), visit(pe.s), visit(pe.stride), visit(pe.dilation), visit(pe.pad_top), visit(pe.pad_left);
-  visit(pe.accumulate);
+  visit(pe.accumulate), visit(pe.psum);
 }
 template <class F>
 void fields(NocSend& send, F& visit) {

@@ -43,6 +43,11 @@ ParsedNumber parse_integer(std::string_view text, uint64_t& value) {
 
 }  // namespace
 
+const std::vector<std::string>& partial_sum_dtype_names() {
+  static const std::vector<std::string> names = {name_of(DType::bf16), name_of(DType::fp16)};
+  return names;
+}
+
 const std::vector<std::string>& all_dtype_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> list;

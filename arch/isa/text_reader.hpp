@@ -25,6 +25,8 @@ constexpr int64_t kMaxProgramSize = int64_t{1} << 40;
 
 // Every dtype name, accumulators included (an instruction's dtype= is checked against the machine later).
 const std::vector<std::string>& all_dtype_names();
+// The types a PE instruction's `psum=` may name (bf16, fp16).
+const std::vector<std::string>& partial_sum_dtype_names();
 
 // What a list of integers in the program text must hold (docs/tile-program.md, "Lists"): a row-gather view's
 // rows, a values-filled input's values.

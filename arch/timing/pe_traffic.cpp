@@ -11,7 +11,7 @@ int64_t blocks(int64_t extent, int64_t block) {
 }
 }  // namespace
 
-PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t n, int64_t k,
+PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, DType o_dtype, int64_t m, int64_t n, int64_t k,
                               bool accumulate, int array_rows, int array_cols) {
   PeSramTraffic traffic;
   switch (dataflow) {
@@ -32,7 +32,7 @@ PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t
   }
   traffic.o_reads = traffic.o_writes - 1 + (accumulate ? 1 : 0);
   const int64_t element = size_bytes(dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(dtype));
+  const int64_t accumulator = size_bytes(o_dtype);
   traffic.read_bytes = m * k * element * traffic.a_passes + k * n * element * traffic.w_passes +
                        m * n * accumulator * traffic.o_reads;
   traffic.write_bytes = m * n * accumulator * traffic.o_writes;
@@ -40,17 +40,17 @@ PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t
   return traffic;
 }
 
-PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileShape& shape, bool accumulate,
-                                const ArchSpec& spec) {
+PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, DType o_dtype, const ConvTileShape& shape,
+                                bool accumulate, const ArchSpec& spec) {
   const int64_t element = size_bytes(dtype);
-  const int64_t accumulator = size_bytes(accumulator_of(dtype));
+  const int64_t accumulator = size_bytes(o_dtype);
   const int64_t input_bytes = shape.ih * shape.iw * shape.c * element;
   const int64_t filter_bytes = shape.r * shape.s * shape.c * shape.m * element;
   const int64_t output_bytes = shape.e * shape.q * shape.m * accumulator;
   PeSramTraffic traffic;
   if (dataflow != Dataflow::rs) {
     const ConvMatmul mm = matmul_of(shape);
-    traffic = pe_sram_traffic(dataflow, dtype, mm.m, mm.n, mm.k, accumulate, spec.core.pe_array.rows,
+    traffic = pe_sram_traffic(dataflow, dtype, o_dtype, mm.m, mm.n, mm.k, accumulate, spec.core.pe_array.rows,
                               spec.core.pe_array.cols);
     // The matmul's A passes read mm.m * mm.k elements each, from the input tile's ih*iw*c.
     traffic.a_passes = blocks(traffic.a_passes * mm.m * mm.k, shape.ih * shape.iw * shape.c);

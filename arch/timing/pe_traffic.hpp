@@ -24,7 +24,8 @@ struct PeSramTraffic {
 // WS re-reads A once per n-block and IS re-reads W once per m-block; OS re-reads A per n-block and W per
 // m-block. WS and IS add each k-block's partial sums into O, so O is written once per k-block and read back
 // for every write but the first (and the first too when the instruction accumulates).
-PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t n, int64_t k,
+// Operands are `dtype`, the O tile's partial sums `o_dtype` (the accumulator's, or 16-bit: PeMatmul::psum).
+PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, DType o_dtype, int64_t m, int64_t n, int64_t k,
                               bool accumulate, int array_rows, int array_cols);
 
 // The SRAM traffic of a convolution instruction, its passes counted over the input tile [ih*iw, c], the
@@ -32,7 +33,7 @@ PeSramTraffic pe_sram_traffic(Dataflow dataflow, DType dtype, int64_t m, int64_t
 // passes served from the input tile's pixels. RS: each unit's filter rows are read once and multicast along
 // its PE rows (the filters once per strip), its input rows once and multicast diagonally (the input tile once
 // per filter group), and each channel group's partial sums are added into the output tile.
-PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, const ConvTileShape& shape, bool accumulate,
-                                const ArchSpec& spec);
+PeSramTraffic conv_sram_traffic(Dataflow dataflow, DType dtype, DType o_dtype, const ConvTileShape& shape,
+                                bool accumulate, const ArchSpec& spec);
 
 }  // namespace tessera::arch

@@ -40,6 +40,7 @@ GemmProblem conv_implicit_gemm(const ops::ConvShape& conv, DType dtype, int64_t 
   const ops::GemmShape gemm = conv.group_gemm();
   GemmProblem problem;
   problem.m = gemm.m, problem.n = gemm.n * packed, problem.k = gemm.k * packed, problem.dtype = dtype;
+  problem.psum = conv.epilogue.partial_sums();
   problem.packed = packed;
   if (packed > 1) problem.w_run = gemm.n;
   TESSERA_ASSERT(packed >= 1 && conv.groups % packed == 0, "packed groups divide the groups");
@@ -65,7 +66,8 @@ GemmProblem conv_implicit_gemm(const ops::ConvShape& conv, DType dtype, int64_t 
 std::shared_ptr<DirectConvStage> conv_direct_stage(const ops::ConvShape& conv, DType dtype, int64_t images) {
   const DirectConv direct{conv.n,   conv.groups, conv.h, conv.w,      conv.c,   conv.p(),
                           conv.q(), conv.r,      conv.s, conv.stride, conv.pad, conv.dilation};
-  return std::make_shared<DirectConvStage>(direct, conv.group_k(), conv.group_c(), dtype, images);
+  return std::make_shared<DirectConvStage>(direct, conv.group_k(), conv.group_c(), dtype, images,
+                                           conv.epilogue.partial_sums());
 }
 
 OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,

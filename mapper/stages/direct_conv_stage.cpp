@@ -20,9 +20,9 @@ int64_t DirectConv::input_rows_read(int64_t tile) const {
 }
 
 DirectConvStage::DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype,
-                                 int64_t images)
+                                 int64_t images, std::optional<DType> psum)
     : conv_(conv),
-      shape_{conv.p, filters, channels, dtype, conv.images / images * conv.conv_groups},
+      shape_{conv.p, filters, channels, dtype, conv.images / images * conv.conv_groups, psum},
       images_(images) {
   TESSERA_ASSERT(images >= 1 && conv.images % images == 0, "a tile's images divide the batch");
 }
@@ -92,7 +92,7 @@ InstructionProfile DirectConvStage::profile(const InstructionTimer& timer, arch:
 
 arch::PeSramTraffic DirectConvStage::pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
                                                 const arch::ArchSpec& spec) const {
-  return arch::conv_sram_traffic(dataflow, shape_.dtype, tile_shape(tm, tn, tk), false, spec);
+  return arch::conv_sram_traffic(dataflow, shape_.dtype, shape_.o_dtype(), tile_shape(tm, tn, tk), false, spec);
 }
 
 double DirectConvStage::edge_waste(const InstructionTimer& timer, const Mapping& mapping) const {

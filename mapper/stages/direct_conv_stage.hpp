@@ -34,8 +34,10 @@ struct DirectConv {
 
 class DirectConvStage : public ContractionStage {
  public:
-  // `filters` and `channels` per conv group; `images` per tile, a divisor of the batch.
-  DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype, int64_t images = 1);
+  // `filters` and `channels` per conv group; `images` per tile, a divisor of the batch; `psum` as
+  // ContractionShape::psum.
+  DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype, int64_t images = 1,
+                  std::optional<DType> psum = std::nullopt);
   const DirectConv& conv() const { return conv_; }
   int64_t images_per_tile() const { return images_; }
 

@@ -20,6 +20,7 @@ struct GemmProblem {
   int64_t k = 0;
   DType dtype = DType::bf16;
   int64_t groups = 1;
+  std::optional<DType> psum;     // ContractionShape::psum
   int64_t a_run = 0;             // 0: A's tile rows are contiguous
   double a_dram_fraction = 1.0;  // of A's elements, those read from DRAM
   int64_t packed = 1;            // groups per block-diagonal W

@@ -110,7 +110,10 @@ OpMeasurement& Session::measure(const std::string& op_text) {
   // (`out: bf16`) is not what they compute.
   const auto out = op.values.find("out");
   const bool narrower_output = out != op.values.end() && out->second != "accumulator";
-  if (runner == op_registry().end() || narrower_output) {
+  // Nor does it keep partial sums in 16 bits (`psum: fp16`): its tensor cores accumulate in fp32.
+  const auto psum = op.values.find("psum");
+  const bool narrower_psums = psum != op.values.end() && psum->second != "accumulator";
+  if (runner == op_registry().end() || narrower_output || narrower_psums) {
     // Never skipped silently: the record says the op has no GPU path yet.
     OpMeasurement missing;
     missing.record.set("op", Json::object().set("kind", op.get("kind")).set("name", op.get("name")));
@@ -119,7 +122,8 @@ OpMeasurement& Session::measure(const std::string& op_text) {
                            ? "tessera_gpu_ref stores a contraction's output in its accumulator "
                              "type, not out=" +
                                  out->second + ", yet"
-                           : "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
+                       : narrower_psums ? "tessera_gpu_ref accumulates in fp32, not in psum=" + psum->second + ", yet"
+                                        : "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
     ops_.push_back(op);
     measurements_.push_back(std::move(missing));
     return measurements_.back();

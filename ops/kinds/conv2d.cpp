@@ -47,7 +47,7 @@ class Conv2dKind : public OpKindOf<ConvShape> {
          false},
     };
     const int64_t pixels = conv.n * conv.p() * conv.q();
-    add_epilogue_tensors(tensors, conv.epilogue, op.index, accumulator_of(op.dtype), pixels, conv.k);
+    add_epilogue_tensors(tensors, conv.epilogue, op.index, conv.epilogue.partials(op.dtype), pixels, conv.k);
     tensors.push_back({"O", conv.epilogue.output(op.dtype), pixels, conv.k, 0, true});
     return tensors;
   }
@@ -94,7 +94,7 @@ class Conv2dKind : public OpKindOf<ConvShape> {
             sum += generated_value(op.dtype, seed, a_id, x_at) * generated_value(op.dtype, seed, w_id, w_at);
           }
         }
-      values.push_back(apply_epilogue_at(conv.epilogue, sum, pixel, channel, conv.k, accumulator_of(op.dtype),
+      values.push_back(apply_epilogue_at(conv.epilogue, sum, pixel, channel, conv.k, conv.epilogue.partials(op.dtype),
                                          seed, op.index));
     }
     return values;

@@ -14,7 +14,7 @@ std::vector<TensorDesc> gemm_tensors(const Op& op, const GemmShape& gemm) {
       {"A", op.dtype, gemm.m, gemm.k, tensor_id(index, 0), false},
       {"W", op.dtype, gemm.k, gemm.n, tensor_id(index, 1), false},
   };
-  add_epilogue_tensors(tensors, gemm.epilogue, op.index, accumulator_of(op.dtype), gemm.m, gemm.n);
+  add_epilogue_tensors(tensors, gemm.epilogue, op.index, gemm.epilogue.partials(op.dtype), gemm.m, gemm.n);
   tensors.push_back({"O", gemm.epilogue.output(op.dtype), gemm.m, gemm.n, 0, true});
   return tensors;
 }
@@ -40,7 +40,7 @@ std::vector<double> gemm_reference_at(const Op& op, const GemmShape& gemm, uint6
       sum += generated_value(op.dtype, seed, a_id, row * gemm.k + k) *
              generated_value(op.dtype, seed, w_id, k * gemm.n + col);
     values.push_back(
-        apply_epilogue_at(gemm.epilogue, sum, row, col, gemm.n, accumulator_of(op.dtype), seed, op.index));
+        apply_epilogue_at(gemm.epilogue, sum, row, col, gemm.n, gemm.epilogue.partials(op.dtype), seed, op.index));
   }
   return values;
 }

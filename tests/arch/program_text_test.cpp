@@ -804,9 +804,14 @@ TEST(ReadProgramErrors, UnknownDtypesSuggestTheClosest) {
   const InputError error = instruction_error(line);
   EXPECT_EQ(error.where().column, column_of(line, "bf61"));
   EXPECT_EQ(error.message(), "unknown dtype 'bf61'; did you mean 'bf16'?");
-  const InputError accumulation = instruction_error("noc send 0x0 rows=1 bytes=4 -> 0,1 0x0 add=bf16");
-  EXPECT_EQ(accumulation.message(), "unknown accumulation type 'bf16'");
-  EXPECT_EQ(accumulation.hint(), "expected fp32 or int32");
+  const InputError accumulation = instruction_error("noc send 0x0 rows=1 bytes=4 -> 0,1 0x0 add=int8");
+  EXPECT_EQ(accumulation.message(), "unknown accumulation type 'int8'; did you mean 'int32'?");
+  EXPECT_EQ(accumulation.hint(), "expected fp32, int32, bf16 or fp16");
+  const std::string psum_line = "pe ws a=0x0 w=0x100 o=0x200 m=4 n=4 k=4 dtype=bf16 acc=0 psum=fp32";
+  const InputError psum = instruction_error(psum_line);
+  EXPECT_EQ(psum.where().column, column_of(psum_line, "fp32"));
+  EXPECT_EQ(psum.message(), "unknown partial-sum type 'fp32'; did you mean 'fp16'?");
+  EXPECT_EQ(psum.hint(), "expected bf16 or fp16");
 }
 
 TEST(ReadProgramErrors, MatmulNeedsEveryRequiredKey) {

@@ -242,7 +242,48 @@ TEST(AddTile, AddsInt32PartialSumsExactly) {
 
 TEST(AddTile, OnlyPartialSumTypesAreAdded) {
   std::vector<uint8_t> buffer(16);
-  EXPECT_THROW(add_tile(DType::bf16, buffer.data(), 4, buffer.data(), 4, 1, 1), InternalError);
+  EXPECT_THROW(add_tile(DType::int8, buffer.data(), 4, buffer.data(), 4, 1, 1), InternalError);
+}
+
+// 16-bit partial sums (psum: fp16 or bf16) are added in fp32 and rounded to nearest even: 2048 + 1 in fp16
+// (11 significant bits) is a tie that rounds to the even 2048, 2048 + 3 rounds up to 2052; bf16 keeps 8 bits.
+TEST(AddTile, AddsSixteenBitPartialSumsInFp32RoundedToNearestEven) {
+  for (DType type : {DType::fp16, DType::bf16}) {
+    const auto encode = [type](float x) { return type == DType::fp16 ? float_to_fp16(x) : float_to_bf16(x); };
+    const auto decode = [type](uint16_t h) { return type == DType::fp16 ? fp16_to_float(h) : bf16_to_float(h); };
+    const float big = type == DType::fp16 ? 2048.0F : 256.0F;  // one unit in the last place is 2
+    std::vector<uint16_t> destination = {encode(big), encode(big), encode(-1.5F), encode(0.25F)};
+    const std::vector<uint16_t> source = {encode(1.0F), encode(3.0F), encode(1.5F), encode(0.5F)};
+    add_tile(type, reinterpret_cast<uint8_t*>(destination.data()), 4, reinterpret_cast<const uint8_t*>(source.data()),
+             4, 2, 2);
+    EXPECT_EQ(decode(destination[0]), big);         // a tie: to the even neighbour
+    EXPECT_EQ(decode(destination[1]), big + 4.0F);  // past the tie: up
+    EXPECT_EQ(decode(destination[2]), 0.0F);
+    EXPECT_EQ(decode(destination[3]), 0.75F);
+  }
+}
+
+// A PE instruction's fp32 product written into fp16 partial sums: the first pass rounds the product, a later
+// one rounds the sum of what is there and its product, each pass once.
+TEST(WritePartialSums, EachPassIsSummedInFp32AndRoundedOnceToThePartialSumType) {
+  const std::vector<float> first = {2048.0F, 1.0F / 3.0F, -7.25F};
+  const std::vector<float> second = {1.0F, 1.0F / 3.0F, 0.125F};
+  std::vector<uint16_t> psums(3, 0xffff);
+  write_partial_sums(DType::bf16, DType::fp16, reinterpret_cast<uint8_t*>(psums.data()), 6,
+                     reinterpret_cast<const uint8_t*>(first.data()), 12, 1, 3, /*accumulate=*/false);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(psums[i], float_to_fp16(first[i])) << i;
+  write_partial_sums(DType::bf16, DType::fp16, reinterpret_cast<uint8_t*>(psums.data()), 6,
+                     reinterpret_cast<const uint8_t*>(second.data()), 12, 1, 3, /*accumulate=*/true);
+  for (size_t i = 0; i < first.size(); ++i)
+    EXPECT_EQ(psums[i], float_to_fp16(fp16_to_float(float_to_fp16(first[i])) + second[i])) << i;
+  EXPECT_EQ(fp16_to_float(psums[0]), 2048.0F);  // 2049 is a tie between 2048 and 2050
+  // fp32 partial sums are the accumulator's: copied, then added exactly as add_tile adds them.
+  std::vector<float> wide(3, -1.0F);
+  write_partial_sums(DType::fp16, DType::fp32, reinterpret_cast<uint8_t*>(wide.data()), 12,
+                     reinterpret_cast<const uint8_t*>(first.data()), 12, 1, 3, false);
+  write_partial_sums(DType::fp16, DType::fp32, reinterpret_cast<uint8_t*>(wide.data()), 12,
+                     reinterpret_cast<const uint8_t*>(second.data()), 12, 1, 3, true);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(wide[i], first[i] + second[i]) << i;
 }
 
 }  // namespace
