@@ -32,7 +32,8 @@ class EpilogueWork {
   bool tile() const { return tile_; }
   int64_t rows() const { return rows_; }  // of O
   int64_t cols() const { return cols_; }
-  // The partial sums' type (the accumulator's, or the op's 16-bit `psum`): the raw output's and the operands'.
+  // The partial sums' type (the accumulator's, or the op's 16-bit `psum`): the raw output's and the
+  // operands'.
   DType dtype() const { return dtype_; }
   // The type the output is stored in: dtype(), or a narrower one the tile op rounds to (`out: bf16`).
   DType out_dtype() const { return out_dtype_; }

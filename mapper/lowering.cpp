@@ -607,8 +607,8 @@ class Lowering {
   int z_stores_ = 0;
   int64_t element_ = 0;
   DType accumulator_type_ = DType::fp32;  // of the partial sums in the O buffers (ContractionShape::o_dtype)
-  DType stored_type_ = DType::fp32;  // of the stored output tile
-  int64_t stored_row_bytes_ = 0;     // its rows' pitch in SRAM
+  DType stored_type_ = DType::fp32;       // of the stored output tile
+  int64_t stored_row_bytes_ = 0;          // its rows' pitch in SRAM
   arch::Program program_;
   std::vector<CorePlace> places_;
   std::vector<std::vector<Keyed>> keyed_;

@@ -125,8 +125,8 @@ void place_operands(PeInstruction& instruction, const PeOperands& operands, int6
   instruction.o_address = operands.o_address;
   instruction.a_pitch_bytes = pitch_unless_packed(operands.a_pitch, a_elements * element);
   instruction.w_pitch_bytes = pitch_unless_packed(operands.w_pitch, w_elements * element);
-  instruction.o_pitch_bytes =
-      pitch_unless_packed(operands.o_pitch, w_elements * size_bytes(partial_sum_of(operands.dtype, operands.psum)));
+  instruction.o_pitch_bytes = pitch_unless_packed(
+      operands.o_pitch, w_elements * size_bytes(partial_sum_of(operands.dtype, operands.psum)));
   instruction.accumulate = operands.accumulate;
   instruction.psum = operands.psum;
 }

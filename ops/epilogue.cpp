@@ -112,7 +112,8 @@ std::string Epilogue::text() const {
   for (EpilogueStep step : steps)
     text += (text.empty() ? " +" : "+") + epilogue_step_names()[static_cast<size_t>(step)];
   if (out != OutputType::accumulator) text += " ->" + output_type_names()[static_cast<size_t>(out)];
-  if (psum != PartialSumType::accumulator) text += " psum=" + partial_sum_type_names()[static_cast<size_t>(psum)];
+  if (psum != PartialSumType::accumulator)
+    text += " psum=" + partial_sum_type_names()[static_cast<size_t>(psum)];
   return text;
 }
 

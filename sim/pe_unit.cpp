@@ -58,8 +58,8 @@ void PeUnit::count_sram_traffic(const arch::Operation& operation) {
   std::fill(bank_words_.begin(), bank_words_.end(), 0);
   arch::PeSramTraffic traffic;
   if (const auto* conv = arch::operation_if<arch::PeConv>(operation)) {
-    traffic = arch::conv_sram_traffic(conv->dataflow, conv->dtype, conv->o_dtype(), arch::tile_shape_of(*conv),
-                                      conv->accumulate, machine_.spec);
+    traffic = arch::conv_sram_traffic(conv->dataflow, conv->dtype, conv->o_dtype(),
+                                      arch::tile_shape_of(*conv), conv->accumulate, machine_.spec);
   } else {
     const auto& op = std::get<arch::PeMatmul>(operation);
     traffic = arch::pe_sram_traffic(op.dataflow, op.dtype, op.o_dtype(), op.m, op.n, op.k, op.accumulate,
@@ -184,22 +184,22 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
                                          conv->ih,     conv->iw,       conv->r,       conv->s,
                                          conv->stride, conv->dilation, conv->pad_top, conv->pad_left};
     compute = [operand, a, w, product_row_bytes, geometry](const uint8_t* sram, uint8_t* product) {
-      ops::conv_tile(operand, sram + a.address, a.pitch, sram + w.address, w.pitch, product, product_row_bytes,
-                     geometry,
+      ops::conv_tile(operand, sram + a.address, a.pitch, sram + w.address, w.pitch, product,
+                     product_row_bytes, geometry,
                      /*accumulate=*/false);
     };
   } else {
     compute = [operand, a, w, product_row_bytes, m = matmul->m, n = matmul->n, k = matmul->k,
                transposed = matmul->w_transposed](const uint8_t* sram, uint8_t* product) {
-      ops::gemm_tile(operand, sram + a.address, a.pitch, sram + w.address, w.pitch, product, product_row_bytes,
-                     m, n, k,
+      ops::gemm_tile(operand, sram + a.address, a.pitch, sram + w.address, w.pitch, product,
+                     product_row_bytes, m, n, k,
                      /*accumulate=*/false, transposed);
     };
   }
   std::vector<uint8_t> product(static_cast<size_t>(o.rows * product_row_bytes));
   compute(machine_.cores[core_].sram.data(), product.data());
-  return [this, a, w, o, operand, psum, cols, product_row_bytes, accumulate, first_load, compute = std::move(compute),
-          product = std::move(product)]() mutable {
+  return [this, a, w, o, operand, psum, cols, product_row_bytes, accumulate, first_load,
+          compute = std::move(compute), product = std::move(product)]() mutable {
     CoreState& core = machine_.cores[core_];
     // Did a write land in an operand while the array was reading it? Then the array read the new bytes.
     bool raced = false;

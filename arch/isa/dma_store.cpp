@@ -58,9 +58,10 @@ void DmaStore::check(const InstructionChecks& checks) const {
   checks.sram_range("source", sram_address, destination.rows, destination.cols * size_bytes(dtype),
                     sram_pitch_bytes);
   if (accumulate && dtype == DType::int8) {
-    checks.fail(fmt::format("an accumulating store adds partial sums (fp32, int32, bf16 or fp16); tensor {} "
-                            "is {}",
-                            tensor.name, name_of(dtype)));
+    checks.fail(
+        fmt::format("an accumulating store adds partial sums (fp32, int32, bf16 or fp16); tensor {} "
+                    "is {}",
+                    tensor.name, name_of(dtype)));
   }
 }
 

@@ -77,7 +77,8 @@ void NocSend::check(const InstructionChecks& checks) const {
   checks.sram_range("source", source_address, rows, row_bytes, source_pitch_bytes);
   checks.sram_range("destination", destination_address, rows, row_bytes, destination_pitch_bytes);
   if (accumulate) {
-    if (accumulate_dtype == DType::int8) checks.fail("a reducing send adds fp32, int32, bf16 or fp16 partial sums");
+    if (accumulate_dtype == DType::int8)
+      checks.fail("a reducing send adds fp32, int32, bf16 or fp16 partial sums");
     if (row_bytes % size_bytes(accumulate_dtype) != 0)
       checks.fail("a reducing send moves whole elements per row");
   }

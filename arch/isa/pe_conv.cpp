@@ -42,8 +42,9 @@ PeConv PeConv::read(LineReader& in, std::string_view, int operation_column) {
   }
   conv.dataflow = parse_dataflow(std::string(dataflow));
   static const std::vector<std::string> options = {
-      "a", "w",     "o",   "e",      "q",        "m",       "c",        "ih",      "iw",      "r",
-      "s", "dtype", "acc", "stride", "dilation", "pad_top", "pad_left", "a_pitch", "w_pitch", "o_pitch", "psum"};
+      "a",        "w",       "o",        "e",       "q",       "m",       "c",
+      "ih",       "iw",      "r",        "s",       "dtype",   "acc",     "stride",
+      "dilation", "pad_top", "pad_left", "a_pitch", "w_pitch", "o_pitch", "psum"};
   constexpr uint32_t kRequired = 0x1fff;  // a through acc
   int64_t* sizes[] = {&conv.e, &conv.q, &conv.m, &conv.c, &conv.ih, &conv.iw, &conv.r, &conv.s};
   uint64_t* addresses[] = {&conv.a_address, &conv.w_address, &conv.o_address};

@@ -11,7 +11,8 @@ namespace tessera::arch {
 namespace {
 constexpr const char* kMatmulSyntax =
     "a matmul is written: ws|os|is a=ADDR w=ADDR o=ADDR m=M n=N k=K dtype=DT acc=0|1 [a_pitch=B] "
-    "[w_pitch=B] [o_pitch=B] [wt=1] [psum=bf16|fp16] (wt=1: W stored transposed, n rows of k; psum: O's 16-bit "
+    "[w_pitch=B] [o_pitch=B] [wt=1] [psum=bf16|fp16] (wt=1: W stored transposed, n rows of k; psum: O's "
+    "16-bit "
     "partial sums)";
 }  // namespace
 
@@ -38,9 +39,8 @@ PeMatmul PeMatmul::read(LineReader& in, std::string_view mnemonic, int operation
     key_wt,
     key_psum
   };
-  static const std::vector<std::string> options = {"a",     "w",   "o",       "m",       "n",       "k",
-                                                   "dtype", "acc", "a_pitch", "w_pitch", "o_pitch", "wt",
-                                                   "psum"};
+  static const std::vector<std::string> options = {
+      "a", "w", "o", "m", "n", "k", "dtype", "acc", "a_pitch", "w_pitch", "o_pitch", "wt", "psum"};
   constexpr uint32_t kRequired = 0xff;  // a through acc
   const std::string operation = name_of(matmul.dataflow);
   uint32_t given = 0;

@@ -16,8 +16,8 @@ OpStages matmul_forms(const ops::GemmShape& gemm, DType dtype, const std::vector
   if (std::find(dataflows.begin(), dataflows.end(), arch::Dataflow::rs) != dataflows.end()) {
     // One image of 1 x m pixels, 1x1 filters.
     const DirectConv direct{1, 1, 1, gemm.m, gemm.k, 1, gemm.m, 1, 1, 1, 0, 1};
-    stages.forms.push_back(
-        {std::make_shared<DirectConvStage>(direct, gemm.n, gemm.k, dtype, 1, problem.psum), {arch::Dataflow::rs}});
+    stages.forms.push_back({std::make_shared<DirectConvStage>(direct, gemm.n, gemm.k, dtype, 1, problem.psum),
+                            {arch::Dataflow::rs}});
   }
   return stages;
 }

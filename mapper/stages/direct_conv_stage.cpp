@@ -92,7 +92,8 @@ InstructionProfile DirectConvStage::profile(const InstructionTimer& timer, arch:
 
 arch::PeSramTraffic DirectConvStage::pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
                                                 const arch::ArchSpec& spec) const {
-  return arch::conv_sram_traffic(dataflow, shape_.dtype, shape_.o_dtype(), tile_shape(tm, tn, tk), false, spec);
+  return arch::conv_sram_traffic(dataflow, shape_.dtype, shape_.o_dtype(), tile_shape(tm, tn, tk), false,
+                                 spec);
 }
 
 double DirectConvStage::edge_waste(const InstructionTimer& timer, const Mapping& mapping) const {

@@ -7,8 +7,8 @@
 namespace tessera::mapper {
 
 GemmStage::GemmStage(GemmProblem problem)
-    : problem_(std::move(problem)),
-      shape_{problem_.m, problem_.n, problem_.k, problem_.dtype, problem_.groups, problem_.psum} {}
+    : problem_(std::move(problem)), shape_{problem_.m,     problem_.n,      problem_.k,
+                                           problem_.dtype, problem_.groups, problem_.psum} {}
 
 std::string GemmStage::form_suffix() const {
   return problem_.packed > 1 ? fmt::format(" pack={}", problem_.packed) : std::string();
@@ -41,8 +41,8 @@ TileRuns GemmStage::runs(int64_t tm, int64_t tn, int64_t tk) const {
 
 arch::PeSramTraffic GemmStage::pe_traffic(arch::Dataflow dataflow, int64_t tm, int64_t tn, int64_t tk,
                                           const arch::ArchSpec& spec) const {
-  return arch::pe_sram_traffic(dataflow, problem_.dtype, shape_.o_dtype(), tm, tn, tk, false, spec.core.pe_array.rows,
-                               spec.core.pe_array.cols);
+  return arch::pe_sram_traffic(dataflow, problem_.dtype, shape_.o_dtype(), tm, tn, tk, false,
+                               spec.core.pe_array.rows, spec.core.pe_array.cols);
 }
 
 std::array<int, 3> GemmStage::declare_operands(const ops::Op& op, const TensorDeclarer& declarer) const {

@@ -118,12 +118,12 @@ OpMeasurement& Session::measure(const std::string& op_text) {
     OpMeasurement missing;
     missing.record.set("op", Json::object().set("kind", op.get("kind")).set("name", op.get("name")));
     missing.record.set("no_gpu_path",
-                       narrower_output
-                           ? "tessera_gpu_ref stores a contraction's output in its accumulator "
-                             "type, not out=" +
-                                 out->second + ", yet"
-                       : narrower_psums ? "tessera_gpu_ref accumulates in fp32, not in psum=" + psum->second + ", yet"
-                                        : "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
+                       narrower_output ? "tessera_gpu_ref stores a contraction's output in its accumulator "
+                                         "type, not out=" +
+                                             out->second + ", yet"
+                       : narrower_psums
+                           ? "tessera_gpu_ref accumulates in fp32, not in psum=" + psum->second + ", yet"
+                           : "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
     ops_.push_back(op);
     measurements_.push_back(std::move(missing));
     return measurements_.back();

@@ -94,8 +94,8 @@ class Conv2dKind : public OpKindOf<ConvShape> {
             sum += generated_value(op.dtype, seed, a_id, x_at) * generated_value(op.dtype, seed, w_id, w_at);
           }
         }
-      values.push_back(apply_epilogue_at(conv.epilogue, sum, pixel, channel, conv.k, conv.epilogue.partials(op.dtype),
-                                         seed, op.index));
+      values.push_back(apply_epilogue_at(conv.epilogue, sum, pixel, channel, conv.k,
+                                         conv.epilogue.partials(op.dtype), seed, op.index));
     }
     return values;
   }

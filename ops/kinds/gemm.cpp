@@ -39,8 +39,8 @@ std::vector<double> gemm_reference_at(const Op& op, const GemmShape& gemm, uint6
     for (int64_t k = 0; k < gemm.k; ++k)
       sum += generated_value(op.dtype, seed, a_id, row * gemm.k + k) *
              generated_value(op.dtype, seed, w_id, k * gemm.n + col);
-    values.push_back(
-        apply_epilogue_at(gemm.epilogue, sum, row, col, gemm.n, gemm.epilogue.partials(op.dtype), seed, op.index));
+    values.push_back(apply_epilogue_at(gemm.epilogue, sum, row, col, gemm.n, gemm.epilogue.partials(op.dtype),
+                                       seed, op.index));
   }
   return values;
 }

@@ -39,7 +39,8 @@ TEST(PeTraffic, AccumulatingReadsTheOutputTileOnceMoreAndNothingElse) {
 TEST(PeTraffic, SixteenBitPartialSumsMoveHalfTheOutputTilesBytes) {
   for (const Dataflow dataflow : {Dataflow::ws, Dataflow::os, Dataflow::is}) {
     const PeSramTraffic wide = pe_sram_traffic(dataflow, DType::bf16, DType::fp32, 96, 80, 200, true, 32, 16);
-    const PeSramTraffic narrow = pe_sram_traffic(dataflow, DType::bf16, DType::fp16, 96, 80, 200, true, 32, 16);
+    const PeSramTraffic narrow =
+        pe_sram_traffic(dataflow, DType::bf16, DType::fp16, 96, 80, 200, true, 32, 16);
     EXPECT_EQ(narrow.o_bytes * 2, wide.o_bytes);
     EXPECT_EQ(narrow.write_bytes * 2, wide.write_bytes) << name_of(dataflow);
     EXPECT_EQ(wide.read_bytes - narrow.read_bytes, narrow.o_bytes * narrow.o_reads) << name_of(dataflow);

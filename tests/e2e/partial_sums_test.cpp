@@ -27,8 +27,9 @@ namespace {
 constexpr uint64_t kSeed = 11;
 
 ops::Op psum_gemm(const std::string& psum) {
-  const std::string text = "name: p\nseed: 11\nops:\n  - {name: g, kind: gemm, m: 64, n: 96, k: 256, dtype: bf16" +
-                           (psum.empty() ? std::string() : ", psum: " + psum) + "}\n";
+  const std::string text =
+      "name: p\nseed: 11\nops:\n  - {name: g, kind: gemm, m: 64, n: 96, k: 256, dtype: bf16" +
+      (psum.empty() ? std::string() : ", psum: " + psum) + "}\n";
   return std::move(ops::workload_from_yaml(config::load_text(text, "p.yaml")).ops.front());
 }
 

@@ -250,12 +250,14 @@ TEST(AddTile, OnlyPartialSumTypesAreAdded) {
 TEST(AddTile, AddsSixteenBitPartialSumsInFp32RoundedToNearestEven) {
   for (DType type : {DType::fp16, DType::bf16}) {
     const auto encode = [type](float x) { return type == DType::fp16 ? float_to_fp16(x) : float_to_bf16(x); };
-    const auto decode = [type](uint16_t h) { return type == DType::fp16 ? fp16_to_float(h) : bf16_to_float(h); };
+    const auto decode = [type](uint16_t h) {
+      return type == DType::fp16 ? fp16_to_float(h) : bf16_to_float(h);
+    };
     const float big = type == DType::fp16 ? 2048.0F : 256.0F;  // one unit in the last place is 2
     std::vector<uint16_t> destination = {encode(big), encode(big), encode(-1.5F), encode(0.25F)};
     const std::vector<uint16_t> source = {encode(1.0F), encode(3.0F), encode(1.5F), encode(0.5F)};
-    add_tile(type, reinterpret_cast<uint8_t*>(destination.data()), 4, reinterpret_cast<const uint8_t*>(source.data()),
-             4, 2, 2);
+    add_tile(type, reinterpret_cast<uint8_t*>(destination.data()), 4,
+             reinterpret_cast<const uint8_t*>(source.data()), 4, 2, 2);
     EXPECT_EQ(decode(destination[0]), big);         // a tie: to the even neighbour
     EXPECT_EQ(decode(destination[1]), big + 4.0F);  // past the tie: up
     EXPECT_EQ(decode(destination[2]), 0.0F);
