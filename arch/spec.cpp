@@ -113,6 +113,27 @@ void dram_fields(DramSpec& dram, Fields& f) {
   }
   f.choice("placement", dram.placement, placement_names());
   f.choice("channel_hash", dram.channel_hash, channel_hash_names());
+  const auto rlc_fields = [](RlcSpec& rlc, Fields& r) {
+    r.integer("run_bits", rlc.run_bits, Rule::positive, Given::required,
+              Limit{1, 16, "a run field is 1 to 16 bits"});
+    r.integer("pairs_per_word", rlc.pairs_per_word, Rule::positive, Given::required,
+              Limit{1, 64, "a word holds 1 to 64 pairs"});
+    r.integer("word_bytes", rlc.word_bytes, Rule::positive, Given::required,
+              Limit{1, 64, "a word is 1 to 64 bytes"});
+    if constexpr (Fields::kReads) {
+      if (rlc.pairs_per_word * (rlc.run_bits + 8) > 8 * rlc.word_bytes)
+        r.fail("pairs_per_word",
+               fmt::format("{} pairs of a {}-bit run and a value do not fit a {}-byte word",
+                           rlc.pairs_per_word, rlc.run_bits, rlc.word_bytes),
+               "each pair takes run_bits plus the value's bits (8 for int8, 16 for bf16 or fp16)");
+    }
+  };
+  if constexpr (Fields::kReads) {
+    RlcSpec rlc;
+    if (f.map_if_given("rlc", [&](Fields& r) { rlc_fields(rlc, r); })) dram.rlc = rlc;
+  } else if (dram.rlc) {
+    f.map("rlc", [&](Fields& r) { rlc_fields(*dram.rlc, r); });
+  }
 }
 
 template <class Fields>

@@ -39,6 +39,15 @@ enum class DramPlacement : uint8_t { perimeter, west };
 // strides (the rows of a tile) spread over the channels instead of camping on one.
 enum class ChannelHash : uint8_t { none, xor_fold };
 
+// Run-length coding of sparse activations on their way to and from DRAM (Eyeriss's RLC, JSSC 2017 Sec.
+// III-A): a word of `word_bytes` holds `pairs_per_word` pairs of a run of up to 2^run_bits - 1 zeros and the
+// non-zero value after it (arch/timing/compression.hpp).
+struct RlcSpec {
+  int run_bits = 5;
+  int pairs_per_word = 3;
+  int word_bytes = 8;
+};
+
 struct DramSpec {
   double bandwidth_gbps = 0;
   int channels = 1;
@@ -46,6 +55,7 @@ struct DramSpec {
   int64_t interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
   DramPlacement placement = DramPlacement::perimeter;
   ChannelHash channel_hash = ChannelHash::xor_fold;
+  std::optional<RlcSpec> rlc;  // absent: DRAM traffic is moved as it is
   // derived
   double bytes_per_cycle = 0;          // all channels together, at the machine clock
   double channel_bytes_per_cycle = 0;  // one channel

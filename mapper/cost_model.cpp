@@ -1,5 +1,7 @@
 #include "mapper/cost_model.hpp"
 
+#include "arch/timing/compression.hpp"
+
 #include "mapper/vector_stage.hpp"
 
 #include <algorithm>
@@ -88,7 +90,17 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
     pass_cost_ = evaluate_vector(*mapping.epilogue_pass, spec_);
     pass_estimated_ = mapping.epilogue_pass.get();
   }
-  const Cost& pass = pass_cost_;
+  Cost pass = pass_cost_;
+  // The pass stores the finished output: coded where the machine codes a sparse one (its time is left as the
+  // dense pass's).
+  const EpilogueWork& epilogue = *mapping.epilogue;
+  const int64_t o_raw = epilogue.rows() * epilogue.cols() * size_bytes(epilogue.out_dtype());
+  const int64_t o_saved =
+      o_raw -
+      arch::coded_bytes(o_raw, arch::coded_fraction(spec_.dram.rlc, mapping.stage->shape().density.output,
+                                                    epilogue.out_dtype()));
+  pass.dram_bytes -= o_saved;
+  pass.energy_pj -= static_cast<double>(o_saved) * spec_.energy_pj.dram_byte;
   cost.cycles += pass.cycles;
   cost.overhead_cycles += pass.overhead_cycles;
   cost.vector_cycles = pass.compute_cycles;
@@ -129,6 +141,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   cost.multicast_a = multicast_a;
   cost.multicast_w = multicast_w;
   int64_t a_bytes = 0, w_bytes = 0, o_bytes = 0;
+  bool partial_stores = false;  // some output tile is stored as partial sums and added to later
   for (int i = 0; i < cm.size; ++i) {
     const CountClass& m_class = cm.entries[i];
     for (int l = 0; l < ck.size; ++l) {
@@ -146,6 +159,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
           // O stays in SRAM for a run of k tiles; a tile met again later is stored accumulating (read +
           // write).
           const int64_t o_factor = reload(m_class.count, n_class.count, k_class.count, true, true, false);
+          partial_stores = partial_stores || o_factor > 1;
           o_bytes += m_class.extent_sum * pixels * n_class.extent_sum *
                      (o_factor == 1 ? stored : accumulator) * (2 * o_factor - 1);
         }
@@ -166,6 +180,18 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   a_bytes = static_cast<int64_t>(std::llround(static_cast<double>(a_bytes) * stage.a_dram_fraction()));
   w_bytes /= stage.w_dram_divisor();
   a_bytes *= groups, w_bytes *= groups, o_bytes *= groups;
+  // A machine that run-length codes DRAM traffic moves a sparse input, and a sparse output stored finished,
+  // coded (arch/timing/compression.hpp; the lowering declares an output that takes partial sums, and an
+  // unfused epilogue's raw Z, dense).
+  const double a_coding = arch::coded_fraction(spec.dram.rlc, problem.density.input, problem.dtype);
+  const bool unfused = mapping.epilogue && mapping.fusion == Fusion::unfused;
+  const double o_coding =
+      unfused || partial_stores
+          ? 1.0
+          : arch::coded_fraction(spec.dram.rlc, problem.density.output,
+                                 fused ? mapping.epilogue->out_dtype() : problem.o_dtype());
+  a_bytes = arch::coded_bytes(a_bytes, a_coding);
+  o_bytes = arch::coded_bytes(o_bytes, o_coding);
   cost.reduction_bytes *= groups;
   cost.dram_bytes_by_tensor = {a_bytes, w_bytes, o_bytes};
   // A fused epilogue loads, per output tile, its slice of the bias row and its tile of the residual (or of a
@@ -190,16 +216,20 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   cost.compute_cycles = pe.lead_in + instructions * pe.interval - pe.cross + pe.tail;
   cost.stream_cycles = instructions * pe.stream_cycles;
 
-  const int64_t core_a = static_cast<int64_t>(
-      std::llround(static_cast<double>(tiles_m * tiles_k * stage.a_tile_rows(tm) * tk * element *
-                                       reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups) *
-                   stage.a_dram_fraction()));
+  const int64_t core_a = arch::coded_bytes(
+      static_cast<int64_t>(
+          std::llround(static_cast<double>(tiles_m * tiles_k * stage.a_tile_rows(tm) * tk * element *
+                                           reload(tiles_m, tiles_n, tiles_k, true, false, true) * groups) *
+                       stage.a_dram_fraction())),
+      a_coding);
   const int64_t core_w = tiles_k * tk * taps * tiles_n * tn * element *
                          reload(tiles_m, tiles_n, tiles_k, false, true, true) * groups /
                          stage.w_dram_divisor();
   const int64_t o_factor = mapping.split_k == 1 ? reload(tiles_m, tiles_n, tiles_k, true, true, false) : 1;
-  const int64_t core_o = tiles_m * tm * pixels * tiles_n * tn * (o_factor == 1 ? stored : accumulator) *
-                         (2 * o_factor - 1) * groups;
+  const int64_t core_o =
+      arch::coded_bytes(tiles_m * tm * pixels * tiles_n * tn * (o_factor == 1 ? stored : accumulator) *
+                            (2 * o_factor - 1) * groups,
+                        o_coding);
   const int64_t stores = tiles_m * tiles_n * o_factor * groups;
   // A fused epilogue on the busiest core: one vec map per output tile, and its operands' loads (on the store
   // engine, with the stores).

@@ -133,6 +133,9 @@ class Lowering {
       lower_operand(p, kW);
     }
     for (size_t p = 0; p < places_.size(); ++p) lower_compute_and_output(p);
+    // An output whose tiles are stored as partial sums and added to later holds dense values while it does:
+    // it is moved raw (ops/density.hpp), as the cost model counts it.
+    if (stores_partial_sums_) program_.tensors[static_cast<size_t>(tensor_[kO])].density = 1.0;
     for (size_t p = 0; p < places_.size(); ++p) {
       auto& list = keyed_[p];
       // Sorted by key, ties in creation order (the list's), through a compact copy of the keys: an
@@ -180,7 +183,8 @@ class Lowering {
     // Unfused, the stage's output is the raw Z; the epilogue's pass writes O.
     declarer.declared = [&](const ops::TensorDesc& desc) {
       arch::TensorDecl tensor = declared_tensor(desc, seed_);
-      if (unfused_ && desc.is_output) tensor.name = "Z", tensor.dtype = accumulator_type_;
+      // Z is the raw output, before the epilogue: dense.
+      if (unfused_ && desc.is_output) tensor.name = "Z", tensor.dtype = accumulator_type_, tensor.density = 1;
       return tensor;
     };
     const std::array<int, 3> operands = stage_.declare_operands(op_, declarer);
@@ -461,6 +465,7 @@ class Lowering {
       TESSERA_ASSERT(destination.rows == rows, "an output tile's rows are its region's");
       // The first residency of an output tile writes it; a later one adds its partial sums to it.
       const bool accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
+      stores_partial_sums_ = stores_partial_sums_ || accumulate;
       const int64_t blocks = store_blocks[r];
       uint64_t source = plan_.o_address(buffer);
       int ready = names_of_.o_done;
@@ -604,6 +609,7 @@ class Lowering {
   int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O (unfused: Z)
   bool fused_ = false, unfused_ = false;
   int bias_tensor_ = -1, tile_tensor_ = -1, output_tensor_ = -1;  // tile: R or U
+  bool stores_partial_sums_ = false;                              // some store adds to an output tile in DRAM
   int z_stores_ = 0;
   int64_t element_ = 0;
   DType accumulator_type_ = DType::fp32;  // of the partial sums in the O buffers (ContractionShape::o_dtype)

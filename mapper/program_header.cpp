@@ -37,6 +37,7 @@ arch::TensorDecl declared_tensor(const ops::TensorDesc& desc, uint64_t seed) {
   if (!desc.is_output) tensor.seed = seed, tensor.generator_id = desc.tensor_id;
   if (desc.rope_table)
     tensor.rope_table = arch::RopeTableFill{desc.rope_table->position, desc.rope_table->base};
+  tensor.density = desc.density;
   return tensor;
 }
 

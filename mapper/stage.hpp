@@ -26,6 +26,7 @@
 #include "mapper/instruction_timer.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/tiling.hpp"
+#include "ops/density.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {
@@ -42,6 +43,7 @@ struct ContractionShape {
   int64_t groups = 1;
   std::optional<DType> psum;  // 16-bit partial sums (the op's `psum`), or the accumulator's type
   DType o_dtype() const { return partial_sum_of(dtype, psum); }  // of the O tiles in SRAM
+  ops::ActivationDensity density;  // of A's source and of O, which a coding machine moves coded
 };
 
 // The array dimension each loop's tiles align to (0 = streamed, no fold alignment).

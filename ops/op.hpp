@@ -70,7 +70,8 @@ struct TensorDesc {
   bool is_output;
   std::optional<RopeTableFill> rope_table = std::nullopt;  // an input holding a rope table, not random values
   int64_t index_range =
-      0;  // an int32 index table's indices: into 0 .. index_range - 1 (0: its element count)
+      0;                 // an int32 index table's indices: into 0 .. index_range - 1 (0: its element count)
+  double density = 1.0;  // of an activation's non-zero values (ops/density.hpp): what a coded DMA moves
 };
 
 std::vector<TensorDesc> tensors_of(const Op& op);

@@ -1,5 +1,7 @@
 #include "sim/transfer_engine.hpp"
 
+#include "arch/timing/compression.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -75,6 +77,7 @@ template <class Latency>
 [[gnu::always_inline]] inline void TransferEngine::add_burst(int channel, int64_t bytes, bool through_dram,
                                                              Latency&& latency) {
   Stream& stream = streams_[static_cast<size_t>(channel)];
+  bytes = arch::coded_bytes(bytes, coding_);  // what a coded transfer's burst moves
   const Tick issue = issue_slot(bytes);
   if (stream.bytes == 0) {
     stream.first = issue;
@@ -122,9 +125,11 @@ void TransferEngine::add_burst_grid(const BurstGrid& grid, bool through_dram, La
 template <class RowAddress, class Latency>
 void TransferEngine::add_burst_rows(int64_t rows, int64_t per_row, int64_t bytes, RowAddress&& row_address,
                                     bool through_dram, Latency&& latency_of) {
-  // add_burst's steps, burst by burst, with the burst size, its issue ticks and its trip fixed.
-  const Tick step = issue_ticks_of(bytes);
-  const Tick trip = trip_ticks_of(bytes, through_dram);
+  // add_burst's steps, burst by burst, with the burst size, its issue ticks and its trip fixed. A coded
+  // transfer's bursts move fewer bytes than they span.
+  const int64_t moved = arch::coded_bytes(bytes, coding_);
+  const Tick step = issue_ticks_of(moved);
+  const Tick trip = trip_ticks_of(moved, through_dram);
   const Fabric& fabric = machine_.fabric;
   Tick* const slots = in_flight_.data();
   const size_t slot_count = in_flight_.size();
@@ -145,7 +150,7 @@ void TransferEngine::add_burst_rows(int64_t rows, int64_t per_row, int64_t bytes
         touched_.push_back(channel);
       }
       stream.last = engine_free;
-      stream.bytes += bytes;
+      stream.bytes += moved;
       const Tick done = issue + stream.latency + trip;
       slots[slot] = done;
       if (++slot == slot_count) slot = 0;
@@ -329,6 +334,11 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   Tick first_arrival = ~Tick{0};
   Fabric& fabric = machine_.fabric;
   fabric.begin_load(destinations);
+  // A sparse input (an activation with a density) moves run-length coded where the machine codes it.
+  const arch::TensorDecl& stored = program.tensors[storage];
+  coding_ = stored.role == arch::TensorRole::input
+                ? arch::coded_fraction(machine_.spec.dram.rlc, stored.density, stored.dtype)
+                : 1.0;
   const auto burst = [&](uint64_t dram_address, int64_t bytes) {
     const int channel = fabric.channel_of(dram_address);
     add_burst(channel, bytes, true, [&] { return fabric.load_latency(channel); });
@@ -353,6 +363,7 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
                                                                stream.bytes, first_arrival));
   }
   finish_streams(transfer.done);
+  coding_ = 1.0;
   if (first_arrival == ~Tick{0}) first_arrival = transfer.done = transfer.start;  // all padding
   // The bytes land in each destination's banks as they arrive.
   for (int destination : destinations) {
@@ -389,6 +400,10 @@ void TransferEngine::run_store(const arch::DmaStore& store, Transfer& transfer) 
   const int64_t row_bytes = store.destination.cols * element;
   const int64_t pitch = packed_or(store.sram_pitch_bytes, row_bytes);
   Fabric& fabric = machine_.fabric;
+  // A sparse output is stored run-length coded where the machine codes it; partial sums added into DRAM are
+  // not (the lowering declares an output that takes them dense).
+  coding_ =
+      store.accumulate ? 1.0 : arch::coded_fraction(machine_.spec.dram.rlc, tensor.density, tensor.dtype);
   const std::optional<BurstGrid> grid = grid_of(tensor, store.destination);
   if (grid) {
     add_burst_grid(*grid, true,
@@ -406,6 +421,7 @@ void TransferEngine::run_store(const arch::DmaStore& store, Transfer& transfer) 
         fabric.store_stream(core_, channel, Flow{stream.first, stream.last}, stream.bytes, store.accumulate));
   }
   finish_streams(transfer.done);
+  coding_ = 1.0;
   // The engine reads the source banks as it issues the bursts; a bank that cannot keep up delays them all.
   const SramRegion source{core_, store.sram_address, store.destination.rows, row_bytes, pitch};
   transfer.bank_delay = machine_.fabric.book_sram_region(source, 1, transfer.start, engine_free_);

@@ -88,6 +88,7 @@ class TransferEngine : public Unit {
   std::vector<int> touched_;     // channels with a stream in the current transfer, in first-burst order
   size_t transfer_bursts_ = 0;   // bursts of the current transfer
   Tick expected_done_ = 0;       // when its last burst would be back, uncontended
+  double coding_ = 1.0;          // of its raw bytes, the fraction its bursts move (arch::coded_fraction)
   // The last burst size's issue ticks and uncontended transfer ticks (bursts mostly come in one size).
   int64_t issue_bytes_ = -1;
   Tick issue_ticks_ = 0;

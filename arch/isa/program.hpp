@@ -105,6 +105,10 @@ struct TensorDecl {
   std::optional<Im2colView> im2col;                 // role == view: one of the three
   std::optional<BlockDiagonalView> block_diagonal;  //
   std::optional<RowGatherView> row_gather;          //
+  // Of an activation's values, the fraction that are non-zero (ops/density.hpp): a machine that run-length
+  // codes DRAM traffic (dram.rlc) moves this tensor's regions in fewer bytes. `density=` in the text; 1:
+  // dense.
+  double density = 1.0;
   int view_source() const {
     return im2col ? im2col->source : block_diagonal ? block_diagonal->source : row_gather->source;
   }
@@ -115,7 +119,8 @@ struct TensorDecl {
     return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
            dram_address == other.dram_address && role == other.role && seed == other.seed &&
            generator_id == other.generator_id && rope_table == other.rope_table && values == other.values &&
-           im2col == other.im2col && block_diagonal == other.block_diagonal && row_gather == other.row_gather;
+           im2col == other.im2col && block_diagonal == other.block_diagonal &&
+           row_gather == other.row_gather && density == other.density;
   }
 };
 

@@ -138,6 +138,7 @@ void fields(TensorDecl& tensor, F& visit) {
   visit(tensor.name), visit(tensor.dtype), visit(tensor.rows), visit(tensor.cols), visit(tensor.dram_address);
   visit(tensor.role), visit(tensor.seed), visit(tensor.generator_id), visit(tensor.rope_table);
   visit(tensor.values), visit(tensor.im2col), visit(tensor.block_diagonal), visit(tensor.row_gather);
+  visit(tensor.density);
 }
 template <class F>
 void fields(OpBinding& op, F& visit) {

@@ -33,8 +33,9 @@ constexpr const char* kHeaderSyntax =
     "'op' line and the 'tensor' lines";
 constexpr const char* kTensorSyntax =
     "a tensor is declared: tensor <name> <dtype> <rows>x<cols> at <dram address> input seed=<seed> "
-    "id=<generator id> [fill=rope_table position=<first token> base=<theta> | fill=values values=<list>], "
-    "or ... output, or tensor <name> <dtype> <rows>x<cols> view im2col <source> n= h= w= c= r= s= stride= "
+    "id=<generator id> [fill=rope_table position=<first token> base=<theta> | fill=values values=<list>] "
+    "[density=<non-zero fraction>], or ... output [density=<non-zero fraction>], or tensor <name> <dtype> "
+    "<rows>x<cols> view im2col <source> n= h= w= c= r= s= stride= "
     "pad= dilation= groups=, or ... view blockdiag <source> groups= packed= window= group_c= group_k=, or "
     "... view gather <source> rows=<list>";
 constexpr const char* kWaitSyntax =
@@ -264,10 +265,17 @@ class ProgramReader : public LineReader {
     const std::string_view role = scan_word();
     if (role == "output") {
       tensor.role = TensorRole::output;
-      expect_line_end("'output'", "outputs start as zeros; only inputs take seed= and id=");
+      static const std::vector<std::string> options = {"density"};
+      uint32_t given = 0;
+      while (!at_line_end()) {
+        read_option(options, 0, given, "an output tensor",
+                    "outputs start as zeros; only inputs take seed= and id=");
+        tensor.density = read_density();
+      }
     } else if (role == "input") {
       tensor.role = TensorRole::input;
-      static const std::vector<std::string> options = {"seed", "id", "fill", "position", "base", "values"};
+      static const std::vector<std::string> options = {"seed", "id",     "fill",   "position",
+                                                       "base", "values", "density"};
       constexpr uint32_t kRopeTableKeys = 0b11000, kValues = 0b100000;
       uint32_t given = 0;
       RopeTableFill table;
@@ -293,9 +301,12 @@ class ProgramReader : public LineReader {
             if (!(table.base > 1))
               fail(option_column, fmt::format("base must be greater than 1, got {}", table.base));
             break;
-          default:
+          case 5:
             values_column = option_column;
             tensor.values = read_values(tensor, option_column);
+            break;
+          default:
+            tensor.density = read_density();
             break;
         }
       }
@@ -325,6 +336,16 @@ class ProgramReader : public LineReader {
     }
     program_.tensors.push_back(std::move(tensor));
     tensor_lines_.push_back(line_number_);
+  }
+
+  // `density=`: the fraction of an activation's values that are non-zero, in (0, 1] (ops/density.hpp).
+  double read_density() {
+    const int value_column = column();
+    const double density = read_real("the tensor's density");
+    if (!(density > 0 && density <= 1))
+      fail(value_column, fmt::format("a density is a fraction of non-zero values in (0, 1], not {}", density),
+           "leave density= out for a dense tensor");
+    return density;
   }
 
   // `fill=rope_table` or `fill=values`.

@@ -95,11 +95,15 @@ class ProgramWriter : public LineWriter {
         write_integer_list(*tensor.values);
         put("\n");
       } else if (tensor.role == TensorRole::input) {
-        put("input seed={} id={}\n", tensor.seed, tensor.generator_id);
+        put("input seed={} id={}{}\n", tensor.seed, tensor.generator_id, density_text(tensor));
       } else {
-        put("output\n");
+        put("output{}\n", density_text(tensor));
       }
     }
+  }
+
+  static std::string density_text(const TensorDecl& tensor) {
+    return tensor.density < 1 ? fmt::format(" density={}", tensor.density) : std::string();
   }
 
   void write_instruction(const Instruction& instruction) {

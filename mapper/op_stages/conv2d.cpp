@@ -41,6 +41,7 @@ GemmProblem conv_implicit_gemm(const ops::ConvShape& conv, DType dtype, int64_t 
   GemmProblem problem;
   problem.m = gemm.m, problem.n = gemm.n * packed, problem.k = gemm.k * packed, problem.dtype = dtype;
   problem.psum = conv.epilogue.partial_sums();
+  problem.density = conv.density;
   problem.packed = packed;
   if (packed > 1) problem.w_run = gemm.n;
   TESSERA_ASSERT(packed >= 1 && conv.groups % packed == 0, "packed groups divide the groups");
@@ -67,7 +68,7 @@ std::shared_ptr<DirectConvStage> conv_direct_stage(const ops::ConvShape& conv, D
   const DirectConv direct{conv.n,   conv.groups, conv.h, conv.w,      conv.c,   conv.p(),
                           conv.q(), conv.r,      conv.s, conv.stride, conv.pad, conv.dilation};
   return std::make_shared<DirectConvStage>(direct, conv.group_k(), conv.group_c(), dtype, images,
-                                           conv.epilogue.partial_sums());
+                                           conv.epilogue.partial_sums(), conv.density);
 }
 
 OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,

@@ -20,9 +20,9 @@ int64_t DirectConv::input_rows_read(int64_t tile) const {
 }
 
 DirectConvStage::DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype,
-                                 int64_t images, std::optional<DType> psum)
+                                 int64_t images, std::optional<DType> psum, ops::ActivationDensity density)
     : conv_(conv),
-      shape_{conv.p, filters, channels, dtype, conv.images / images * conv.conv_groups, psum},
+      shape_{conv.p, filters, channels, dtype, conv.images / images * conv.conv_groups, psum, density},
       images_(images) {
   TESSERA_ASSERT(images >= 1 && conv.images % images == 0, "a tile's images divide the batch");
 }

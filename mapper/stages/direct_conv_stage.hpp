@@ -37,7 +37,7 @@ class DirectConvStage : public ContractionStage {
   // `filters` and `channels` per conv group; `images` per tile, a divisor of the batch; `psum` as
   // ContractionShape::psum.
   DirectConvStage(const DirectConv& conv, int64_t filters, int64_t channels, DType dtype, int64_t images = 1,
-                  std::optional<DType> psum = std::nullopt);
+                  std::optional<DType> psum = std::nullopt, ops::ActivationDensity density = {});
   const DirectConv& conv() const { return conv_; }
   int64_t images_per_tile() const { return images_; }
 

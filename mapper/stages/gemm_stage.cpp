@@ -7,8 +7,8 @@
 namespace tessera::mapper {
 
 GemmStage::GemmStage(GemmProblem problem)
-    : problem_(std::move(problem)), shape_{problem_.m,     problem_.n,      problem_.k,
-                                           problem_.dtype, problem_.groups, problem_.psum} {}
+    : problem_(std::move(problem)), shape_{problem_.m,      problem_.n,    problem_.k,      problem_.dtype,
+                                           problem_.groups, problem_.psum, problem_.density} {}
 
 std::string GemmStage::form_suffix() const {
   return problem_.packed > 1 ? fmt::format(" pack={}", problem_.packed) : std::string();

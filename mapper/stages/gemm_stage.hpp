@@ -20,10 +20,11 @@ struct GemmProblem {
   int64_t k = 0;
   DType dtype = DType::bf16;
   int64_t groups = 1;
-  std::optional<DType> psum;     // ContractionShape::psum
-  int64_t a_run = 0;             // 0: A's tile rows are contiguous
-  double a_dram_fraction = 1.0;  // of A's elements, those read from DRAM
-  int64_t packed = 1;            // groups per block-diagonal W
+  std::optional<DType> psum;       // ContractionShape::psum
+  ops::ActivationDensity density;  // ContractionShape::density
+  int64_t a_run = 0;               // 0: A's tile rows are contiguous
+  double a_dram_fraction = 1.0;    // of A's elements, those read from DRAM
+  int64_t packed = 1;              // groups per block-diagonal W
   int64_t w_run = 0;  // packed: a W row's weights are one run of k/groups elements (0: the tile row)
   // A is this view of the op's first input, W this view of its weights (their sources are set when the
   // lowering declares them).

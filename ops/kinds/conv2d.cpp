@@ -42,13 +42,15 @@ class Conv2dKind : public OpKindOf<ConvShape> {
     const ConvShape& conv = *op.as<ConvShape>();
     const auto index = static_cast<uint32_t>(op.index);
     std::vector<TensorDesc> tensors = {
-        {"X", op.dtype, conv.n * conv.h * conv.w, conv.c, tensor_id(index, 0), false},
+        {"X", op.dtype, conv.n * conv.h * conv.w, conv.c, tensor_id(index, 0), false, std::nullopt, 0,
+         conv.density.input},
         {"W", op.dtype, conv.groups * conv.r * conv.s * conv.group_c(), conv.group_k(), tensor_id(index, 1),
          false},
     };
     const int64_t pixels = conv.n * conv.p() * conv.q();
     add_epilogue_tensors(tensors, conv.epilogue, op.index, conv.epilogue.partials(op.dtype), pixels, conv.k);
-    tensors.push_back({"O", conv.epilogue.output(op.dtype), pixels, conv.k, 0, true});
+    tensors.push_back(
+        {"O", conv.epilogue.output(op.dtype), pixels, conv.k, 0, true, std::nullopt, 0, conv.density.output});
     return tensors;
   }
 
@@ -114,9 +116,11 @@ class Conv2dKind : public OpKindOf<ConvShape> {
     visitor.integer("dilation", conv.dilation, IntegerRule::positive, 1);
     visitor.integer("groups", conv.groups, IntegerRule::positive, 1);
     visit_epilogue(visitor, conv.epilogue);
+    visit_density(visitor, conv.density);
   }
   void check_dtype(const ConvShape& conv, DType dtype, const FieldChecks& checks) const override {
     check_epilogue_dtype(conv.epilogue, dtype, checks);
+    check_density(conv.density, checks);
   }
 
   void check_fields(const ConvShape& conv, const FieldChecks& checks) const override {
@@ -142,7 +146,7 @@ class Conv2dKind : public OpKindOf<ConvShape> {
                                    conv.r, conv.s, conv.stride, conv.pad);
     if (conv.groups > 1) text += fmt::format(" g{}", conv.groups);
     if (conv.dilation > 1) text += fmt::format(" d{}", conv.dilation);
-    return text + conv.epilogue.text();
+    return text + conv.epilogue.text() + conv.density.text();
   }
 
   int64_t macs_of(const ConvShape& conv) const override {

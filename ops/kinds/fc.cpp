@@ -30,12 +30,15 @@ class FcKind : public OpKindOf<FcShape> {
     visitor.integer("inputs", fc.inputs, IntegerRule::positive, std::nullopt);
     visitor.integer("outputs", fc.outputs, IntegerRule::positive, std::nullopt);
     visit_epilogue(visitor, fc.epilogue);
+    visit_density(visitor, fc.density);
   }
   void check_dtype(const FcShape& fc, DType dtype, const FieldChecks& checks) const override {
     check_epilogue_dtype(fc.epilogue, dtype, checks);
+    check_density(fc.density, checks);
   }
   std::string text_of(const FcShape& fc) const override {
-    return fmt::format("{}x{}->{}{}", fc.batch, fc.inputs, fc.outputs, fc.epilogue.text());
+    return fmt::format("{}x{}->{}{}{}", fc.batch, fc.inputs, fc.outputs, fc.epilogue.text(),
+                       fc.density.text());
   }
   int64_t macs_of(const FcShape& fc) const override {
     const GemmShape gemm = fc.gemm();

@@ -12,7 +12,8 @@ namespace tessera::ops {
 struct FcShape {
   int64_t batch = 1, inputs = 0, outputs = 0;
   Epilogue epilogue;
-  GemmShape gemm() const { return GemmShape{batch, outputs, inputs, epilogue}; }
+  ActivationDensity density;  // of the input and the output (ops/density.hpp)
+  GemmShape gemm() const { return GemmShape{batch, outputs, inputs, epilogue, density}; }
 };
 
 std::unique_ptr<OpKind> make_fc_kind();

@@ -11,11 +11,12 @@ namespace tessera::ops {
 std::vector<TensorDesc> gemm_tensors(const Op& op, const GemmShape& gemm) {
   const auto index = static_cast<uint32_t>(op.index);
   std::vector<TensorDesc> tensors = {
-      {"A", op.dtype, gemm.m, gemm.k, tensor_id(index, 0), false},
+      {"A", op.dtype, gemm.m, gemm.k, tensor_id(index, 0), false, std::nullopt, 0, gemm.density.input},
       {"W", op.dtype, gemm.k, gemm.n, tensor_id(index, 1), false},
   };
   add_epilogue_tensors(tensors, gemm.epilogue, op.index, gemm.epilogue.partials(op.dtype), gemm.m, gemm.n);
-  tensors.push_back({"O", gemm.epilogue.output(op.dtype), gemm.m, gemm.n, 0, true});
+  tensors.push_back(
+      {"O", gemm.epilogue.output(op.dtype), gemm.m, gemm.n, 0, true, std::nullopt, 0, gemm.density.output});
   return tensors;
 }
 
@@ -69,12 +70,14 @@ class GemmKind : public OpKindOf<GemmShape> {
     visitor.integer("n", gemm.n, IntegerRule::positive, std::nullopt);
     visitor.integer("k", gemm.k, IntegerRule::positive, std::nullopt);
     visit_epilogue(visitor, gemm.epilogue);
+    visit_density(visitor, gemm.density);
   }
   void check_dtype(const GemmShape& gemm, DType dtype, const FieldChecks& checks) const override {
     check_epilogue_dtype(gemm.epilogue, dtype, checks);
+    check_density(gemm.density, checks);
   }
   std::string text_of(const GemmShape& gemm) const override {
-    return fmt::format("{}x{}x{}{}", gemm.m, gemm.n, gemm.k, gemm.epilogue.text());
+    return fmt::format("{}x{}x{}{}{}", gemm.m, gemm.n, gemm.k, gemm.epilogue.text(), gemm.density.text());
   }
   int64_t macs_of(const GemmShape& gemm) const override { return gemm.m * gemm.n * gemm.k; }
 };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "ops/density.hpp"
 #include "ops/epilogue.hpp"
 #include "ops/op_kind.hpp"
 
@@ -15,7 +16,8 @@ struct GemmShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
-  Epilogue epilogue;  // applied to O (ops/epilogue.hpp)
+  Epilogue epilogue;          // applied to O (ops/epilogue.hpp)
+  ActivationDensity density;  // of A and O (ops/density.hpp)
 };
 
 std::unique_ptr<OpKind> make_gemm_kind();

@@ -661,7 +661,8 @@ TEST(ReadProgramErrors, InputTensorsNeedSeedAndId) {
 TEST(ReadProgramErrors, OutputTensorsTakeNoSeed) {
   const InputError error = read_error(kMeshOnly + "tensor O fp32 2x2 at 0x0 output seed=1\n");
   EXPECT_EQ(error.where().column, 33);
-  EXPECT_EQ(error.message(), "expected the end of the line after 'output', found 'seed=1'");
+  EXPECT_EQ(error.message(), "unknown key 'seed' for an output tensor");
+  EXPECT_EQ(error.hint(), "outputs start as zeros; only inputs take seed= and id=");
 }
 
 TEST(ReadProgramErrors, TensorLineShape) {
@@ -1060,6 +1061,40 @@ TEST(ReadProgram, AMatmulWithATransposedWRoundTrips) {
   EXPECT_NE(write_program(program).find(line + "\n"), std::string::npos);
   EXPECT_EQ(instruction_error("pe os a=0x0 w=0x100 o=0x200 m=4 n=6 k=8 dtype=bf16 acc=0 wt=2").message(),
             "wt must be 0 or 1, found 2");
+}
+
+}  // namespace
+}  // namespace tessera::arch
+
+namespace tessera::arch {
+namespace {
+
+// An activation's density (ops/density.hpp) travels with its tensor line, input or output; a dense tensor's
+// line does not mention it; a density outside (0, 1] is an error at its value.
+TEST(ReadProgram, TensorDensitiesReadAndWriteBack) {
+  const std::string text =
+      "tessera-program 1\nname t\nmesh 1x1\n"
+      "tensor X bf16 64x64 at 0x0 input seed=1 id=0 density=0.45\n"
+      "tensor W bf16 64x64 at 0x2000 input seed=1 id=1\n"
+      "tensor O bf16 64x64 at 0x4000 output density=0.3\n";
+  const Program program = read_program(text, "d.tprog");
+  EXPECT_EQ(program.tensors.at(0).density, 0.45);
+  EXPECT_EQ(program.tensors.at(1).density, 1.0);
+  EXPECT_EQ(program.tensors.at(2).density, 0.3);
+  const std::string written = write_program(program);
+  EXPECT_NE(written.find("input seed=1 id=0 density=0.45\n"), std::string::npos) << written;
+  EXPECT_NE(written.find("input seed=1 id=1\n"), std::string::npos) << written;
+  EXPECT_NE(written.find("output density=0.3\n"), std::string::npos) << written;
+  EXPECT_EQ(read_program(written, "d.tprog"), program);
+  const std::string bad = "tensor O fp32 64x64 at 0x2000 output density=1.25";
+  try {
+    read_program("tessera-program 1\nname t\nmesh 1x1\n" + bad + "\n", "d.tprog");
+    ADD_FAILURE() << "a density of 1.25 was accepted";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.message(), "a density is a fraction of non-zero values in (0, 1], not 1.25");
+    EXPECT_EQ(error.where().line, 4);
+    EXPECT_EQ(error.where().column, static_cast<int>(bad.find("1.25")) + 1);
+  }
 }
 
 }  // namespace
