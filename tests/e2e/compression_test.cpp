@@ -74,5 +74,38 @@ TEST(Compression, ASparseConvMovesItsActivationsCodedAndTheCostModelCountsIt) {
   EXPECT_LT(coded.cycles, raw.cycles + 1);  // fewer bytes over the link never take longer
 }
 
+// An output whose tiles are stored as partial sums and added to later (k tiles outermost, more output tiles
+// than fit) holds dense values while it does: the lowering declares it dense, every store moves raw, and the
+// cost model counts the same bytes.
+TEST(Compression, AnOutputThatTakesPartialSumsThroughDramMovesRaw) {
+  arch::ArchSpec spec = load_arch("default");
+  spec.dram.rlc = arch::RlcSpec{5, 3, 8};  // Eyeriss's coder
+  const ops::Op op =
+      std::move(ops::workload_from_yaml(
+                    config::load_text("name: g\nseed: 2\nops:\n  - {name: g, kind: gemm, m: 96, n: "
+                                      "64, k: 96, dtype: bf16, psum: fp16, density: {output: 0.4}}\n",
+                                      "g.yaml"))
+                    .ops.front());
+  mapper::Mapping mapping = best_mapping(op, spec, arch::Dataflow::ws);
+  mapping.split_m = mapping.split_n = mapping.split_k = 1;
+  mapping.tile_m = 32, mapping.tile_n = 32, mapping.tile_k = 32;
+  mapping.order = {mapper::Dim::k, mapper::Dim::m, mapper::Dim::n};
+  const arch::Program program = mapper::lower(op, 2, mapping, spec, "partial");
+  int accumulating = 0;
+  for (const arch::CoreProgram& core : program.cores)
+    for (const arch::Instruction& instruction : core.instructions)
+      if (const auto* store = std::get_if<arch::DmaStore>(&instruction.operation))
+        accumulating += store->accumulate ? 1 : 0;
+  ASSERT_GT(accumulating, 0);
+  EXPECT_EQ(program.tensors.back().name, "O");
+  EXPECT_EQ(program.tensors.back().density, 1.0);
+  sim::Machine machine(spec);
+  const sim::RunResult result = machine.run(program, sim::RunOptions(/*functional_run=*/false));
+  // Three passes over k store every output tile three times, two of them adding (a read and a write).
+  EXPECT_EQ(result.traffic.dram_write_bytes, 3 * 96 * 64 * 2);
+  const mapper::CostModel model(spec);
+  EXPECT_EQ(model.evaluate(mapping).dram_bytes_by_tensor[2], 5 * 96 * 64 * 2);
+}
+
 }  // namespace
 }  // namespace tessera
