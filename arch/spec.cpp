@@ -57,6 +57,14 @@ const Names<FoldOverlap>& fold_overlap_names() {
                                            {"true", FoldOverlap::full}};
   return names;
 }
+const Names<OutputStep>& output_step_options() {
+  static const Names<OutputStep> names = {{"bias", OutputStep::bias},
+                                          {"relu", OutputStep::relu},
+                                          {"gelu", OutputStep::gelu},
+                                          {"gelu_tanh", OutputStep::gelu_tanh},
+                                          {"silu", OutputStep::silu}};
+  return names;
+}
 const Names<ChannelHash>& channel_hash_names() {
   static const Names<ChannelHash> names = {{"xor", ChannelHash::xor_fold}, {"none", ChannelHash::none}};
   return names;
@@ -144,6 +152,8 @@ void pe_array_fields(PeArraySpec& pe, Fields& f) {
   f.choice_list("dataflows", pe.dataflows, dataflow_options());
   f.choice_list("dtypes", pe.dtypes, operand_dtype_options());
   f.choice("overlap_folds", pe.overlap_folds, fold_overlap_names());
+  if (Fields::kReads || !pe.output_steps.empty())
+    f.choice_list("output_steps", pe.output_steps, output_step_options());
 }
 
 template <class Fields>
@@ -410,6 +420,29 @@ const char* name_of(Dataflow dataflow) {
 const std::vector<std::string>& dataflow_names() {
   static const std::vector<std::string> names = {"ws", "os", "is", "rs"};
   return names;
+}
+
+const std::vector<std::string>& output_step_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const auto& [name, step] : output_step_options()) list.push_back(name);
+    return list;
+  }();
+  return names;
+}
+
+bool output_path_applies(const std::vector<OutputStep>& path, const std::vector<OutputStep>& steps) {
+  auto next = path.begin();
+  for (OutputStep step : steps) {
+    next = std::find(next, path.end(), step);
+    if (next == path.end()) return false;
+    ++next;
+  }
+  return true;
+}
+
+const char* name_of(OutputStep step) {
+  return output_step_names()[static_cast<size_t>(step)].c_str();
 }
 
 Dataflow parse_dataflow(const std::string& name) {

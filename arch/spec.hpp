@@ -67,12 +67,23 @@ struct DramSpec {
 //   full:  the next fold's preload and fill overlap this fold's stream and drain (double-buffered registers).
 enum class FoldOverlap : uint8_t { none, drain, full };
 
+// An epilogue step a PE array's output path applies to a finished output tile as it drains, at no cost in
+// time (Eyeriss's ReLU before its ofmaps are coded, a TPU's activation unit): `core.pe_array.output_steps`,
+// named as an op's epilogue steps. A `pe post` instruction (arch/isa/pe_post.hpp) says which to apply to
+// which tile.
+enum class OutputStep : uint8_t { bias, relu, gelu, gelu_tanh, silu };
+const char* name_of(OutputStep step);
+const std::vector<std::string>& output_step_names();
+// Whether an output path of `path` applies `steps`: each of them, in their order, is in it in the same order.
+bool output_path_applies(const std::vector<OutputStep>& path, const std::vector<OutputStep>& steps);
+
 struct PeArraySpec {
   int rows = 0;
   int cols = 0;
   std::vector<Dataflow> dataflows = {Dataflow::ws, Dataflow::os, Dataflow::is, Dataflow::rs};
   std::vector<DType> dtypes = {DType::fp32, DType::bf16, DType::fp16, DType::int8};
   FoldOverlap overlap_folds = FoldOverlap::full;
+  std::vector<OutputStep> output_steps;  // applied in this order; empty: the array has no output path
 
   bool supports(Dataflow dataflow) const;
   bool supports(DType dtype) const;

@@ -47,6 +47,11 @@ BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec) {
       plan.bias_base = static_cast<uint64_t>(plan.total_bytes);
       plan.total_bytes += plan.o_count * plan.bias_stride;
     }
+  } else if (mapping.epilogue && mapping.fusion == Fusion::array && mapping.epilogue->bias()) {
+    // The output path reads each output tile's slice of the bias row from SRAM.
+    plan.bias_stride = align_up(mapping.tile_n * accumulator, alignment);
+    plan.bias_base = static_cast<uint64_t>(plan.total_bytes);
+    plan.total_bytes += plan.o_count * plan.bias_stride;
   }
   return plan;
 }

@@ -122,6 +122,9 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   const int64_t element = size_bytes(problem.dtype);
   const int64_t accumulator = size_bytes(problem.o_dtype());  // of the partial sums
   const bool fused = mapping.epilogue && mapping.fusion == Fusion::fused;
+  // In the PE array's output path: no vector work, its bias slices loaded as a fused epilogue's.
+  const bool in_array = mapping.epilogue && mapping.fusion == Fusion::array;
+  const bool epilogue_loads_per_tile = fused || in_array;
   // What a finished output tile is stored in: a fused epilogue's output type, else the accumulators.
   const int64_t stored = fused ? size_bytes(mapping.epilogue->out_dtype()) : accumulator;
   const ContractionPlan plan = plan_contraction(mapping, spec);
@@ -197,7 +200,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   // A fused epilogue loads, per output tile, its slice of the bias row and its tile of the residual (or of a
   // SwiGLU's up projection).
   const int64_t out_tiles_m = pm.tiles();
-  if (fused) {
+  if (epilogue_loads_per_tile) {
     cost.epilogue_dram_bytes = ((mapping.epilogue->bias() ? out_tiles_m * problem.n : 0) +
                                 (mapping.epilogue->tile() ? problem.m * pixels * problem.n : 0)) *
                                accumulator * groups;
@@ -241,6 +244,8 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     const int64_t acc = accumulator;
     vector_sram = arch::vector_sram_traffic(work, arch::VectorElementBytes{acc, stored, acc});
     cost.vector_cycles = vector_tile * stores;
+  }
+  if (epilogue_loads_per_tile) {
     core_epilogue =
         ((mapping.epilogue->bias() ? tn : 0) + (mapping.epilogue->tile() ? tm * pixels * tn : 0)) *
         accumulator * stores;

@@ -14,6 +14,8 @@ const char* name_of(Fusion fusion) {
       return "fused";
     case Fusion::unfused:
       return "unfused";
+    case Fusion::array:
+      return "array";
   }
   return "?";
 }
@@ -84,6 +86,38 @@ arch::VecOp EpilogueWork::tile_op(int64_t rows, int64_t cols) const {
   op.cols = cols;
   op.chain = chain_;
   return op;
+}
+
+std::optional<std::vector<arch::OutputStep>> EpilogueWork::output_steps() const {
+  if (converts() || tile_) return std::nullopt;
+  std::vector<arch::OutputStep> steps;
+  for (arch::VecFn fn : chain_) {
+    switch (fn) {
+      case arch::VecFn::bias:
+        steps.push_back(arch::OutputStep::bias);
+        break;
+      case arch::VecFn::relu:
+        steps.push_back(arch::OutputStep::relu);
+        break;
+      case arch::VecFn::gelu:
+        steps.push_back(arch::OutputStep::gelu);
+        break;
+      case arch::VecFn::gelu_tanh:
+        steps.push_back(arch::OutputStep::gelu_tanh);
+        break;
+      case arch::VecFn::silu:
+        steps.push_back(arch::OutputStep::silu);
+        break;
+      default:
+        return std::nullopt;
+    }
+  }
+  return steps;
+}
+
+bool EpilogueWork::runs_in(const arch::PeArraySpec& pe) const {
+  const std::optional<std::vector<arch::OutputStep>> steps = output_steps();
+  return steps && !pe.output_steps.empty() && arch::output_path_applies(pe.output_steps, *steps);
 }
 
 }  // namespace tessera::mapper

@@ -10,15 +10,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "arch/isa/vec_op.hpp"
+#include "arch/spec.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {
 
-enum class Fusion : uint8_t { none, fused, unfused };
+// fused: a vec map on each output tile in SRAM; unfused: a vector pass over the stored output; array: the PE
+// array's output path on each finished tile as it drains (core.pe_array.output_steps, a `pe post`).
+enum class Fusion : uint8_t { none, fused, unfused, array };
 const char* name_of(Fusion fusion);
 
 class EpilogueWork {
@@ -43,6 +47,11 @@ class EpilogueWork {
   std::string text() const;  // "bias+gelu", "bias+gelu->bf16", "->bf16"
   // The vec map of one rows x cols tile of O in SRAM (addresses left to the caller).
   arch::VecOp tile_op(int64_t rows, int64_t cols) const;
+  // The steps as a PE array's output path applies them (pe post), when it can: steps of one input (bias and
+  // activations, no residual or SwiGLU tile) and no rounding to another type; nullopt otherwise.
+  std::optional<std::vector<arch::OutputStep>> output_steps() const;
+  // Whether `pe`'s output path runs the whole epilogue.
+  bool runs_in(const arch::PeArraySpec& pe) const;
 
  private:
   std::vector<arch::VecFn> chain_;

@@ -21,6 +21,9 @@ std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t lose
     return fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
   const ContractionShape& problem = loser.stage->shape();
   const std::string head = fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
+  if (loser.epilogue && winner.epilogue && loser.fusion != winner.fusion && winner.fusion == Fusion::array)
+    return fmt::format("{}; the winner's epilogue runs in the PE array's output path, in no time of its own",
+                       head);
   if (loser.epilogue && winner.epilogue && loser.fusion != winner.fusion) {
     if (loser.fusion == Fusion::unfused)
       return fmt::format(

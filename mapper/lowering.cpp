@@ -101,6 +101,7 @@ class Lowering {
     stored_type_ = fused_ ? mapping.epilogue->out_dtype() : accumulator_type_;
     stored_row_bytes_ = fused_ ? plan_.e_row_bytes : plan_.o_row_bytes;
     unfused_ = mapping.epilogue && mapping.fusion == Fusion::unfused;
+    array_ = mapping.epilogue && mapping.fusion == Fusion::array;
     TESSERA_ASSERT(!unfused_ || mapping.epilogue_pass, "an unfused epilogue has its pass");
   }
 
@@ -406,6 +407,9 @@ class Lowering {
           waits.push_back({semaphore(names_of_.o_free, buffer), fused_ ? 1 : drained_by});
         if (i == output.first && fused_ && (!k_split || root))
           lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0, drained_by);
+        // The output path's bias slice: freed by the post that reads it, once.
+        if (i == output.first && array_ && mapping_.epilogue->bias())
+          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0, 1);
         for (int tensor : {kA, kW}) {
           if (const FirstUse& first = first_use_[tensor][place][i]; first.buffer >= 0)
             waits.push_back(
@@ -415,13 +419,16 @@ class Lowering {
               signals.push_back(
                   semaphore(free_names_[tensor][static_cast<size_t>(slot)], last.buffer, last.core));
         }
+        // The output path's post follows the tile's last PE instruction and gives the signals it would have.
+        arch::Signals post_signals;
         if (i == output.last) {
           // The epilogue's vec map (fused) or a k split's send to the root core takes the plain semaphore;
           // a store's blocks their engines'.
           const bool stored_here = !fused_ && !(k_split && !root);
+          arch::Signals& done = array_ ? post_signals : signals;
           for (int64_t block = 0; block < (stored_here ? store_blocks[r] : 1); ++block)
-            signals.push_back(stored_here ? store_semaphore(names_of_.o_done, r, block, buffer)
-                                          : semaphore(names_of_.o_done, buffer));
+            done.push_back(stored_here ? store_semaphore(names_of_.o_done, r, block, buffer)
+                                       : semaphore(names_of_.o_done, buffer));
           if (k_split && root)
             for (const CorePlace& sender : places_)
               if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
@@ -435,6 +442,7 @@ class Lowering {
                stage_.pe_operation(frame(), it, tile_operands, part),
                part == 0 ? std::move(waits) : arch::Waits{},
                part + 1 == parts ? std::move(signals) : arch::Signals{});
+        if (array_ && i == output.last) lower_post(place, output, buffer, buffer_reused_later, post_signals);
       }
       const TileIteration& last = core.iterations[output.last];
       const int64_t rows = contraction_.parts[0].tile_size(last.m_tile) * stage_.pixels_per_m(),
@@ -528,6 +536,29 @@ class Lowering {
     }
   }
 
+  // The output path's post on the finished tile of residency `output` (its O buffer `buffer`), after its last
+  // PE instruction on the queue: it waits for its bias slice, frees the bias buffer for the tile o_count
+  // later, and gives the finished tile's signals (`signals`).
+  void lower_post(size_t place, const Residency& output, int buffer, bool buffer_reused_later,
+                  arch::Signals signals) {
+    const TileIteration& last = places_[place].iterations[output.last];
+    arch::PePost post;
+    post.dtype = accumulator_type_;
+    post.rows = contraction_.parts[0].tile_size(last.m_tile) * stage_.pixels_per_m();
+    post.cols = contraction_.parts[1].tile_size(last.n_tile);
+    post.o_address = plan_.o_address(buffer);
+    post.o_pitch_bytes = pitch_unless_packed(plan_.o_row_bytes, post.cols * size_bytes(accumulator_type_));
+    post.steps = *mapping_.epilogue->output_steps();
+    arch::Waits waits;
+    if (post.has_bias()) {
+      post.b_address = plan_.bias_address(buffer);
+      waits.push_back({semaphore(names_of_.e_full, buffer), 1});
+      if (buffer_reused_later) signals.push_back(semaphore(names_of_.e_free, buffer));
+    }
+    emit(place, static_cast<double>(output.last), arch::QueueId{arch::QueueKind::pe, 0}, post,
+         std::move(waits), std::move(signals));
+  }
+
   // A fused epilogue's operands for residency `r` of the core at `place` (its output tile in O buffer
   // `buffer`): the residual tile into the E buffer, the bias row's slice into the bias buffer, on the store
   // engine of the buffer, while the tile computes, once the `drained_by` blocks of the store o_count tiles
@@ -606,8 +637,8 @@ class Lowering {
   const arch::ArchSpec& spec_;
   ContractionPlan contraction_;
   BufferPlan plan_;
-  int tensor_[3] = {0, 1, 2};  // program tensor of A, W, O (unfused: Z)
-  bool fused_ = false, unfused_ = false;
+  int tensor_[3] = {0, 1, 2};                                     // program tensor of A, W, O (unfused: Z)
+  bool fused_ = false, unfused_ = false, array_ = false;          // array: in the PE array's output path
   int bias_tensor_ = -1, tile_tensor_ = -1, output_tensor_ = -1;  // tile: R or U
   bool stores_partial_sums_ = false;                              // some store adds to an output tile in DRAM
   int z_stores_ = 0;

@@ -31,6 +31,7 @@ std::string Mapping::describe() const {
                                  stage ? stage->kind_suffix() : "", split_m, split_n, split_k, tile_m, tile_n,
                                  tile_k, order_name(), buffering, stage ? stage->form_suffix() : "");
   if (epilogue && fusion == Fusion::fused) text += " fused " + epilogue->text();
+  if (epilogue && fusion == Fusion::array) text += " array " + epilogue->text();
   if (epilogue && fusion == Fusion::unfused)
     text += " unfused " + epilogue->text() + (epilogue_pass ? ", then " + epilogue_pass->describe() : "");
   return text;

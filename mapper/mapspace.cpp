@@ -57,6 +57,8 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
                            const EpilogueSearch& epilogue) {
   const std::shared_ptr<const EpilogueWork> fused_epilogue =
       epilogue.work && epilogue.fusion == Fusion::fused ? epilogue.work : nullptr;
+  // The output path runs on a tile the array finished on this core: no k split, no tile met again.
+  const bool in_array = epilogue.work && epilogue.fusion == Fusion::array;
   const ContractionShape& problem = stage->shape();
   const arch::PeArraySpec& pe = spec.core.pe_array;
   if (!pe.supports(dataflow) || !pe.supports(problem.dtype)) return 0;
@@ -82,6 +84,7 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
     const Split& split = splits[s];
     if (split.m > problem.m || split.n > problem.n || split.k > problem.k) continue;
     if (stage->whole_m() && split.m > 1) continue;  // tiles of whole images: m on one core
+    if (in_array && split.k > 1) continue;
     Mapping mapping;
     mapping.stage = stage;
     mapping.dataflow = dataflow;
@@ -129,7 +132,7 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
             // A k split reduces finished output tiles over the NoC: k must be the innermost loop.
             if (split.k > 1 && order[2] != Dim::k) continue;
             // A fused epilogue runs on finished output tiles: none may be left and met again.
-            if (fused_epilogue && reload_factor(trips, order, true, true, false) > 1) continue;
+            if ((fused_epilogue || in_array) && reload_factor(trips, order, true, true, false) > 1) continue;
             mapping.order = order;
             ++legal;
             visit(mapping, s);

@@ -37,7 +37,7 @@ OpStages stages_of(const ops::Op& op, const arch::ArchSpec& spec,
     OpStages stages = entry.stages(op, spec, dataflows);
     // A contraction's epilogue runs on the vector unit, fused or not: without one it cannot run at all.
     stages.epilogue = EpilogueWork::of(op);
-    if (stages.epilogue && !spec.core.vector) {
+    if (stages.epilogue && !spec.core.vector && !stages.epilogue->runs_in(spec.core.pe_array)) {
       // Steps, or only the rounding to a narrower output type (`out`), which the vector unit does too.
       const bool rounds_only = stages.epilogue->rounds_only();
       throw InputError(

@@ -202,16 +202,22 @@ SearchResult search_forms(const ops::Op& op, const arch::ArchSpec& spec, const S
     std::optional<InputError> first_error;
   };
   // An epilogue is searched fused, then unfused with the best mapping of its pass over the output.
+  // With an output path that applies the whole epilogue, also in the PE array (array).
   std::vector<EpilogueSearch> fusions = {EpilogueSearch{}};
   if (stages.epilogue) {
-    fusions = {EpilogueSearch{stages.epilogue, Fusion::fused, nullptr}};
-    try {
-      const SearchResult pass = search_vector(VectorStage::epilogue_pass(*stages.epilogue), spec, options);
-      fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::unfused,
-                                       std::make_shared<const Mapping>(pass.ranked().front().mapping)});
-    } catch (const InputError&) {
-      // No pass fits the core's SRAM: only the fused form is searched.
+    fusions.clear();
+    if (spec.core.vector) {
+      fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::fused, nullptr});
+      try {
+        const SearchResult pass = search_vector(VectorStage::epilogue_pass(*stages.epilogue), spec, options);
+        fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::unfused,
+                                         std::make_shared<const Mapping>(pass.ranked().front().mapping)});
+      } catch (const InputError&) {
+        // No pass fits the core's SRAM: only the fused form is searched.
+      }
     }
+    if (stages.epilogue->runs_in(spec.core.pe_array))
+      fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::array, nullptr});
   }
   std::vector<Group> groups;
   SearchResult merged;

@@ -3,11 +3,29 @@
 #include <algorithm>
 
 #include "arch/timing/pe_traffic.hpp"
+#include "ops/tensor.hpp"
 #include "ops/tile_kernels.hpp"
+#include "ops/vector_kernels.hpp"
 
 namespace tessera::sim {
 
 namespace {
+ops::ChainStep chain_step_of(arch::OutputStep step) {
+  switch (step) {
+    case arch::OutputStep::bias:
+      return ops::ChainStep::bias;
+    case arch::OutputStep::relu:
+      return ops::ChainStep::relu;
+    case arch::OutputStep::gelu:
+      return ops::ChainStep::gelu;
+    case arch::OutputStep::gelu_tanh:
+      return ops::ChainStep::gelu_tanh;
+    case arch::OutputStep::silu:
+      return ops::ChainStep::silu;
+  }
+  return ops::ChainStep::relu;
+}
+
 int64_t packed_or(int64_t pitch, int64_t row_bytes) {
   return pitch != 0 ? pitch : row_bytes;
 }
@@ -131,6 +149,10 @@ std::pair<Tick, Tick> PeUnit::schedule(const arch::Operation& operation, Tick re
 
 void PeUnit::execute(const arch::Instruction& instruction, int32_t position) {
   const arch::Operation& operation = instruction.operation;
+  if (const auto* post = arch::operation_if<arch::PePost>(operation)) {
+    run_post(*post, instruction);
+    return;
+  }
   const auto [first_load, scheduled_complete] = schedule(operation, now(), position);
   Tick complete = scheduled_complete;
   count_sram_traffic(operation);
@@ -220,6 +242,34 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
     ops::write_partial_sums(operand, psum, core.sram.data() + o.address, o.pitch, product.data(),
                             product_row_bytes, o.rows, cols, accumulate);
   };
+}
+
+void PeUnit::run_post(const arch::PePost& post, const arch::Instruction& instruction) {
+  // The output path applies its steps as the tile drains: done a cycle after the array's last instruction
+  // completes; the array's time is its instructions'. It reads the bias row; the tile passes through.
+  const Tick complete = std::max(now(), cycles_to_ticks(last_complete_)) + cycles_to_ticks(1);
+  if (post.has_bias()) machine_.fabric.traffic().sram_read_bytes += post.cols * size_bytes(post.dtype);
+  std::function<void()> commit;
+  if (machine_.functional) {
+    commit = [this, post] {
+      uint8_t* sram = machine_.cores[core_].sram.data();
+      const int64_t element = size_bytes(post.dtype);
+      const int64_t pitch = post.o_pitch_bytes != 0 ? post.o_pitch_bytes : post.cols * element;
+      std::vector<float> values(static_cast<size_t>(post.rows * post.cols)), bias;
+      for (int64_t row = 0; row < post.rows; ++row)
+        ops::widen_to_float(post.dtype, sram + post.o_address + row * pitch, post.cols,
+                            values.data() + row * post.cols);
+      if (post.has_bias()) {
+        bias.resize(static_cast<size_t>(post.cols));
+        ops::widen_to_float(post.dtype, sram + post.b_address, post.cols, bias.data());
+      }
+      std::vector<ops::ChainStep> steps;
+      for (arch::OutputStep step : post.steps) steps.push_back(chain_step_of(step));
+      ops::apply_chain(steps, values, {}, bias, post.rows, post.cols);
+      ops::write_tile(post.dtype, values, sram + post.o_address, pitch, post.rows, post.cols);
+    };
+  }
+  complete_at(complete, instruction, std::move(commit));
 }
 
 void PeUnit::close_timeline() {

@@ -22,6 +22,8 @@ class PeUnit : public Unit {
  private:
   // Per-bank bank-width words the instruction reads and writes, and the byte totals.
   void count_sram_traffic(const arch::Operation& operation);
+  // A `pe post`: the output path's steps on a finished tile (arch/isa/pe_post.hpp).
+  void run_post(const arch::PePost& post, const arch::Instruction& instruction);
   // Times the instruction's folds (RS: rounds) from `ready`, advancing the timeline; returns when the
   // operands are first read and when the last result is written.
   std::pair<Tick, Tick> schedule(const arch::Operation& operation, Tick ready, int32_t position);

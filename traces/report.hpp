@@ -137,7 +137,9 @@ struct OpRecord {
 struct FusionComparison {
   const RunRecord* fused = nullptr;
   const RunRecord* unfused = nullptr;
+  const RunRecord* array = nullptr;  // the epilogue in the PE array's output path, where the machine has one
   bool available() const { return fused && unfused; }
+  const char* winner() const;  // the fusion of the fewest cycles among those there
   std::string text()
       const;  // "fused ws 10,240 cycles, 1.6 MB DRAM ... vs unfused ...: fused is 1.31x faster"
 };

@@ -18,6 +18,7 @@
 #include "arch/isa/noc_send.hpp"
 #include "arch/isa/pe_conv.hpp"
 #include "arch/isa/pe_matmul.hpp"
+#include "arch/isa/pe_post.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "arch/isa/vec_rope.hpp"
@@ -33,6 +34,7 @@ using Operation = std::variant<  // the instruction table
     DmaStore,                    //
     PeMatmul,                    //
     Boxed<PeConv>,               //
+    PePost,                      //
     NocSend,                     //
     Boxed<VecOp>,                //
     Boxed<VecRope>,              //

@@ -21,8 +21,9 @@ constexpr char kMagic[8] = {'t', 'p', 'r', 'o', 'g', 'b', 'i', 'n'};
 // A field added to one of these structs must be added to its list below too: the sizes catch most additions
 // at compile time (where they do not hold, e.g. another ABI, check the lists and update the sizes).
 static_assert(sizeof(TensorRegion) == 40 && sizeof(DmaLoad) == 80 && sizeof(DmaStore) == 64 &&
-                  sizeof(PeMatmul) == 88 && sizeof(PeConv) == 160 && sizeof(NocSend) == 64 &&
-                  sizeof(VecOp) == 224 && sizeof(VecRope) == 96 && sizeof(VecRoute) == 96,
+                  sizeof(PeMatmul) == 88 && sizeof(PeConv) == 160 && sizeof(PePost) == 72 &&
+                  sizeof(NocSend) == 64 && sizeof(VecOp) == 224 && sizeof(VecRope) == 96 &&
+                  sizeof(VecRoute) == 96,
               "an instruction kind's fields changed: update its fields() list in program_binary.cpp");
 static_assert(sizeof(Im2colView) == 88 && sizeof(BlockDiagonalView) == 48 && sizeof(RowGatherView) == 32 &&
                   sizeof(RopeTableFill) == 16,
@@ -55,6 +56,11 @@ void fields(PeConv& pe, F& visit) {
   visit(pe.e), visit(pe.q), visit(pe.m), visit(pe.c), visit(pe.ih), visit(pe.iw);
   visit(pe.r), visit(pe.s), visit(pe.stride), visit(pe.dilation), visit(pe.pad_top), visit(pe.pad_left);
   visit(pe.accumulate), visit(pe.psum);
+}
+template <class F>
+void fields(PePost& post, F& visit) {
+  visit(post.dtype), visit(post.o_address), visit(post.b_address), visit(post.o_pitch_bytes);
+  visit(post.rows), visit(post.cols), visit(post.steps);
 }
 template <class F>
 void fields(NocSend& send, F& visit) {
@@ -167,6 +173,9 @@ constexpr VectorKind last_of(VectorKind) {
 }
 constexpr VecFn last_of(VecFn) {
   return VecFn::scale;
+}
+constexpr OutputStep last_of(OutputStep) {
+  return OutputStep::silu;
 }
 constexpr QueueKind last_of(QueueKind) {
   return QueueKind::vec;

@@ -721,8 +721,9 @@ TEST(ReadProgramErrors, OperationMustBelongToItsQueue) {
   EXPECT_EQ(wrong_queue.where().column, 4);
   EXPECT_EQ(wrong_queue.field(), "core 0,0 pe #0");
   EXPECT_EQ(wrong_queue.message(), "unknown operation 'load' for queue pe");
-  EXPECT_EQ(wrong_queue.hint(),
-            "the pe queue runs ws, os, is, rs or conv; 'load' runs on the DMA queues (dma0, dma1, ...)");
+  EXPECT_EQ(
+      wrong_queue.hint(),
+      "the pe queue runs ws, os, is, rs, conv or post; 'load' runs on the DMA queues (dma0, dma1, ...)");
   EXPECT_EQ(instruction_error("dma1 lod A[0:1, 0:1] -> 0x0").message(),
             "unknown operation 'lod' for queue dma1; did you mean 'load'?");
   EXPECT_EQ(instruction_error("pe wss a=0").message(),

@@ -95,25 +95,25 @@ TEST(Eyeriss, Conv2With16BitOutputsMappedForEnergyIsWithinTheIssuesBandsOfTheChi
   EXPECT_GE(best.dram_bytes, winner.minimum_dram_bytes);
 }
 
-// With the chip's 16-bit partial sums as well (`psum: fp16`, the output then stored in fp16), CONV1's bias
-// and ReLU fit fused beside its input tile, and its DRAM traffic falls inside the issue's band of Table
-// V's 5.0 MB under --objective energy; its time does not (the chip applies ReLU on its output path, tessera
-// on the vector unit). Measured 2026-12-06: 31.0 ms (1.48x the chip's 20.9), 4.79 MB (0.96x); with fp32
-// partial sums and 16-bit outputs the energy winner moved 8.4 MB in 82.3 ms.
+// With the chip's 16-bit partial sums as well (`psum: fp16`, the output then stored in fp16) and its bias and
+// ReLU in the array's output path (eyeriss.yaml's output_steps), CONV1's DRAM traffic falls inside the
+// issue's band of Table V's 5.0 MB under --objective energy, at the bare conv's time. Measured 2026-12-06:
+// 26.2 ms (1.25x the chip's 20.9: 0.3% past the band), 4.79 MB (0.96x); with the epilogue on the vector unit
+// 31.0 ms; with fp32 partial sums and 16-bit outputs the energy winner moved 8.4 MB in 82.3 ms.
 TEST(Eyeriss, Conv1With16BitPartialSumsMappedForEnergyMovesTheChipsDramBytesWithinTheBand) {
   const EnergyWinner winner = energy_winner(
       "{name: conv1, kind: conv2d, n: 4, c: 3, h: 227, w: 227, k: 96, r: 11, s: 11, stride: 4, dtype: bf16, "
       "epilogue: [bias, relu], psum: fp16}");
   const traces::RunRecord& best = winner.best;
   EXPECT_EQ(best.dataflow, "rs");
-  EXPECT_EQ(best.fusion, "fused") << best.mapping.description;
+  EXPECT_EQ(best.fusion, "array") << best.mapping.description;
   const double latency_ms = best.time_us / 1e3, dram_mb = static_cast<double>(best.dram_bytes) / 1e6;
   EXPECT_LT(dram_mb, 1.35 * 5.0) << best.mapping.description;
   EXPECT_GT(dram_mb, 0.65 * 5.0) << best.mapping.description;
   EXPECT_GE(best.dram_bytes, winner.minimum_dram_bytes);
-  // Not yet within the time band: between the bare conv's 1.28x and twice the chip's.
-  EXPECT_GT(latency_ms, 1.25 * 20.9) << best.mapping.description;
-  EXPECT_LT(latency_ms, 2.0 * 20.9) << best.mapping.description;
+  // The time: within 30% of the chip's (measured 1.25x).
+  EXPECT_GT(latency_ms, 1.0 * 20.9) << best.mapping.description;
+  EXPECT_LT(latency_ms, 1.3 * 20.9) << best.mapping.description;
 }
 
 }  // namespace

@@ -65,8 +65,8 @@ Seen expect_binary_round_trips_of(const std::string& machine, const std::string&
                                                 "name: small\nseed: 3\nops:\n" + ops_yaml, "small.yaml")));
 }
 
-constexpr size_t kDmaLoad = 0, kDmaStore = 1, kPeMatmul = 2, kPeConv = 3, kNocSend = 4, kVecOp = 5,
-                 kVecRope = 6, kVecRoute = 7;
+constexpr size_t kDmaLoad = 0, kDmaStore = 1, kPeMatmul = 2, kPeConv = 3, kPePost = 4, kNocSend = 5,
+                 kVecOp = 6, kVecRope = 7, kVecRoute = 8;
 static_assert(
     std::is_same_v<arch::Unboxed<std::variant_alternative_t<kVecRoute, arch::Operation>>, arch::VecRoute>);
 
