@@ -405,11 +405,11 @@ class Lowering {
         arch::Signals signals;
         if (i == output.first && reuses_buffer)
           waits.push_back({semaphore(names_of_.o_free, buffer), fused_ ? 1 : drained_by});
-        if (i == output.first && fused_ && (!k_split || root))
-          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0, drained_by);
-        // The output path's bias slice: freed by the post that reads it, once.
-        if (i == output.first && array_ && mapping_.epilogue->bias())
-          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0, 1);
+        // A fused epilogue's operands, freed by the blocks of a store; the output path's bias slice, freed
+        // once by the post that reads it.
+        if (i == output.first && ((fused_ && (!k_split || root)) || (array_ && mapping_.epilogue->bias())))
+          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0,
+                               array_ ? 1 : drained_by);
         for (int tensor : {kA, kW}) {
           if (const FirstUse& first = first_use_[tensor][place][i]; first.buffer >= 0)
             waits.push_back(

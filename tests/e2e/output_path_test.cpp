@@ -89,14 +89,17 @@ TEST(OutputPath, TheArrayFormWinsOverTheVectorUnitsFormsAndOnlyWhereThePathAppli
   const nlohmann::json with_path = run_report(machine_with_output_path(true), kConv);
   const nlohmann::json& entry = with_path.at("ops").at(0);
   EXPECT_EQ(entry.at("fusion").at("winner"), "array");
-  for (const nlohmann::json& run : entry.at("runs"))
-    if (run.at("winner")) EXPECT_EQ(run.at("fusion"), "array") << run.dump();
+  for (const nlohmann::json& run : entry.at("runs")) {
+    if (run.at("winner")) {
+      EXPECT_EQ(run.at("fusion"), "array") << run.dump();
+    }
+  }
   // ReLU before the bias is not the path's order; a residual reads a tile: neither is offered there.
-  for (const std::string& epilogue : {"[relu, bias]", "[bias, residual, relu]"}) {
+  for (const char* epilogue : {"[relu, bias]", "[bias, residual, relu]"}) {
     const nlohmann::json other =
         run_report(machine_with_output_path(true),
-                   "{name: c, kind: conv2d, n: 1, c: 16, h: 8, w: 8, k: 16, r: 3, s: 3, pad: "
-                   "1, dtype: bf16, epilogue: " +
+                   std::string("{name: c, kind: conv2d, n: 1, c: 16, h: 8, w: 8, k: 16, r: 3, s: 3, pad: "
+                               "1, dtype: bf16, epilogue: ") +
                        epilogue + "}");
     for (const nlohmann::json& run : other.at("ops").at(0).at("runs"))
       EXPECT_NE(run.at("fusion"), "array") << epilogue;
