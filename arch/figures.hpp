@@ -8,11 +8,22 @@
 
 namespace tessera::arch {
 
-// Energy of a run (energy_pj's per-event costs, Horowitz ISSCC 2014 by default), in pJ.
-inline double energy_pj(const EnergySpec& energy, double macs, double sram_bytes, double dram_bytes,
-                        double noc_byte_hops) {
-  return macs * energy.mac + sram_bytes * energy.sram_byte + dram_bytes * energy.dram_byte +
-         noc_byte_hops * energy.noc_byte_hop;
+// What a run's energy is charged for: its events and its time.
+struct EnergyCounts {
+  double macs = 0;
+  double sram_bytes = 0;
+  double dram_bytes = 0;
+  double noc_byte_hops = 0;
+  int64_t cycles = 0;  // the run's; every core of the machine is charged core_cycle for each
+};
+
+// Energy of a run in pJ: energy_pj's per-event costs (Horowitz ISSCC 2014 by default) and, for each core and
+// each cycle, core_cycle.
+inline double energy_pj(const ArchSpec& spec, const EnergyCounts& counts) {
+  const EnergySpec& energy = spec.energy_pj;
+  return counts.macs * energy.mac + counts.sram_bytes * energy.sram_byte +
+         counts.dram_bytes * energy.dram_byte + counts.noc_byte_hops * energy.noc_byte_hop +
+         static_cast<double>(counts.cycles) * spec.mesh.cores() * energy.core_cycle;
 }
 
 // The share of the machine's PE-cycles that did `macs` multiply-accumulates in `cycles` (0 for no cycles).

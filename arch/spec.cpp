@@ -241,6 +241,7 @@ void energy_fields(EnergySpec& energy, Fields& f) {
   f.number("sram_byte", energy.sram_byte, Rule::nonnegative, Given::optional);
   f.number("dram_byte", energy.dram_byte, Rule::nonnegative, Given::optional);
   f.number("noc_byte_hop", energy.noc_byte_hop, Rule::nonnegative, Given::optional);
+  f.number("core_cycle", energy.core_cycle, Rule::nonnegative, Given::optional);
 }
 
 template <class Fields>

@@ -132,6 +132,9 @@ struct EnergySpec {
   double sram_byte = 1.0;
   double dram_byte = 20.0;
   double noc_byte_hop = 0.3;
+  // Each core, each cycle of a run, busy or waiting: its clock network, control and leakage. 0 by default
+  // (the event costs alone); with it, a slower mapping pays for its time as the chip does.
+  double core_cycle = 0.0;
 };
 
 struct ArchSpec {

@@ -47,10 +47,13 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
   record.sram_write_bytes = traffic.sram_write_bytes;
   record.noc_bytes = traffic.noc_bytes;
   record.noc_byte_hops = traffic.noc_byte_hops;
-  const double picojoules =
-      arch::energy_pj(spec.energy_pj, static_cast<double>(result.macs),
-                      static_cast<double>(traffic.sram_read_bytes + traffic.sram_write_bytes),
-                      static_cast<double>(record.dram_bytes), static_cast<double>(traffic.noc_byte_hops));
+  arch::EnergyCounts counts;
+  counts.macs = static_cast<double>(result.macs);
+  counts.sram_bytes = static_cast<double>(traffic.sram_read_bytes + traffic.sram_write_bytes);
+  counts.dram_bytes = static_cast<double>(record.dram_bytes);
+  counts.noc_byte_hops = static_cast<double>(traffic.noc_byte_hops);
+  counts.cycles = result.cycles;
+  const double picojoules = arch::energy_pj(spec, counts);
   record.energy_uj = picojoules / 1e6;
   record.instructions = result.instructions;
   record.sram_hazards = result.sram_hazards;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "arch/figures.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "common/error.hpp"
@@ -184,8 +185,11 @@ void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionSh
   const double macs = 2.0 * static_cast<double>(a.head_dim) * static_cast<double>(a.batch * a.heads) * pairs;
   cost.pe_utilization = macs / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
                                 spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
-  cost.energy_pj =
-      static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte + macs * spec.energy_pj.mac;
+  arch::EnergyCounts counts;  // its SRAM and NoC traffic are not estimated
+  counts.macs = macs;
+  counts.dram_bytes = static_cast<double>(cost.dram_bytes);
+  counts.cycles = cost.cycles;
+  cost.energy_pj = arch::energy_pj(spec, counts);
 }
 
 }  // namespace tessera::mapper::attention

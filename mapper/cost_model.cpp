@@ -380,9 +380,13 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   cost.noc_bytes = cost.dram_bytes + cost.reduction_bytes;
   const double byte_hops = static_cast<double>(cost.dram_bytes) * average_dram_hops_ +
                            static_cast<double>(cost.reduction_bytes) * 2.0;
-  cost.energy_pj =
-      arch::energy_pj(spec.energy_pj, static_cast<double>(stage.macs()), static_cast<double>(cost.sram_bytes),
-                      static_cast<double>(cost.dram_bytes), byte_hops);
+  arch::EnergyCounts counts;
+  counts.macs = static_cast<double>(stage.macs());
+  counts.sram_bytes = static_cast<double>(cost.sram_bytes);
+  counts.dram_bytes = static_cast<double>(cost.dram_bytes);
+  counts.noc_byte_hops = byte_hops;
+  counts.cycles = cost.cycles;
+  cost.energy_pj = arch::energy_pj(spec, counts);
   cost.pe_utilization = arch::pe_utilization(spec, stage.useful_macs(), cost.cycles);
   cost.edge_waste = stage.edge_waste(timer_, mapping);
   return cost;

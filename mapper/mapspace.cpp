@@ -106,9 +106,11 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
           mapping.tile_m = tile_m;
           mapping.tile_n = tile_n;
           mapping.tile_k = tile_k;
-          // The deepest buffering that fits: both doubled, else inputs doubled, else none.
+          // The deepest buffering that fits: both doubled, else inputs doubled, else the output doubled (a
+          // finished tile drains while the next computes), else none.
           bool fits = false;
-          for (const auto& [inputs, output] : {std::pair{true, true}, {true, false}, {false, false}}) {
+          for (const auto& [inputs, output] :
+               {std::pair{true, true}, {true, false}, {false, true}, {false, false}}) {
             mapping.double_buffer_inputs = inputs;
             mapping.double_buffer_output = output;
             if (plan_buffers(mapping, spec).total_bytes <= spec.core.sram.bytes) {

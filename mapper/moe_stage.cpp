@@ -9,6 +9,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "arch/figures.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "arch/isa/vec_route.hpp"
 #include "arch/timing/vector_timing.hpp"
@@ -49,8 +50,11 @@ void finish_cost(Cost& cost, int64_t busiest, const arch::ArchSpec& spec, int64_
   cost.pe_utilization =
       static_cast<double>(macs) / (static_cast<double>(cost.cycles) * spec.core.pe_array.rows *
                                    spec.core.pe_array.cols * spec.mesh.rows * spec.mesh.cols);
-  cost.energy_pj = static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte +
-                   static_cast<double>(macs) * spec.energy_pj.mac;
+  arch::EnergyCounts counts;  // its SRAM and NoC traffic are not estimated
+  counts.macs = static_cast<double>(macs);
+  counts.dram_bytes = static_cast<double>(cost.dram_bytes);
+  counts.cycles = cost.cycles;
+  cost.energy_pj = arch::energy_pj(spec, counts);
 }
 
 }  // namespace

@@ -345,9 +345,14 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   };
   const int64_t load = spread(load_bytes, 1 + static_cast<int>(stage.y_runs(0, block).size()), x_blocks);
   const int64_t store = spread(store_bytes, 1, o_blocks);
-  const int64_t dram = static_cast<int64_t>(
-      std::ceil(static_cast<double>((load_bytes + store_bytes) * cores) / spec.dram.bytes_per_cycle));
+  // The DRAM's time for bytes every core moves at once: a transfer takes the longer of it and its DMA time.
+  auto dram_time = [&](int64_t bytes) {
+    return static_cast<int64_t>(std::ceil(static_cast<double>(bytes * cores) / spec.dram.bytes_per_cycle));
+  };
+  const int64_t dram = dram_time(load_bytes + store_bytes);
   const int64_t dma_per_block = dma.engines > 1 ? std::max(load, store) : load + store;
+  const int64_t load_time = std::max(load, dram_time(load_bytes)),
+                store_time = std::max(store, dram_time(store_bytes));
   // A block's X lands a DRAM round trip (latency, the routers to the core and back) after its load is
   // issued. With two buffers the load is issued when the block before last frees its buffer, so in steady
   // state a block starts (round trip + load + the vector unit's time on a block) / 2 after the one before;
@@ -358,8 +363,8 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   const int64_t trip = static_cast<int64_t>(std::ceil(round_trip));
   const int64_t step =
       mapping.double_buffer_inputs
-          ? std::max({vector.cycles, dma_per_block, dram, (trip + load + vector.cycles + 1) / 2})
-          : vector.cycles + load + store + trip;
+          ? std::max({vector.cycles, dma_per_block, dram, (trip + load_time + vector.cycles + 1) / 2})
+          : vector.cycles + load_time + store_time + trip;
   Cost cost;
   cost.compute_cycles = blocks * vector.cycles;
   cost.dma_cycles = blocks * dma_per_block;
@@ -383,8 +388,11 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   const arch::VectorSramTraffic sram = arch::vector_sram_traffic(
       stage.work(0, block), arch::VectorElementBytes{element, out_element, parameter_element});
   cost.sram_bytes = (sram.read_bytes + sram.write_bytes) * ceil_div(stage.units(), block) + cost.dram_bytes;
-  cost.energy_pj = static_cast<double>(cost.sram_bytes) * spec.energy_pj.sram_byte +
-                   static_cast<double>(cost.dram_bytes) * spec.energy_pj.dram_byte;
+  arch::EnergyCounts counts;
+  counts.sram_bytes = static_cast<double>(cost.sram_bytes);
+  counts.dram_bytes = static_cast<double>(cost.dram_bytes);
+  counts.cycles = cost.cycles;
+  cost.energy_pj = arch::energy_pj(spec, counts);
   return cost;
 }
 

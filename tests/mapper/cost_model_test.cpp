@@ -155,3 +155,39 @@ TEST(LowerGemm, TheProgramRoundTripsThroughItsTextForm) {
 }
 
 }  // namespace tessera::mapper
+
+namespace tessera::mapper {
+
+// Each tile gets the deepest buffering its SRAM holds: both inputs and the output doubled, else the inputs,
+// else the output alone (a finished tile drains while the next computes), else none. On a 64 KiB SRAM a
+// 64x256 fp32 A tile fits once beside a doubled output but not twice: such a tile is offered with db=o.
+TEST(Mapspace, EachTileTakesTheDeepestBufferingThatFitsTheOutputAloneIncluded) {
+  arch::ArchSpec spec = shipped("default");
+  spec.core.sram.kib = 64;
+  spec.derive();
+  const auto stage = std::make_shared<GemmStage>(GemmProblem{256, 256, 1024, DType::fp32});
+  auto fits = [&](Mapping mapping, bool inputs, bool output) {
+    mapping.double_buffer_inputs = inputs;
+    mapping.double_buffer_output = output;
+    return plan_buffers(mapping, spec).total_bytes <= spec.core.sram.bytes;
+  };
+  int output_only = 0, mappings = 0;
+  enumerate_mappings(
+      stage, spec, arch::Dataflow::ws, [](size_t) { return true; },
+      [&](const Mapping& mapping, size_t) {
+        ++mappings;
+        const bool in = mapping.double_buffer_inputs, out = mapping.double_buffer_output;
+        EXPECT_TRUE(fits(mapping, in, out)) << mapping.describe();
+        if (!(in && out)) EXPECT_FALSE(fits(mapping, true, true)) << mapping.describe();
+        if (!in) EXPECT_FALSE(fits(mapping, true, false)) << mapping.describe();
+        if (!in && !out) EXPECT_FALSE(fits(mapping, false, true)) << mapping.describe();
+        if (!in && out) {
+          ++output_only;
+          EXPECT_NE(mapping.describe().find(" db=o"), std::string::npos) << mapping.describe();
+        }
+      });
+  EXPECT_GT(mappings, 0);
+  EXPECT_GT(output_only, 0) << "no tile fits its output doubled but not its inputs";
+}
+
+}  // namespace tessera::mapper
