@@ -1,5 +1,6 @@
 #include "mapper/epilogue_work.hpp"
 
+#include "arch/isa/pe_post.hpp"
 #include "ops/kinds/conv2d.hpp"
 #include "ops/kinds/fc.hpp"
 #include "ops/kinds/gemm.hpp"
@@ -92,25 +93,9 @@ std::optional<std::vector<arch::OutputStep>> EpilogueWork::output_steps() const 
   if (converts() || tile_) return std::nullopt;
   std::vector<arch::OutputStep> steps;
   for (arch::VecFn fn : chain_) {
-    switch (fn) {
-      case arch::VecFn::bias:
-        steps.push_back(arch::OutputStep::bias);
-        break;
-      case arch::VecFn::relu:
-        steps.push_back(arch::OutputStep::relu);
-        break;
-      case arch::VecFn::gelu:
-        steps.push_back(arch::OutputStep::gelu);
-        break;
-      case arch::VecFn::gelu_tanh:
-        steps.push_back(arch::OutputStep::gelu_tanh);
-        break;
-      case arch::VecFn::silu:
-        steps.push_back(arch::OutputStep::silu);
-        break;
-      default:
-        return std::nullopt;
-    }
+    const std::optional<arch::OutputStep> step = arch::output_step_of(fn);
+    if (!step) return std::nullopt;
+    steps.push_back(*step);
   }
   return steps;
 }

@@ -139,7 +139,7 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
     // SystemC's initialisation phase runs every thread up to its first wait: afterwards each unit waits on
     // its start event, exactly as it does between later runs.
     {
-      const MainStackForAsan main_stack;
+      [[maybe_unused]] const MainStackForAsan main_stack;
       sc_core::sc_start(sc_core::SC_ZERO_TIME);
     }
     initialized_ = true;
@@ -152,7 +152,7 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
     unit->start();
   }
   try {
-    const MainStackForAsan main_stack;
+    [[maybe_unused]] const MainStackForAsan main_stack;
     sc_core::sc_start();
   } catch (const sc_core::sc_report& report) {
     broken_ = true;

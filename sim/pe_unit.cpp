@@ -6,26 +6,11 @@
 #include "ops/tensor.hpp"
 #include "ops/tile_kernels.hpp"
 #include "ops/vector_kernels.hpp"
+#include "sim/chain_steps.hpp"
 
 namespace tessera::sim {
 
 namespace {
-ops::ChainStep chain_step_of(arch::OutputStep step) {
-  switch (step) {
-    case arch::OutputStep::bias:
-      return ops::ChainStep::bias;
-    case arch::OutputStep::relu:
-      return ops::ChainStep::relu;
-    case arch::OutputStep::gelu:
-      return ops::ChainStep::gelu;
-    case arch::OutputStep::gelu_tanh:
-      return ops::ChainStep::gelu_tanh;
-    case arch::OutputStep::silu:
-      return ops::ChainStep::silu;
-  }
-  return ops::ChainStep::relu;
-}
-
 int64_t packed_or(int64_t pitch, int64_t row_bytes) {
   return pitch != 0 ? pitch : row_bytes;
 }
@@ -264,7 +249,7 @@ void PeUnit::run_post(const arch::PePost& post, const arch::Instruction& instruc
         ops::widen_to_float(post.dtype, sram + post.b_address, post.cols, bias.data());
       }
       std::vector<ops::ChainStep> steps;
-      for (arch::OutputStep step : post.steps) steps.push_back(chain_step_of(step));
+      for (arch::OutputStep step : post.steps) steps.push_back(chain_step_of(arch::vec_fn_of(step)));
       ops::apply_chain(steps, values, {}, bias, post.rows, post.cols);
       ops::write_tile(post.dtype, values, sram + post.o_address, pitch, post.rows, post.cols);
     };

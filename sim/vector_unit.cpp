@@ -6,6 +6,7 @@
 #include "arch/timing/vector_timing.hpp"
 #include "common/error.hpp"
 #include "ops/vector_kernels.hpp"
+#include "sim/chain_steps.hpp"
 
 namespace tessera::sim {
 
@@ -225,7 +226,7 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
                                 op.rows, op.cols);
       if (op.uses_b()) bias = ops::read_tile(op.dtype, sram + op.b_address, op.cols * element, 1, op.cols);
       std::vector<ops::ChainStep> steps;
-      for (arch::VecFn fn : op.chain) steps.push_back(static_cast<ops::ChainStep>(fn));
+      for (arch::VecFn fn : op.chain) steps.push_back(chain_step_of(fn));
       out = x;
       ops::apply_chain(steps, out, second, bias, op.rows, op.cols, static_cast<float>(op.scale));
       break;

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "arch/isa/instruction_checks.hpp"
 #include "arch/isa/text_reader.hpp"
 #include "arch/isa/text_writer.hpp"
+#include "common/error.hpp"
 
 namespace tessera::arch {
 
@@ -31,6 +33,26 @@ constexpr uint32_t kRequired = (uint32_t{1} << key_b) - 1;  // o through steps
 const std::vector<std::string>& PePost::mnemonics() {
   static const std::vector<std::string> names = {"post"};
   return names;
+}
+
+namespace {
+constexpr std::pair<OutputStep, VecFn> kOutputStepFns[] = {{OutputStep::bias, VecFn::bias},
+                                                           {OutputStep::relu, VecFn::relu},
+                                                           {OutputStep::gelu, VecFn::gelu},
+                                                           {OutputStep::gelu_tanh, VecFn::gelu_tanh},
+                                                           {OutputStep::silu, VecFn::silu}};
+}  // namespace
+
+VecFn vec_fn_of(OutputStep step) {
+  for (const auto& [output_step, fn] : kOutputStepFns)
+    if (output_step == step) return fn;
+  TESSERA_ASSERT(false, "an output step without its vector step");
+}
+
+std::optional<OutputStep> output_step_of(VecFn fn) {
+  for (const auto& [output_step, step_fn] : kOutputStepFns)
+    if (step_fn == fn) return output_step;
+  return std::nullopt;
 }
 
 bool PePost::has_bias() const {

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "arch/isa/cause.hpp"
 #include "arch/isa/queue.hpp"
+#include "arch/isa/vec_op.hpp"
 #include "arch/spec.hpp"
 #include "common/dtype.hpp"
 
@@ -16,6 +18,12 @@ namespace tessera::arch {
 class LineReader;
 class LineWriter;
 class InstructionChecks;
+
+// The vector-unit step each output step computes (one table, arch/isa/pe_post.cpp): the simulator applies an
+// output step as that step's arithmetic, and the mapper offers an epilogue to the output path when each of
+// its steps is one.
+VecFn vec_fn_of(OutputStep step);
+std::optional<OutputStep> output_step_of(VecFn fn);  // nullopt: no output path applies the step
 
 // O[rows x cols] (`dtype`, the PE instructions' partial-sum type) = steps(O), in place: the output path a PE
 // array applies to a finished tile as it drains (Eyeriss's ReLU, a TPU's activation unit), each step as an

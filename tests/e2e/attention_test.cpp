@@ -77,9 +77,10 @@ static void run_every_candidate(const std::string& machine_name) {
               << where;
           // Into the mesh: the DRAM traffic and the partial results sent to be merged (a multicast load
           // counts once per destination).
-          if (candidate.mapping.label().rfind("flash-mc ", 0) != 0)
+          if (candidate.mapping.label().rfind("flash-mc ", 0) != 0) {
             EXPECT_EQ(run.traffic.noc_bytes, candidate.cost.dram_bytes + candidate.cost.reduction_bytes)
                 << where;
+          }
           for (const sim::UnitResult& unit : run.units) {
             int64_t sum = 0;
             for (int64_t cycles : unit.cycles) sum += cycles;

@@ -68,8 +68,9 @@ TEST_P(DirectConv, MatchesTheReferenceAndMovesTheBytesTheCostModelCounts) {
   ASSERT_TRUE(spec.core.pe_array.supports(test.dataflow) && spec.core.pe_array.supports(test.dtype));
   const ops::Op op = conv_op(test.shape, test.dtype);
   const mapper::Mapping mapping = best_direct_mapping(op, spec, test.dataflow, test.images);
-  if (test.images > 1)
+  if (test.images > 1) {
     EXPECT_NE(mapping.describe().find(fmt::format(" images={}", test.images)), std::string::npos);
+  }
   const arch::Program program = mapper::lower(op, 5, mapping, spec, "direct");
   arch::check_program(program, spec);
   EXPECT_EQ(arch::read_program(arch::write_program(program), "direct.tprog"), program);
@@ -176,8 +177,8 @@ TEST(DirectConvSram, EstimatedSramBytesAreTheSimulatedOnesWhateverTheChannelTile
 TEST(DirectConvChannelTiles, EveryChannelTileLoadsItsOwnFilterRows) {
   const arch::ArchSpec spec = load_arch("mesh4x4");
   sim::Machine machine(spec);
-  for (const ops::ConvShape shape : {ops::ConvShape{1, 64, 14, 14, 32, 1, 1, 1, 0, 1, 1},
-                                     ops::ConvShape{1, 24, 10, 10, 16, 3, 3, 1, 1, 1, 1}}) {
+  for (const ops::ConvShape& shape : {ops::ConvShape{1, 64, 14, 14, 32, 1, 1, 1, 0, 1, 1},
+                                      ops::ConvShape{1, 24, 10, 10, 16, 3, 3, 1, 1, 1, 1}}) {
     const ops::Op op = conv_op(shape, DType::bf16);
     for (const arch::Dataflow dataflow : {arch::Dataflow::ws, arch::Dataflow::rs}) {
       mapper::Mapping mapping = best_direct_mapping(op, spec, dataflow);

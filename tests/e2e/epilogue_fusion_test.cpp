@@ -202,7 +202,9 @@ TEST(EpilogueFusion, ANarrowVectorUnitMakesTheFusedPeArraysWaitAndTheUnfusedMapp
       run_report(mesh4x4_with_vector("vector: {lanes: 1, special_per_cycle: 1, latency_cycles: 8}"), op);
   const nlohmann::json& entry = narrow.at("ops").at(0);
   for (const nlohmann::json& run : entry.at("runs"))
-    if (run.at("winner")) EXPECT_EQ(run.at("fusion"), "unfused") << run.dump();
+    if (run.at("winner")) {
+      EXPECT_EQ(run.at("fusion"), "unfused") << run.dump();
+    }
   EXPECT_EQ(entry.at("fusion").at("winner"), "unfused");
   EXPECT_LT(entry.at("fusion").at("unfused_vs_fused_cycles").get<double>(), 0.95);
   // The fused mapping's PE arrays wait for the vector unit most of their time.
@@ -213,7 +215,9 @@ TEST(EpilogueFusion, ANarrowVectorUnitMakesTheFusedPeArraysWaitAndTheUnfusedMapp
   const nlohmann::json& wide_entry = wide.at("ops").at(0);
   EXPECT_EQ(wide_entry.at("fusion").at("winner"), "fused");
   for (const nlohmann::json& run : wide_entry.at("runs"))
-    if (run.at("winner")) EXPECT_EQ(run.at("fusion"), "fused") << run.dump();
+    if (run.at("winner")) {
+      EXPECT_EQ(run.at("fusion"), "fused") << run.dump();
+    }
   // Fusion saves the round trip of the raw output through DRAM.
   EXPECT_LT(wide_entry.at("fusion").at("fused").at("dram_bytes").get<int64_t>(),
             wide_entry.at("fusion").at("unfused").at("dram_bytes").get<int64_t>());

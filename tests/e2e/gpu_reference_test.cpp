@@ -175,9 +175,10 @@ TEST(GpuReference, EveryRecordedPathHasDeviceAndEagerTimeAndACheckedOutputAndEve
         const auto& check = path.at("check");
         EXPECT_EQ(check.at("unwritten").get<int64_t>(), 0) << where;
         EXPECT_GT(check.at("samples").get<int64_t>(), 0) << where;
-        if (check.at("pass").get<bool>())
+        if (check.at("pass").get<bool>()) {
           EXPECT_LE(check.at("sampled_rel_l2_err").get<double>(), check.at("tolerance_rel_l2").get<double>())
               << where;
+        }
         if (path.contains("profile")) {
           ++profiled;
           const auto& totals = path.at("profile").at("totals");
@@ -195,8 +196,9 @@ TEST(GpuReference, EveryRecordedPathHasDeviceAndEagerTimeAndACheckedOutputAndEve
       if (profiles_expected)
         for (const auto& name : record.at("profiled_paths"))
           for (const auto& path : record.at("paths"))
-            if (path.at("path") == name)
+            if (path.at("path") == name) {
               EXPECT_TRUE(path.contains("profile")) << folder << "/" << op.name << " " << name;
+            }
       // The reported path and every path a comparison row names passed its check.
       const auto reported =
           std::find_if(record.at("paths").begin(), record.at("paths").end(),
@@ -220,14 +222,16 @@ TEST(GpuReference, EveryRecordedPathHasDeviceAndEagerTimeAndACheckedOutputAndEve
       for (const auto& op : torch.at("ops")) {
         if (op.at("op").at("name") != row.at("op")) continue;
         for (const auto& path : op.at("paths"))
-          if (path.at("path") == row.at("framework_path"))
+          if (path.at("path") == row.at("framework_path")) {
             EXPECT_TRUE(path.at("check").at("pass").get<bool>()) << where << ": PyTorch's output";
+          }
       }
       nlohmann::json record;
       std::ifstream(folder + "/" + row.at("op").get<std::string>() + ".json") >> record;
       for (const auto& path : record.at("paths"))
-        if (path.at("path") == row.at("runner_path"))
+        if (path.at("path") == row.at("runner_path")) {
           EXPECT_TRUE(path.at("check").at("pass").get<bool>()) << where << ": the runner's output";
+        }
     }
   }
   EXPECT_GT(compared, 100);  // every op of the re-recorded workloads that PyTorch computes

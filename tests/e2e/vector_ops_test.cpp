@@ -128,8 +128,9 @@ TEST(VectorUnit, AnInstructionTakesItsClosedFormCyclesAndItsWaitersAreChargedVec
       EXPECT_EQ(unit.counters.vector_elements, 16 * 256);
     }
     // The store waits for the vec result from its start: the load's time and the instruction's.
-    if (unit.queue.kind == arch::QueueKind::dma && unit.queue.index == 1)
+    if (unit.queue.kind == arch::QueueKind::dma && unit.queue.index == 1) {
       EXPECT_GE(unit.cycles[static_cast<int>(arch::Cause::vector)], timing.cycles);
+    }
   }
   std::string detail;
   EXPECT_TRUE(output_matches_reference(op, 1, result, &detail)) << detail;

@@ -49,7 +49,7 @@ ops::Op gemm(int64_t m, int64_t n, int64_t k, DType dtype) {
 
 TEST(CostModel, DramBytesEqualWhatTheLoweredProgramMovesForEveryMapping) {
   std::mt19937 random(7);
-  for (const std::string& machine : {"default", "mesh4x4"}) {
+  for (const char* machine : {"default", "mesh4x4"}) {
     const arch::ArchSpec spec = shipped(machine);
     const CostModel model(spec);
     for (const ops::Op& op : {gemm(200, 130, 170, DType::bf16), gemm(37, 300, 41, DType::int8),
@@ -178,9 +178,15 @@ TEST(Mapspace, EachTileTakesTheDeepestBufferingThatFitsTheOutputAloneIncluded) {
         ++mappings;
         const bool in = mapping.double_buffer_inputs, out = mapping.double_buffer_output;
         EXPECT_TRUE(fits(mapping, in, out)) << mapping.describe();
-        if (!(in && out)) EXPECT_FALSE(fits(mapping, true, true)) << mapping.describe();
-        if (!in) EXPECT_FALSE(fits(mapping, true, false)) << mapping.describe();
-        if (!in && !out) EXPECT_FALSE(fits(mapping, false, true)) << mapping.describe();
+        if (!(in && out)) {
+          EXPECT_FALSE(fits(mapping, true, true)) << mapping.describe();
+        }
+        if (!in) {
+          EXPECT_FALSE(fits(mapping, true, false)) << mapping.describe();
+        }
+        if (!in && !out) {
+          EXPECT_FALSE(fits(mapping, false, true)) << mapping.describe();
+        }
         if (!in && out) {
           ++output_only;
           EXPECT_NE(mapping.describe().find(" db=o"), std::string::npos) << mapping.describe();

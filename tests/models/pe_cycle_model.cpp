@@ -59,6 +59,8 @@ std::vector<FoldPlan> plan_folds(int rows, int cols, Dataflow dataflow,
           for (int64_t n0 = 0; n0 < in.n; n0 += cols)
             add(std::min<int64_t>(rows, in.m - m0), std::min<int64_t>(cols, in.n - n0), in.k, m0, n0);
         break;
+      case Dataflow::rs:  // row stationary has its own model: tests/models/rs_cycle_model.hpp
+        throw std::logic_error("the GEMM per-cycle model does not run RS; rs_cycle_model does");
     }
   }
   return plans;

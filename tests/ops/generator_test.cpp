@@ -212,7 +212,9 @@ TEST(InputGenerator, AnIndexTableIsAPseudorandomPermutationOfItsIndices) {
       seen[value] = true;
       fixed += value == i;
     }
-    if (count >= 256) EXPECT_LT(fixed, count / 32) << "count " << count;  // a random permutation: ~1
+    if (count >= 256) {
+      EXPECT_LT(fixed, count / 32) << "count " << count;  // a random permutation: ~1
+    }
   }
   int differ_seed = 0, differ_tensor = 0;
   for (uint64_t i = 0; i < 1000; ++i) {

@@ -67,8 +67,10 @@ TEST(RouteWeights, EqualTheFloat64RoutingsWeightsOfItsChosenExpertsWithinFp32) {
     double worst = 0;
     for (size_t r = 0; r < weights.size(); ++r)
       worst = std::max(worst, std::abs(weights[r] - routing.routes[r].weight) / routing.routes[r].weight);
-    EXPECT_LT(worst, 2e-6);                  // a few fp32 roundings: exp, the sums, the divisions
-    if (c.top_k > 1) EXPECT_GT(worst, 0.0);  // computed in fp32, not copied (top-1: exactly 1 either way)
+    EXPECT_LT(worst, 2e-6);  // a few fp32 roundings: exp, the sums, the divisions
+    if (c.top_k > 1) {
+      EXPECT_GT(worst, 0.0);  // computed in fp32, not copied (top-1: exactly 1 either way)
+    }
     // The scores written over the logits are moe_scores'.
     std::vector<double> expected(static_cast<size_t>(c.experts));
     for (int64_t t = 0; t < c.tokens; ++t) {

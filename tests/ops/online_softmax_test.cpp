@@ -152,9 +152,10 @@ TEST(MergePartials, TheMergedRangesEqualTheWholeAttentionAndForgettingTheCorrect
       const Problem p = make_problem(24, 150, 16, causal, 11 + parts);
       EXPECT_LT(relative_l2(split_kv(p, parts, 16, false), reference(p)), 1e-5)
           << (causal ? "causal" : "full") << ", " << parts << " parts";
-      if (parts > 1)
+      if (parts > 1) {
         EXPECT_GT(relative_l2(split_kv(p, parts, 16, true), reference(p)), 1e-2)
             << (causal ? "causal" : "full") << ", " << parts << " parts";
+      }
     }
 }
 

@@ -99,7 +99,9 @@ TEST(Rope, TheReferenceIsTheComplexRotationForBothPairingsPartialRotaryAndAPosit
     int64_t changed = 0;
     for (int64_t i = 0; i < inputs[0].elements(); ++i) {
       const int64_t col = i % rope.head_dim;
-      if (col >= rope.rotary()) EXPECT_EQ(got[static_cast<size_t>(i)], inputs[0].value(i));
+      if (col >= rope.rotary()) {
+        EXPECT_EQ(got[static_cast<size_t>(i)], inputs[0].value(i));
+      }
       changed += got[static_cast<size_t>(i)] != inputs[0].value(i);
     }
     EXPECT_GT(changed, inputs[0].elements() * rope.rotary() / rope.head_dim / 2);

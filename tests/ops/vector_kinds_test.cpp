@@ -158,7 +158,9 @@ TEST(VectorKinds, ACausalSoftmaxZeroesTheColumnsAfterEachQuerysPositionAndEachRo
     double sum = 0;
     for (int64_t col = 0; col < 5; ++col) {
       const double value = reference[static_cast<size_t>(row * 5 + col)];
-      if (col > row + 2) EXPECT_EQ(value, 0.0) << row << "," << col;
+      if (col > row + 2) {
+        EXPECT_EQ(value, 0.0) << row << "," << col;
+      }
       sum += value;
     }
     EXPECT_NEAR(sum, 1.0, 1e-15) << row;
