@@ -87,20 +87,13 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   // estimated once.
   Cost cost = evaluate_contraction(mapping);
   if (pass_estimated_ != mapping.epilogue_pass.get()) {
-    pass_cost_ = evaluate_vector(*mapping.epilogue_pass, spec_);
+    // The pass stores the finished output: coded where the machine codes a sparse one.
+    const double coded = arch::coded_fraction(spec_.dram.rlc, mapping.stage->shape().density.output,
+                                              mapping.epilogue->out_dtype());
+    pass_cost_ = evaluate_vector(*mapping.epilogue_pass, spec_, coded);
     pass_estimated_ = mapping.epilogue_pass.get();
   }
-  Cost pass = pass_cost_;
-  // The pass stores the finished output: coded where the machine codes a sparse one (its time is left as the
-  // dense pass's).
-  const EpilogueWork& epilogue = *mapping.epilogue;
-  const int64_t o_raw = epilogue.rows() * epilogue.cols() * size_bytes(epilogue.out_dtype());
-  const int64_t o_saved =
-      o_raw -
-      arch::coded_bytes(o_raw, arch::coded_fraction(spec_.dram.rlc, mapping.stage->shape().density.output,
-                                                    epilogue.out_dtype()));
-  pass.dram_bytes -= o_saved;
-  pass.energy_pj -= static_cast<double>(o_saved) * spec_.energy_pj.dram_byte;
+  const Cost& pass = pass_cost_;
   cost.cycles += pass.cycles;
   cost.overhead_cycles += pass.overhead_cycles;
   cost.vector_cycles = pass.compute_cycles;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "arch/figures.hpp"
+#include "arch/timing/compression.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "arch/topology.hpp"
 #include "mapper/dma_engines.hpp"
@@ -300,13 +301,13 @@ PassEngines pass_engines_of(const VectorStage& stage, int64_t block, const arch:
 
 }  // namespace
 
-Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
+Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec, double output_fraction) {
   if (mapping.prologue_pass) {
     // Unfused: the pass X + R -> T over every core, a barrier, then this stage over T: one after the other;
     // T goes to DRAM and comes back.
     Mapping main = mapping;
     main.prologue_pass = nullptr;
-    Cost cost = evaluate_vector(main, spec);
+    Cost cost = evaluate_vector(main, spec, output_fraction);
     const Cost first = evaluate_vector(*mapping.prologue_pass, spec);
     cost.cycles += first.cycles;
     cost.compute_cycles += first.compute_cycles;
@@ -327,7 +328,9 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   const arch::VectorTiming vector = arch::vector_timing(*spec.core.vector, stage.work(0, block));
   const int64_t element = size_bytes(stage.dtype()), out_element = size_bytes(stage.out_dtype());
   const int64_t y_element = size_bytes(stage.y_dtype());
-  const auto [load_bytes, store_bytes] = block_bytes(stage, block);
+  const auto [load_bytes, raw_store_bytes] = block_bytes(stage, block);
+  // A coded output's stores move its code: the DMA engine's issue and the DRAM see the coded bytes.
+  const int64_t store_bytes = arch::coded_bytes(raw_store_bytes, output_fraction);
   const arch::DmaSpec& dma = spec.core.dma;
   auto transfer = [&](int64_t bytes, int descriptors) {
     return descriptors * int64_t{dma.setup_cycles} +
@@ -380,14 +383,17 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec) {
   cost.dram_bytes_by_tensor = {
       x_total * element,
       stage.y_elements(stage.units()) * y_element + stage.row_parameter_elements() * cores * element,
-      stage.o_elements(stage.units()) * out_element};
+      arch::coded_bytes(stage.o_elements(stage.units()) * out_element, output_fraction)};
   cost.dram_bytes =
       cost.dram_bytes_by_tensor[0] + cost.dram_bytes_by_tensor[1] + cost.dram_bytes_by_tensor[2];
+  // The SRAM side of the DMA moves the values, raw.
+  const int64_t dma_sram_bytes = cost.dram_bytes_by_tensor[0] + cost.dram_bytes_by_tensor[1] +
+                                 stage.o_elements(stage.units()) * out_element;
   // The row parameters are of the op's type; a rope's parameters, its table rows, are fp32.
   const int64_t parameter_element = stage.kind() == arch::VectorKind::rope ? y_element : element;
   const arch::VectorSramTraffic sram = arch::vector_sram_traffic(
       stage.work(0, block), arch::VectorElementBytes{element, out_element, parameter_element});
-  cost.sram_bytes = (sram.read_bytes + sram.write_bytes) * ceil_div(stage.units(), block) + cost.dram_bytes;
+  cost.sram_bytes = (sram.read_bytes + sram.write_bytes) * ceil_div(stage.units(), block) + dma_sram_bytes;
   arch::EnergyCounts counts;
   counts.sram_bytes = static_cast<double>(cost.sram_bytes);
   counts.dram_bytes = static_cast<double>(cost.dram_bytes);

@@ -94,7 +94,9 @@ class VectorStage {
 // The vector stage's search: every legal (cores, rows per block, buffering), scored; the best few kept.
 SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, const arch::ArchSpec& spec,
                            const SearchOptions& options);
-Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec);
+// `output_fraction`: the share of its output's bytes a store moves where the machine codes a sparse output
+// (arch::coded_fraction); 1: raw.
+Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec, double output_fraction = 1.0);
 arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                            const arch::ArchSpec& spec, const std::string& program_name);
 
