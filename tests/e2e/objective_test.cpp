@@ -73,7 +73,7 @@ TEST(Objective, MinimisingDramOnEyerissMovesFewerBytesThanTheFastestMapping) {
   // The fastest CONV3 mapping (13x36x8 tiles of two images, inputs double-buffered) moves 8.39 MB; the least
   // DRAM one (13x36x4 tiles of four images, single-buffered) 6.62 MB, for 2.6x the cycles (2026-12-06).
   const nlohmann::json fastest = winner(run_with("cycles")), leanest = winner(run_with("dram"));
-  EXPECT_LT(leanest.at("dram_bytes").get<double>(), 0.85 * fastest.at("dram_bytes").get<double>());
+  EXPECT_LT(leanest.at("dram_bytes").get<double>(), 0.8 * fastest.at("dram_bytes").get<double>());
   EXPECT_GT(leanest.at("cycles").get<int64_t>(), fastest.at("cycles").get<int64_t>());
   EXPECT_FALSE(leanest.contains("candidates_stopped") && leanest.at("candidates_stopped").get<int>() > 0)
       << "no candidate stops early unless the objective is cycles";
