@@ -60,12 +60,13 @@ CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timer_(spec) {
   round_trip_cycles_ = spec.dram.latency_cycles + (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
 }
 
-double CostModel::dma_bytes_per_cycle(int64_t row_bytes) const {
+double CostModel::dma_bytes_per_cycle(int64_t row_bytes, double coding) const {
   // Bursts stop at tile rows (and at burst_bytes, and at DRAM interleave blocks). Little's law: an engine
-  // with B bursts of S bytes in flight over a round trip of L cycles moves B*S/L, so short rows starve it.
+  // with B bursts of S bytes in flight over a round trip of L cycles moves B*S/L, so short rows starve it. A
+  // coded burst carries the code of its values (sim/transfer_engine.cpp): as many bursts, each shorter.
   const auto& dma = spec_.core.dma;
   const double burst =
-      static_cast<double>(std::min({row_bytes, dma.burst_bytes, spec_.dram.interleave_bytes}));
+      static_cast<double>(std::min({row_bytes, dma.burst_bytes, spec_.dram.interleave_bytes})) * coding;
   const double round_trip = round_trip_cycles_ + burst / spec_.noc.link_bytes_per_cycle;
   return std::min(dma.bytes_per_cycle, dma.outstanding_bursts * burst / round_trip);
 }
@@ -252,8 +253,9 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   // set its bursts. Every block pays its setup on its engine.
   const auto& dma = spec.core.dma;
   const TileRuns runs = stage.runs(tm, tn, tk);
-  const double a_rate = dma_bytes_per_cycle(runs.a * element), w_rate = dma_bytes_per_cycle(runs.w * element),
-               o_rate = dma_bytes_per_cycle(runs.o * stored);
+  const double a_rate = dma_bytes_per_cycle(runs.a * element, a_coding),
+               w_rate = dma_bytes_per_cycle(runs.w * element),
+               o_rate = dma_bytes_per_cycle(runs.o * stored, o_coding);
   const int64_t a_blocks = blocks_of(stage.a_tile_rows(tm), tk * element, plan.load_group(kA), dma),
                 w_blocks = blocks_of(tk * taps, tn * element, plan.load_group(kW), dma);
   // A store waiting for the other cores' partial sums stays whole.
@@ -277,8 +279,12 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     cost.dma_cycles = static_cast<int64_t>(std::ceil(std::max(a_engine, w_engine))) +
                       static_cast<int64_t>(setup / dma.engines);
   } else {
-    cost.dma_cycles = static_cast<int64_t>(std::ceil(core_a / a_rate + core_w / w_rate +
-                                                     static_cast<double>(core_o + core_epilogue) / o_rate)) +
+    // One engine moves one transfer at a time, none faster than the whole DRAM delivers (Eyeriss's engine
+    // takes 8 B a cycle, its link 2.4): a latency-bound stream of short bursts and a DRAM-bound one add up.
+    const double dram = spec.dram.bytes_per_cycle;
+    cost.dma_cycles = static_cast<int64_t>(
+                          std::ceil(core_a / std::min(a_rate, dram) + core_w / std::min(w_rate, dram) +
+                                    static_cast<double>(core_o + core_epilogue) / std::min(o_rate, dram))) +
                       static_cast<int64_t>(setup);
   }
   cost.dram_cycles = cycles_for(static_cast<double>(cost.dram_bytes), spec.dram.bytes_per_cycle);
@@ -320,7 +326,7 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
           {engine_rate, spec.noc.link_bytes_per_cycle, spec.dram.bytes_per_cycle / std::max(1.0, issuers)});
       return route + tile_bytes / rate;
     };
-    const double a_load = load_cycles(static_cast<double>(stage.a_tile_rows(tm) * tk * element),
+    const double a_load = load_cycles(static_cast<double>(stage.a_tile_rows(tm) * tk * element) * a_coding,
                                       a_rate * static_cast<double>(a_blocks), multicast_a, mapping.split_n);
     const double w_load = load_cycles(static_cast<double>(tk * taps * tn * element),
                                       w_rate * static_cast<double>(w_blocks), multicast_w, mapping.split_m);
@@ -336,18 +342,23 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     double stall = dma.engines >= 2 ? std::max(a_stall, w_stall) : a_stall + w_stall;
     if (!mapping.double_buffer_output) {
       // One O buffer: the next output tile cannot start before this one's store (or, fused, the epilogue
-      // that reads it into its E buffer) has drained it.
-      const double store = fused ? static_cast<double>(vector_tile)
-                                 : route + static_cast<double>(tm * pixels * tn * accumulator) /
-                                               (o_rate * static_cast<double>(o_blocks));
+      // that reads it into its E buffer) has drained it. Fused with one engine and one input buffer, the
+      // next tile's loads follow the store in the engine's queue (they are issued after it), so the store
+      // stalls the array too.
+      const double store_dma = route + static_cast<double>(tm * pixels * tn * accumulator) * o_coding /
+                                           (o_rate * static_cast<double>(o_blocks));
+      const double store = !fused ? store_dma
+                                  : static_cast<double>(vector_tile) +
+                                        (dma.engines == 1 && !mapping.double_buffer_inputs ? store_dma : 0.0);
       stall += store * static_cast<double>(stores);
     }
     cost.load_stall_cycles = static_cast<int64_t>(stall);
   }
 
   // Not overlapped: the first tiles' loads before any compute, and the last tile's store after it.
-  const double first_bytes = static_cast<double>(stage.a_tile_rows(tm) * tk + tk * taps * tn) * element;
-  const double last_bytes = static_cast<double>(tm * pixels * tn * stored);
+  const double first_bytes = static_cast<double>(stage.a_tile_rows(tm) * tk) * element * a_coding +
+                             static_cast<double>(tk * taps * tn * element);
+  const double last_bytes = static_cast<double>(tm * pixels * tn * stored) * o_coding;
   const double route_latency = (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
   cost.overhead_cycles =
       static_cast<int64_t>(2 * (spec.dram.latency_cycles + route_latency + dma.setup_cycles) +

@@ -64,8 +64,9 @@ class CostModel {
   std::vector<std::pair<int, double>> hottest_link_share_;  // (cores used, share)
   double hottest_link_share(int cores_used) const;
   double round_trip_cycles_ = 0;  // DRAM latency and the routers to a core and back: what a burst waits
-  // One engine's bandwidth when a tensor's tile rows are `row_bytes` long.
-  double dma_bytes_per_cycle(int64_t row_bytes) const;
+  // One engine's bandwidth, in the bytes it moves, when a tensor's tile rows are `row_bytes` long and move
+  // run-length coded to `coding` of their size (a coded burst is as many bursts, each shorter).
+  double dma_bytes_per_cycle(int64_t row_bytes, double coding = 1.0) const;
   // The last unfused epilogue pass estimated, and its estimate. A CostModel serves one thread (the search
   // gives each of its threads its own).
   mutable const Mapping* pass_estimated_ = nullptr;

@@ -67,12 +67,22 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
   if (!stage->obstacle(dataflow, spec).message.empty()) return 0;
   const Granules granules = stage->granules(dataflow, spec);
   // RS also tries a half and a quarter of its output-row and filter granules: a smaller tile that keeps all
-  // its channels' partial sums in SRAM can beat one that fills the array but spills them.
-  auto ladder = [&](int64_t extent, int parts, int64_t granule) {
+  // its channels' partial sums in SRAM can beat one that fills the array but spills them. Its filters also
+  // take the even splits of a core's share into 2^a and 3 * 2^a tiles: 64 of 192 filters keep four images'
+  // partial sums in a buffer where 72 do not fit, run as 4 groups of 16 filters a PE and leave no ragged
+  // last tile (Eyeriss's CONV3-5).
+  auto ladder = [&](int64_t extent, int parts, int64_t granule, bool even_splits) {
     std::vector<int64_t> tiles = tile_ladder(extent, parts, granule);
     if (dataflow == arch::Dataflow::rs) {
+      const int64_t per_part = tiles.back();
       for (int64_t fraction : {granule / 4, granule / 2})
-        if (fraction >= 1 && fraction < tiles.front()) tiles.insert(tiles.begin(), fraction);
+        if (fraction >= 1 && fraction < tiles.front()) tiles.push_back(fraction);
+      const int64_t smallest = std::max<int64_t>(1, granule / 4);
+      auto even_split = [&](int64_t count) { return (per_part + count - 1) / count; };
+      for (int64_t count = 2; even_splits && count <= per_part && even_split(count) >= smallest;
+           count += count % 3 == 0 ? count / 3 : count / 2)
+        tiles.push_back(even_split(count));
+      std::sort(tiles.begin(), tiles.end());
       tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
     }
     return tiles;
@@ -96,10 +106,10 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
       mapping.fusion = epilogue.fusion;
       if (epilogue.fusion == Fusion::unfused) mapping.epilogue_pass = epilogue.pass;
     }
-    for (int64_t tile_m : ladder(problem.m, split.m, granules.m)) {
+    for (int64_t tile_m : ladder(problem.m, split.m, granules.m, false)) {
       if (DimPartition(problem.m, tile_m, split.m).tiles() < split.m) continue;
       if (stage->whole_m() && tile_m < problem.m) continue;
-      for (int64_t tile_n : ladder(problem.n, split.n, granules.n)) {
+      for (int64_t tile_n : ladder(problem.n, split.n, granules.n, true)) {
         if (DimPartition(problem.n, tile_n, split.n).tiles() < split.n) continue;
         for (int64_t tile_k : tile_ladder(problem.k, split.k, granules.k)) {
           if (DimPartition(problem.k, tile_k, split.k).tiles() < split.k) continue;

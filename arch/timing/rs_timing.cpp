@@ -46,11 +46,16 @@ RsPlan RsTiming::plan(const ConvTileShape& shape, DType dtype) const {
   p.bands = rows_ / p.set_rows;
   // A PE's channels must fit its input scratchpad (a window each) and, with one filter, its filter
   // scratchpad.
-  p.channels_per_pe = std::clamp<int64_t>(std::min(words.ifmap, words.filter) / shape.s, 1, shape.c);
-  p.filters_per_pe =
+  // Then the groups are evened out: as many groups as the most a PE holds needs, each as full as the next
+  // (64 filters with room for 18 run as 4 x 16, as the chip's p = 16 does, not 18, 18, 18, 10).
+  const int64_t most_channels =
+      std::clamp<int64_t>(std::min(words.ifmap, words.filter) / shape.s, 1, shape.c);
+  p.channel_groups = ceil_div(shape.c, most_channels);
+  p.channels_per_pe = ceil_div(shape.c, p.channel_groups);
+  const int64_t most_filters =
       std::clamp<int64_t>(std::min(words.psum, words.filter / (p.channels_per_pe * shape.s)), 1, shape.m);
-  p.filter_groups = ceil_div(shape.m, p.filters_per_pe);
-  p.channel_groups = ceil_div(shape.c, p.channels_per_pe);
+  p.filter_groups = ceil_div(shape.m, most_filters);
+  p.filters_per_pe = ceil_div(shape.m, p.filter_groups);
   p.units = p.row_chunks * p.filter_groups * p.channel_groups * p.strips;
   p.rounds = ceil_div(p.units, p.bands);
   return p;

@@ -496,16 +496,16 @@ TEST(RsTimingVsCycleModel, NextRoundsMacsWaitForThePreviousRoundsDrainSoAShorter
 }
 
 TEST(RsTimingVsCycleModel, RoundCompletesWhenItsLastUnitHasDrainedNotAtTheLongestComputePlusTheLongestDrain) {
-  // 4x3 PEs, r = s = 2, e = 3, q = 1, m = 6, c = 9, F/I/P = 32/8/4, no overlap: h = 2, bands 2, one strip;
-  // qc = 4 (channel groups 4, 4, 1), pf = min(4, 32/8) = 4 (filter groups 4, 2). Units (pf, qc): (4,4) (4,4)
-  // | (4,1) (2,4) | (2,4) (2,1).
+  // 4x3 PEs, r = s = 2, e = 3, q = 1, m = 7, c = 10, F/I/P = 32/8/4, no overlap: h = 2, bands 2, one strip;
+  // at most 4 channels a PE, so 3 channel groups evened out to qc = 4 (4, 4, 2); at most min(4, 32/8) = 4
+  // filters, so 2 filter groups of pf = 4 (4, 3). Units (pf, qc): (4,4) (4,4) | (4,2) (3,4) | (3,4) (3,2).
   // Round 0: load 32, compute 32, drain 1 + 4: 0/32/32/64/69.
-  // Round 1: unit (4,1) loads 8 and computes 8 (last MAC 92), unit (2,4) loads 16 and computes 16 (last MAC
-  // 100). (4,1) is out at 92 + 2 + 4 = 98, (2,4) at 100 + 2 + 2 = 104: the round completes at 104. The
-  // closed form adds the longest drain (5, of (4,1)) to the longest compute (16, of (2,4)): 106.
-  // Round 2 (2,4) (2,1): loads when round 1 has completed: 104/120/120/136/139 (closed form: 106/.../141).
-  const ConvCase c = one_instruction(4, 3, 32, 8, 4, ConvShape{3, 1, 6, 9, 2, 2});
-  expect_schedule(c, {{12, 0, 32, 32, 64, 69}, {12, 69, 85, 85, 101, 104}, {12, 104, 120, 120, 136, 139}});
+  // Round 1: unit (4,2) loads 16 and computes 16 (last MAC 108), unit (3,4) loads 24 and computes 24 (last
+  // MAC 116). (4,2) is out at 108 + 2 + 4 = 114, (3,4) at 116 + 2 + 3 = 121: the round completes at 121. The
+  // longest compute (24, of (3,4)) plus the longest drain (5, of (4,2)) would say 122.
+  // Round 2 (3,4) (3,2): loads when round 1 has completed: 121/145/145/169/173.
+  const ConvCase c = one_instruction(4, 3, 32, 8, 4, ConvShape{3, 1, 7, 10, 2, 2});
+  expect_schedule(c, {{12, 0, 32, 32, 64, 69}, {12, 69, 93, 93, 117, 121}, {12, 121, 145, 145, 169, 173}});
 }
 
 TEST(RsTimingVsCycleModel, FilterScratchpadHoldsTheWeightsOfOneUnitWhenTheInputScratchpadIsLarger) {
@@ -517,6 +517,32 @@ TEST(RsTimingVsCycleModel, FilterScratchpadHoldsTheWeightsOfOneUnitWhenTheInputS
       << "qc " << plan.channels_per_pe << ", pf " << plan.filters_per_pe;
   RsModelRun run;
   EXPECT_TRUE(run_model(c, run));
+}
+
+TEST(RsTiming, FiltersAndChannelsRunInTheFewestGroupsEvenedOut) {
+  // Eyeriss's scratchpads (224 filter, 12 input, 24 partial-sum words) hold at most 4 channels of a 3-wide
+  // filter row (12 / 3), and then at most 18 filters (min(24, 224 / (4 * 3))). 64 filters run as four groups
+  // of 16, not 18, 18, 18 and 10: every round of four bands then takes a 16-filter unit's time,
+  // q * s * 16 * 4 = 2496 cycles, where a round holding an 18-filter unit would take 2808.
+  const ConvCase c = eyeriss({ConvShape{13, 13, 64, 8, 3, 3, 1, 1, 1, 1}}, {0});
+  const RsTiming timing(spec_of(c));
+  const RsPlan plan = timing.plan(tile_shape(c.instructions[0]), c.dtype);
+  EXPECT_EQ(plan.channels_per_pe, 4);
+  EXPECT_EQ(plan.channel_groups, 2);
+  EXPECT_EQ(plan.filters_per_pe, 16);
+  EXPECT_EQ(plan.filter_groups, 4);
+  std::vector<int64_t> computes;
+  timing.for_each_round(tile_shape(c.instructions[0]), c.dtype,
+                        [&](const RsRound& round) { computes.push_back(round.compute); });
+  EXPECT_EQ(computes, (std::vector<int64_t>{2496, 2496}));
+  EXPECT_TRUE(closed_form_equals_cycle_model(c));
+  // 6 channels where a PE holds 4: two groups of 3 (then 224 / (3 * 3) leaves room for 24 filters).
+  const ConvCase six = eyeriss({ConvShape{13, 13, 64, 6, 3, 3, 1, 1, 1, 1}}, {0});
+  const RsPlan six_plan = timing.plan(tile_shape(six.instructions[0]), six.dtype);
+  EXPECT_EQ(six_plan.channels_per_pe, 3);
+  EXPECT_EQ(six_plan.channel_groups, 2);
+  EXPECT_EQ(six_plan.filter_groups, 3);
+  EXPECT_EQ(six_plan.filters_per_pe, 22);
 }
 
 // ---- active_pes ----

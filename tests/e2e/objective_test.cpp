@@ -18,9 +18,17 @@ const std::string kConv3 =
     "name: conv3\nseed: 12\nops:\n  - {name: conv3, kind: conv2d, n: 4, c: 256, h: 13, w: 13, k: 384, r: 3, "
     "s: 3, pad: 1, dtype: bf16, epilogue: [bias, relu]}\n";
 
-nlohmann::json run_with(const std::string& objective, const std::vector<std::string>& sets = {}) {
+// AlexNet's CONV2 as alexnet.yaml has it, with the chip's 16-bit partial sums.
+const std::string kConv2 =
+    "name: conv2\nseed: 12\nops:\n  - {name: conv2, kind: conv2d, n: 4, c: 96, h: 27, w: 27, k: 256, r: 5, "
+    "s: 5, pad: 2, groups: 2, dtype: bf16, psum: fp16, epilogue: [bias, relu], density: {input: 0.613, "
+    "output: "
+    "0.275}}\n";
+
+nlohmann::json run_with(const std::string& objective, const std::vector<std::string>& sets = {},
+                        const std::string& workload = kConv3) {
   ScratchDir scratch;
-  write_text(scratch.file("w.yaml"), kConv3);
+  write_text(scratch.file("w.yaml"), workload);
   std::vector<std::string> args = {"run",
                                    "--arch",
                                    shipped("arch/eyeriss.yaml"),
@@ -179,11 +187,13 @@ TEST(Objective, EveryCorePaysCoreCycleEnergyForEachCycleOfTheRun) {
   }
 }
 
-// With the chip's clock power charged per cycle (eyeriss.yaml's core_cycle), the least-energy CONV3 mapping
-// is a faster one than with data movement and MACs alone, which favour slow mappings that move fewer bytes.
+// With the chip's clock power charged per cycle (eyeriss.yaml's core_cycle), the least-energy CONV2 mapping
+// is a faster one than with data movement and MACs alone, which favour slow mappings that move fewer bytes
+// (measured: 34.6 against 43.3 ms, 5.26 against 3.49 MB). CONV3-5 have a mapping that is both (13 x 64 x 4,
+// four images): the same winner either way.
 TEST(Objective, ChargingTheClockPerCycleHasTheEnergyObjectivePickAFasterMapping) {
-  const nlohmann::json clocked = winner(run_with("energy"));
-  const nlohmann::json events_only = winner(run_with("energy", {"energy_pj.core_cycle=0"}));
+  const nlohmann::json clocked = winner(run_with("energy", {}, kConv2));
+  const nlohmann::json events_only = winner(run_with("energy", {"energy_pj.core_cycle=0"}, kConv2));
   EXPECT_LT(1.2 * clocked.at("cycles").get<double>(), events_only.at("cycles").get<double>())
       << clocked.at("mapping") << " vs " << events_only.at("mapping");
   EXPECT_GT(clocked.at("dram_bytes").get<int64_t>(), events_only.at("dram_bytes").get<int64_t>());

@@ -4,15 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "arch/isa/program_check.hpp"
 #include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
 #include "mapper/lowering.hpp"
 #include "mapper/mapspace.hpp"
+#include "mapper/op_stages/conv2d.hpp"
 #include "mapper/search.hpp"
 #include "mapper/stages/gemm_stage.hpp"
 #include "ops/kinds/gemm.hpp"
+#include "ops/workload.hpp"
 
 namespace tessera::mapper {
 
@@ -194,6 +197,32 @@ TEST(Mapspace, EachTileTakesTheDeepestBufferingThatFitsTheOutputAloneIncluded) {
       });
   EXPECT_GT(mappings, 0);
   EXPECT_GT(output_only, 0) << "no tile fits its output doubled but not its inputs";
+}
+
+// RS tiles its filters by even splits of a core's share too, not only by multiples of the filters a PE
+// holds: AlexNet CONV4 on Eyeriss has 192 filters a group, a PE holds 18 (granule 18: 18, 36, 72, 144), and
+// 64 (a third) keeps four images' partial sums in the 108 KB buffer with both inputs double-buffered, where
+// 72 does not fit. Its tiles of 64 filters and four images are enumerated (each runs as 4 groups of 16).
+TEST(Mapspace, RowStationaryTilesItsFiltersByEvenSplitsOfTheCoresShare) {
+  const arch::ArchSpec spec = shipped("eyeriss");
+  const ops::Workload workload = ops::workload_from_yaml(config::load_text(
+      "name: c4\nseed: 1\nops:\n  - {name: conv4, kind: conv2d, n: 4, c: 384, h: 13, w: 13, k: 384, r: 3, s: "
+      "3, pad: 1, groups: 2, dtype: bf16, psum: fp16}\n",
+      "c4.yaml"));
+  const auto stage = conv_direct_stage(*workload.ops.front().as<ops::ConvShape>(), DType::bf16, 4);
+  std::set<int64_t> filter_tiles;
+  bool sixty_four_doubled = false;
+  enumerate_mappings(
+      stage, spec, arch::Dataflow::rs, [](size_t) { return true; },
+      [&](const Mapping& mapping, size_t) {
+        filter_tiles.insert(mapping.tile_n);
+        if (mapping.tile_n == 64 && mapping.tile_k == 4 && mapping.double_buffer_inputs)
+          sixty_four_doubled = true;
+      });
+  for (int64_t tile : {18, 36, 72, 64, 48, 32})
+    EXPECT_EQ(filter_tiles.count(tile), 1u) << tile << " of " << ::testing::PrintToString(filter_tiles);
+  EXPECT_TRUE(sixty_four_doubled);
+  EXPECT_EQ(filter_tiles.count(96), 0u);  // four images' partial sums of 96 filters: 130 KB
 }
 
 }  // namespace tessera::mapper

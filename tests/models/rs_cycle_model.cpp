@@ -58,11 +58,13 @@ RsModelFolding fold(const RsModelArray& array, const RsModelInstruction& in) {
   f.strip_cols = std::min<int64_t>(in.e, array.cols);
   f.strips = ceil_div(in.e, array.cols);
   f.bands = array.rows / f.set_rows;
-  f.channels_per_pe = std::clamp<int64_t>(std::min(array.ifmap_words, array.filter_words) / in.s, 1, in.c);
-  f.filters_per_pe = std::clamp<int64_t>(
+  const int64_t qc_max = std::clamp<int64_t>(std::min(array.ifmap_words, array.filter_words) / in.s, 1, in.c);
+  f.channel_groups = ceil_div(in.c, qc_max);
+  f.channels_per_pe = ceil_div(in.c, f.channel_groups);
+  const int64_t pf_max = std::clamp<int64_t>(
       std::min(array.psum_words, array.filter_words / (f.channels_per_pe * in.s)), 1, in.m);
-  f.filter_groups = ceil_div(in.m, f.filters_per_pe);
-  f.channel_groups = ceil_div(in.c, f.channels_per_pe);
+  f.filter_groups = ceil_div(in.m, pf_max);
+  f.filters_per_pe = ceil_div(in.m, f.filter_groups);
   f.units = f.row_chunks * f.filter_groups * f.channel_groups * f.strips;
   f.rounds = ceil_div(f.units, f.bands);
   return f;
