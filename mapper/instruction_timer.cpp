@@ -1,6 +1,7 @@
 #include "mapper/instruction_timer.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 namespace tessera::mapper {
 
@@ -13,7 +14,11 @@ int64_t ceil_div(int64_t a, int64_t b) {
 InstructionTimer::InstructionTimer(const arch::ArchSpec& spec)
     : timing_(spec.core.pe_array),
       rs_timing_(spec),
-      pes_(static_cast<double>(spec.core.pe_array.rows) * spec.core.pe_array.cols) {}
+      pes_(static_cast<double>(spec.core.pe_array.rows) * spec.core.pe_array.cols),
+      id_([] {
+        static std::atomic<uint64_t> timers{0};
+        return ++timers;
+      }()) {}
 
 InstructionProfile InstructionTimer::matmul(arch::Dataflow dataflow, int64_t m, int64_t n, int64_t k) const {
   const arch::PeArrayTiming& timing = timing_;
@@ -64,10 +69,20 @@ std::shared_ptr<const InstructionTimer::RsProfile> InstructionTimer::row_station
     const arch::ConvTileShape& shape, DType dtype) const {
   const std::array<int64_t, 8> key = {shape.e, shape.m, shape.c,  shape.q,
                                       shape.r, shape.s, shape.ih, static_cast<int64_t>(dtype)};
+  // The search asks for one tile shape several times running (its six loop orders, the edge waste): this
+  // thread's last answer comes back without the lock and the lookup.
+  thread_local uint64_t last_timer = 0;
+  thread_local std::array<int64_t, 8> last_key{};
+  thread_local std::shared_ptr<const RsProfile> last_profile;
+  if (last_timer == id_ && last_key == key) return last_profile;
+  auto remember = [&](const std::shared_ptr<const RsProfile>& profile) {
+    last_timer = id_, last_key = key, last_profile = profile;
+    return profile;
+  };
   {
     std::lock_guard<std::mutex> lock(rs_cache_mutex_);
     auto found = rs_cache_.find(key);
-    if (found != rs_cache_.end()) return found->second;
+    if (found != rs_cache_.end()) return remember(found->second);
   }
   auto entry = std::make_shared<RsProfile>();
   // The rounds of one instruction from a fresh pipeline, and the PE slots the rounds leave idle (folding of
@@ -97,7 +112,7 @@ std::shared_ptr<const InstructionTimer::RsProfile> InstructionTimer::row_station
   result.cross = 0;
   entry->edge_waste = slots > 0 ? 1.0 - used / slots : 0.0;
   std::lock_guard<std::mutex> lock(rs_cache_mutex_);
-  return rs_cache_.emplace(key, std::move(entry)).first->second;
+  return remember(rs_cache_.emplace(key, std::move(entry)).first->second);
 }
 
 }  // namespace tessera::mapper

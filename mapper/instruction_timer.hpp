@@ -47,6 +47,7 @@ class InstructionTimer {
   arch::PeArrayTiming timing_;
   arch::RsTiming rs_timing_;
   double pes_ = 0;
+  uint64_t id_;  // which timer a thread's last answer came from (an address may be reused)
   mutable std::mutex rs_cache_mutex_;
   // (e, m, c, q, r, s, ih, dtype): what the rounds depend on.
   mutable std::map<std::array<int64_t, 8>, std::shared_ptr<const RsProfile>> rs_cache_;

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <optional>
 #include <system_error>
 #include <thread>
 
 #include "mapper/op_stages.hpp"
+#include "mapper/tiling.hpp"
 
 namespace tessera::mapper {
 
@@ -103,11 +105,28 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
       uint64_t within_split = 0;
       size_t current_split = ~size_t{0};
       Worker& mine = workers[worker];
+      // The tile last scored and its loop nest: the orders of one tile come one after another, and two
+      // whose loops of more than one trip run in the same order cost the same (the cost model reads the
+      // order only through reload factors, which skip loops of one trip).
+      std::array<int64_t, 5> scored_tile{-1, -1, -1, -1, -1};
+      int scored_nest = -1;
+      const ContractionShape& shape = stage->shape();
       workers[worker].legal = enumerate_mappings(
           stage, spec, dataflow, [&](size_t split) { return static_cast<int>(split % threads) == worker; },
           [&](const Mapping& mapping, size_t split) {
             if (split != current_split) current_split = split, within_split = 0;
-            mine.probe.cost = model.evaluate(mapping);
+            const std::array<int64_t, 5> tile = {
+                static_cast<int64_t>(split), mapping.tile_m, mapping.tile_n, mapping.tile_k,
+                (mapping.double_buffer_inputs ? 2 : 0) + (mapping.double_buffer_output ? 1 : 0)};
+            const int nest =
+                loop_nest_key({DimPartition(shape.m, mapping.tile_m, mapping.split_m).max_tile_count(),
+                               DimPartition(shape.n, mapping.tile_n, mapping.split_n).max_tile_count(),
+                               DimPartition(shape.k, mapping.tile_k, mapping.split_k).max_tile_count()},
+                              mapping.order);
+            if (tile != scored_tile || nest != scored_nest) {
+              mine.probe.cost = model.evaluate(mapping);
+              scored_tile = tile, scored_nest = nest;
+            }
             mine.probe.index = (uint64_t{split} << 32) | within_split++;
             // The mapping is copied only when kept: a copy takes its shared stage and epilogue, whose
             // reference counts every thread would otherwise update for every mapping scored.

@@ -85,4 +85,14 @@ inline int64_t reload_factor(const std::array<int64_t, 3>& trips, const std::arr
   return factor;
 }
 
+// Which loop nest `order` makes of tile loops running `trips` times along m, n, k: the order of the loops of
+// more than one trip, as a number (loops of one trip may sit anywhere: reload_factor skips them). Two orders
+// of the same key visit the same tiles in the same sequence.
+inline int loop_nest_key(const std::array<int64_t, 3>& trips, const std::array<Dim, 3>& order) {
+  int key = 0;
+  for (const Dim dim : order)
+    if (trips[static_cast<int>(dim)] > 1) key = key * 4 + static_cast<int>(dim) + 1;
+  return key;
+}
+
 }  // namespace tessera::mapper

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "arch/isa/program_check.hpp"
 #include "arch/isa/program_text.hpp"
@@ -14,6 +16,7 @@
 #include "mapper/op_stages/conv2d.hpp"
 #include "mapper/search.hpp"
 #include "mapper/stages/gemm_stage.hpp"
+#include "mapper/tiling.hpp"
 #include "ops/kinds/gemm.hpp"
 #include "ops/workload.hpp"
 
@@ -223,6 +226,68 @@ TEST(Mapspace, RowStationaryTilesItsFiltersByEvenSplitsOfTheCoresShare) {
     EXPECT_EQ(filter_tiles.count(tile), 1u) << tile << " of " << ::testing::PrintToString(filter_tiles);
   EXPECT_TRUE(sixty_four_doubled);
   EXPECT_EQ(filter_tiles.count(96), 0u);  // four images' partial sums of 96 filters: 130 KB
+}
+
+// The search scores a tile's loop orders once per loop nest (mapper/search.cpp): orders whose loops of more
+// than one trip run in the same order must cost exactly the same, every figure of the estimate, on every
+// machine's tiles, splits and bufferings.
+TEST(Mapspace, OrdersOfOneLoopNestCostExactlyTheSame) {
+  const ops::Workload conv =
+      ops::workload_from_yaml(config::load_text("name: c\nseed: 1\nops:\n  - {name: c, kind: conv2d, n: 4, "
+                                                "c: 96, h: 27, w: 27, k: 256, r: 5, s: 5, pad: "
+                                                "2, groups: 2, dtype: bf16}\n",
+                                                "c.yaml"));
+  struct Case {
+    const char* machine;
+    std::shared_ptr<const ContractionStage> stage;
+    arch::Dataflow dataflow;
+  };
+  const std::shared_ptr<const ContractionStage> gemm =
+      std::make_shared<GemmStage>(GemmProblem{200, 300, 1000, DType::bf16});
+  const Case cases[] = {
+      {"mesh4x4", gemm, arch::Dataflow::ws},
+      {"mesh4x4", gemm, arch::Dataflow::os},
+      {"default", gemm, arch::Dataflow::is},
+      {"eyeriss", conv_direct_stage(*conv.ops.front().as<ops::ConvShape>(), DType::bf16, 1),
+       arch::Dataflow::rs},
+      {"mesh4x4", conv_direct_stage(*conv.ops.front().as<ops::ConvShape>(), DType::bf16, 2),
+       arch::Dataflow::rs},
+  };
+  for (const Case& c : cases) {
+    const arch::ArchSpec spec = shipped(c.machine);
+    const CostModel model(spec);
+    const ContractionShape& shape = c.stage->shape();
+    std::map<std::tuple<size_t, int64_t, int64_t, int64_t, bool, bool, int>, Cost> first;
+    int64_t shared = 0, mappings = 0;
+    enumerate_mappings(
+        c.stage, spec, c.dataflow, [](size_t) { return true; },
+        [&](const Mapping& mapping, size_t split) {
+          ++mappings;
+          const int nest =
+              loop_nest_key({DimPartition(shape.m, mapping.tile_m, mapping.split_m).max_tile_count(),
+                             DimPartition(shape.n, mapping.tile_n, mapping.split_n).max_tile_count(),
+                             DimPartition(shape.k, mapping.tile_k, mapping.split_k).max_tile_count()},
+                            mapping.order);
+          const Cost cost = model.evaluate(mapping);
+          const auto [at, inserted] =
+              first.try_emplace({split, mapping.tile_m, mapping.tile_n, mapping.tile_k,
+                                 mapping.double_buffer_inputs, mapping.double_buffer_output, nest},
+                                cost);
+          if (inserted) return;
+          ++shared;
+          const Cost& other = at->second;
+          EXPECT_EQ(cost.cycles, other.cycles) << c.machine << ": " << mapping.describe();
+          EXPECT_EQ(cost.energy_pj, other.energy_pj) << c.machine << ": " << mapping.describe();
+          EXPECT_EQ(cost.dram_bytes, other.dram_bytes) << c.machine << ": " << mapping.describe();
+          EXPECT_EQ(cost.sram_bytes, other.sram_bytes) << c.machine << ": " << mapping.describe();
+          EXPECT_EQ(cost.load_stall_cycles, other.load_stall_cycles)
+              << c.machine << ": " << mapping.describe();
+          EXPECT_EQ(cost.dma_cycles, other.dma_cycles) << c.machine << ": " << mapping.describe();
+          EXPECT_EQ(cost.bound, other.bound) << c.machine << ": " << mapping.describe();
+        });
+    EXPECT_GT(shared, 0) << c.machine;
+    EXPECT_LT(shared, mappings) << c.machine;
+  }
 }
 
 }  // namespace tessera::mapper
