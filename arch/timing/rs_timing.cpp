@@ -47,7 +47,7 @@ RsPlan RsTiming::plan(const ConvTileShape& shape, DType dtype) const {
   // A PE's channels must fit its input scratchpad (a window each) and, with one filter, its filter
   // scratchpad.
   // Then the groups are evened out: as many groups as the most a PE holds needs, each as full as the next
-  // (64 filters with room for 18 run as 4 x 16, as the chip's p = 16 does, not 18, 18, 18, 10).
+  // (64 filters with room for 18 run as 4 x 16, not 18, 18, 18, 10: a round takes its largest unit's time).
   const int64_t most_channels =
       std::clamp<int64_t>(std::min(words.ifmap, words.filter) / shape.s, 1, shape.c);
   p.channel_groups = ceil_div(shape.c, most_channels);
