@@ -61,11 +61,12 @@ void add_machine_options(CLI::App* command, Common& common) {
   command->add_option("--format", common.format, "what to print")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  // At most kMaxThreads: each is a thread of the mapper and the CPU reference, and from 2 a worker process.
+  // At most kMaxThreads: each is a thread of the mapper, the CPU reference and a functional run's arithmetic,
+  // and from 2 a worker process.
   command
       ->add_option("--threads", common.threads,
-                   fmt::format("threads for the mapper and the CPU reference, 1 to {} (default: this "
-                               "machine's cores)",
+                   fmt::format("threads for the mapper, the CPU reference and a functional run's "
+                               "arithmetic, 1 to {} (default: this machine's cores)",
                                kMaxThreads))
       ->check(CLI::Range(1, kMaxThreads))
       ->capture_default_str();

@@ -459,7 +459,9 @@ OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& m
       result = is_winner && settings.trace ? machine.run(row.program, sim::RunOptions{false, true})
                                            : std::move(row.timing);
     } else {
-      result = machine.run(row.program, sim::RunOptions{true, is_winner && settings.trace});
+      sim::RunOptions functional{true, is_winner && settings.trace};
+      functional.threads = settings.threads;
+      result = machine.run(row.program, functional);
       // Arithmetic never changes timing: the functional run must reproduce the timing-only one exactly.
       TESSERA_ASSERT(result.cycles == row.timing.cycles,
                      "functional and timing-only runs take the same cycles");

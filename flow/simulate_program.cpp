@@ -126,7 +126,9 @@ ProgramRun simulate_program(const arch::Program& program, const std::string& pro
   }
   sim::Machine machine(spec);
   const bool check_numerics = !timing_only && program.op.has_value();
-  const sim::RunResult result = machine.run(program, sim::RunOptions{!timing_only, trace});
+  sim::RunOptions options{!timing_only, trace};
+  options.threads = threads;
+  const sim::RunResult result = machine.run(program, options);
 
   ProgramRun run;
   traces::Report& report = run.report;

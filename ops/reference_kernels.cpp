@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/large_memory.hpp"
 #include "common/parallel.hpp"
 #include "ops/encodings.hpp"
 #include "ops/input_generator.hpp"
@@ -10,16 +11,21 @@
 namespace tessera::ops {
 
 RowMajorMatrix to_matrix(const HostTensor& tensor) {
-  RowMajorMatrix matrix(tensor.rows, tensor.cols);
+  RowMajorMatrix matrix(tensor.rows, tensor.cols);  // not yet touched: Eigen leaves it uninitialised
   double* data = matrix.data();
+  advise_huge_pages(data, static_cast<size_t>(tensor.elements()) * sizeof(double));
   for (int64_t i = 0; i < tensor.elements(); ++i) data[i] = tensor.value(i);
   return matrix;
 }
 
 void gemm_rows(const RowMajorMatrix& a, const RowMajorMatrix& w, double* out, int64_t out_pitch,
                int threads) {
-  constexpr int64_t kRowsPerBlock = 64;
+  // Each block's product packs all of W again (Eigen's GEMM per call), so blocks are as large as still
+  // leaves eight of them to share among the threads: 64 to 512 rows (4096 rows: 8 blocks, B packed 8 times,
+  // not 64: 3.35 -> 2.33 s on one thread). The sums are the same to the bit: Eigen splits k the same way
+  // whatever the block's rows, and the block size does not depend on the thread count.
   const int64_t m = a.rows();
+  const int64_t kRowsPerBlock = std::clamp<int64_t>((m + 8 * 64 - 1) / (8 * 64) * 64, 64, 512);
   const int64_t blocks = (m + kRowsPerBlock - 1) / kRowsPerBlock;
   using Strided = Eigen::Map<RowMajorMatrix, 0, Eigen::OuterStride<>>;
   for_each_item(blocks, threads, [&](int64_t block) {

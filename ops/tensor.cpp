@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/large_memory.hpp"
 #include "ops/encodings.hpp"
 #include "ops/input_generator.hpp"
 
@@ -12,7 +13,7 @@ HostTensor::HostTensor(DType type, int64_t row_count, int64_t col_count)
     : dtype(type),
       rows(row_count),
       cols(col_count),
-      bytes(static_cast<size_t>(row_count * col_count * size_bytes(type))) {}
+      bytes(large_zeroed<uint8_t>(static_cast<size_t>(row_count * col_count * size_bytes(type)))) {}
 
 double HostTensor::value(int64_t index) const {
   const uint8_t* at = bytes.data() + index * size_bytes(dtype);
@@ -108,24 +109,39 @@ HostTensor generate_input(DType type, int64_t rows, int64_t cols, uint64_t seed,
   return out;
 }
 
+namespace {
+// The functional GEMM widens every operand tile it reads, so this loop is hot. The source and destination
+// never overlap (restrict), and the elements go 16 at a time: a loop of a fixed count is what -O2's
+// vectoriser takes (bf16: a shift per element, 16 a vector), then the rest one by one.
+template <class Convert>
+void widen_each(const uint8_t* __restrict source, int64_t count, float* __restrict destination,
+                Convert convert) {
+  constexpr int64_t kBlock = 16;
+  int64_t i = 0;
+  for (; i + kBlock <= count; i += kBlock)
+    for (int64_t j = 0; j < kBlock; ++j) {
+      uint16_t v;
+      std::memcpy(&v, source + 2 * (i + j), 2);
+      destination[i + j] = convert(v);
+    }
+  for (; i < count; ++i) {
+    uint16_t v;
+    std::memcpy(&v, source + 2 * i, 2);
+    destination[i] = convert(v);
+  }
+}
+}  // namespace
+
 void widen_to_float(DType type, const uint8_t* source, int64_t count, float* destination) {
   switch (type) {
     case DType::fp32:
       std::memcpy(destination, source, static_cast<size_t>(count) * 4);
       return;
     case DType::bf16:
-      for (int64_t i = 0; i < count; ++i) {
-        uint16_t v;
-        std::memcpy(&v, source + 2 * i, 2);
-        destination[i] = bf16_to_float(v);
-      }
+      widen_each(source, count, destination, [](uint16_t v) { return bf16_to_float(v); });
       return;
     case DType::fp16:
-      for (int64_t i = 0; i < count; ++i) {
-        uint16_t v;
-        std::memcpy(&v, source + 2 * i, 2);
-        destination[i] = fp16_to_float(v);
-      }
+      widen_each(source, count, destination, [](uint16_t v) { return fp16_to_float(v); });
       return;
     case DType::int8:
       for (int64_t i = 0; i < count; ++i) destination[i] = static_cast<int8_t>(source[i]);

@@ -55,12 +55,11 @@ void gemm_tile_in(DType operand, const uint8_t* a, int64_t a_pitch, const uint8_
   // Scratch survives calls: PE instructions of one run have a handful of tile shapes.
   thread_local RowMajor<Scalar> a_tile, w_tile, product;
   widen_rows(operand, a, a_pitch, m, k, a_tile);
+  widen_rows(operand, w, w_pitch, w_transposed ? n : k, w_transposed ? k : n, w_tile);
   product.resize(m, n);
   if (w_transposed) {
-    widen_rows(operand, w, w_pitch, n, k, w_tile);
     product.noalias() = a_tile * w_tile.transpose();
   } else {
-    widen_rows(operand, w, w_pitch, k, n, w_tile);
     product.noalias() = a_tile * w_tile;
   }
   accumulate_rows(product, o, o_pitch, accumulate);
@@ -134,6 +133,30 @@ void store_float(DType type, uint8_t* at, float value) {
 }
 }  // namespace
 
+namespace {
+// target[c] += from[c] for a row of 4-byte values. No overlap (restrict), 16 at a time (a loop of a fixed
+// count is what -O2's vectoriser takes), then the rest one by one.
+template <class Word>
+void add_row(uint8_t* __restrict target, const uint8_t* __restrict from, int64_t cols) {
+  constexpr int64_t kBlock = 16;
+  int64_t c = 0;
+  for (; c + kBlock <= cols; c += kBlock) {
+    Word x[kBlock], y[kBlock];
+    std::memcpy(x, target + 4 * c, sizeof x);
+    std::memcpy(y, from + 4 * c, sizeof y);
+    for (int64_t j = 0; j < kBlock; ++j) x[j] += y[j];
+    std::memcpy(target + 4 * c, x, sizeof x);
+  }
+  for (; c < cols; ++c) {
+    Word x, y;
+    std::memcpy(&x, target + 4 * c, 4);
+    std::memcpy(&y, from + 4 * c, 4);
+    x += y;
+    std::memcpy(target + 4 * c, &x, 4);
+  }
+}
+}  // namespace
+
 void add_tile(DType type, uint8_t* destination, int64_t destination_pitch, const uint8_t* source,
               int64_t source_pitch, int64_t rows, int64_t cols) {
   TESSERA_ASSERT(type != DType::int8, "reductions add fp32, int32, bf16 or fp16 partial sums");
@@ -141,17 +164,14 @@ void add_tile(DType type, uint8_t* destination, int64_t destination_pitch, const
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* target = destination + r * destination_pitch;
     const uint8_t* from = source + r * source_pitch;
-    for (int64_t c = 0; c < cols; ++c) {
-      if (type == DType::int32) {
-        int32_t x, y;
-        std::memcpy(&x, target + 4 * c, 4);
-        std::memcpy(&y, from + 4 * c, 4);
-        x += y;
-        std::memcpy(target + 4 * c, &x, 4);
-      } else {
+    if (type == DType::int32) {
+      add_row<int32_t>(target, from, cols);
+    } else if (type == DType::fp32) {
+      add_row<float>(target, from, cols);
+    } else {
+      for (int64_t c = 0; c < cols; ++c)
         store_float(type, target + element * c,
                     load_float(type, target + element * c) + load_float(type, from + element * c));
-      }
     }
   }
 }

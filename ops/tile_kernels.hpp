@@ -27,7 +27,7 @@ void conv_tile(DType operand, const uint8_t* input, int64_t input_pitch, const u
                uint8_t* o, int64_t o_pitch, const ConvTileGeometry& geometry, bool accumulate);
 
 // destination[rows x cols] += source[rows x cols], elementwise in `type` (partial sums: fp32 or int32, or
-// bf16 or fp16, added in fp32 and rounded to nearest even).
+// bf16 or fp16, added in fp32 and rounded to nearest even). The two do not overlap.
 void add_tile(DType type, uint8_t* destination, int64_t destination_pitch, const uint8_t* source,
               int64_t source_pitch, int64_t rows, int64_t cols);
 

@@ -17,6 +17,7 @@
 #endif
 
 #include "arch/isa/program_check.hpp"
+#include "common/large_memory.hpp"
 #include "ops/tensor.hpp"
 #include "sim/unit_table.hpp"
 #include "sim/worker_pool.hpp"
@@ -110,7 +111,7 @@ void Machine::prepare_memory(const arch::Program& program, bool functional) {
           ops::generate_input(tensor.dtype, tensor.rows, tensor.cols, tensor.seed, tensor.generator_id, table)
               .bytes;
     } else {
-      state_->dram[i].assign(static_cast<size_t>(tensor.size_in_bytes()), 0);
+      state_->dram[i] = large_zeroed<uint8_t>(static_cast<size_t>(tensor.size_in_bytes()));
     }
   }
 }
@@ -151,12 +152,26 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
     unit->load(core_program, options.trace);
     unit->start();
   }
-  try {
-    [[maybe_unused]] const MainStackForAsan main_stack;
-    sc_core::sc_start();
-  } catch (const sc_core::sc_report& report) {
-    broken_ = true;
-    throw InternalError(std::string("SystemC: ") + report.what());
+  {
+    // Gone (every job finished, the threads joined) before the run's memory is read or used again, however
+    // the run ends.
+    std::optional<JobPool> arithmetic;
+    if (options.functional && options.threads > 1) arithmetic.emplace(options.threads);
+    struct Detach {
+      MachineState& state;
+      ~Detach() {
+        state.arithmetic = nullptr;
+        for (CoreState& core : state.cores) core.reading.clear();
+      }
+    } detach{*state_};
+    state_->arithmetic = arithmetic ? &*arithmetic : nullptr;
+    try {
+      [[maybe_unused]] const MainStackForAsan main_stack;
+      sc_core::sc_start();
+    } catch (const sc_core::sc_report& report) {
+      broken_ = true;
+      throw InternalError(std::string("SystemC: ") + report.what());
+    }
   }
 
   for (auto& unit : units_) {
@@ -205,7 +220,10 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
     for (size_t i = 0; i < program.tensors.size(); ++i) {
       const arch::TensorDecl& tensor = program.tensors[i];
       if (tensor.role != arch::TensorRole::output) continue;
-      ops::HostTensor out(tensor.dtype, tensor.rows, tensor.cols);
+      ops::HostTensor out;  // the DRAM image itself, not a copy (nor a zeroed buffer it replaces)
+      out.dtype = tensor.dtype;
+      out.rows = tensor.rows;
+      out.cols = tensor.cols;
       out.bytes = std::move(state_->dram[i]);
       result.outputs.emplace(static_cast<int>(i), std::move(out));
     }

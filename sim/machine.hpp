@@ -25,6 +25,9 @@ struct RunOptions {
   // Stop the run as soon as its cycles are sure to exceed this many (a completion is scheduled past it): the
   // result is then RunResult::stopped. A run that ends within the bound is exactly as without one.
   std::optional<int64_t> cycle_bound;
+  // A functional run's PE arithmetic on up to this many threads, this one among them; the result is the same
+  // bytes and cycles whatever the count.
+  int threads = 1;
 };
 
 // The cycle bound a timing run of Machine::run_timing gets when it starts, from the results in so far

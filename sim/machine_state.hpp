@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arch/isa/program.hpp"
+#include "common/job_pool.hpp"
 #include "sim/fabric.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/semaphore.hpp"
@@ -27,6 +28,13 @@ struct CoreState {
   // Recent DMA and NoC writes, in time order, so a PE instruction can tell whether its operands changed while
   // it was reading them (a race the program lets happen); the PE unit forgets what it no longer needs.
   std::vector<SramWrite> write_log;
+  // PE instructions whose arithmetic runs on another thread (MachineState::arithmetic), with the SRAM bytes
+  // they read ([begin, end) pairs): a write there waits for them first.
+  struct Reading {
+    JobPool::Ticket job;
+    uint64_t begin[2] = {0, 0}, end[2] = {0, 0};
+  };
+  std::vector<Reading> reading;
   std::deque<Semaphore> semaphores;  // one per Program::semaphores entry (sc_event cannot be copied)
 };
 
@@ -41,6 +49,9 @@ struct MachineState {
   std::vector<std::vector<uint8_t>> dram;  // per program tensor, row-major, sized only for functional runs
   const arch::Program* program = nullptr;
   bool functional = true;
+  // Where a functional run's PE arithmetic runs (RunOptions::threads > 1), or none: then each instruction
+  // computes in place.
+  JobPool* arithmetic = nullptr;
   Tick origin = 0;           // absolute SystemC time of the run's start
   Tick last_completion = 0;  // relative: the latest completion of any instruction so far
   // Per core, its latest instruction completion so far (none: the core has no instruction in this run): the
@@ -77,9 +88,22 @@ struct MachineState {
       for (Semaphore& semaphore : core.semaphores) semaphore.wake();
   }
   Tick now() const { return now_ticks() - origin; }
+  // Every write into a core's SRAM is announced here before its bytes land: arithmetic still reading
+  // [begin, end) on another thread finishes first, so what it reads is what the run had when it started.
+  void before_sram_write(int core, uint64_t begin, uint64_t end) {
+    if (arithmetic == nullptr) return;
+    for (const CoreState::Reading& reading : cores[core].reading)
+      for (int i = 0; i < 2; ++i)
+        if (begin < reading.end[i] && reading.begin[i] < end) arithmetic->wait(reading.job);
+  }
+  // A DMA, NoC or vector write, logged (for a PE instruction reading there meanwhile: the race) and
+  // announced.
+  void log_sram_write(int core, uint64_t begin, uint64_t end) {
+    before_sram_write(core, begin, end);
+    cores[core].write_log.push_back(SramWrite{now(), begin, end});
+  }
   void log_sram_write(int core, uint64_t address, int64_t rows, int64_t row_bytes, int64_t pitch) {
-    cores[core].write_log.push_back(
-        SramWrite{now(), address, address + static_cast<uint64_t>((rows - 1) * pitch + row_bytes)});
+    log_sram_write(core, address, address + static_cast<uint64_t>((rows - 1) * pitch + row_bytes));
   }
 };
 

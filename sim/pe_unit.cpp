@@ -1,6 +1,7 @@
 #include "sim/pe_unit.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "arch/timing/pe_traffic.hpp"
 #include "ops/tensor.hpp"
@@ -203,11 +204,28 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
                      /*accumulate=*/false, transposed);
     };
   }
-  std::vector<uint8_t> product(static_cast<size_t>(o.rows * product_row_bytes));
-  compute(machine_.cores[core_].sram.data(), product.data());
-  return [this, a, w, o, operand, psum, cols, product_row_bytes, accumulate, first_load,
+  // Every byte of the product is written by the kernel: the buffer is not cleared first (a 64 x 128 fp32
+  // tile is 32 KB an instruction).
+  std::shared_ptr<uint8_t[]> product(new uint8_t[static_cast<size_t>(o.rows * product_row_bytes)]);
+  JobPool::Ticket job;
+  if (JobPool* pool = machine_.arithmetic) {
+    // On another thread: until the commit waits for it, a write into A or W waits for it first
+    // (MachineState::before_sram_write), so it reads the bytes the array found here.
+    job = pool->submit(
+        [compute, sram = machine_.cores[core_].sram.data(), product] { compute(sram, product.get()); });
+    machine_.cores[core_].reading.push_back(
+        CoreState::Reading{job, {a.address, w.address}, {a.end(), w.end()}});
+  } else {
+    compute(machine_.cores[core_].sram.data(), product.get());
+  }
+  return [this, a, w, o, operand, psum, cols, product_row_bytes, accumulate, first_load, job,
           compute = std::move(compute), product = std::move(product)]() mutable {
     CoreState& core = machine_.cores[core_];
+    if (job) {
+      machine_.arithmetic->wait(job);
+      core.reading.erase(std::find_if(core.reading.begin(), core.reading.end(),
+                                      [&](const CoreState::Reading& reading) { return reading.job == job; }));
+    }
     // Did a write land in an operand while the array was reading it? Then the array read the new bytes.
     bool raced = false;
     for (const SramWrite& write : core.write_log) {
@@ -222,9 +240,10 @@ std::function<void()> PeUnit::functional_commit(const arch::Operation& operation
         core.write_log.end());
     if (raced) {
       ++machine_.hazards;
-      compute(core.sram.data(), product.data());
+      compute(core.sram.data(), product.get());
     }
-    ops::write_partial_sums(operand, psum, core.sram.data() + o.address, o.pitch, product.data(),
+    machine_.before_sram_write(core_, o.address, o.end());
+    ops::write_partial_sums(operand, psum, core.sram.data() + o.address, o.pitch, product.get(),
                             product_row_bytes, o.rows, cols, accumulate);
   };
 }
@@ -240,6 +259,9 @@ void PeUnit::run_post(const arch::PePost& post, const arch::Instruction& instruc
       uint8_t* sram = machine_.cores[core_].sram.data();
       const int64_t element = size_bytes(post.dtype);
       const int64_t pitch = post.o_pitch_bytes != 0 ? post.o_pitch_bytes : post.cols * element;
+      machine_.before_sram_write(
+          core_, post.o_address,
+          post.o_address + static_cast<uint64_t>((post.rows - 1) * pitch + post.cols * element));
       std::vector<float> values(static_cast<size_t>(post.rows * post.cols)), bias;
       for (int64_t row = 0; row < post.rows; ++row)
         ops::widen_to_float(post.dtype, sram + post.o_address + row * pitch, post.cols,

@@ -111,11 +111,9 @@ void VectorUnit::execute_rope(const arch::Instruction& instruction, const arch::
                    op.interleaved);
     const int64_t pitch = packed_or(op.o_pitch_bytes, row_bytes);
     return std::function<void()>([this, op, out = std::move(out), pitch, row_bytes]() {
-      CoreState& core = machine_.cores[core_];
-      ops::write_tile(op.dtype, out, core.sram.data() + op.o_address, pitch, op.rows, op.cols);
-      core.write_log.push_back(
-          SramWrite{machine_.now(), op.o_address,
-                    op.o_address + static_cast<uint64_t>((op.rows - 1) * pitch + row_bytes)});
+      machine_.log_sram_write(core_, op.o_address, op.rows, row_bytes, pitch);
+      ops::write_tile(op.dtype, out, machine_.cores[core_].sram.data() + op.o_address, pitch, op.rows,
+                      op.cols);
     });
   });
 }
@@ -162,15 +160,11 @@ void VectorUnit::execute_route(const arch::Instruction& instruction, const arch:
     const int64_t o_pitch = packed_or(op.o_pitch_bytes, k_row_bytes);
     return std::function<void()>([this, op, scores = std::move(scores), weights = std::move(weights), x_pitch,
                                   o_pitch, x_row_bytes, k_row_bytes]() {
-      CoreState& core = machine_.cores[core_];
-      ops::write_tile(DType::fp32, scores, core.sram.data() + op.x_address, x_pitch, op.rows, op.experts);
-      ops::write_tile(DType::fp32, weights, core.sram.data() + op.o_address, o_pitch, op.rows, op.top_k);
-      core.write_log.push_back(
-          SramWrite{machine_.now(), op.x_address,
-                    op.x_address + static_cast<uint64_t>((op.rows - 1) * x_pitch + x_row_bytes)});
-      core.write_log.push_back(
-          SramWrite{machine_.now(), op.o_address,
-                    op.o_address + static_cast<uint64_t>((op.rows - 1) * o_pitch + k_row_bytes)});
+      machine_.log_sram_write(core_, op.x_address, op.rows, x_row_bytes, x_pitch);
+      machine_.log_sram_write(core_, op.o_address, op.rows, k_row_bytes, o_pitch);
+      uint8_t* sram = machine_.cores[core_].sram.data();
+      ops::write_tile(DType::fp32, scores, sram + op.x_address, x_pitch, op.rows, op.experts);
+      ops::write_tile(DType::fp32, weights, sram + op.o_address, o_pitch, op.rows, op.top_k);
     });
   });
 }
@@ -311,18 +305,16 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
   const int64_t pitch = packed_or(op.o_pitch_bytes, out_cols * size_bytes(op.out_dtype));
   return [this, op, out = std::move(out), statistics = std::move(statistics), statistics_pitch, out_cols,
           pitch]() {
-    CoreState& core = machine_.cores[core_];
-    ops::write_tile(op.out_dtype, out, core.sram.data() + op.o_address, pitch, op.rows, out_cols);
+    uint8_t* sram = machine_.cores[core_].sram.data();
     if (!statistics.empty()) {
-      ops::write_tile(DType::fp32, statistics, core.sram.data() + op.g_address, statistics_pitch, op.rows,
+      machine_.log_sram_write(core_, op.g_address,
+                              op.g_address + static_cast<uint64_t>(op.rows * statistics_pitch));
+      ops::write_tile(DType::fp32, statistics, sram + op.g_address, statistics_pitch, op.rows,
                       arch::VecOp::kRowStatistics);
-      core.write_log.push_back(SramWrite{machine_.now(), op.g_address,
-                                         op.g_address + static_cast<uint64_t>(op.rows * statistics_pitch)});
     }
     // Logged like a DMA's write, so that a PE instruction reading the tile meanwhile sees the race.
-    core.write_log.push_back(SramWrite{
-        machine_.now(), op.o_address,
-        op.o_address + static_cast<uint64_t>((op.rows - 1) * pitch + out_cols * size_bytes(op.out_dtype))});
+    machine_.log_sram_write(core_, op.o_address, op.rows, out_cols * size_bytes(op.out_dtype), pitch);
+    ops::write_tile(op.out_dtype, out, sram + op.o_address, pitch, op.rows, out_cols);
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/large_memory.hpp"
 #include "ops/input_generator.hpp"
 #include "ops/op.hpp"
 #include "ops/reference_kernels.hpp"
@@ -22,7 +23,7 @@ std::vector<TensorDesc> gemm_tensors(const Op& op, const GemmShape& gemm) {
 
 std::vector<double> gemm_reference(const GemmShape& gemm, const std::vector<HostTensor>& inputs,
                                    int threads) {
-  std::vector<double> out(static_cast<size_t>(gemm.m * gemm.n));
+  std::vector<double> out = large_zeroed<double>(static_cast<size_t>(gemm.m * gemm.n));
   gemm_rows(to_matrix(inputs.at(0)), to_matrix(inputs.at(1)), out.data(), gemm.n, threads);
   apply_epilogue(gemm.epilogue, out, gemm.m, gemm.n, inputs, 2);
   return out;

@@ -29,7 +29,8 @@ class BrokenProgram : public ::testing::Test {
 
   // Runs `text` as a tile program; returns the exit status and the parsed report.
   std::pair<int, nlohmann::json> simulate(const std::string& text,
-                                          const std::vector<std::string>& overrides = {}) {
+                                          const std::vector<std::string>& overrides = {},
+                                          const std::vector<std::string>& extra = {"--threads", "1"}) {
     write_text(scratch_.file("edited.tprog"), text);
     std::vector<std::string> arguments = {"sim",
                                           "--arch",
@@ -45,6 +46,7 @@ class BrokenProgram : public ::testing::Test {
       arguments.push_back("--set");
       arguments.push_back(assignment);
     }
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
     const CommandResult result = run_tessera(arguments);
     const size_t start = result.output.find('{');
     EXPECT_NE(start, std::string::npos) << result.output;
@@ -113,6 +115,15 @@ TEST_F(BrokenProgram, APrefetchThatDoesNotWaitForItsBufferFailsNumerics) {
   EXPECT_FALSE(report["ops"][0]["runs"][0]["numerics"][0]["pass"].get<bool>());
   EXPECT_GT(report["ops"][0]["runs"][0]["sram_hazards"].get<int64_t>(), 0)
       << "the race is named, not only felt";
+  // The arithmetic on two threads (each PE instruction's product computed beside the simulation, a write
+  // into its operands waiting for it) finds the same race and the same wrong numbers, to the bit.
+  const auto [threaded_exit, threaded] = simulate(broken, fast_memory, {"--threads", "2"});
+  EXPECT_EQ(threaded_exit, 1);
+  const auto& run = report["ops"][0]["runs"][0];
+  const auto& threaded_run = threaded["ops"][0]["runs"][0];
+  EXPECT_EQ(threaded_run["sram_hazards"], run["sram_hazards"]);
+  EXPECT_EQ(threaded_run["cycles"], run["cycles"]);
+  EXPECT_EQ(threaded_run["numerics"][0].dump(), run["numerics"][0].dump());
 }
 
 }  // namespace tessera
