@@ -109,6 +109,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
       // whose loops of more than one trip run in the same order cost the same (the cost model reads the
       // order only through reload factors, which skip loops of one trip).
       std::array<int64_t, 5> scored_tile{-1, -1, -1, -1, -1};
+      std::array<int64_t, 3> trips{};  // the scored tile's loop trips along m, n, k
       int scored_nest = -1;
       const ContractionShape& shape = stage->shape();
       workers[worker].legal = enumerate_mappings(
@@ -118,14 +119,15 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
             const std::array<int64_t, 5> tile = {
                 static_cast<int64_t>(split), mapping.tile_m, mapping.tile_n, mapping.tile_k,
                 (mapping.double_buffer_inputs ? 2 : 0) + (mapping.double_buffer_output ? 1 : 0)};
-            const int nest =
-                loop_nest_key({DimPartition(shape.m, mapping.tile_m, mapping.split_m).max_tile_count(),
-                               DimPartition(shape.n, mapping.tile_n, mapping.split_n).max_tile_count(),
-                               DimPartition(shape.k, mapping.tile_k, mapping.split_k).max_tile_count()},
-                              mapping.order);
-            if (tile != scored_tile || nest != scored_nest) {
+            if (tile != scored_tile) {
+              scored_tile = tile, scored_nest = -1;
+              trips = {DimPartition(shape.m, mapping.tile_m, mapping.split_m).max_tile_count(),
+                       DimPartition(shape.n, mapping.tile_n, mapping.split_n).max_tile_count(),
+                       DimPartition(shape.k, mapping.tile_k, mapping.split_k).max_tile_count()};
+            }
+            if (const int nest = loop_nest_key(trips, mapping.order); nest != scored_nest) {
               mine.probe.cost = model.evaluate(mapping);
-              scored_tile = tile, scored_nest = nest;
+              scored_nest = nest;
             }
             mine.probe.index = (uint64_t{split} << 32) | within_split++;
             // The mapping is copied only when kept: a copy takes its shared stage and epilogue, whose

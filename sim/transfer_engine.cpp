@@ -319,6 +319,21 @@ void for_each_load_piece(const arch::Program& program, const arch::TensorRegion&
       arch::for_each_im2col_run(*tensor.im2col, region.row + row, region.col, region.cols, run);
   }
 }
+// Lands a load's bytes from its storage's DRAM image into `rows` rows of `row_bytes`, `pitch` apart, at `out`
+// (the banks, or a packed staging buffer): each piece where the region says, one that runs over several rows
+// (whole rows of the tensor are one piece) split at the rows. Padding is left as it is.
+void land_load_pieces(const arch::Program& program, const arch::TensorRegion& region, const uint8_t* dram,
+                      uint8_t* out, int64_t row_bytes, int64_t pitch) {
+  for_each_load_piece(program, region, [&](int64_t row, int64_t offset, int64_t source, int64_t bytes) {
+    if (source < 0) return;
+    for (int64_t at = row * row_bytes + offset, end = at + bytes; at < end;) {
+      const int64_t within = at % row_bytes, count = std::min(end - at, row_bytes - within);
+      std::memcpy(out + (at / row_bytes) * pitch + within, dram + source + (at - row * row_bytes - offset),
+                  static_cast<size_t>(count));
+      at += count;
+    }
+  });
+}
 }  // namespace
 
 void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
@@ -398,27 +413,14 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
         if (padded)  // a view's padding lands as zeros
           for (int64_t row = 0; row < rows; ++row)
             std::memset(sram + row * pitch, 0, static_cast<size_t>(row_bytes));
-        for_each_load_piece(program, region, [&](int64_t row, int64_t offset, int64_t source, int64_t bytes) {
-          if (source < 0) return;
-          // A piece may run over several rows of the tile (whole rows of the tensor are one piece).
-          for (int64_t at = row * row_bytes + offset, end = at + bytes; at < end;) {
-            const int64_t within = at % row_bytes, count = std::min(end - at, row_bytes - within);
-            std::memcpy(sram + (at / row_bytes) * pitch + within,
-                        dram + source + (at - row * row_bytes - offset), static_cast<size_t>(count));
-            at += count;
-          }
-        });
+        land_load_pieces(program, region, dram, sram, row_bytes, pitch);
       }
     };
     return;
   }
   // Snapshot now, land at completion: a buffer that someone overwrites before then shows up in the numbers.
   std::vector<uint8_t> staged(static_cast<size_t>(load.source.rows * row_bytes), 0);
-  const std::vector<uint8_t>& dram = machine_.dram[storage];
-  for_each_load_piece(program, load.source, [&](int64_t row, int64_t offset, int64_t source, int64_t bytes) {
-    if (source >= 0)
-      std::memcpy(staged.data() + row * row_bytes + offset, dram.data() + source, static_cast<size_t>(bytes));
-  });
+  land_load_pieces(program, load.source, machine_.dram[storage].data(), staged.data(), row_bytes, row_bytes);
   transfer.commit = [this, destinations, staged = std::move(staged), rows = load.source.rows, row_bytes,
                      pitch, address = load.sram_address]() {
     for (int destination : destinations) {
