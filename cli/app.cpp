@@ -19,6 +19,7 @@
 #include "cli/inputs.hpp"
 #include "cli/output_folder.hpp"
 #include "cli/sweep_command.hpp"
+#include "common/text.hpp"
 #include "flow/map_workload.hpp"
 #include "flow/run_workload.hpp"
 #include "flow/simulate_program.hpp"
@@ -273,6 +274,12 @@ int ref_command(const Common& common, const std::string& runner, const std::stri
   std::transform(gpu.begin(), gpu.end(), gpu.begin(), [](char c) {
     return c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   });
+  if (const std::string problem = path_name_problem(gpu); !problem.empty()) {
+    std::filesystem::remove_all(staging);
+    throw InputError(SourceLocation{staging + "/run.json", 0, 0}, "gpu.name",
+                     fmt::format("the GPU's name '{}' {}", gpu, problem),
+                     "the records are filed under the GPU's name: the runner's run.json must name a GPU");
+  }
   const std::string destination =
       out_dir.empty() ? common.reference_root + "/" + gpu + "/" + workload.name : out_dir;
   traces::ensure_directory(destination);

@@ -1,13 +1,17 @@
 #include "cli/output_folder.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 
 #include "common/error.hpp"
@@ -42,6 +46,37 @@ void remove_stale_stages(const fs::path& parent, const std::string& prefix) {
   }
 }
 
+constexpr const char* kMarkerHeading =
+    "written by tessera; --out may replace this folder and these files of it:";
+
+// The marker's text: its heading, then the names of the files the command wrote, one a line.
+std::string marker_text(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::string text = std::string(kMarkerHeading) + "\n";
+  for (const auto& file : files) text += file.first + "\n";
+  return text;
+}
+
+// The first entry (by name) of `folder` that its marker does not list as tessera's: "" when there is none.
+// Without a marker (or with one of another form) every entry is foreign.
+std::string first_foreign_entry(const fs::path& folder) {
+  std::set<std::string> ours;
+  if (std::ifstream marker(folder / kMarker); marker) {
+    std::string line;
+    if (std::getline(marker, line) && line == kMarkerHeading) {
+      ours.insert(kMarker);
+      while (std::getline(marker, line)) ours.insert(line);
+    }
+  }
+  std::string first;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool is_ours = ours.count(name) != 0 && entry.is_regular_file(error) && !entry.is_symlink(error);
+    if (!is_ours && (first.empty() || name < first)) first = name;
+  }
+  return first;
+}
+
 }  // namespace
 
 void OutputFolder::add(const std::string& name, std::string contents) {
@@ -62,17 +97,32 @@ OutputFolder::Target OutputFolder::target() const {
   const bool exists = fs::exists(target, error);
   if (exists) {
     if (!fs::is_directory(target, error)) fail(target, "exists and is not a folder", "give --out a folder");
-    // A folder of someone else's files is not ours to replace: only one tessera wrote, or an empty one.
-    if (!fs::is_empty(target, error) && !fs::exists(target / kMarker, error) &&
-        !fs::exists(target / "report.json", error))
-      fail(target, "holds files tessera did not write",
-           "give --out a new or empty folder, or one an earlier tessera command wrote");
+    // Only files tessera listed in its marker are replaced: a report.json or a .tprog may be anyone's, and a
+    // file someone put into tessera's folder is theirs.
+    if (const std::string foreign = first_foreign_entry(target); !foreign.empty())
+      fail(target, fmt::format("holds files tessera did not write ({} is in the way)", foreign),
+           "give --out a new or empty folder, or one an earlier tessera command wrote as it left it");
   }
   return Target{target, exists};
 }
 
 void OutputFolder::check() const {
-  if (enabled()) (void)target();
+  if (!enabled()) return;
+  const Target target = this->target();
+  // A run of minutes must not end in "cannot write": create (and remove) a folder where commit will write
+  // its stage, which fails now on a read-only file system, /proc, or a folder we may not write to.
+  fs::path existing = target.path.parent_path();
+  std::error_code error;
+  while (!existing.empty() && existing != existing.root_path() && !fs::exists(existing, error))
+    existing = existing.parent_path();
+  const fs::path probe =
+      existing / ("." + target.path.filename().string() + ".tessera-stage." + std::to_string(::getpid()));
+  if (::mkdir(probe.c_str(), 0700) != 0)
+    fail(target.path,
+         fmt::format("cannot be written: creating a folder in {} fails ({})", existing.string(),
+                     std::strerror(errno)),
+         "give --out a folder on a writable file system that you may write to");
+  ::rmdir(probe.c_str());
 }
 
 void OutputFolder::commit() const {
@@ -92,7 +142,7 @@ void OutputFolder::commit() const {
   try {
     for (const auto& [name, contents] : files_)
       traces::write_file_atomically((stage / name).string(), contents);
-    traces::write_file_atomically((stage / kMarker).string(), "written by tessera; --out may replace it\n");
+    traces::write_file_atomically((stage / kMarker).string(), marker_text(files_));
   } catch (...) {
     fs::remove_all(stage, error);
     throw;

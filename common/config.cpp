@@ -562,6 +562,18 @@ std::string MapReader::string(const std::string& key) {
   // A NUL byte (a quoted "\0") would cut the name short wherever it is printed or used as a path.
   if (value.find('\0') != std::string::npos)
     fail(key, "the text holds a NUL byte", "names and paths are printable text");
+  // Names reach reports (JSON is UTF-8), traces and paths: refused here, not when a writer meets them.
+  if (!is_valid_utf8(value)) fail(key, "the text is not valid UTF-8", "save the file as UTF-8");
+  return value;
+}
+
+std::string MapReader::path_name(const std::string& key) {
+  std::string value = string(key);
+  if (const std::string problem = path_name_problem(value); !problem.empty())
+    fail(key, "the name " + problem,
+         fmt::format("it names files and folders (GPU records, tile programs): use at most {} bytes, no '/', "
+                     "no control characters, not '.' or '..'",
+                     kMaxPathNameBytes));
   return value;
 }
 

@@ -65,6 +65,8 @@ class MapReader {
   bool boolean(const std::string& key, bool fallback);
   std::string string(const std::string& key);
   std::string string(const std::string& key, const std::string& fallback);
+  // A string that becomes one component of a path (common/text.hpp, path_name_problem).
+  std::string path_name(const std::string& key);
   std::string choice(const std::string& key, const std::vector<std::string>& allowed);
   std::string choice(const std::string& key, const std::vector<std::string>& allowed,
                      const std::string& fallback);

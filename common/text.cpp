@@ -1,5 +1,9 @@
 #include "common/text.hpp"
 
+#include <fmt/format.h>
+
+#include <cstdint>
+
 #include <algorithm>
 
 namespace tessera {
@@ -51,6 +55,51 @@ std::string join_alternatives(const std::vector<std::string>& words) {
     text += words[i];
   }
   return text;
+}
+
+size_t invalid_utf8_at(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t size = text.size();
+  for (size_t i = 0; i < size;) {
+    const unsigned char lead = bytes[i];
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence's length and the smallest code point it may encode (RFC 3629, section 4).
+    size_t length = 0;
+    uint32_t code = 0, smallest = 0;
+    if ((lead & 0xE0) == 0xC0)
+      length = 2, code = lead & 0x1F, smallest = 0x80;
+    else if ((lead & 0xF0) == 0xE0)
+      length = 3, code = lead & 0x0F, smallest = 0x800;
+    else if ((lead & 0xF8) == 0xF0)
+      length = 4, code = lead & 0x07, smallest = 0x10000;
+    else
+      return i;
+    if (size - i < length) return i;
+    for (size_t k = 1; k < length; ++k) {
+      if ((bytes[i + k] & 0xC0) != 0x80) return i;
+      code = (code << 6) | (bytes[i + k] & 0x3F);
+    }
+    if (code < smallest || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+std::string path_name_problem(const std::string& name) {
+  if (name.empty()) return "is empty";
+  if (name == "." || name == "..") return fmt::format("'{}' names a folder, not a file", name);
+  if (name.size() > kMaxPathNameBytes)
+    return fmt::format("is {} bytes long, more than {}", name.size(), kMaxPathNameBytes);
+  if (!is_valid_utf8(name)) return "is not valid UTF-8";
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '/') return "holds a '/'";
+    if (byte < 0x20 || byte == 0x7F) return fmt::format("holds a control character (byte 0x{:02x})", byte);
+  }
+  return "";
 }
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera {
@@ -17,5 +18,20 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 
 // "a, b or c"
 std::string join_alternatives(const std::vector<std::string>& words);
+
+// The offset of the first byte of `text` that is not well-formed UTF-8 (an overlong form, a surrogate, a
+// code point past U+10FFFF, a cut sequence), or npos.
+size_t invalid_utf8_at(std::string_view text);
+inline bool is_valid_utf8(std::string_view text) {
+  return invalid_utf8_at(text) == std::string_view::npos;
+}
+
+// Names that become a file or folder name (a workload's records folder, an op's record and tile programs):
+// at most this many bytes, so that a name plus what is appended to it (".ws-direct.tprog") stays within
+// the file systems' 255.
+constexpr size_t kMaxPathNameBytes = 200;
+// Why `name` cannot be one component of a path, or "" when it can: empty, "." or "..", a '/', a control
+// character, invalid UTF-8 or more than kMaxPathNameBytes bytes.
+std::string path_name_problem(const std::string& name);
 
 }  // namespace tessera

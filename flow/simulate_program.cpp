@@ -93,6 +93,9 @@ void check_op_tensors(const ops::Op& op, const arch::Program& program, const std
     const int id = program.tensor_id(expected.name);
     const std::string shape = fmt::format("{} {}x{}", name_of(expected.dtype), expected.rows, expected.cols);
     const std::string role = expected.is_output ? "output" : "input";
+    // An index table (a paged cache's block table, a forced routing's permutation) is read by whoever makes
+    // the DMA descriptors, as a paged cache's driver does: a program may hold it in its descriptors instead.
+    if (id < 0 && expected.index_range > 0) continue;
     if (id < 0)
       throw InputError(
           SourceLocation{program_file, op_line, op_line > 0 ? 1 : 0}, "op",
@@ -102,15 +105,20 @@ void check_op_tensors(const ops::Op& op, const arch::Program& program, const std
     const arch::TensorDecl& tensor = program.tensors[static_cast<size_t>(id)];
     const bool role_matches = expected.is_output ? tensor.role == arch::TensorRole::output
                                                  : tensor.role != arch::TensorRole::output;
-    if (!role_matches || tensor.dtype != expected.dtype || tensor.rows != expected.rows ||
-        tensor.cols != expected.cols) {
+    // A tensor is its bytes in row-major order: a program may view it with other rows and columns of the same
+    // count (a bshd cache's K as [tokens, kv_heads * d], so that a kv head is one strided region).
+    const bool same_elements = static_cast<__int128>(tensor.rows) * tensor.cols ==
+                               static_cast<__int128>(expected.rows) * expected.cols;
+    if (!role_matches || tensor.dtype != expected.dtype || !same_elements) {
       const size_t index = static_cast<size_t>(id);
       const int line = index < program.header_lines.tensors.size() ? program.header_lines.tensors[index] : 0;
       throw InputError(
           SourceLocation{program_file, line, line > 0 ? 1 : 0}, "tensor " + tensor.name,
           fmt::format("the op line (line {}) makes {} an {} {}, the program declares {} {}x{}", op_line,
                       expected.name, role, shape, name_of(tensor.dtype), tensor.rows, tensor.cols),
-          "the op line and the tensors describe one op: correct whichever is wrong");
+          "the op line and the tensors describe one op (a tensor may be viewed with other rows and columns "
+          "of "
+          "the same count): correct whichever is wrong");
     }
   }
 }

@@ -20,9 +20,12 @@ ops::Op op_from_binding(const arch::OpBinding& binding, const std::string& progr
                         int op_line = 0);
 
 // The tensors the op line says the program computes with are declared as the op has them: each by its name,
-// an input or the output, of the op's dtype and shape. Else the functional run would read or write outside a
-// tensor, or the reference would not be the program's (pad=65535 allocated without bound, a differently
-// shaped O broke an invariant of the numerics).
+// an input or the output, of the op's dtype and element count (a view with other rows and columns of the same
+// count is the same bytes: a bshd cache's K as [tokens, kv_heads * d]). Else the functional run would read or
+// write outside a tensor, or the reference would not be the program's (pad=65535 allocated without bound, a
+// differently shaped O broke an invariant of the numerics). An index table (ops::TensorDesc::index_range: a
+// paged cache's block table, a forced routing's permutation) may be left out: a lowering may hold it in its
+// DMA descriptors, as a paged cache's driver does.
 void check_op_tensors(const ops::Op& op, const arch::Program& program, const std::string& program_file);
 
 struct ProgramRun {

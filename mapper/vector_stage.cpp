@@ -276,10 +276,14 @@ arch::Operation VectorStage::instruction(int64_t first_unit, int64_t units, cons
   op.x_address = at.x;
   op.o_address = at.o;
   if (y_tile_) op.y_address = at.y;
-  op.g_address = at.parameters;
-  op.b_address = kind_ == arch::VectorKind::map
-                     ? at.parameters  // a bias row
-                     : at.parameters + static_cast<uint64_t>(cols_ * size_bytes(dtype_));
+  // Only the addresses the kind reads, so that the program's text (which writes no others) reads back as
+  // this very instruction.
+  if (kind_ == arch::VectorKind::layernorm || kind_ == arch::VectorKind::rmsnorm)
+    op.g_address = at.parameters;
+  if (op.uses_b())
+    op.b_address = kind_ == arch::VectorKind::map
+                       ? at.parameters  // a bias row
+                       : at.parameters + static_cast<uint64_t>(cols_ * size_bytes(dtype_));
   return op;
 }
 

@@ -138,7 +138,7 @@ void check_tensor_sizes(const Op& op, const config::MapReader& reader) {
 Workload workload_from_yaml(const config::Document& document) {
   config::MapReader top(document.root, document, "");
   Workload workload;
-  workload.name = top.string("name");
+  workload.name = top.path_name("name");
   const int64_t seed = top.nonnegative_integer("seed");
   workload.seed = static_cast<uint64_t>(seed);
   const OpRegistry& registry = op_registry();
@@ -147,7 +147,7 @@ Workload workload_from_yaml(const config::Document& document) {
     Op op;
     op.index = index++;
     op.where = reader.location();
-    op.name = reader.string("name");
+    op.name = reader.path_name("name");
     if (!is_op_name(op.name))
       reader.fail("name", fmt::format("'{}' is not a valid op name", op.name),
                   "start with a letter or '_', then use letters, digits, '_' or '-'");

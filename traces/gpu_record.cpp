@@ -11,10 +11,20 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace tessera::traces {
 
 namespace {
+
+// Whether `path` lies inside `folder` (both canonical).
+bool is_inside(const std::filesystem::path& path, const std::filesystem::path& folder) {
+  if (path.empty() || folder.empty()) return false;
+  auto part = path.begin();
+  for (auto folder_part = folder.begin(); folder_part != folder.end(); ++folder_part, ++part)
+    if (part == path.end() || *part != *folder_part) return false;
+  return part != path.end();
+}
 
 // Without `outputs`, a record's sampled output (output.indices and output.values, thousands of numbers: most
 // of a record's bytes) is read past, not kept: a timing-only run compares no outputs.
@@ -119,9 +129,15 @@ std::vector<GpuRecord> find_gpu_records(const std::string& root, const std::stri
   std::vector<GpuRecord> records;
   std::error_code ignored;
   if (!std::filesystem::is_directory(root, ignored)) return records;
+  // The names were checked where they were read (common/text.hpp, path_name_problem); a caller that did not
+  // check them finds nothing rather than a file elsewhere.
+  if (!path_name_problem(workload).empty() || !path_name_problem(op).empty()) return records;
+  const std::filesystem::path records_folder = std::filesystem::canonical(root, ignored);
   for (const auto& gpu_dir : std::filesystem::directory_iterator(root, ignored)) {
     const std::filesystem::path file = gpu_dir.path() / workload / (op + ".json");
-    if (!std::filesystem::exists(file)) continue;
+    if (!std::filesystem::is_regular_file(file, ignored)) continue;
+    // Only a record inside the records folder is read, wherever a link in it points.
+    if (!is_inside(std::filesystem::canonical(file, ignored), records_folder)) continue;
     const nlohmann::json json = read_json(file, outputs);
     GpuRecord record;
     record.file = file.string();

@@ -77,15 +77,13 @@ class ProgramReader : public LineReader {
   ProgramReader(std::string_view text, const std::string& file_name) : LineReader(file_name), text_(text) {}
 
   Program read() {
-    // A NUL byte would end a name early wherever it is printed or used as a path.
-    if (const size_t nul = text_.find('\0'); nul != std::string_view::npos) {
-      const size_t line_start = text_.rfind('\n', nul);
-      const int line = 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + nul, '\n'));
-      const int nul_column =
-          static_cast<int>(nul - (line_start == std::string_view::npos ? 0 : line_start + 1)) + 1;
-      throw InputError(SourceLocation{program_.source_file, line, nul_column}, "",
-                       "the file holds a NUL byte", "a tile program is text: remove the byte");
-    }
+    // A NUL byte would end a name early wherever it is printed or used as a path; names reach reports, which
+    // are UTF-8.
+    if (const size_t nul = text_.find('\0'); nul != std::string_view::npos)
+      fail_at_offset(nul, "the file holds a NUL byte", "a tile program is text: remove the byte");
+    if (const size_t bad = invalid_utf8_at(text_); bad != std::string_view::npos)
+      fail_at_offset(bad, "the file is not valid UTF-8 here",
+                     "a tile program is UTF-8 text: save it as such");
     size_t line_start = 0;
     while (line_start < text_.size()) {
       size_t line_end = text_.find('\n', line_start);
@@ -193,6 +191,14 @@ class ProgramReader : public LineReader {
     expect_line_end("the format version");
     header_line_[static_cast<int>(HeaderLine::version)] = line_number_;
     last_header_ = HeaderLine::version;
+  }
+
+  [[noreturn]] void fail_at_offset(size_t offset, const std::string& message, const std::string& hint) const {
+    const size_t line_start = text_.rfind('\n', offset);
+    const int line = 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + offset, '\n'));
+    const int at_column =
+        static_cast<int>(offset - (line_start == std::string_view::npos ? 0 : line_start + 1)) + 1;
+    throw InputError(SourceLocation{program_.source_file, line, at_column}, "", message, hint);
   }
 
   void read_name_line() {

@@ -355,6 +355,44 @@ TEST(GpuReference, AMissingRecordIsSaidSo) {
             "no recorded reference (/nonexistent/<gpu>/default/up_proj.json)");
 }
 
+// Issue "hardening 2", defect 3: the workload's name is one folder of the records' paths. A name that climbs
+// out ("../../x/evil") is refused where it is read, before any record is looked up (before: a doctored record
+// placed there was printed as the GPU's time, exit 0); and a record reached through a link that leaves the
+// records folder is not read.
+TEST(GpuReference, ANameThatClimbsOutOfTheRecordsIsRefusedAndNoRecordOutsideThemIsRead) {
+  ScratchDir scratch;
+  const std::string record = read_text(shipped("../traces/reference/nvidia-h200/gemm-256/gemm256.json"));
+  std::filesystem::create_directories(scratch.file("ref/nvidia-h200"));
+  std::filesystem::create_directories(scratch.file("x/evil"));
+  write_text(scratch.file("x/evil/gemm256.json"), record);
+  std::string workload = read_text(shipped("workloads/gemm-256.yaml"));
+  workload.replace(workload.find("name: gemm-256"), 14, "name: ../../x/evil");
+  write_text(scratch.file("evil.yaml"), workload);
+  CommandResult result = run_tessera({"run", "--workload", scratch.file("evil.yaml"), "--reference",
+                                      scratch.file("ref"), "--timing-only", "--quiet"});
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("evil.yaml:1:7: name: the name holds a '/'"), std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("on the device"), std::string::npos) << result.output;
+
+  // A record folder that is a link to a folder outside the records: not read.
+  std::filesystem::create_directory_symlink(scratch.file("x/evil"), scratch.file("ref/nvidia-h200/gemm-256"));
+  result = run_tessera({"run", "--workload", shipped("workloads/gemm-256.yaml"), "--reference",
+                        scratch.file("ref"), "--timing-only", "--quiet", "--format", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto report = nlohmann::json::parse(result.output);
+  EXPECT_TRUE(report["ops"][0]["gpu_reference"].empty()) << report["ops"][0]["gpu_reference"].dump();
+  EXPECT_EQ(report["ops"][0]["gpu_reference_note"].get<std::string>().rfind("no recorded reference", 0), 0u);
+  // The same record inside the records folder is read: the link, not the record, kept it out.
+  std::filesystem::remove(scratch.file("ref/nvidia-h200/gemm-256"));
+  std::filesystem::create_directories(scratch.file("ref/nvidia-h200/gemm-256"));
+  write_text(scratch.file("ref/nvidia-h200/gemm-256/gemm256.json"), record);
+  result = run_tessera({"run", "--workload", shipped("workloads/gemm-256.yaml"), "--reference",
+                        scratch.file("ref"), "--timing-only", "--quiet", "--format", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(nlohmann::json::parse(result.output)["ops"][0]["gpu_reference"].size(), 1u) << result.output;
+}
+
 }  // namespace tessera
 
 namespace tessera {

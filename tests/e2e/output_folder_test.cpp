@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
@@ -29,32 +30,90 @@ CommandResult run_into(const ScratchDir& scratch, const std::string& out) {
   return run_tessera({"run", "--workload", scratch.file("w.yaml"), "--timing-only", "--quiet", "--out", out});
 }
 
+CommandResult run_into(const ScratchDir& scratch, const std::string& out, const std::string& dataflow) {
+  return run_tessera({"run", "--workload", scratch.file("w.yaml"), "--timing-only", "--quiet", "--dataflow",
+                      dataflow, "--out", out});
+}
+
 TEST(OutputFolder, ASecondRunReplacesTheFirstRunsFolderWhole) {
   ScratchDir scratch;
   write_text(scratch.file("w.yaml"), kWorkload);
   const std::string out = scratch.file("out");
-  ASSERT_EQ(run_into(scratch, out).exit_code, 0);
+  ASSERT_EQ(run_into(scratch, out, "ws,os").exit_code, 0);
   const std::set<std::string> first = files_in(out);
-  EXPECT_TRUE(first.count("report.json") && first.count(".tessera-out")) << first.size();
-  // A file of the earlier run that the next one does not write (before: it stayed, mixed in).
-  write_text(out + "/g.os.tprog.old", "stale");
-  ASSERT_EQ(run_into(scratch, out).exit_code, 0);
-  EXPECT_EQ(files_in(out), first);
+  EXPECT_TRUE(first.count("report.json") && first.count(".tessera-out") && first.count("g.os.tprog"))
+      << first.size();
+  // The second run writes no g.os.tprog: the first run's (listed in its marker) must not stay, mixed in.
+  ASSERT_EQ(run_into(scratch, out, "ws").exit_code, 0);
+  std::set<std::string> second = first;
+  second.erase("g.os.tprog");
+  EXPECT_EQ(files_in(out), second);
   // Nothing left beside it.
   EXPECT_EQ(files_in(scratch.path()), (std::set<std::string>{"out", "w.yaml"}));
 }
 
-TEST(OutputFolder, AFolderOfOtherFilesIsRefusedAndLeftAsItWas) {
+// A folder holding `files` (name -> contents) given to --out: refused before the run, naming `in_the_way`,
+// and left as it was.
+void expect_refused_and_kept(const std::map<std::string, std::string>& files, const std::string& in_the_way) {
   ScratchDir scratch;
   write_text(scratch.file("w.yaml"), kWorkload);
-  fs::create_directory(scratch.file("mine"));
-  write_text(scratch.file("mine/notes.txt"), "keep me");
-  const CommandResult result = run_into(scratch, scratch.file("mine"));
+  const std::string folder = scratch.file("mine");
+  fs::create_directory(folder);
+  std::set<std::string> names;
+  for (const auto& [name, contents] : files) write_text(folder + "/" + name, contents), names.insert(name);
+  const CommandResult result = run_into(scratch, folder);
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("mine: --out: holds files tessera did not write"), std::string::npos)
+  EXPECT_NE(
+      result.output.find("mine: --out: holds files tessera did not write (" + in_the_way + " is in the way)"),
+      std::string::npos)
       << result.output;
-  EXPECT_EQ(files_in(scratch.file("mine")), (std::set<std::string>{"notes.txt"}));
-  EXPECT_EQ(read_text(scratch.file("mine/notes.txt")), "keep me");
+  EXPECT_EQ(files_in(folder), names);
+  for (const auto& [name, contents] : files) EXPECT_EQ(read_text(folder + "/" + name), contents) << name;
+}
+
+TEST(OutputFolder, AFolderOfOtherFilesIsRefusedAndLeftAsItWas) {
+  expect_refused_and_kept({{"notes.txt", "keep me"}}, "notes.txt");
+}
+
+// Issue "hardening 2", defect 2: a report.json is no proof that a folder is tessera's (before: the folder,
+// notes.txt and all, was replaced with exit 0); nor is a marker file of another form (an older tessera's, or
+// someone's).
+TEST(OutputFolder, AForeignFileBesideAForeignReportIsRefusedAndKept) {
+  expect_refused_and_kept({{"report.json", "{}"}, {"notes.txt", "keep"}}, "notes.txt");
+  expect_refused_and_kept({{"report.json", "{}"}}, "report.json");
+  expect_refused_and_kept(
+      {{".tessera-out", "written by tessera; --out may replace it\n"}, {"report.json", "{}"}},
+      ".tessera-out");
+}
+
+// A file the user puts into tessera's own folder is theirs: the next run refuses the folder rather than
+// delete it.
+TEST(OutputFolder, AFileAddedToTesserasFolderIsRefusedAndKept) {
+  ScratchDir scratch;
+  write_text(scratch.file("w.yaml"), kWorkload);
+  const std::string out = scratch.file("out");
+  ASSERT_EQ(run_into(scratch, out).exit_code, 0);
+  write_text(out + "/analysis.md", "mine");
+  const CommandResult result = run_into(scratch, out);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("holds files tessera did not write (analysis.md is in the way)"),
+            std::string::npos)
+      << result.output;
+  EXPECT_EQ(read_text(out + "/analysis.md"), "mine");
+}
+
+// An --out that cannot be written is refused before the run, not after it (issue "hardening 2").
+TEST(OutputFolder, AnUnwritableFolderIsRefusedBeforeTheRun) {
+  ScratchDir scratch;
+  write_text(scratch.file("w.yaml"), kWorkload);
+  const CommandResult result = run_into(scratch, "/proc/tessera-out/x");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(
+      result.output.find("/proc/tessera-out/x: --out: cannot be written: creating a folder in /proc fails"),
+      std::string::npos)
+      << result.output;
+  // Refused before the op ran: no progress line and no table.
+  EXPECT_EQ(result.output.find("cycles"), std::string::npos) << result.output;
 }
 
 TEST(OutputFolder, AStageFolderLeftByAKilledCommandIsCleared) {
