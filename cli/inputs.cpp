@@ -65,7 +65,7 @@ std::string default_runner_path() {
   if (!bin.empty() && fs::exists(bin / "ops" / "cuda" / "tessera_gpu_ref", error))
     return (bin / "ops" / "cuda" / "tessera_gpu_ref").string();
   if (!bin.empty() && fs::exists(bin / "tessera_gpu_ref", error)) return (bin / "tessera_gpu_ref").string();
-  return std::string(TESSERA_BINARY_DIR) + "/ops/cuda/tessera_gpu_ref";
+  return std::string(TESSERA_BINARY_DIR) + "/gpu/tessera_gpu_ref";
 }
 
 Overrides route_overrides(const std::vector<std::string>& assignments, bool has_workload) {

@@ -14,7 +14,6 @@ namespace tessera::mapper {
 
 namespace {
 
-using attention::ceil_div;
 using Block = AttentionStage::QBlock;
 
 // The SRAM of the three passes, each its own (they run side by side on a core's successive blocks): S pass: Q

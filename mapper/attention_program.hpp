@@ -10,16 +10,13 @@
 
 #include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
+#include "common/integer_math.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/dma_engines.hpp"
 #include "ops/kinds/attention.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper::attention {
-
-inline int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 inline uint64_t align64(uint64_t address) {
   return (address + 63) / 64 * 64;

@@ -20,7 +20,6 @@ namespace tessera::mapper {
 
 using attention::Buffers;
 using attention::buffers_of;
-using attention::ceil_div;
 using attention::ProgramTensors;
 
 namespace {

@@ -27,7 +27,6 @@ namespace {
 
 using attention::Buffers;
 using attention::buffers_of;
-using attention::ceil_div;
 using attention::kMostKvBuffers;
 using attention::kMostScoreBuffers;
 using attention::ProgramTensors;

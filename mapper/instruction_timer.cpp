@@ -3,13 +3,9 @@
 #include <algorithm>
 #include <atomic>
 
-namespace tessera::mapper {
+#include "common/integer_math.hpp"
 
-namespace {
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-}  // namespace
+namespace tessera::mapper {
 
 InstructionTimer::InstructionTimer(const arch::ArchSpec& spec)
     : timing_(spec.core.pe_array),

@@ -18,7 +18,6 @@
 
 namespace tessera::mapper::moe {
 
-using attention::ceil_div;
 using attention::SramCursor;
 
 // The origin of an operand's region: chunk c of the contraction reads A columns [col + c0, ...) and W rows

@@ -2,13 +2,11 @@
 
 #include <algorithm>
 
+#include "common/integer_math.hpp"
+
 namespace tessera::mapper {
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 // Elements of `extent` once each tile of `tile` is rounded up to whole array `block`s (ragged folds).
 int64_t padded_extent(int64_t extent, int64_t tile, int64_t block) {
   const int64_t full = extent / tile;

@@ -11,6 +11,7 @@
 #include "arch/timing/compression.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "arch/topology.hpp"
+#include "common/integer_math.hpp"
 #include "mapper/dma_engines.hpp"
 #include "mapper/program_header.hpp"
 #include "mapper/search.hpp"
@@ -23,10 +24,6 @@
 namespace tessera::mapper {
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // Buffers of SRAM are bank-row aligned, so that blocks start on bank 0 the way the PE lowering's do.
 int64_t aligned(int64_t bytes, int64_t alignment) {

@@ -5,7 +5,7 @@
 #
 #   scripts/gpu-reference.sh OUT_ROOT configs/workloads/bert-ffn.yaml [more workloads...]
 #
-# builds ops/cuda's tessera_gpu_ref and libtessera_gpu_ref.so (build-gpu/), and per workload writes
+# builds gpu/'s tessera_gpu_ref and libtessera_gpu_ref.so (build-gpu/), and per workload writes
 # OUT_ROOT/<gpu>/<workload>/{<op>.json, run.json, torch.json}; `tessera run` reads traces/reference/.
 # With PyTorch, scripts/gpu_torch_reference.py measures both sides in one process (the runner loaded as a
 # library; same inputs; every variant checked; A/B rounds for every op, TESSERA_AB_ROUNDS, default 7); without
@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out_root=$1
 shift
 if [[ ! -x "$root/build-gpu/tessera_gpu_ref" || ! -f "$root/build-gpu/libtessera_gpu_ref.so" ]]; then
-  cmake -S "$root/ops/cuda" -B "$root/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S "$root/gpu" -B "$root/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$root/build-gpu" >/dev/null
 fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr 'A-Z ' 'a-z-')

@@ -2,7 +2,7 @@
 """Measures every op of a workload with tessera's GPU runner and with PyTorch in one process, interleaved
 (issue "The GPU reference measures kernels, not launches").
 
-The runner is loaded as a library (build-gpu/libtessera_gpu_ref.so, ops/cuda/capi.cu): for each op it measures
+The runner is loaded as a library (build-gpu/libtessera_gpu_ref.so, gpu/capi.cu): for each op it measures
 every path (device time by CUDA-graph replay, eager time, output checked) and keeps each output class's fastest
 checked path alive. PyTorch then runs the same op on the *same inputs* (the runner's generator fills PyTorch's
 tensors), every variant timed the same two ways (device: a CUDA graph of many launches over input copies
@@ -30,7 +30,7 @@ AB_REPLAYS = 3  # timed replays per side per round; the round's time is their me
 
 
 class Runner:
-    """The runner's C interface (ops/cuda/capi.cu)."""
+    """The runner's C interface (gpu/capi.cu)."""
 
     def __init__(self, path):
         lib = ctypes.CDLL(path)
@@ -101,7 +101,7 @@ class Runner:
 
 
 def output_class(path_name):
-    """What follows the library in a path's name: the output it stores (ops/cuda/measure.hpp)."""
+    """What follows the library in a path's name: the output it stores (gpu/measure.hpp)."""
     base = path_name.split(" (", 1)[0]
     return base.split("-", 1)[1] if "-" in base else base
 

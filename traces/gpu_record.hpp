@@ -1,5 +1,5 @@
 // Recorded GPU reference runs (traces/reference/<gpu>/<workload>/: <op>.json per op, run.json, torch.json),
-// as ops/cuda's tessera_gpu_ref and scripts/gpu_torch_reference.py wrote them. Read here so that a report can
+// as gpu/'s tessera_gpu_ref and scripts/gpu_torch_reference.py wrote them. Read here so that a report can
 // show the GPU's time and compare the simulated output with the GPU's; CI has no GPU and uses these.
 #pragma once
 

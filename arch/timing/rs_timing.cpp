@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "common/integer_math.hpp"
+
 namespace tessera::arch {
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 struct SpadWords {
   int64_t filter = 0, ifmap = 0, psum = 0;
 };

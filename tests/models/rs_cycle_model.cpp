@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "common/integer_math.hpp"
+
 namespace tessera::testmodels {
 namespace {
 
@@ -17,10 +19,6 @@ void require(bool holds, const char* invariant, int64_t cycle, int64_t row, int6
                            std::to_string(cycle) + ", PE(" + std::to_string(row) + "," + std::to_string(col) +
                            ")");
   }
-}
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
 }
 
 // The extent of block `index` when `extent` is cut into blocks of `block` (the last one shorter).

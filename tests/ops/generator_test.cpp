@@ -18,7 +18,7 @@ namespace {
 
 constexpr int kSamples = 100000;
 
-// Golden values. They pin the generator: the GPU runner (ops/cuda) and any recorded GPU outputs under
+// Golden values. They pin the generator: the GPU runner (gpu/) and any recorded GPU outputs under
 // traces/reference/ depend on them, so a change here invalidates every recorded reference. Computed once
 // with an independent Python transcription of the documented algorithm (SplitMix64 finaliser of
 // seed * 0x9e3779b97f4a7c15 + tensor + 1, then of that XOR index * 0xd1b54a32d192ed03; fp32 is the top 24

@@ -12,8 +12,8 @@
 #include <cmath>
 #include <memory>
 
-#include "ops/cuda/device.cuh"
-#include "ops/cuda/vectors.cuh"
+#include "gpu/device.cuh"
+#include "gpu/vectors.cuh"
 
 namespace tessera::gpu {
 
@@ -171,15 +171,15 @@ void launch_for(const Rope& r, const void* x, const float* table, void* out) {
 
 Rope rope_of(const OpArgs& args) {
   Rope r;
-  r.batch = args.integer("batch", 1);
+  r.batch = args.integer("batch");
   r.seq = args.integer("seq");
   r.heads = args.integer("heads");
   r.head_dim = args.integer("head_dim");
-  r.rotary = args.integer("rotary_dim", 0);
+  r.rotary = args.integer("rotary_dim");
   if (r.rotary == 0) r.rotary = r.head_dim;
-  r.position = args.integer("position", 0);
-  r.base = args.real("base", 10000.0);
-  const std::string style = args.values.count("style") ? args.get("style") : "half";
+  r.position = args.integer("position");
+  r.base = args.real("base");
+  const std::string style = args.get("style");
   if (style != "half" && style != "interleaved") fail(args.text + ": style is half or interleaved");
   r.interleaved = style == "interleaved";
   r.dtype = parse_dtype(args.get("dtype"));
@@ -205,7 +205,7 @@ OpMeasurement run_rope(const OpArgs& args, const RunContext& context) {
   spec.op.set("kind", spec.kind).set("name", spec.name).set("index", args.integer("index"));
   spec.op.set("batch", r.batch).set("seq", r.seq).set("heads", r.heads).set("head_dim", r.head_dim);
   // rotary_dim as given (0: head_dim), as the workload names the op
-  spec.op.set("rotary_dim", args.integer("rotary_dim", 0)).set("position", r.position).set("base", r.base);
+  spec.op.set("rotary_dim", args.integer("rotary_dim")).set("position", r.position).set("base", r.base);
   spec.op.set("style", r.interleaved ? "interleaved" : "half").set("dtype", args.get("dtype"));
   spec.op.set("seed", static_cast<int64_t>(r.seed));
   spec.seed = r.seed;

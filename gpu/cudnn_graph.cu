@@ -1,4 +1,4 @@
-#include "ops/cuda/cudnn_graph.hpp"
+#include "gpu/cudnn_graph.hpp"
 
 #include <algorithm>
 #include <chrono>

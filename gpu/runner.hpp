@@ -60,14 +60,18 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// One op of a workload, as `--op kind=gemm,name=ffn1,index=0,m=512,...` gives it.
+// One op of a workload, as `--op kind=gemm,name=ffn1,index=0,m=512,...` gives it. Its fields are read by
+// the names gpu/op_fields.cpp lists for its kind, with the defaults listed there.
 struct OpArgs {
   std::map<std::string, std::string> values;
   std::string text;
+  std::string kind;
+  // A key every --op has (kind, name, index, seed, dtype), or a field the kind lists: its value, or the listed
+  // default when --op leaves it out. A field the list lacks is the runner's own error (it fails).
   const std::string& get(const std::string& key) const;
-  int64_t integer(const std::string& key) const;
-  int64_t integer(const std::string& key, int64_t fallback) const;  // `fallback` when the key is absent
-  double real(const std::string& key, double fallback) const;       // a number, `fallback` when absent
+  int64_t integer(const std::string& key) const;  // a count
+  double real(const std::string& key) const;      // a number
+  bool declares(const std::string& key) const;    // the kind lists the field
 };
 OpArgs parse_op(const std::string& text);
 
@@ -214,7 +218,8 @@ using OpRunner = std::function<OpMeasurement(const OpArgs&, const RunContext&)>;
 std::map<std::string, OpRunner>& op_registry();
 
 // Each operator kind's file registers its path here; register_builtins() calls each once. Adding an operator
-// is one file with its register function, listed in register_builtins (runner_common.cu).
+// is one file with its register function, listed in register_builtins (runner_common.cu), and its fields'
+// line in gpu/op_fields.cpp (tests/ops/gpu_fields_test.cpp checks it against the op registry).
 void register_gemm();
 void register_conv();
 void register_pool();

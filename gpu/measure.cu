@@ -1,11 +1,11 @@
-#include "ops/cuda/measure.hpp"
+#include "gpu/measure.hpp"
 
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "ops/cuda/device.cuh"
+#include "gpu/device.cuh"
 
 namespace tessera::gpu {
 

@@ -1,4 +1,4 @@
-#include "ops/cuda/session.hpp"
+#include "gpu/session.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <ctime>
 #include <fstream>
 
-#include "ops/cuda/measure.hpp"
+#include "gpu/measure.hpp"
 
 namespace tessera::gpu {
 
@@ -108,11 +108,9 @@ OpMeasurement& Session::measure(const std::string& op_text) {
   auto runner = op_registry().find(op.get("kind"));
   // The runner's contractions store their accumulator type; an output rounded to a narrower one
   // (`out: bf16`) is not what they compute.
-  const auto out = op.values.find("out");
-  const bool narrower_output = out != op.values.end() && out->second != "accumulator";
+  const bool narrower_output = op.declares("out") && op.get("out") != "accumulator";
   // Nor does it keep partial sums in 16 bits (`psum: fp16`): its tensor cores accumulate in fp32.
-  const auto psum = op.values.find("psum");
-  const bool narrower_psums = psum != op.values.end() && psum->second != "accumulator";
+  const bool narrower_psums = op.declares("psum") && op.get("psum") != "accumulator";
   if (runner == op_registry().end() || narrower_output || narrower_psums) {
     // Never skipped silently: the record says the op has no GPU path yet.
     OpMeasurement missing;
@@ -120,9 +118,9 @@ OpMeasurement& Session::measure(const std::string& op_text) {
     missing.record.set("no_gpu_path",
                        narrower_output ? "tessera_gpu_ref stores a contraction's output in its accumulator "
                                          "type, not out=" +
-                                             out->second + ", yet"
+                                             op.get("out") + ", yet"
                        : narrower_psums
-                           ? "tessera_gpu_ref accumulates in fp32, not in psum=" + psum->second + ", yet"
+                           ? "tessera_gpu_ref accumulates in fp32, not in psum=" + op.get("psum") + ", yet"
                            : "tessera_gpu_ref has no GPU path for kind " + op.get("kind") + " yet");
     ops_.push_back(op);
     measurements_.push_back(std::move(missing));

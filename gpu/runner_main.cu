@@ -15,8 +15,8 @@
 #include <cuda_profiler_api.h>
 #include <sys/stat.h>
 
-#include "ops/cuda/measure.hpp"
-#include "ops/cuda/session.hpp"
+#include "gpu/measure.hpp"
+#include "gpu/session.hpp"
 
 namespace tessera::gpu {
 namespace {

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <vector>
 
-#include "ops/cuda/device.cuh"
-#include "ops/cuda/epilogue.cuh"
-#include "ops/cuda/lt_matmul.hpp"
+#include "gpu/device.cuh"
+#include "gpu/epilogue.cuh"
+#include "gpu/lt_matmul.hpp"
 
 namespace tessera::gpu {
 
@@ -237,7 +237,7 @@ std::optional<LivePath> build_path(const Problem& p, const Path& path, const Run
 OpMeasurement run_gemm(const OpArgs& args, const RunContext& context) {
   const bool fc = args.get("kind") == "fc";
   Problem p;
-  p.m = fc ? args.integer("batch", 1) : args.integer("m");
+  p.m = fc ? args.integer("batch") : args.integer("m");
   p.n = args.integer(fc ? "outputs" : "n");
   p.k = args.integer(fc ? "inputs" : "k");
   p.dtype = parse_dtype(args.get("dtype"));

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ops/cuda/device.cuh"
-#include "ops/cuda/measure.hpp"
-#include "ops/cuda/session.hpp"
+#include "gpu/device.cuh"
+#include "gpu/measure.hpp"
+#include "gpu/session.hpp"
 
 namespace tessera::gpu {
 namespace {

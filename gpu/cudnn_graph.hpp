@@ -13,8 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "ops/cuda/cudnn_loader.hpp"
-#include "ops/cuda/runner.hpp"
+#include "gpu/cudnn_loader.hpp"
+#include "gpu/runner.hpp"
 
 namespace tessera::gpu::cudnn {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/cuda/runner.hpp"
+#include "gpu/runner.hpp"
 
 namespace tessera::gpu {
 

@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-#include "ops/cuda/vectors.cuh"
+#include "gpu/vectors.cuh"
 
 namespace tessera::gpu::flash {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "ops/cuda/device.cuh"
+#include "gpu/device.cuh"
 
 namespace tessera::gpu {
 
@@ -385,9 +385,9 @@ Operands make_operands(const Pool& v, size_t out_bytes, size_t rotate_bytes) {
 
 OpMeasurement run_pool(const OpArgs& args, const RunContext& context) {
   Pool v{};
-  v.n = args.integer("n", 1), v.c = args.integer("c"), v.h = args.integer("h"), v.w = args.integer("w");
+  v.n = args.integer("n"), v.c = args.integer("c"), v.h = args.integer("h"), v.w = args.integer("w");
   v.r = args.integer("r"), v.s = args.integer("s");
-  v.stride = args.integer("stride", 1), v.pad = args.integer("pad", 0);
+  v.stride = args.integer("stride"), v.pad = args.integer("pad");
   const std::string mode = args.get("mode");
   if (mode != "max" && mode != "avg") fail("pool " + args.text + ": mode is max or avg");
   v.average = mode == "avg";

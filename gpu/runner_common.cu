@@ -2,7 +2,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "ops/cuda/runner.hpp"
+#include "gpu/runner.hpp"
+
+#include "gpu/op_fields.hpp"
 
 namespace tessera::gpu {
 
@@ -55,9 +57,17 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 }
 
 const std::string& OpArgs::get(const std::string& key) const {
+  const RunnerField* field = is_common_key(key) ? nullptr : runner_field(kind, key);
+  if (!is_common_key(key) && !field)
+    fail("the runner reads " + key + " of a " + kind + ", which gpu/op_fields.cpp does not list for it");
   auto found = values.find(key);
-  if (found == values.end()) fail("--op " + text + ": no " + key + "=");
-  return found->second;
+  if (found != values.end()) return found->second;
+  if (field && !field->required) return field->fallback;
+  fail("--op " + text + ": no " + key + "=");
+}
+
+bool OpArgs::declares(const std::string& key) const {
+  return runner_field(kind, key) != nullptr;
 }
 
 int64_t OpArgs::integer(const std::string& key) const {
@@ -69,12 +79,7 @@ int64_t OpArgs::integer(const std::string& key) const {
   return parsed;
 }
 
-int64_t OpArgs::integer(const std::string& key, int64_t fallback) const {
-  return values.count(key) ? integer(key) : fallback;
-}
-
-double OpArgs::real(const std::string& key, double fallback) const {
-  if (!values.count(key)) return fallback;
+double OpArgs::real(const std::string& key) const {
   const std::string& value = get(key);
   char* end = nullptr;
   const double parsed = std::strtod(value.c_str(), &end);
@@ -91,7 +96,7 @@ OpArgs parse_op(const std::string& text) {
     if (equals == std::string::npos) fail("--op " + text + ": '" + pair + "' is not key=value");
     op.values[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
-  op.get("kind");
+  op.kind = op.get("kind");
   op.get("name");
   return op;
 }

@@ -1,7 +1,7 @@
 #include <dlfcn.h>
 
-#include "ops/cuda/cudnn_loader.hpp"
-#include "ops/cuda/runner.hpp"
+#include "gpu/cudnn_loader.hpp"
+#include "gpu/runner.hpp"
 
 namespace tessera::gpu::cudnn {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/cuda/measure.hpp"
-#include "ops/cuda/runner.hpp"
+#include "gpu/measure.hpp"
+#include "gpu/runner.hpp"
 #include "ops/input_generator.hpp"
 
 namespace tessera::gpu {

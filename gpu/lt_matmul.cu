@@ -1,8 +1,8 @@
-#include "ops/cuda/lt_matmul.hpp"
+#include "gpu/lt_matmul.hpp"
 
 #include <cstdlib>
 
-#include "ops/cuda/device.cuh"
+#include "gpu/device.cuh"
 
 namespace tessera::gpu {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/cuda/device.cuh"
+#include "gpu/device.cuh"
 
 namespace tessera::gpu {
 

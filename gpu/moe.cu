@@ -34,8 +34,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "ops/cuda/device.cuh"
-#include "ops/cuda/vectors.cuh"
+#include "gpu/device.cuh"
+#include "gpu/vectors.cuh"
 #include "ops/moe_routing.hpp"
 
 namespace tessera::gpu {
@@ -809,23 +809,23 @@ Moe moe_of(const OpArgs& args) {
   m.ffn = args.integer("ffn");
   m.experts = args.integer("experts");
   m.top_k = args.integer("top_k");
-  m.shared = args.integer("shared_experts", 0);
-  m.capacity_factor = args.real("capacity_factor", 0.0);
-  const std::string activation = args.values.count("activation") ? args.get("activation") : "swiglu";
+  m.shared = args.integer("shared_experts");
+  m.capacity_factor = args.real("capacity_factor");
+  const std::string activation = args.get("activation");
   if (activation != "swiglu" && activation != "gelu") fail(args.text + ": activation is swiglu or gelu");
   m.swiglu = activation == "swiglu";
-  const std::string scoring = args.values.count("routing.scoring") ? args.get("routing.scoring") : "softmax";
+  const std::string scoring = args.get("routing.scoring");
   if (scoring != "softmax" && scoring != "sigmoid")
     fail(args.text + ": routing.scoring is softmax or sigmoid");
   m.routing.scoring = scoring == "softmax" ? ops::MoeScoring::softmax : ops::MoeScoring::sigmoid;
-  m.routing.groups = args.integer("routing.groups", 1);
-  m.routing.topk_groups = args.integer("routing.topk_groups", 1);
-  m.routing.routed_scaling = args.real("routing.routed_scaling", 1.0);
-  const std::string skew = args.values.count("routing.skew") ? args.get("routing.skew") : "none";
+  m.routing.groups = args.integer("routing.groups");
+  m.routing.topk_groups = args.integer("routing.topk_groups");
+  m.routing.routed_scaling = args.real("routing.routed_scaling");
+  const std::string skew = args.get("routing.skew");
   if (skew != "none" && skew != "zipf") fail(args.text + ": routing.skew is none or zipf");
   m.routing.skew = skew == "zipf" ? ops::MoeSkew::zipf : ops::MoeSkew::none;
-  m.routing.alpha = args.real("routing.alpha", 1.2);
-  if (args.values.count("routing.counts")) {
+  m.routing.alpha = args.real("routing.alpha");
+  if (!args.get("routing.counts").empty()) {
     std::stringstream counts(args.get("routing.counts"));
     for (std::string count; std::getline(counts, count, '+');) m.routing.counts.push_back(std::stoll(count));
   }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/cuda/measure.hpp"
-#include "ops/cuda/runner.hpp"
+#include "gpu/measure.hpp"
+#include "gpu/runner.hpp"
 
 namespace tessera::gpu {
 

@@ -19,8 +19,8 @@
 #include <cmath>
 #include <memory>
 
-#include "ops/cuda/attention_kernels.cuh"
-#include "ops/cuda/device.cuh"
+#include "gpu/attention_kernels.cuh"
+#include "gpu/device.cuh"
 
 namespace tessera::gpu {
 
@@ -588,7 +588,7 @@ std::optional<LivePath> build_decode(const Problem& p, const RunContext& run, co
 // ---- the op
 
 std::string choice_of(const OpArgs& args, const std::string& key, const std::vector<std::string>& names) {
-  const std::string value = args.values.count(key) ? args.get(key) : names.front();
+  const std::string value = args.get(key);
   if (std::find(names.begin(), names.end(), value) == names.end())
     fail("--op " + args.text + ": " + key + "=" + value + " is not one of " + names.front() + ", " +
          names.back());
@@ -598,18 +598,18 @@ std::string choice_of(const OpArgs& args, const std::string& key, const std::vec
 Problem problem_of(const OpArgs& args) {
   Problem p;
   Attention& a = p.a;
-  auto dimension = [&](const std::string& key, int64_t fallback) {
-    const int64_t value = fallback > 0 ? args.integer(key, fallback) : args.integer(key);
+  auto dimension = [&](const std::string& key) {
+    const int64_t value = args.integer(key);
     if (value < 1 || value > kMaxDimension)
       fail("--op " + args.text + ": " + key + " must be 1 .. 2^24 (ops/kinds/attention.cpp's limit)");
     return static_cast<int>(value);
   };
-  a.batch = dimension("batch", 1);
-  a.heads = dimension("heads", 0);
-  a.kv_heads = dimension("kv_heads", 0);
-  a.seq_q = dimension("seq_q", 0);
-  a.seq_kv = dimension("seq_kv", 0);
-  a.head_dim = dimension("head_dim", 0);
+  a.batch = dimension("batch");
+  a.heads = dimension("heads");
+  a.kv_heads = dimension("kv_heads");
+  a.seq_q = dimension("seq_q");
+  a.seq_kv = dimension("seq_kv");
+  a.head_dim = dimension("head_dim");
   if (a.heads % a.kv_heads != 0) fail("--op " + args.text + ": kv_heads must divide heads");
   a.group = a.heads / a.kv_heads;
   a.causal = choice_of(args, "causal", {"false", "true"}) == "true";
@@ -617,7 +617,7 @@ Problem problem_of(const OpArgs& args) {
     fail("--op " + args.text + ": a causal attention needs seq_q <= seq_kv");
   a.paged = choice_of(args, "kv_cache.layout", {"contiguous", "paged"}) == "paged";
   a.bshd = choice_of(args, "kv_cache.order", {"bhsd", "bshd"}) == "bshd";
-  a.block_tokens = dimension("kv_cache.block_tokens", 16);
+  a.block_tokens = dimension("kv_cache.block_tokens");
   a.block_shift = (a.block_tokens & (a.block_tokens - 1)) == 0
                       ? __builtin_ctz(static_cast<unsigned>(a.block_tokens))
                       : -1;
@@ -625,14 +625,14 @@ Problem problem_of(const OpArgs& args) {
   if (a.paged && int64_t{a.batch} * a.blocks_per_sequence > (int64_t{1} << 31))
     fail("--op " + args.text + ": the paged pool holds more than 2^31 blocks");
   // ops/kinds/attention.cpp's rules for kv_cache.blocks: a paged pool's size, at least the blocks in use.
-  p.given_blocks = args.integer("kv_cache.blocks", 0);
+  p.given_blocks = args.integer("kv_cache.blocks");
   const int64_t in_use = int64_t{a.batch} * a.blocks_per_sequence;
   if (p.given_blocks < 0 || (p.given_blocks != 0 && (!a.paged || p.given_blocks < in_use)) ||
       p.given_blocks > (int64_t{1} << 31))
     fail("--op " + args.text + ": kv_cache.blocks sizes a paged pool: at least batch x ceil(seq_kv / " +
          "block_tokens) blocks, at most 2^31");
   p.pool_blocks = p.given_blocks != 0 ? p.given_blocks : in_use;
-  const double scale = args.real("scale", 0.0);
+  const double scale = args.real("scale");
   if (!(scale >= 0) || !std::isfinite(scale)) fail("--op " + args.text + ": scale must be a positive number");
   p.given_scale = scale;
   p.scale = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));

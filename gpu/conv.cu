@@ -18,11 +18,11 @@
 #include <cmath>
 #include <memory>
 
-#include "ops/cuda/cudnn_graph.hpp"
-#include "ops/cuda/cudnn_loader.hpp"
-#include "ops/cuda/device.cuh"
-#include "ops/cuda/epilogue.cuh"
-#include "ops/cuda/lt_matmul.hpp"
+#include "gpu/cudnn_graph.hpp"
+#include "gpu/cudnn_loader.hpp"
+#include "gpu/device.cuh"
+#include "gpu/epilogue.cuh"
+#include "gpu/lt_matmul.hpp"
 
 namespace tessera::gpu {
 
@@ -799,10 +799,10 @@ std::optional<LivePath> build_path(const Conv& v, const Path& path, const RunCon
 
 OpMeasurement run_conv(const OpArgs& args, const RunContext& context) {
   Conv v{};
-  v.n = args.integer("n", 1), v.c = args.integer("c"), v.h = args.integer("h"), v.w = args.integer("w");
+  v.n = args.integer("n"), v.c = args.integer("c"), v.h = args.integer("h"), v.w = args.integer("w");
   v.k = args.integer("k"), v.r = args.integer("r"), v.s = args.integer("s");
-  v.stride = args.integer("stride", 1), v.pad = args.integer("pad", 0);
-  v.dilation = args.integer("dilation", 1), v.groups = args.integer("groups", 1);
+  v.stride = args.integer("stride"), v.pad = args.integer("pad");
+  v.dilation = args.integer("dilation"), v.groups = args.integer("groups");
   v.dtype = parse_dtype(args.get("dtype"));
   v.seed = static_cast<uint64_t>(args.integer("seed"));
   const uint32_t index = static_cast<uint32_t>(args.integer("index"));

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ops/cuda/runner.hpp"
+#include "gpu/runner.hpp"
 
 namespace tessera::gpu {
 

@@ -5,14 +5,14 @@
 // 16 bytes, the row's statistics reduced by warp shuffles (and shared memory across the group's warps), so
 // the row is read from DRAM once and written once; the candidates (W, ITEMS) that hold the row are timed and
 // the fastest by device time kept. Elementwise: 1, 2 or 4 16-byte vectors a thread, by device time. The
-// storage, conversions and activations are ops/cuda/vectors.cuh's (shared with the epilogue kernel).
+// storage, conversions and activations are gpu/vectors.cuh's (shared with the epilogue kernel).
 // PyTorch's torch.softmax, layer_norm, rms_norm and activations (eager and torch.compile) are timed next to
 // these by scripts/gpu_torch_reference.py.
 #include <cmath>
 #include <memory>
 
-#include "ops/cuda/device.cuh"
-#include "ops/cuda/vectors.cuh"
+#include "gpu/device.cuh"
+#include "gpu/vectors.cuh"
 
 namespace tessera::gpu {
 
@@ -531,7 +531,7 @@ template <RowKind K>
 OpMeasurement run_rows(const OpArgs& args, const RunContext& context) {
   Tile tile = tile_of(args);
   OpSpec spec = spec_of(args, tile, 1);
-  if (K != RowKind::softmax && args.values.count("residual") && args.get("residual") == "true") {
+  if (K != RowKind::softmax && args.get("residual") == "true") {
     // The norm of X + R (the simulator's add & norm, ops/kinds/norm.cpp: R is tensor slot 3): one pass reads
     // both.
     tile.residual = true;
@@ -540,13 +540,13 @@ OpMeasurement run_rows(const OpArgs& args, const RunContext& context) {
     spec.op.set("residual", "true");
   }
   if (K == RowKind::softmax) {
-    tile.scale = static_cast<float>(args.real("scale", 1.0));
-    tile.causal = args.values.count("causal") && args.get("causal") == "true";
+    tile.scale = static_cast<float>(args.real("scale"));
+    tile.causal = args.get("causal") == "true";
     if (tile.causal && tile.rows > tile.cols) fail(args.text + ": a causal softmax needs rows <= cols");
     spec.op.set("scale", static_cast<double>(tile.scale)).set("causal", tile.causal ? "true" : "false");
   } else {
-    tile.eps = static_cast<float>(args.real("eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
-    spec.op.set("eps", args.real("eps", K == RowKind::layernorm ? 1e-5 : 1e-6));
+    tile.eps = static_cast<float>(args.real("eps"));
+    spec.op.set("eps", args.real("eps"));
   }
   spec.op.set("dtype", args.get("dtype")).set("seed", static_cast<int64_t>(tile.seed));
   spec.reference = [tile](const int64_t* positions, int count, double* out) {

@@ -1,8 +1,8 @@
-#include "ops/cuda/epilogue.cuh"
+#include "gpu/epilogue.cuh"
 
 #include <memory>
 
-#include "ops/cuda/vectors.cuh"
+#include "gpu/vectors.cuh"
 
 namespace tessera::gpu {
 
@@ -129,10 +129,9 @@ Epilogue parse_epilogue(const OpArgs& args, int64_t rows, int64_t cols) {
   Epilogue e;
   e.rows = rows;
   e.cols = cols;
-  const auto field = args.values.find("epilogue");
-  if (field == args.values.end() || field->second.empty()) return e;
+  const std::string& text = args.get("epilogue");
+  if (text.empty()) return e;
   if (args.get("dtype") == "int8") fail("an int8 op takes no epilogue");
-  std::string text = field->second;
   size_t start = 0;
   while (start <= text.size()) {
     const size_t end = std::min(text.find('+', start), text.size());

@@ -1,5 +1,5 @@
-#include "ops/cuda/device.cuh"
-#include "ops/cuda/measure.hpp"
+#include "gpu/device.cuh"
+#include "gpu/measure.hpp"
 
 namespace tessera::gpu {
 
