@@ -79,17 +79,14 @@ std::vector<traces::ParetoPoint> pareto_of(const mapper::SearchResult& search) {
 traces::MappingSummary summary_of(const mapper::Mapping& mapping, const mapper::Cost& cost) {
   traces::MappingSummary summary;
   summary.dataflow = mapping.label();
-  summary.split_m = mapping.split_m;
-  summary.split_n = mapping.split_n;
-  summary.split_k = mapping.split_k;
-  summary.tile_m = mapping.tile_m;
-  summary.tile_n = mapping.tile_n;
-  summary.tile_k = mapping.tile_k;
-  summary.loop_order = mapping.order_name();
-  summary.double_buffer_inputs = mapping.double_buffer_inputs;
-  summary.double_buffer_output = mapping.double_buffer_output;
-  summary.multicast_a = cost.multicast_a;
-  summary.multicast_w = cost.multicast_w;
+  summary.fields = mapping.fields();
+  // What the cost model decided of a contraction's mapping: which operands are multicast, and its PE slots
+  // idle on ragged edges.
+  if (!mapping.graph && !mapping.vector_stage) {
+    summary.fields.push_back({"multicast.A", cost.multicast_a});
+    summary.fields.push_back({"multicast.W", cost.multicast_w});
+    summary.fields.push_back({"edge_waste", cost.edge_waste});
+  }
   summary.edge_waste = cost.edge_waste;
   summary.description = mapping.describe();
   return summary;

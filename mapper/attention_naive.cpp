@@ -50,10 +50,8 @@ struct NaiveTiling {
 };
 
 NaiveTiling tiling_of(const Mapping& mapping) {
-  const GraphTiling& t = mapping.graph_tiling;
-  return NaiveTiling{t.values[AttentionStage::kBlockRows], t.values[AttentionStage::kBlockCols],
-                     t.values[AttentionStage::kSoftmaxRows],
-                     static_cast<int>(t.values[AttentionStage::kCores])};
+  const AttentionStage::Choice& t = AttentionStage::choice_of(mapping);
+  return NaiveTiling{t.block_rows, t.block_cols, t.softmax_rows, static_cast<int>(t.cores)};
 }
 
 // A core's blocks: an even share, in order (as the flash form shares them).

@@ -87,9 +87,10 @@ arch::VecOp AttentionStage::merge_op(const QBlock& block, uint64_t partials, uin
 }
 
 Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
-                cols = mapping.graph_tiling.values[kBlockCols], splits = mapping.graph_tiling.values[kSplits];
-  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int64_t rows = AttentionStage::choice_of(mapping).block_rows,
+                cols = AttentionStage::choice_of(mapping).block_cols,
+                splits = AttentionStage::choice_of(mapping).splits;
+  const int cores = static_cast<int>(AttentionStage::choice_of(mapping).cores);
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
   const InstructionTimer timer(spec);
   const std::vector<QBlock> blocks = q_blocks(rows);
@@ -138,8 +139,9 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
 
 arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                           const arch::ArchSpec& spec, const std::string& program_name) const {
-  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
-                cols = mapping.graph_tiling.values[kBlockCols], splits = mapping.graph_tiling.values[kSplits];
+  const int64_t rows = AttentionStage::choice_of(mapping).block_rows,
+                cols = AttentionStage::choice_of(mapping).block_cols,
+                splits = AttentionStage::choice_of(mapping).splits;
   const int64_t d = shape_.head_dim;
   const Buffers buffers = buffers_of(rows, cols, d, dtype_, 1, 2, splits);
   arch::Program program;
@@ -203,8 +205,8 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
 }
 
 std::string AttentionStage::describe_split(const Mapping& mapping) const {
-  const GraphTiling& t = mapping.graph_tiling;
-  const int64_t rows = t.values[kBlockRows], cols = t.values[kBlockCols], splits = t.values[kSplits];
+  const AttentionStage::Choice& t = AttentionStage::choice_of(mapping);
+  const int64_t rows = t.block_rows, cols = t.block_cols, splits = t.splits;
   const std::vector<QBlock> blocks = q_blocks(rows);
   int64_t longest = 0, reduction_bytes = 0;
   for (const SplitPart& part : split_parts(rows, cols, splits)) {
@@ -216,8 +218,8 @@ std::string AttentionStage::describe_split(const Mapping& mapping) const {
       "(one "
       "core a block: {}), at most {} keys a core in k/v tiles of {}; {} partial results (fp32 accumulator "
       "and row statistics) sent over the NoC to their block's first core and merged there: {} bytes",
-      arch::name_of(mapping.dataflow), t.values[kCores], blocks.size(), rows, splits, t.values[kCores],
-      blocks.size(), longest, cols, static_cast<int64_t>(blocks.size()) * (splits - 1), reduction_bytes);
+      arch::name_of(mapping.dataflow), t.cores, blocks.size(), rows, splits, t.cores, blocks.size(), longest,
+      cols, static_cast<int64_t>(blocks.size()) * (splits - 1), reduction_bytes);
 }
 
 }  // namespace tessera::mapper

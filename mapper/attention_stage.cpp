@@ -55,6 +55,10 @@ void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& prog
 
 }  // namespace
 
+const AttentionStage::Choice& AttentionStage::choice_of(const Mapping& mapping) {
+  return mapping.choice.as<Choice>();
+}
+
 std::shared_ptr<const AttentionStage> AttentionStage::of(const ops::Op& op) {
   const auto* shape = op.as<ops::AttentionShape>();
   if (!shape) return nullptr;
@@ -142,7 +146,7 @@ bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) 
 }
 
 std::string AttentionStage::label(const Mapping& mapping) const {
-  const int64_t form = mapping.graph_tiling.values[kForm];
+  const int64_t form = choice_of(mapping).form;
   return std::string(form == naive         ? "naive "
                      : form == flash_mc    ? "flash-mc "
                      : form == flash_split ? "flash-split "
@@ -151,25 +155,42 @@ std::string AttentionStage::label(const Mapping& mapping) const {
 }
 
 std::string AttentionStage::describe(const Mapping& mapping) const {
-  const GraphTiling& t = mapping.graph_tiling;
-  if (t.values[kForm] == naive) return describe_naive(mapping);
-  if (t.values[kForm] == flash_split) return describe_split(mapping);
-  if (t.values[kForm] == flash_mc) {
-    const int per_core = blocks_per_core(
-        streams(t.values[kBlockRows], t.values[kBlockCols], static_cast<int>(t.values[kCores])));
+  const Choice& t = choice_of(mapping);
+  if (t.form == naive) return describe_naive(mapping);
+  if (t.form == flash_split) return describe_split(mapping);
+  if (t.form == flash_mc) {
+    const int per_core = blocks_per_core(streams(t.block_rows, t.block_cols, static_cast<int>(t.cores)));
     return fmt::format(
         "flash-mc {} cores {} q blocks of {} rows ({} a core), k/v tiles of {} multicast, {} k/v buffers",
-        arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows], kCountWords[per_core],
-        t.values[kBlockCols], std::max<int64_t>(2, t.values[kKvBuffers]));
+        arch::name_of(mapping.dataflow), t.cores, t.block_rows, kCountWords[per_core], t.block_cols,
+        std::max<int64_t>(2, t.kv_buffers));
   }
   return fmt::format("flash {} cores {} q blocks of {} rows, k/v tiles of {} db=kv,s,p",
-                     arch::name_of(mapping.dataflow), t.values[kCores], t.values[kBlockRows],
-                     t.values[kBlockCols]);
+                     arch::name_of(mapping.dataflow), t.cores, t.block_rows, t.block_cols);
+}
+
+NamedValues AttentionStage::fields(const Mapping& mapping) const {
+  const Choice& t = choice_of(mapping);
+  const char* form = t.form == naive         ? "naive"
+                     : t.form == flash_mc    ? "flash-mc"
+                     : t.form == flash_split ? "flash-split"
+                                             : "flash";
+  NamedValues values = {{"form", std::string(form)},
+                        {"cores", t.cores},
+                        {"q_block_rows", t.block_rows},
+                        {"kv_tile_keys", t.block_cols}};
+  if (t.form == flash_mc) {
+    values.push_back({"kv_buffers", std::max<int64_t>(2, t.kv_buffers)});
+    values.push_back({"multicast", true});
+  }
+  if (t.form == flash_split) values.push_back({"kv_splits", t.splits});
+  if (t.form == naive) values.push_back({"softmax_rows", t.softmax_rows});
+  return values;
 }
 
 int64_t AttentionStage::tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec,
                                          const EngineGroup& group, int64_t keys) const {
-  const int64_t cols = mapping.graph_tiling.values[kBlockCols];
+  const int64_t cols = choice_of(mapping).block_cols;
   const int64_t tokens_per_block = shape_.paged() ? shape_.kv_cache.block_tokens : cols;
   const int64_t row_bytes = shape_.head_dim * size_bytes(dtype_);
   // Its runs (a page's keys, or the whole tile), each cut into row blocks over the group.
@@ -187,8 +208,7 @@ int64_t AttentionStage::block_transfer_cycles(const arch::ArchSpec& spec, const 
 }
 
 PassEngines AttentionStage::flash_engines(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
-                row_bytes = shape_.head_dim * size_bytes(dtype_);
+  const int64_t rows = choice_of(mapping).block_rows, row_bytes = shape_.head_dim * size_bytes(dtype_);
   return pass_engines(spec.core.dma, static_cast<double>((rows + 2 * shape_.seq_kv) * row_bytes),
                       static_cast<double>(rows * row_bytes));
 }
@@ -218,7 +238,7 @@ void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mappin
                                      const arch::ArchSpec& spec, const PassEngines& engines,
                                      const InstructionTimer& timer, const QBlock& block, int64_t begin,
                                      int64_t end, bool loads_its_tiles) const {
-  const int64_t cols = mapping.graph_tiling.values[kBlockCols];
+  const int64_t cols = choice_of(mapping).block_cols;
   for (int64_t k0 = begin; k0 < end; k0 += cols) {
     const TileStep step = tile_step(work, mapping, spec, engines, timer, block, k0, std::min(cols, end - k0),
                                     k0 > begin, loads_its_tiles);
@@ -259,15 +279,15 @@ Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& wo
 }
 
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  const int64_t form = mapping.graph_tiling.values[kForm];
+  const int64_t form = choice_of(mapping).form;
   if (form == naive) return evaluate_naive(*this, mapping, spec);
   if (form == flash_split) return evaluate_split(mapping, spec);
   const InstructionTimer timer(spec);
   const PassEngines engines = flash_engines(mapping, spec);
   if (form == flash_mc) return multicast_cost(mapping, spec, timer, engines);
-  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int cores = static_cast<int>(choice_of(mapping).cores);
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const std::vector<QBlock> blocks = q_blocks(mapping.graph_tiling.values[kBlockRows]);
+  const std::vector<QBlock> blocks = q_blocks(choice_of(mapping).block_rows);
   CoreCycles work(cores);
   int64_t kv_bytes = 0;
   // A block's part: its tiles' steps and Q load, its last rescale and store.
@@ -318,9 +338,11 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         Mapping mapping;
         mapping.graph = self;
         mapping.dataflow = dataflow;
-        mapping.graph_tiling.values[kBlockRows] = block_rows;
-        mapping.graph_tiling.values[kBlockCols] = block_cols;
-        mapping.graph_tiling.values[kCores] = std::min<int64_t>(blocks, machine_cores);
+        Choice flash_choice;
+        flash_choice.block_rows = block_rows;
+        flash_choice.block_cols = block_cols;
+        flash_choice.cores = std::min<int64_t>(blocks, machine_cores);
+        mapping.choice = flash_choice;
         auto add = [&](DataflowSearch& to, const Mapping& candidate_mapping) {
           Candidate candidate;
           candidate.mapping = candidate_mapping;
@@ -334,7 +356,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         if (flash_fits) add(row, mapping);
         // The multicast form, where every stream's blocks fit kMostBlocksPerCore a core and its buffers fit
         // the SRAM.
-        const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+        const int cores = static_cast<int>(choice_of(mapping).cores);
         const std::vector<Stream> multicast_streams = flash_fits && cores > 1 && spec.noc.multicast
                                                           ? streams(block_rows, block_cols, machine_cores)
                                                           : std::vector<Stream>{};
@@ -346,9 +368,11 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
                                          .end) > spec.core.sram.bytes)
               continue;
             Mapping multicast = mapping;
-            multicast.graph_tiling.values[kCores] = machine_cores;
-            multicast.graph_tiling.values[kForm] = flash_mc;
-            multicast.graph_tiling.values[kKvBuffers] = kv;
+            Choice multicast_choice = flash_choice;
+            multicast_choice.cores = machine_cores;
+            multicast_choice.form = flash_mc;
+            multicast_choice.kv_buffers = kv;
+            multicast.choice = multicast_choice;
             add(multicast_row, multicast);
           }
         // The split-KV form, where a decode's blocks leave cores idle and the merging core's partials fit.
@@ -357,17 +381,21 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
               spec.core.sram.bytes)
             continue;
           Mapping split = mapping;
-          split.graph_tiling.values[kCores] = blocks * splits;
-          split.graph_tiling.values[kForm] = flash_split;
-          split.graph_tiling.values[kSplits] = splits;
+          Choice split_choice = flash_choice;
+          split_choice.cores = blocks * splits;
+          split_choice.form = flash_split;
+          split_choice.splits = splits;
+          split.choice = split_choice;
           add(split_row, split);
         }
         // The naive form, where a chunk of S rows fits the SRAM beside its passes' tiles.
         const int64_t softmax_rows = naive_softmax_rows(*this, block_rows, block_cols, spec.core.sram.bytes);
         if (naive_stored && softmax_rows > 0) {
           Mapping unfused = mapping;
-          unfused.graph_tiling.values[kForm] = naive;
-          unfused.graph_tiling.values[kSoftmaxRows] = softmax_rows;
+          Choice naive_choice = flash_choice;
+          naive_choice.form = naive;
+          naive_choice.softmax_rows = softmax_rows;
+          unfused.choice = naive_choice;
           add(naive_row, unfused);
         }
       }
@@ -447,12 +475,12 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
 
 Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec,
                                     const InstructionTimer& timer, const PassEngines& engines) const {
-  const int64_t cols = mapping.graph_tiling.values[kBlockCols];
-  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
-  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, mapping.graph_tiling.values[kKvBuffers]));
+  const int64_t cols = choice_of(mapping).block_cols;
+  const int cores = static_cast<int>(choice_of(mapping).cores);
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice_of(mapping).kv_buffers));
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const std::vector<QBlock> blocks = q_blocks(mapping.graph_tiling.values[kBlockRows]);
-  const std::vector<Stream> all = streams(mapping.graph_tiling.values[kBlockRows], cols, cores);
+  const std::vector<QBlock> blocks = q_blocks(choice_of(mapping).block_rows);
+  const std::vector<Stream> all = streams(choice_of(mapping).block_rows, cols, cores);
   const PassEngines side{engines.stores, engines.stores};  // a core's Q loads and stores
   const int64_t load = tile_load_cycles(mapping, spec, engines.loads, cols);
   CoreCycles work(cores);
@@ -551,14 +579,13 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
-  const int64_t form = mapping.graph_tiling.values[kForm];
+  const int64_t form = choice_of(mapping).form;
   if (form == flash_mc) return lower_multicast(op, seed, mapping, spec, program_name);
   if (form == naive) return lower_naive(*this, op, seed, mapping, spec, program_name);
   if (form == flash_split) return lower_split(op, seed, mapping, spec, program_name);
   const ops::AttentionShape& a = shape_;
-  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
-                cols = mapping.graph_tiling.values[kBlockCols];
-  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int64_t rows = choice_of(mapping).block_rows, cols = choice_of(mapping).block_cols;
+  const int cores = static_cast<int>(choice_of(mapping).cores);
   const int64_t d = a.head_dim;
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
@@ -779,11 +806,10 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                               const arch::ArchSpec& spec,
                                               const std::string& program_name) const {
   const ops::AttentionShape& a = shape_;
-  const int64_t rows = mapping.graph_tiling.values[kBlockRows],
-                cols = mapping.graph_tiling.values[kBlockCols];
-  const int cores = static_cast<int>(mapping.graph_tiling.values[kCores]);
+  const int64_t rows = choice_of(mapping).block_rows, cols = choice_of(mapping).block_cols;
+  const int cores = static_cast<int>(choice_of(mapping).cores);
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
-  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, mapping.graph_tiling.values[kKvBuffers]));
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice_of(mapping).kv_buffers));
   const std::vector<Stream> all = streams(rows, cols, cores);
   TESSERA_ASSERT(
       !all.empty(),

@@ -31,14 +31,28 @@ class AttentionStage final : public StageGraph {
   // nullptr for an op that is not attention.
   static std::shared_ptr<const AttentionStage> of(const ops::Op& op);
 
-  // What GraphTiling's values mean for attention: rows of a Q block, keys of a K/V tile, cores, the form, and
-  // (naive) rows of a softmax pass's chunk, (flash-mc) K/V tile buffers (0: two), (flash-split) the ranges of
-  // keys a block is split into.
-  enum TilingValue : size_t { kBlockRows, kBlockCols, kCores, kForm, kSoftmaxRows, kKvBuffers, kSplits };
   // flash: each core streams its blocks' K/V tiles; flash_mc: K/V loaded once and multicast; naive: S and P
   // through DRAM (mapper/attention_naive.hpp); flash_split: a decode's blocks' keys split over several cores,
   // the partial results merged over the NoC (mapper/attention_split.cpp).
   enum Form : int64_t { flash = 0, flash_mc = 1, naive = 2, flash_split = 3 };
+  // An attention mapping's choices (Mapping::choice): rows of a Q block, keys of a K/V tile, cores, the form,
+  // and (naive) rows of a softmax pass's chunk, (flash-mc) K/V tile buffers (0: two), (flash-split) the
+  // ranges of keys a block is split into.
+  struct Choice {
+    int64_t block_rows = 0;
+    int64_t block_cols = 0;
+    int64_t cores = 0;
+    Form form = flash;
+    int64_t softmax_rows = 0;
+    int64_t kv_buffers = 0;
+    int64_t splits = 0;
+    bool operator==(const Choice& other) const {
+      return block_rows == other.block_rows && block_cols == other.block_cols && cores == other.cores &&
+             form == other.form && softmax_rows == other.softmax_rows && kv_buffers == other.kv_buffers &&
+             splits == other.splits;
+    }
+  };
+  static const Choice& choice_of(const Mapping& mapping);
 
   const char* kind() const override { return "attention"; }
   SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
@@ -48,6 +62,7 @@ class AttentionStage final : public StageGraph {
                       const std::string& program_name) const override;
   std::string label(const Mapping& mapping) const override;
   std::string describe(const Mapping& mapping) const override;
+  NamedValues fields(const Mapping& mapping) const override;
 
   // A block of Q rows one core computes: rows [first_row, first_row + rows) of Q (and O), of batch b and kv
   // head g; `query` is the query position of its first row when the rows are one head's (causal), else 0.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "mapper/stage.hpp"
+#include "mapper/stage_graph.hpp"
 
 namespace tessera::mapper {
 
@@ -37,12 +38,39 @@ std::string Mapping::describe() const {
   return text;
 }
 
+NamedValues Mapping::fields() const {
+  if (graph) return graph->fields(*this);
+  if (vector_stage) {
+    NamedValues values = {{"form", std::string("vector")},
+                          {"cores", int64_t{split_m}},
+                          {"rows_per_core", tile_n},
+                          {"block_rows", tile_m},
+                          {"double_buffer", double_buffer_inputs}};
+    if (fusion == Fusion::fused || prologue_pass)
+      values.push_back({"residual", std::string(prologue_pass ? "unfused" : "fused")});
+    return values;
+  }
+  NamedValues values = {{"form", std::string("contraction")}};
+  if (stage) values.push_back({"stage", std::string(stage->kind())});  // gemm, direct_conv
+  NamedValues choices = {{"cores.m", int64_t{split_m}},
+                         {"cores.n", int64_t{split_n}},
+                         {"cores.k", int64_t{split_k}},
+                         {"tile.m", tile_m},
+                         {"tile.n", tile_n},
+                         {"tile.k", tile_k},
+                         {"loop_order", order_name()},
+                         {"double_buffer.inputs", double_buffer_inputs},
+                         {"double_buffer.output", double_buffer_output}};
+  values.insert(values.end(), choices.begin(), choices.end());
+  return values;
+}
+
 bool Mapping::operator==(const Mapping& other) const {
   const bool same_stage = stage == other.stage || (stage && other.stage && stage->same_form(*other.stage));
-  return same_stage && vector_stage == other.vector_stage && graph == other.graph &&
-         graph_tiling == other.graph_tiling && dataflow == other.dataflow && split_m == other.split_m &&
-         split_n == other.split_n && split_k == other.split_k && tile_m == other.tile_m &&
-         tile_n == other.tile_n && tile_k == other.tile_k && order == other.order &&
+  return same_stage && vector_stage == other.vector_stage && graph == other.graph && choice == other.choice &&
+         dataflow == other.dataflow && split_m == other.split_m && split_n == other.split_n &&
+         split_k == other.split_k && tile_m == other.tile_m && tile_n == other.tile_n &&
+         tile_k == other.tile_k && order == other.order &&
          double_buffer_inputs == other.double_buffer_inputs &&
          double_buffer_output == other.double_buffer_output && fusion == other.fusion &&
          (epilogue_pass == other.epilogue_pass ||

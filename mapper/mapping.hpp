@@ -9,7 +9,9 @@
 #include <string>
 
 #include "arch/spec.hpp"
+#include "common/named_value.hpp"
 #include "mapper/epilogue_work.hpp"
+#include "mapper/form_choice.hpp"
 #include "mapper/stage_graph.hpp"
 #include "mapper/tiling.hpp"
 
@@ -24,9 +26,10 @@ struct Mapping {
   // Or a vector stage (mapper/vector_stage.hpp): its units split over split_m cores in shares of tile_n,
   // streamed through SRAM in blocks of tile_m, double-buffered when double_buffer_inputs.
   std::shared_ptr<const VectorStage> vector_stage;
-  // Or a stage graph (mapper/stage_graph.hpp) with its own choices; `dataflow` is its PE stages'.
+  // Or a stage graph (mapper/stage_graph.hpp) with its own typed choices (mapper/form_choice.hpp); `dataflow`
+  // is its PE stages'.
   std::shared_ptr<const StageGraph> graph;
-  GraphTiling graph_tiling;
+  FormChoice choice;
   arch::Dataflow dataflow = arch::Dataflow::ws;
   // Cores along each dimension; split_m * split_n * split_k cores are used. A k split reduces partial sums
   // over the NoC.
@@ -57,6 +60,10 @@ struct Mapping {
   // "ws cores 4x4x1 tile 256x256x128 mnk db=io", then " fused bias+gelu" or " unfused bias+gelu, then vec
   // cores 16 ...".
   std::string describe() const;
+  // The form's own choices as a report carries them (report.json's `mapping`), "form" first: a contraction's
+  // cores, tile, loop order and buffering; a vector pass's cores, rows and blocks; a stage graph's its own
+  // (an attention form's q blocks and k/v tiles, an MoE placement's tiles), never another family's zeros.
+  NamedValues fields() const;
   bool operator==(const Mapping& other) const;
 };
 

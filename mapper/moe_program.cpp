@@ -391,7 +391,7 @@ Tensors start_moe_program(arch::Program& program, const std::string& name, const
 
 arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                               const arch::ArchSpec& spec, const std::string& program_name) const {
-  if (mapping.graph_tiling.values[kPlacement] == a2a) return lower_a2a(op, seed, mapping, spec, program_name);
+  if (choice_of(mapping).placement == a2a) return lower_a2a(op, seed, mapping, spec, program_name);
   const ops::MoeShape& s = shape_;
   const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
   std::vector<int64_t> counts(static_cast<size_t>(s.experts));
@@ -439,8 +439,8 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
   t.o = add_tensor(program, output);  // the last tensor: the one the numerics check reads
 
   const Plan plan = plan_of(*this, mapping, spec, counts, t);
-  const Layout layout = layout_of(*this, mapping.graph_tiling.values[kTileM],
-                                  mapping.graph_tiling.values[kTileN], mapping.graph_tiling.values[kTileK]);
+  const Layout layout =
+      layout_of(*this, choice_of(mapping).tile_m, choice_of(mapping).tile_n, choice_of(mapping).tile_k);
   const GemmBuffers& router = layout.router;
   const GemmBuffers& experts = layout.experts;
   const CombineBuffers& buffers = layout.combine;
@@ -627,7 +627,7 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
   const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
   const int cores = spec.mesh.rows * spec.mesh.cols;
   const A2aPlan plan = a2a_plan(*this, *routing, cores);
-  const int64_t tf = mapping.graph_tiling.values[kTileN], tk = mapping.graph_tiling.values[kTileK];
+  const int64_t tf = choice_of(mapping).tile_n, tk = choice_of(mapping).tile_k;
   const int64_t e = size_bytes(dtype_), row_bytes = s.hidden * e, hb = plan.home_tokens;
   const int nw = s.swiglu() ? 2 : 1;
   arch::Program program;

@@ -59,6 +59,10 @@ void finish_cost(Cost& cost, int64_t busiest, const arch::ArchSpec& spec, int64_
 
 }  // namespace
 
+const MoeStage::Choice& MoeStage::choice_of(const Mapping& mapping) {
+  return mapping.choice.as<Choice>();
+}
+
 std::shared_ptr<const MoeStage> MoeStage::of(const ops::Op& op) {
   const auto* shape = op.as<ops::MoeShape>();
   if (!shape) return nullptr;
@@ -161,8 +165,8 @@ int64_t MoeStage::sram_bytes(int64_t tile_m, int64_t tile_n, int64_t tile_k) con
 
 PassEngines MoeStage::job_engines(const Mapping& mapping, const arch::ArchSpec& spec) const {
   const ops::MoeShape& s = shape_;
-  const auto tile_m = static_cast<double>(std::max<int64_t>(1, mapping.graph_tiling.values[kTileM])),
-             tile_n = static_cast<double>(std::max<int64_t>(1, mapping.graph_tiling.values[kTileN]));
+  const auto tile_m = static_cast<double>(std::max<int64_t>(1, choice_of(mapping).tile_m)),
+             tile_n = static_cast<double>(std::max<int64_t>(1, choice_of(mapping).tile_n));
   const double nw = s.swiglu() ? 2 : 1;
   return pass_engines(spec.core.dma, (tile_m + nw * tile_n) * static_cast<double>(s.hidden), tile_m * tile_n);
 }
@@ -180,7 +184,7 @@ PassEngines MoeStage::a2a_engines(const arch::ArchSpec& spec, int64_t home_token
 }
 
 Cost MoeStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  if (mapping.graph_tiling.values[kPlacement] == a2a) return evaluate_a2a(mapping, spec);
+  if (choice_of(mapping).placement == a2a) return evaluate_a2a(mapping, spec);
   return evaluate_counts(mapping, spec, expected_counts());
 }
 
@@ -298,10 +302,10 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
 
 Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) const {
   const ops::MoeShape& s = shape_;
-  const auto routing = routing_of(op_, static_cast<uint64_t>(mapping.graph_tiling.values[kSeed]));
+  const auto routing = routing_of(op_, static_cast<uint64_t>(choice_of(mapping).seed));
   const int cores = spec.mesh.rows * spec.mesh.cols;
   const A2aPlan plan = a2a_plan(*this, *routing, cores);
-  const int64_t tf = mapping.graph_tiling.values[kTileN], tk = mapping.graph_tiling.values[kTileK];
+  const int64_t tf = choice_of(mapping).tile_n, tk = choice_of(mapping).tile_k;
   const InstructionTimer timer(spec);
   const arch::DmaSpec& dma = spec.core.dma;
   const arch::VectorSpec& vector = *spec.core.vector;
@@ -379,7 +383,7 @@ Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) 
 }
 
 int64_t MoeStage::a2a_noc_bytes(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  const auto routing = routing_of(op_, static_cast<uint64_t>(mapping.graph_tiling.values[kSeed]));
+  const auto routing = routing_of(op_, static_cast<uint64_t>(choice_of(mapping).seed));
   return 2 * a2a_plan(*this, *routing, spec.mesh.rows * spec.mesh.cols).remote_routes() * shape_.hidden *
          size_bytes(dtype_);
 }
@@ -417,7 +421,7 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
                      shape_.experts, kMostRouterExperts),
          "split the experts over several layers");
   int64_t smallest = 0;
-  for (int64_t placement : {whole, split}) {
+  for (Placement placement : {whole, split}) {
     for (arch::Dataflow dataflow : options.dataflows) {
       if (dataflow == arch::Dataflow::rs) continue;
       DataflowSearch row;
@@ -431,10 +435,10 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
             if (smallest == 0 || bytes < smallest) smallest = bytes;
             if (bytes > spec.core.sram.bytes) continue;
             Mapping mapping;
-            mapping.graph_tiling.values[kTileM] = m;
-            mapping.graph_tiling.values[kTileN] = n;
-            mapping.graph_tiling.values[kTileK] = k;
-            mapping.graph_tiling.values[kPlacement] = placement;
+            Choice choice;
+            choice.tile_m = m, choice.tile_n = n, choice.tile_k = k;
+            choice.placement = placement;
+            mapping.choice = choice;
             add(row, mapping);
           }
       if (row.legal == 0)
@@ -463,10 +467,11 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
             fits = a2a_layout(*this, plan, c, n, k).end <= spec.core.sram.bytes;
           if (!fits) continue;
           Mapping mapping;
-          mapping.graph_tiling.values[kTileN] = n;
-          mapping.graph_tiling.values[kTileK] = k;
-          mapping.graph_tiling.values[kPlacement] = a2a;
-          mapping.graph_tiling.values[kSeed] = static_cast<int64_t>(*options.seed);
+          Choice choice;
+          choice.tile_n = n, choice.tile_k = k;
+          choice.placement = a2a;
+          choice.seed = static_cast<int64_t>(*options.seed);
+          mapping.choice = choice;
           add(row, mapping);
         }
       if (row.legal > 0) result.per_dataflow.push_back(std::move(row));
@@ -484,7 +489,7 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
 }
 
 std::string MoeStage::label(const Mapping& mapping) const {
-  const int64_t placement = mapping.graph_tiling.values[kPlacement];
+  const int64_t placement = choice_of(mapping).placement;
   return fmt::format("{} {}",
                      placement == whole   ? "ep"
                      : placement == split ? "ep-split"
@@ -493,12 +498,30 @@ std::string MoeStage::label(const Mapping& mapping) const {
 }
 
 std::string MoeStage::describe(const Mapping& mapping) const {
-  const auto& v = mapping.graph_tiling.values;
-  if (v[kPlacement] == a2a)
+  const Choice& v = choice_of(mapping);
+  if (v.placement == a2a)
     return fmt::format("{} ffn chunks {}, k chunks {}, each expert's rows in its core's SRAM", label(mapping),
-                       v[kTileN], v[kTileK]);
-  return fmt::format("{} tiles {}x{}x{}, router blocks {}, combine blocks {}x{}", label(mapping), v[kTileM],
-                     v[kTileN], v[kTileK], router_rows(), combine_rows(), combine_cols());
+                       v.tile_n, v.tile_k);
+  return fmt::format("{} tiles {}x{}x{}, router blocks {}, combine blocks {}x{}", label(mapping), v.tile_m,
+                     v.tile_n, v.tile_k, router_rows(), combine_rows(), combine_cols());
+}
+
+NamedValues MoeStage::fields(const Mapping& mapping) const {
+  const Choice& v = choice_of(mapping);
+  if (v.placement == a2a)
+    return {{"form", std::string("ep-a2a")},
+            {"placement", std::string("all-to-all")},
+            {"tile.n", v.tile_n},
+            {"tile.k", v.tile_k},
+            {"routing_seed", v.seed}};
+  return {{"form", std::string(v.placement == whole ? "ep" : "ep-split")},
+          {"placement", std::string(v.placement == whole ? "whole experts" : "split experts")},
+          {"tile.m", v.tile_m},
+          {"tile.n", v.tile_n},
+          {"tile.k", v.tile_k},
+          {"router_block_rows", router_rows()},
+          {"combine_block.rows", combine_rows()},
+          {"combine_block.cols", combine_cols()}};
 }
 
 }  // namespace tessera::mapper

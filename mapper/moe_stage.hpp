@@ -34,15 +34,26 @@ class MoeStage final : public StageGraph {
   // nullptr for an op that is not moe.
   static std::shared_ptr<const MoeStage> of(const ops::Op& op);
 
-  // What GraphTiling's values mean: the experts' GEMM tiles (rows of a row block, columns of an output
-  // tile, the contraction's chunk) and the placement.
-  enum TilingValue : size_t { kTileM, kTileN, kTileK, kPlacement, kSeed };
   // whole: each expert's rows on one core (expert parallelism: the hottest expert's core is the straggler);
   // split: an expert's rows may be split over cores in row blocks, so that no core holds more than an even
   // share (each part reads the expert's weights again).
   // a2a: whole experts a core, the tokens sent to them and their outputs back over the NoC (all-to-all), the
-  // rows held in SRAM (mapper/moe_plan.hpp, A2aPlan): where they fit, for the seed's routing (kSeed).
+  // rows held in SRAM (mapper/moe_plan.hpp, A2aPlan): where they fit, for the seed's routing (Choice::seed).
   enum Placement : int64_t { whole = 0, split = 1, a2a = 2 };
+  // An MoE mapping's choices (Mapping::choice): the experts' GEMM tiles (rows of a row block, columns of an
+  // output tile, the contraction's chunk), the placement and (a2a) the seed whose routing placed the rows.
+  struct Choice {
+    int64_t tile_m = 0;
+    int64_t tile_n = 0;
+    int64_t tile_k = 0;
+    Placement placement = whole;
+    int64_t seed = 0;
+    bool operator==(const Choice& other) const {
+      return tile_m == other.tile_m && tile_n == other.tile_n && tile_k == other.tile_k &&
+             placement == other.placement && seed == other.seed;
+    }
+  };
+  static const Choice& choice_of(const Mapping& mapping);
   static constexpr int64_t kShared = -1;  // the shared experts, as one expert of width shared * ffn
 
   // A part of the experts' work on one core: rows [first, first + rows) of expert `expert`'s kept tokens (in
@@ -74,6 +85,7 @@ class MoeStage final : public StageGraph {
   void prepare_lowering(const ops::Op& op, uint64_t seed) const override;  // the routing
   std::string label(const Mapping& mapping) const override;
   std::string describe(const Mapping& mapping) const override;
+  NamedValues fields(const Mapping& mapping) const override;
 
   // The DMA engines (mapper/dma_engines.hpp, pass_engines) of the GEMM tile jobs (loads: a tile's A and W
   // over the whole contraction; stores: its output tile), of the combine (loads: a block's top_k gathered

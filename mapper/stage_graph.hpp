@@ -5,13 +5,13 @@
 // grouped GEMMs and combine next) is its own files and one line in op_stages.cpp's table.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
+#include "common/named_value.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {
@@ -20,13 +20,6 @@ struct Mapping;
 struct Cost;
 struct SearchOptions;
 struct SearchResult;
-
-// A graph's choices in a mapping: what each number means is the graph's (attention: rows of a Q block, rows
-// of a K/V tile, cores, ...). Plain values, compared as a whole.
-struct GraphTiling {
-  std::array<int64_t, 7> values{};
-  bool operator==(const GraphTiling& other) const { return values == other.values; }
-};
 
 class StageGraph {
  public:
@@ -45,6 +38,8 @@ class StageGraph {
   virtual void prepare_lowering(const ops::Op& op, uint64_t seed) const {}
   virtual std::string label(const Mapping& mapping) const = 0;     // the row's name in reports ("flash ws")
   virtual std::string describe(const Mapping& mapping) const = 0;  // the whole mapping, one line
+  // The mapping's own choices as a report carries them, "form" first (Mapping::fields).
+  virtual NamedValues fields(const Mapping& mapping) const = 0;
 };
 
 }  // namespace tessera::mapper

@@ -26,13 +26,16 @@ Json number(double value) {
 Json mapping_json(const MappingSummary& mapping) {
   Json json;
   json["dataflow"] = mapping.dataflow;
-  json["cores"] = {{"m", mapping.split_m}, {"n", mapping.split_n}, {"k", mapping.split_k}};
-  json["tile"] = {{"m", mapping.tile_m}, {"n", mapping.tile_n}, {"k", mapping.tile_k}};
-  json["loop_order"] = mapping.loop_order;
-  json["double_buffer"] = {{"inputs", mapping.double_buffer_inputs},
-                           {"output", mapping.double_buffer_output}};
-  json["multicast"] = {{"A", mapping.multicast_a}, {"W", mapping.multicast_w}};
-  json["edge_waste"] = mapping.edge_waste;
+  for (const NamedValue& field : mapping.fields) {
+    // "tile.m": key m of the object at key tile.
+    Json* at = &json;
+    size_t start = 0;
+    for (size_t dot = field.name.find('.'); dot != std::string::npos; dot = field.name.find('.', start)) {
+      at = &(*at)[field.name.substr(start, dot - start)];
+      start = dot + 1;
+    }
+    std::visit([&](const auto& value) { (*at)[field.name.substr(start)] = value; }, field.value);
+  }
   json["description"] = mapping.description;
   return json;
 }

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/named_value.hpp"
+
 namespace tessera::traces {
 
 // One unit's cycles split into busy and each bubble cause, in the order of the cause list.
@@ -27,14 +29,12 @@ struct Numerics {
   bool pass = false;
 };
 
+// A mapping as reports carry it: its row's name, its form's own fields (mapper::Mapping::fields: "form"
+// first, then what that form chose, dotted names nesting) and the whole of it in one line.
 struct MappingSummary {
   std::string dataflow;
-  int split_m = 1, split_n = 1, split_k = 1;
-  int64_t tile_m = 0, tile_n = 0, tile_k = 0;
-  std::string loop_order;
-  bool double_buffer_inputs = false, double_buffer_output = false;
-  bool multicast_a = false, multicast_w = false;
-  double edge_waste = 0;
+  NamedValues fields;
+  double edge_waste = 0;  // of a contraction's PE slots, on ragged edge folds (among its fields too)
   std::string description;
 };
 

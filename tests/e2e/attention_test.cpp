@@ -249,10 +249,12 @@ ops:
        std::vector<std::pair<int64_t, int>>{{64, 2}, {40, 3}, {32, 4}, {25, 4}}) {
     EXPECT_EQ(mapper::AttentionStage::blocks_per_core(stage.streams(rows, 32, 4)), per_core) << rows;
     for (int kv : {2, 4}) {
-      mapping.graph_tiling.values[mapper::AttentionStage::kBlockRows] = rows;
-      mapping.graph_tiling.values[mapper::AttentionStage::kBlockCols] = 32;
-      mapping.graph_tiling.values[mapper::AttentionStage::kCores] = 4;
-      mapping.graph_tiling.values[mapper::AttentionStage::kKvBuffers] = kv;
+      mapper::AttentionStage::Choice choice = mapper::AttentionStage::choice_of(mapping);
+      choice.block_rows = rows;
+      choice.block_cols = 32;
+      choice.cores = 4;
+      choice.kv_buffers = kv;
+      mapping.choice = choice;
       const std::string where = mapping.describe();
       const sim::RunResult run =
           machine.run(mapper::lower(op, workload.seed, mapping, spec, op.name), sim::RunOptions{});
@@ -287,7 +289,7 @@ TEST(Attention, TheNaiveFormMovesQKVOAsItsBlocksReadThemPlusSAndPWrittenAndReadO
       for (const mapper::Candidate& candidate : row.best) {
         if (candidate.mapping.label().rfind("naive ", 0) != 0) continue;
         ++naive;
-        const int64_t block_rows = candidate.mapping.graph_tiling.values[0];
+        const int64_t block_rows = mapper::AttentionStage::choice_of(candidate.mapping).block_rows;
         int64_t kv_elements = 0, score_elements = 0;
         if (causal) {
           for (int64_t s = 0; s < a.seq_q; s += block_rows) {
@@ -321,11 +323,12 @@ TEST(Attention, WhereABlockHoldsAHeadsQueriesTheNaiveFormMovesTheMinimumPlusSAnd
     if (row.label() == "naive ws") mapping = row.best.front().mapping;
   ASSERT_TRUE(mapping.graph);
   const auto& stage = dynamic_cast<const mapper::AttentionStage&>(*mapping.graph);
-  mapping.graph_tiling.values[mapper::AttentionStage::kBlockRows] = 70;
-  mapping.graph_tiling.values[mapper::AttentionStage::kBlockCols] = 32;
-  mapping.graph_tiling.values[mapper::AttentionStage::kCores] = 3;
-  mapping.graph_tiling.values[mapper::AttentionStage::kSoftmaxRows] =
-      mapper::naive_softmax_rows(stage, 70, 32, spec.core.sram.bytes);
+  mapper::AttentionStage::Choice choice = mapper::AttentionStage::choice_of(mapping);
+  choice.block_rows = 70;
+  choice.block_cols = 32;
+  choice.cores = 3;
+  choice.softmax_rows = mapper::naive_softmax_rows(stage, 70, 32, spec.core.sram.bytes);
+  mapping.choice = choice;
   const int64_t expected = op.minimum_dram_bytes() + 4 * 3 * 70 * 90 * 2;
   EXPECT_EQ(stage.evaluate(mapping, spec).dram_bytes, expected);
   sim::Machine machine(spec);
@@ -339,7 +342,7 @@ TEST(Attention, WhereABlockHoldsAHeadsQueriesTheNaiveFormMovesTheMinimumPlusSAnd
 namespace {
 
 int64_t splits_of(const mapper::Mapping& mapping) {
-  return mapping.graph_tiling.values[mapper::AttentionStage::kSplits];
+  return mapper::AttentionStage::choice_of(mapping).splits;
 }
 
 }  // namespace
