@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
+#include <cmath>
 
 #include <csignal>
 #include <cstdio>
@@ -124,6 +125,11 @@ std::function<void(const sweep::Progress&)> progress_printer(bool quiet) {
 }  // namespace
 
 int sweep_command(const SweepOptions& options) {
+  // CLI::Range lets nan through (every comparison with it is false): it would mean no limit, silently.
+  if (!std::isfinite(options.point_timeout_s))
+    throw InputError(SourceLocation{"--point-timeout nan", 0, 0}, "--point-timeout",
+                     "expected a number of seconds, 0 to 1e7 (0: no limit), not nan",
+                     "give the seconds a job may run, or 0 for no limit");
   const sweep::Shard shard = parse_shard(options.shard);
   const sweep::SweepSpec spec = sweep::sweep_from_yaml(config::load_file(options.file), data_root());
   const std::vector<sweep::Point> points = sweep::expand(spec);

@@ -292,7 +292,8 @@ void apply_override(Document& document, const std::string& assignment) {
     if (current.IsSequence()) {
       size_t index = current.size();
       if (is_index(segment)) {
-        index = std::stoul(segment);
+        // An index past the list (or past size_t: 18446744073709551616) selects nothing, said below.
+        index = segment.size() > 18 ? current.size() : static_cast<size_t>(std::stoull(segment));
       } else {
         for (size_t j = 0; j < current.size(); ++j)
           if (current[j].IsMap() && current[j]["name"].IsScalar() && current[j]["name"].Scalar() == segment)

@@ -339,8 +339,18 @@ void merge_shards(const std::vector<std::string>& shard_dirs, const std::string&
     if (header.empty()) header = line;
     if (line != header) fail(dir, "sweep-merge", "its results.csv has other columns than the first shard's");
     std::map<size_t, std::string> here;
-    while (std::getline(csv, line)) {
-      const size_t point = std::stoul(line.substr(0, line.find(',')));
+    for (int row = 2; std::getline(csv, line); ++row) {
+      // Each row starts with its point's index, one of the sweep's: a row that does not was not written by
+      // tessera sweep (a truncated file, a hand edit).
+      const std::string first_cell = line.substr(0, line.find(','));
+      const bool is_point = !first_cell.empty() && first_cell.size() <= 18 &&
+                            first_cell.find_first_not_of("0123456789") == std::string::npos;
+      const size_t point = is_point ? static_cast<size_t>(std::stoull(first_cell)) : 0;
+      if (!is_point || point >= first.points)
+        throw InputError(SourceLocation{(fs::path(dir) / "results.csv").string(), row, 1}, "sweep-merge",
+                         fmt::format("the row does not start with a point of this {}-point sweep ('{}')",
+                                     first.points, first_cell.substr(0, 40)),
+                         "a shard's results.csv is tessera sweep's: run the shard again to write it anew");
       here[point] += line + "\n";
     }
     for (auto& [point, rows] : here) {

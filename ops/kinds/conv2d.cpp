@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ops/input_generator.hpp"
+#include "ops/kinds/spatial.hpp"
 #include "ops/op.hpp"
 #include "ops/reference_kernels.hpp"
 
@@ -124,6 +125,14 @@ class Conv2dKind : public OpKindOf<ConvShape> {
   }
 
   void check_fields(const ConvShape& conv, const FieldChecks& checks) const override {
+    check_spatial({{"h", conv.h},
+                   {"w", conv.w},
+                   {"r", conv.r},
+                   {"s", conv.s},
+                   {"stride", conv.stride},
+                   {"pad", conv.pad},
+                   {"dilation", conv.dilation}},
+                  checks);
     if (conv.c % conv.groups != 0)
       checks.fail("groups", fmt::format("{} groups do not divide c = {}", conv.groups, conv.c),
                   "each group takes c/groups input channels; depthwise is groups = c");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/input_generator.hpp"
+#include "ops/kinds/spatial.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::ops {
@@ -68,6 +69,13 @@ class PoolKind : public OpKindOf<PoolShape> {
   }
 
   void check_fields(const PoolShape& pool, const FieldChecks& checks) const override {
+    check_spatial({{"h", pool.h},
+                   {"w", pool.w},
+                   {"r", pool.r},
+                   {"s", pool.s},
+                   {"stride", pool.stride},
+                   {"pad", pool.pad}},
+                  checks);
     if (pool.r > pool.h + 2 * pool.pad || pool.s > pool.w + 2 * pool.pad)
       checks.fail("r", fmt::format("the {}x{} window is larger than the padded {}x{} input", pool.r, pool.s,
                                    pool.h + 2 * pool.pad, pool.w + 2 * pool.pad));

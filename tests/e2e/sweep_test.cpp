@@ -273,6 +273,25 @@ TEST(Sweep, TwoShardsMergedAreTheSameCsvAsOneRun) {
       {"sweep-merge", scratch.file("shard0"), scratch.file("shard1"), "--out", scratch.file("merged")});
   ASSERT_EQ(merged.exit_code, 0) << merged.output;
   EXPECT_EQ(read_text(scratch.file("merged/results.csv")), read_text(scratch.file("whole/results.csv")));
+
+  // A shard's results.csv with a row that is no point of the sweep (issue "hardening 2": garbage or an empty
+  // row was an internal fault; point 999 of an 8-point sweep was kept): a located error, nothing merged.
+  const std::string csv = read_text(scratch.file("shard1/results.csv"));
+  for (const auto& [row, said] : std::vector<std::pair<std::string, std::string>>{
+           {"999,x\n", "the row does not start with a point of this 6-point sweep ('999')"},
+           {"\n", "the row does not start with a point of this 6-point sweep ('')"},
+           {"18446744073709551616,x\n", "('18446744073709551616')"},
+           {"garbage\n", "('garbage')"}}) {
+    write_text(scratch.file("shard1/results.csv"), csv + row);
+    const CommandResult doctored = run_tessera(
+        {"sweep-merge", scratch.file("shard0"), scratch.file("shard1"), "--out", scratch.file("merged2")});
+    EXPECT_EQ(doctored.exit_code, 2) << doctored.output;
+    EXPECT_NE(doctored.output.find(scratch.file("shard1/results.csv") + ":8:1: sweep-merge: "),
+              std::string::npos)
+        << doctored.output;
+    EXPECT_NE(doctored.output.find(said), std::string::npos) << doctored.output;
+    EXPECT_FALSE(exists(scratch.file("merged2")));
+  }
 }
 
 TEST(Sweep, AJobPastThePointTimeoutOrOnAnInvalidPointIsRecordedAndTheSweepGoesOn) {

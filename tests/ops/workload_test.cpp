@@ -188,12 +188,22 @@ TEST(Workload, ATensorPast2To36ElementsIsRefusedAtItsOp) {
       "k: 2147483648, dtype: bf16}\n";
   EXPECT_EQ(std::string(parse_error(cube).what()).substr(0, 76),
             "w.yaml:4:5: ops[0]: the sizes of op g multiply past 2^62 (at k = 2147483648)");
-  // A conv whose input pixels would overflow where they are multiplied.
+  // A conv whose input pixels would overflow where they are multiplied: its sides are past the spatial limit
+  // (ops/kinds/spatial.hpp), checked before any sum or product of them.
   const std::string conv =
       "name: w\nseed: 1\nops:\n  - {name: c, kind: conv2d, n: 1, c: 3, h: 4000000000, "
       "w: 4000000000, k: 8, r: 3, s: 3, dtype: bf16}\n";
-  EXPECT_NE(std::string(parse_error(conv).what()).find("the sizes of op c multiply past 2^62"),
-            std::string::npos);
+  EXPECT_NE(std::string(parse_error(conv).what())
+                .find("ops[0].h: h = 4000000000 is more than tessera models (2^24)"),
+            std::string::npos)
+      << parse_error(conv).what();
+  // Below that limit the product check still speaks: 2^24 x 2^24 pixels of 2^20 channels.
+  const std::string wide =
+      "name: w\nseed: 1\nops:\n  - {name: c, kind: conv2d, n: 16384, c: 1048576, h: 16777216, "
+      "w: 16777216, k: 8, r: 3, s: 3, dtype: bf16}\n";
+  EXPECT_NE(std::string(parse_error(wide).what()).find("the sizes of op c multiply past 2^62"),
+            std::string::npos)
+      << parse_error(wide).what();
   // 2^36 elements exactly is allowed.
   EXPECT_NO_THROW(
       parse("name: w\nseed: 1\nops:\n  - {name: g, kind: gemm, m: 1048576, n: 65536, k: 64, "
