@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The performance benchmark (README, "Performance"): builds in Release and prints host seconds and rates for
+# The performance benchmark (docs/performance.md): builds in Release and prints host seconds and rates for
 # 1024^3, 2048^3 and 4096^3 bf16 GEMMs on configs/arch/mesh4x4.yaml, timing-only and with numerics, and the
 # mapper's evaluations per second; then the whole networks (mapper search plus timing-only simulation of every
 # layer, --threads 2). TESSERA_BENCH_SKIP_NUMERICS=1 skips the functional runs; TESSERA_BENCH_SKIP_NETWORKS=1

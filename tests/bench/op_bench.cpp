@@ -3,7 +3,7 @@
 // for each row's best, prints the tile instructions and the host seconds of the three steps a candidate
 // costs: the lowering (mapper::lower), the program check (arch::check_program) and the timing-only simulation
 // (Machine::run, which checks again: its check is taken out of its time), with the simulation's microseconds
-// per instruction. One thread; the MoE layers' host time (README, "MoE layers") is read with it:
+// per instruction. One thread; the MoE layers' host time (docs/performance.md, "MoE layers") is read with it:
 //
 //   build/tests/tessera_op_bench configs/arch/mesh4x4.yaml configs/workloads/deepseek-v3-moe.yaml [OP [ROWS]]
 #include <fmt/format.h>

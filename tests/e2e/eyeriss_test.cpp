@@ -3,7 +3,7 @@
 // exactly the PEs Eyeriss's published mapping uses, and its time is within a band of the measured chip's
 // total latency. Source: Y.-H. Chen et al., "Eyeriss: An Energy-Efficient Reconfigurable Accelerator for Deep
 // Convolutional Neural Networks", IEEE JSSC 52(1), 2017, the AlexNet CONV1-5 performance table (batch 4, 200
-// MHz): active PEs 154, 135, 156, 156, 156; total latency 20.9, 41.9, 23.6, 18.4, 10.5 ms. README ("Eyeriss")
+// MHz): active PEs 154, 135, 156, 156, 156; total latency 20.9, 41.9, 23.6, 18.4, 10.5 ms. docs/eyeriss.md
 // compares the two and says where tessera's model differs from the chip.
 #include <gtest/gtest.h>
 
