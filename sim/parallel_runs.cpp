@@ -197,7 +197,10 @@ std::vector<RunResult> Machine::run_timing(size_t count,
   // parent to finish a lowering; the parent runs a program itself only when the least busy worker has
   // enough in hand to stay busy meanwhile: twice the program's instructions (the parent's run, then the
   // lowering of the next), once for the last program.
-  const int processes = workers - 1;
+  // Never more worker processes than programs beside the one this process may run itself (issue "hardening
+  // 2": --threads 1024 forked 1,023 workers, 8.3 GB, for 9 candidates). A pool forked larger for an earlier
+  // batch is kept; only its first `processes` are sent programs.
+  const int processes = static_cast<int>(std::min(static_cast<size_t>(workers), count)) - 1;
   // Made by the workers: each worker makes the programs it is sent the indices of, from its copy of this
   // process, so the pool is forked afresh here, where program_of and what it reads exist (a pool forked
   // earlier holds another call's); workers_make_ stays set for the call, for a worker forked again to
@@ -211,7 +214,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
     workers_.reset();
     workers_make_ = &program_of;
   }
-  if (!workers_ || workers_->size() != processes) {
+  if (!workers_ || workers_->size() < processes) {
     // This process now makes programs and their binary forms of the same few sizes over and over, tens of MB
     // each on a large GEMM, and frees each once sent: keep the freed memory for the next one rather than
     // handing it back to the kernel and faulting it in again (the workers forked below inherit it).

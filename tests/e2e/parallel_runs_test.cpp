@@ -148,6 +148,16 @@ TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
   EXPECT_EQ(made, 10) << "each program is made once per batch";
   EXPECT_EQ(machine.workers_started(), 2)
       << "two worker processes (and the parent), kept for the second batch";
+  // Asked for 64 workers with 5 programs, it forks no more than 4 beside itself (a pool of its own: the one
+  // of 2 is too small), then keeps them for a batch of 3 (issue "hardening 2": --threads 1024 forked 1,023
+  // workers for 9 candidates).
+  const std::vector<sim::RunResult> many = machine.run_timing(batch.size(), program_of, 64, bound_of);
+  expect_same_run(many[1], os, "os with 64 workers asked for");
+  expect_same_run(many[4], os_stopped, "os bounded with 64 workers asked for");
+  EXPECT_EQ(machine.workers_started(), 4);
+  const std::vector<sim::RunResult> fewer = machine.run_timing(3, program_of, 64, bound_of);
+  expect_same_run(fewer[2], ws, "ws, a batch of 3");
+  EXPECT_EQ(machine.workers_started(), 4) << "the larger pool is kept";
   // One worker gives results in order too (and starts none).
   const std::vector<sim::RunResult> alone = machine.run_timing(batch.size(), program_of, 1, bound_of);
   expect_same_run(alone[1], os, "os alone");
@@ -278,7 +288,8 @@ TEST(Workers, AWorkerThatDiesIsReplaced) {
   const TwoPrograms programs;
   sim::Machine machine(programs.spec);
   const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
-  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os};
+  // Three programs, so that three workers asked for are the parent and two worker processes.
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os, &programs.ws};
   auto program_of = [&](size_t i) -> const arch::Program& { return *batch[i]; };
   machine.run_timing(batch.size(), program_of, 3);
   const std::vector<pid_t> workers = children();
@@ -296,7 +307,8 @@ TEST(Workers, AWorkerThatDiesIsReplaced) {
 TEST(Workers, NoneOutlivesItsMachine) {
   const TwoPrograms programs;
   std::optional<sim::Machine> machine(std::in_place, programs.spec);
-  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os};
+  // Three programs, so that three workers asked for are the parent and two worker processes.
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os, &programs.ws};
   machine->run_timing(
       batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 3);
   ASSERT_EQ(machine->workers_started(), 2);

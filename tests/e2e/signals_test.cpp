@@ -51,6 +51,8 @@ pid_t start(const std::vector<std::string>& arguments) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
+    // As a terminal's foreground job has it (a non-interactive shell's background job inherits it ignored).
+    ::signal(SIGINT, SIG_DFL);
     std::vector<char*> argv;
     std::string binary = TESSERA_BINARY;
     argv.push_back(binary.data());
@@ -140,6 +142,57 @@ TEST(Signals, AKilledRunLeavesNoProcessBehindAndItsOutputFolderOldOrComplete) {
   }
   // The test covers what the issue reported: a parent killed while its workers ran.
   EXPECT_EQ(killed_with_workers, 6);
+}
+
+// Ctrl-C at a terminal sends SIGINT to the whole foreground process group: the parent and its simulation
+// workers. The run stops within a second, terminated by SIGINT (the shell's exit 130), and leaves no live
+// process (issue "hardening 2").
+TEST(Signals, CtrlCToTheProcessGroupStopsARunWithinASecondAsSigint) {
+  ScratchDir scratch;
+  const std::vector<std::string> run = {"run",
+                                        "--arch",
+                                        std::string(TESSERA_SOURCE_DIR) + "/configs/arch/mesh4x4.yaml",
+                                        "--workload",
+                                        std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/gemm-8192.yaml",
+                                        "--timing-only",
+                                        "--quiet",
+                                        "--threads",
+                                        "2",
+                                        "--out",
+                                        scratch.file("out")};
+  // While the mapper searches (0.2 s in) and while a worker simulates a candidate.
+  for (const bool with_workers : {false, true}) {
+    SCOPED_TRACE(with_workers ? "while a worker simulates" : "while the mapper searches");
+    const pid_t parent = start(run);
+    ASSERT_GT(parent, 0);
+    int status = 0;
+    if (with_workers) {
+      const auto give_up = Clock::now() + std::chrono::seconds(120);
+      while (Clock::now() < give_up && ::waitpid(parent, &status, WNOHANG) == 0 &&
+             processes_of(parent, parent).busiest_child_ticks < sysconf(_SC_CLK_TCK) / 10)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      ASSERT_GE(processes_of(parent, parent).busiest_child_ticks, sysconf(_SC_CLK_TCK) / 10);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    const auto sent = Clock::now();
+    ASSERT_EQ(::kill(-parent, SIGINT), 0);  // the group, as the terminal does
+    ASSERT_EQ(::waitpid(parent, &status, 0), parent);
+    const double seconds = std::chrono::duration<double>(Clock::now() - sent).count();
+    EXPECT_LT(seconds, 1.0);
+    EXPECT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) ||
+                (WIFEXITED(status) && WEXITSTATUS(status) == 130))
+        << status;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+    std::vector<pid_t> left = processes_of(parent, parent).in_group;
+    while (!left.empty() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      left = processes_of(parent, parent).in_group;
+    }
+    EXPECT_TRUE(left.empty()) << left.size() << " processes of the interrupted run remain";
+    for (pid_t pid : left) ::kill(pid, SIGKILL);
+    EXPECT_FALSE(fs::exists(scratch.file("out"))) << "an interrupted run wrote --out";
+  }
 }
 
 }  // namespace
