@@ -74,6 +74,21 @@ std::string report_of(const std::string& out) {
   return fs::exists(out + "/report.json") ? read_text(out + "/report.json") : std::string();
 }
 
+// A GEMM 8192^3 on a 4x4 mesh, timing only, with one worker beside the parent: seconds a candidate.
+std::vector<std::string> gemm_8192_run(const std::string& out) {
+  return {"run",
+          "--arch",
+          std::string(TESSERA_SOURCE_DIR) + "/configs/arch/mesh4x4.yaml",
+          "--workload",
+          std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/gemm-8192.yaml",
+          "--timing-only",
+          "--quiet",
+          "--threads",
+          "2",
+          "--out",
+          out};
+}
+
 TEST(Signals, AKilledRunLeavesNoProcessBehindAndItsOutputFolderOldOrComplete) {
   ScratchDir scratch;
   const std::string out = scratch.file("out");
@@ -87,18 +102,7 @@ TEST(Signals, AKilledRunLeavesNoProcessBehindAndItsOutputFolderOldOrComplete) {
   const std::string old_report = report_of(out);
   ASSERT_FALSE(old_report.empty());
 
-  // A GEMM 8192^3 on a 4x4 mesh: seconds a candidate, simulated in a worker beside the parent.
-  const std::vector<std::string> run = {"run",
-                                        "--arch",
-                                        std::string(TESSERA_SOURCE_DIR) + "/configs/arch/mesh4x4.yaml",
-                                        "--workload",
-                                        std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/gemm-8192.yaml",
-                                        "--timing-only",
-                                        "--quiet",
-                                        "--threads",
-                                        "2",
-                                        "--out",
-                                        out};
+  const std::vector<std::string> run = gemm_8192_run(out);
   int killed_with_workers = 0;
   for (const int signal : {SIGTERM, SIGINT, SIGKILL}) {
     // Killed once a worker has simulated for 0.1 s, and for 1 s: in the middle of a candidate's program,
@@ -149,17 +153,7 @@ TEST(Signals, AKilledRunLeavesNoProcessBehindAndItsOutputFolderOldOrComplete) {
 // process (issue "hardening 2").
 TEST(Signals, CtrlCToTheProcessGroupStopsARunWithinASecondAsSigint) {
   ScratchDir scratch;
-  const std::vector<std::string> run = {"run",
-                                        "--arch",
-                                        std::string(TESSERA_SOURCE_DIR) + "/configs/arch/mesh4x4.yaml",
-                                        "--workload",
-                                        std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/gemm-8192.yaml",
-                                        "--timing-only",
-                                        "--quiet",
-                                        "--threads",
-                                        "2",
-                                        "--out",
-                                        scratch.file("out")};
+  const std::vector<std::string> run = gemm_8192_run(scratch.file("out"));
   // While the mapper searches (0.2 s in) and while a worker simulates a candidate.
   for (const bool with_workers : {false, true}) {
     SCOPED_TRACE(with_workers ? "while a worker simulates" : "while the mapper searches");
