@@ -291,8 +291,47 @@ int ref_command(const Common& common, const std::string& runner, const std::stri
   return kOk;
 }
 
+// A tile program checked as `tessera sim` reads it, without a machine: its text, and its op line against its
+// tensors. The machine's checks (mesh, SRAM, units) are sim's, with --arch.
+int validate_program(const std::string& path) {
+  const arch::Program program = arch::read_program_file(path);
+  if (program.op) {
+    uint64_t seed = 0;
+    const ops::Op op = flow::op_from_binding(*program.op, path, &seed, program.header_lines.op);
+    flow::check_op_tensors(op, program, path);
+  }
+  print(fmt::format(
+      "# {}: a valid tile program '{}' for a {}x{} mesh: {} instructions on {} cores{}; run it with "
+      "tessera sim --arch MACHINE --program {}\n",
+      path, program.name, program.mesh.rows, program.mesh.cols, program.instruction_count(),
+      program.cores.size(), program.op ? ", its op line and tensors agree" : "", path));
+  return kOk;
+}
+
 int validate_command(const std::string& path, const std::vector<std::string>& overrides) {
+  // A tile program or a sweep file is checked as what it is, not as a machine missing its fields.
+  if (std::ifstream file(path); file) {
+    std::string first(16, '\0');
+    file.read(first.data(), static_cast<std::streamsize>(first.size()));
+    if (first.rfind("tessera-program", 0) == 0 ||
+        path.size() > 6 && path.substr(path.size() - 6) == ".tprog") {
+      if (!overrides.empty())
+        throw InputError(SourceLocation{"--set " + overrides.front(), 0, 0}, "--set",
+                         "a tile program takes no --set",
+                         "edit the program, or --set the machine of tessera sim");
+      return validate_program(path);
+    }
+  }
   config::Document document = config::load_file(path);
+  if (document.root.IsMap() && document.root["grid"]) {
+    if (!overrides.empty())
+      throw InputError(SourceLocation{"--set " + overrides.front(), 0, 0}, "--set",
+                       "a sweep file takes no --set", "its grid sets the machine's and workloads' fields");
+    SweepOptions options;
+    options.file = path;
+    options.check = true;
+    return sweep_command(options);
+  }
   const bool is_workload = document.root.IsMap() && document.root["ops"];
   for (const std::string& assignment : overrides) config::apply_override(document, assignment);
   const YAML::Node resolved = is_workload ? ops::to_yaml(ops::workload_from_yaml(document))
@@ -349,8 +388,11 @@ int main(int argc, char** argv) {
   ref->add_flag("--quiet", common.quiet, "do not echo the runner's command");
 
   CLI::App* validate =
-      app.add_subcommand("validate", "check a machine or workload config, print its resolved form");
-  validate->add_option("config", config_path, "machine or workload YAML")->required();
+      app.add_subcommand("validate",
+                         "check a machine, workload or sweep file or a tile program; print the "
+                         "resolved form of a machine or workload");
+  validate->add_option("config", config_path, "machine, workload or sweep YAML, or a tile program")
+      ->required();
   validate->add_option("--set", common.overrides, "override a field (repeatable)");
 
   SweepOptions sweep_options;

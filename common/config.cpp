@@ -188,6 +188,50 @@ void check_one_document(const std::string& text, const std::string& name) {
                      "a line '---' starts a new document; one file holds one config");
 }
 
+// The nodes a config may have, counting each time an alias repeats one: far past any machine, workload or
+// sweep (the largest shipped workload has ~1,000), and a bound on the walk below where aliases nest.
+constexpr int64_t kMostNodes = 4'000'000;
+
+// A tag the readers would not honour (`!!binary`, `!custom`) is refused rather than ignored: the value would
+// be read as if untagged. Plain and quoted nodes carry "?" and "!"; the core schema's own tags are allowed.
+void refuse_unknown_tags(const YAML::Node& root, const std::string& name) {
+  static const char* const kCoreTags[] = {"?",
+                                          "!",
+                                          "",
+                                          "tag:yaml.org,2002:str",
+                                          "tag:yaml.org,2002:int",
+                                          "tag:yaml.org,2002:float",
+                                          "tag:yaml.org,2002:bool",
+                                          "tag:yaml.org,2002:null",
+                                          "tag:yaml.org,2002:map",
+                                          "tag:yaml.org,2002:seq"};
+  std::vector<YAML::Node> pending = {root};
+  int64_t visited = 0;
+  while (!pending.empty()) {
+    const YAML::Node node = pending.back();
+    pending.pop_back();
+    if (++visited > kMostNodes)
+      throw InputError(mark_location(name, node.Mark()), "",
+                       fmt::format("the document has more than {} nodes (aliases count each time)", kMostNodes),
+                       "a config this large is not a machine, workload or sweep tessera reads");
+    const std::string& tag = node.Tag();
+    if (std::find(std::begin(kCoreTags), std::end(kCoreTags), tag) == std::end(kCoreTags))
+      throw InputError(mark_location(name, node.Mark()), "", fmt::format("unknown YAML tag '{}'", tag),
+                       "remove the tag: tessera reads plain values (numbers, text, lists, mappings)");
+    // Children pushed last first, so that the first unknown tag in the document is the one named.
+    std::vector<YAML::Node> children;
+    if (node.IsMap()) {
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        children.push_back(it->first);
+        children.push_back(it->second);
+      }
+    } else if (node.IsSequence()) {
+      for (auto it = node.begin(); it != node.end(); ++it) children.push_back(*it);
+    }
+    pending.insert(pending.end(), children.rbegin(), children.rend());
+  }
+}
+
 Document parse(const std::string& text, const std::string& name) {
   // yaml-cpp reads a raw NUL byte as the end of a scalar or a line break: a name would be cut short or
   // changed without a word.
@@ -209,6 +253,7 @@ Document parse(const std::string& text, const std::string& name) {
                      "check the indentation and the brackets around this position");
   }
   if (!document.root || document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
+  refuse_unknown_tags(document.root, name);
   return document;
 }
 
