@@ -309,12 +309,15 @@ int validate_program(const std::string& path) {
 }
 
 int validate_command(const std::string& path, const std::vector<std::string>& overrides) {
-  // A tile program or a sweep file is checked as what it is, not as a machine missing its fields.
-  if (std::ifstream file(path); file) {
+  // A tile program or a sweep file is checked as what it is, not as a machine missing its fields. Only a
+  // regular file is peeked at: load_file refuses devices and FIFOs before reading them.
+  std::error_code error;
+  if (std::filesystem::is_regular_file(path, error)) {
+    std::ifstream file(path);
     std::string first(16, '\0');
     file.read(first.data(), static_cast<std::streamsize>(first.size()));
-    if (first.rfind("tessera-program", 0) == 0 ||
-        path.size() > 6 && path.substr(path.size() - 6) == ".tprog") {
+    const bool tprog = path.size() > 6 && path.substr(path.size() - 6) == ".tprog";
+    if (first.rfind("tessera-program", 0) == 0 || tprog) {
       if (!overrides.empty())
         throw InputError(SourceLocation{"--set " + overrides.front(), 0, 0}, "--set",
                          "a tile program takes no --set",

@@ -14,6 +14,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include "common/files.hpp"
 #include "common/text.hpp"
 
 namespace tessera::config {
@@ -211,9 +212,10 @@ void refuse_unknown_tags(const YAML::Node& root, const std::string& name) {
     const YAML::Node node = pending.back();
     pending.pop_back();
     if (++visited > kMostNodes)
-      throw InputError(mark_location(name, node.Mark()), "",
-                       fmt::format("the document has more than {} nodes (aliases count each time)", kMostNodes),
-                       "a config this large is not a machine, workload or sweep tessera reads");
+      throw InputError(
+          mark_location(name, node.Mark()), "",
+          fmt::format("the document has more than {} nodes (aliases count each time)", kMostNodes),
+          "a config this large is not a machine, workload or sweep tessera reads");
     const std::string& tag = node.Tag();
     if (std::find(std::begin(kCoreTags), std::end(kCoreTags), tag) == std::end(kCoreTags))
       throw InputError(mark_location(name, node.Mark()), "", fmt::format("unknown YAML tag '{}'", tag),
@@ -286,19 +288,13 @@ bool parse_integer(const std::string& text, int64_t& value) {
 }  // namespace
 
 Document load_file(const std::string& path) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored))
-    throw InputError(SourceLocation{path, 0, 0}, "", "is a folder, not a YAML file",
-                     "name a file in it; shipped configs are under configs/arch and configs/workloads");
-  std::ifstream in(path);
-  if (!in) {
-    throw InputError(SourceLocation{path, 0, 0}, "",
-                     fmt::format("cannot open file: {}", std::strerror(errno)),
-                     "check the path; shipped configs are under configs/arch and configs/workloads");
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path);
+  return parse(
+      read_input_file(
+          path,
+          FileKind{"a YAML file", kMaxConfigBytes,
+                   "name a file in it; shipped configs are under configs/arch and configs/workloads", "file",
+                   "check the path; shipped configs are under configs/arch and configs/workloads"}),
+      path);
 }
 
 Document load_text(const std::string& text, const std::string& name) {

@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstdint>
-
 #include <algorithm>
+#include <cstdint>
 
 namespace tessera {
 

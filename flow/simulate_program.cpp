@@ -116,9 +116,8 @@ void check_op_tensors(const ops::Op& op, const arch::Program& program, const std
           SourceLocation{program_file, line, line > 0 ? 1 : 0}, "tensor " + tensor.name,
           fmt::format("the op line (line {}) makes {} an {} {}, the program declares {} {}x{}", op_line,
                       expected.name, role, shape, name_of(tensor.dtype), tensor.rows, tensor.cols),
-          "the op line and the tensors describe one op (a tensor may be viewed with other rows and columns "
-          "of "
-          "the same count): correct whichever is wrong");
+          "the op line and the tensors describe one op (a tensor may be viewed with other rows and "
+          "columns of the same count): correct whichever is wrong");
     }
   }
 }

@@ -20,6 +20,7 @@
 #include "arch/isa/program_text.hpp"
 #include "arch/isa/syntax.hpp"
 #include "arch/isa/text_reader.hpp"
+#include "common/files.hpp"
 #include "common/text.hpp"
 
 namespace tessera::arch {
@@ -697,18 +698,12 @@ Program read_program(const std::string& text, const std::string& file_name) {
 }
 
 Program read_program_file(const std::string& path) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored))
-    throw InputError(SourceLocation{path, 0, 0}, "", "is a folder, not a tile program",
-                     "name a *.tprog file in it; 'tessera map --out DIR' writes them");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(SourceLocation{path, 0, 0}, "",
-                     fmt::format("cannot open tile program: {}", std::strerror(errno)),
-                     "check the path; 'tessera map' writes tile programs (*.tprog)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return read_program(text.str(), path);
+  return read_program(
+      read_input_file(
+          path, FileKind{"a tile program", kMaxProgramBytes,
+                         "name a *.tprog file in it; 'tessera map --out DIR' writes them", "tile program",
+                         "check the path; 'tessera map' writes tile programs (*.tprog)"}),
+      path);
 }
 
 }  // namespace tessera::arch
