@@ -5,10 +5,14 @@
 // between the runner's 107 string lookups and the registry).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <any>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "gpu/op_fields.hpp"
@@ -113,6 +117,45 @@ TEST(GpuRunnerFields, TheRunnerMeasuresEveryKindButTheCommonKeysAreNoKindsField)
   for (const gpu::RunnerKind& runner : gpu::runner_kinds())
     for (const gpu::RunnerField& field : runner.fields)
       EXPECT_FALSE(gpu::is_common_key(field.name)) << field.name;
+}
+
+// Every field the runner's sources read by name (args.get, integer, real; attention's dimension() and
+// choice_of()) is a key every --op has or a field the list gives one of the file's kinds: a misspelt or
+// unlisted key fails here, not only on a GPU (OpArgs::get fails on one at run time).
+TEST(GpuRunnerFields, EveryFieldTheRunnersSourcesReadIsListedForTheirKinds) {
+  const std::map<std::string, std::vector<std::string>> kinds_of_file = {
+      {"gemm.cu", {"gemm", "fc"}},
+      {"epilogue.cu", {"gemm", "fc", "conv2d"}},
+      {"conv.cu", {"conv2d"}},
+      {"pool.cu", {"pool"}},
+      {"vector.cu", {"softmax", "layernorm", "rmsnorm", "elementwise"}},
+      {"attention.cu", {"attention"}},
+      {"rope.cu", {"rope"}},
+      {"moe.cu", {"moe"}},
+      {"session.cu", {"gemm", "fc", "conv2d"}}};
+  const std::regex read(
+      R"re((?:args|op)\.(?:get|integer|real|declares)\("([a-z_.]+)"|dimension\("([a-z_.]+)"\)|choice_of\(args, "([a-z_.]+)")re");
+  int reads = 0;
+  for (const auto& [file, kinds] : kinds_of_file) {
+    std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/gpu/" + file);
+    ASSERT_TRUE(in) << file;
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string source = text.str();
+    for (std::sregex_iterator it(source.begin(), source.end(), read), end; it != end; ++it) {
+      const std::string key = (*it)[1].matched   ? (*it)[1].str()
+                              : (*it)[2].matched ? (*it)[2].str()
+                                                 : (*it)[3].str();
+      ++reads;
+      if (gpu::is_common_key(key)) continue;
+      const bool listed = std::any_of(kinds.begin(), kinds.end(), [&](const std::string& kind) {
+        return gpu::runner_field(kind, key) != nullptr;
+      });
+      EXPECT_TRUE(listed) << file << " reads " << key
+                          << ", which gpu/op_fields.cpp lists for none of its kinds";
+    }
+  }
+  EXPECT_GT(reads, 80) << "the pattern no longer finds the runner's reads";
 }
 
 }  // namespace
