@@ -29,10 +29,10 @@ std::string read_input_file(const std::string& path, const FileKind& kind) {
                      kind.open_hint);
   const uintmax_t size = fs::file_size(path, error);
   if (!error && size > kind.max_bytes)
-    throw InputError(
-        where, "",
-        fmt::format("is {} bytes, more than tessera reads of {} ({} MiB)", size, kind.what, kind.max_bytes >> 20),
-        "split it, or check that this is the file you meant");
+    throw InputError(where, "",
+                     fmt::format("is {} bytes, more than tessera reads of {} ({} MiB)", size, kind.what,
+                                 kind.max_bytes >> 20),
+                     "split it, or check that this is the file you meant");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

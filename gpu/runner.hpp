@@ -66,8 +66,8 @@ struct OpArgs {
   std::map<std::string, std::string> values;
   std::string text;
   std::string kind;
-  // A key every --op has (kind, name, index, seed, dtype), or a field the kind lists: its value, or the listed
-  // default when --op leaves it out. A field the list lacks is the runner's own error (it fails).
+  // A key every --op has (kind, name, index, seed, dtype), or a field the kind lists: its value, or the
+  // listed default when --op leaves it out. A field the list lacks is the runner's own error (it fails).
   const std::string& get(const std::string& key) const;
   int64_t integer(const std::string& key) const;  // a count
   double real(const std::string& key) const;      // a number

@@ -126,8 +126,8 @@ TEST(BadInputs, EveryCaseGivesItsLocatedMessageAndExitCodeAndNothingElse) {
           return argument.find('/') != std::string::npos && error.rfind("error: " + argument + ": ", 0) == 0;
         });
     const bool located = std::regex_search(error, file_line) || std::regex_search(error, instruction) ||
-                         error.find("error: --set ") != std::string::npos || std::regex_search(error, option) ||
-                         names_an_argument_file;
+                         error.find("error: --set ") != std::string::npos ||
+                         std::regex_search(error, option) || names_an_argument_file;
     EXPECT_TRUE(located) << "no file:line, instruction, --set or option named: " << error;
     EXPECT_NE(error.find("\n  hint: "), std::string::npos) << "no hint: " << error;
     for (const char* forbidden : {"terminate called", "Error: (E", "SystemC 2.", "Copyright (c)", "Sanitizer",

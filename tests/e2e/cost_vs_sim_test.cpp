@@ -4,7 +4,8 @@
 // ranks best (least analytical_cycles among the simulated rows) is within 5% of the simulated best on at
 // least a stated number of ops. The bands are what scripts/cost-vs-sim.py measured (figures beside each
 // machine), widened a little: a change to the cost model or the simulator that moves them fails here, and
-// the new figures belong in docs/performance.md ("Cost model against the simulator") and docs/design-notes.md.
+// the new figures belong in docs/performance.md ("Cost model against the simulator") and
+// docs/design-notes.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
