@@ -334,7 +334,7 @@ void apply_override(Document& document, const std::string& assignment) {
       size_t index = current.size();
       if (is_index(segment)) {
         // An index past the list (or past size_t: 18446744073709551616) selects nothing, said below.
-        index = segment.size() > 18 ? current.size() : static_cast<size_t>(std::stoull(segment));
+        index = static_cast<size_t>(parse_count(segment).value_or(current.size()));
       } else {
         for (size_t j = 0; j < current.size(); ++j)
           if (current[j].IsMap() && current[j]["name"].IsScalar() && current[j]["name"].Scalar() == segment)

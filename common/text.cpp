@@ -56,6 +56,14 @@ std::string join_alternatives(const std::vector<std::string>& words) {
   return text;
 }
 
+std::optional<uint64_t> parse_count(std::string_view text) {
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  uint64_t value = 0;
+  for (const char digit : text) value = value * 10 + static_cast<uint64_t>(digit - '0');
+  return value;
+}
+
 size_t invalid_utf8_at(std::string_view text) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   const size_t size = text.size();

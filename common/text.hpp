@@ -1,6 +1,8 @@
 // Small text helpers used by every reader: edit distance for did-you-mean hints, number formatting.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,10 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 
 // "a, b or c"
 std::string join_alternatives(const std::vector<std::string>& words);
+
+// A count written in decimal digits alone ("0", "42"), or nothing when the text is empty, holds anything else
+// or has more than 18 digits (past any list, point or index tessera reads, and inside uint64).
+std::optional<uint64_t> parse_count(std::string_view text);
 
 // The offset of the first byte of `text` that is not well-formed UTF-8 (an overlong form, a surrogate, a
 // code point past U+10FFFF, a cut sequence), or npos.

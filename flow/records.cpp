@@ -79,14 +79,7 @@ std::vector<traces::ParetoPoint> pareto_of(const mapper::SearchResult& search) {
 traces::MappingSummary summary_of(const mapper::Mapping& mapping, const mapper::Cost& cost) {
   traces::MappingSummary summary;
   summary.dataflow = mapping.label();
-  summary.fields = mapping.fields();
-  // What the cost model decided of a contraction's mapping: which operands are multicast, and its PE slots
-  // idle on ragged edges.
-  if (!mapping.graph && !mapping.vector_stage) {
-    summary.fields.push_back({"multicast.A", cost.multicast_a});
-    summary.fields.push_back({"multicast.W", cost.multicast_w});
-    summary.fields.push_back({"edge_waste", cost.edge_waste});
-  }
+  summary.fields = mapping.fields(cost);
   summary.edge_waste = cost.edge_waste;
   summary.description = mapping.describe();
   return summary;

@@ -87,10 +87,9 @@ arch::VecOp AttentionStage::merge_op(const QBlock& block, uint64_t partials, uin
 }
 
 Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  const int64_t rows = AttentionStage::choice_of(mapping).block_rows,
-                cols = AttentionStage::choice_of(mapping).block_cols,
-                splits = AttentionStage::choice_of(mapping).splits;
-  const int cores = static_cast<int>(AttentionStage::choice_of(mapping).cores);
+  const Choice& choice = choice_of(mapping);
+  const int64_t rows = choice.block_rows, cols = choice.block_cols, splits = choice.splits;
+  const int cores = static_cast<int>(choice.cores);
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
   const InstructionTimer timer(spec);
   const std::vector<QBlock> blocks = q_blocks(rows);
@@ -139,9 +138,8 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
 
 arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                           const arch::ArchSpec& spec, const std::string& program_name) const {
-  const int64_t rows = AttentionStage::choice_of(mapping).block_rows,
-                cols = AttentionStage::choice_of(mapping).block_cols,
-                splits = AttentionStage::choice_of(mapping).splits;
+  const Choice& choice = choice_of(mapping);
+  const int64_t rows = choice.block_rows, cols = choice.block_cols, splits = choice.splits;
   const int64_t d = shape_.head_dim;
   const Buffers buffers = buffers_of(rows, cols, d, dtype_, 1, 2, splits);
   arch::Program program;
@@ -205,7 +203,7 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
 }
 
 std::string AttentionStage::describe_split(const Mapping& mapping) const {
-  const AttentionStage::Choice& t = AttentionStage::choice_of(mapping);
+  const Choice& t = choice_of(mapping);
   const int64_t rows = t.block_rows, cols = t.block_cols, splits = t.splits;
   const std::vector<QBlock> blocks = q_blocks(rows);
   int64_t longest = 0, reduction_bytes = 0;

@@ -145,13 +145,15 @@ bool AttentionStage::tile_masked(const QBlock& block, int64_t k0, int64_t cols) 
   return masked_ && k0 + cols - 1 > causal_shift(block, k0) + k0;
 }
 
+const char* AttentionStage::form_name(Form form) {
+  return form == naive         ? "naive"
+         : form == flash_mc    ? "flash-mc"
+         : form == flash_split ? "flash-split"
+                               : "flash";
+}
+
 std::string AttentionStage::label(const Mapping& mapping) const {
-  const int64_t form = choice_of(mapping).form;
-  return std::string(form == naive         ? "naive "
-                     : form == flash_mc    ? "flash-mc "
-                     : form == flash_split ? "flash-split "
-                                           : "flash ") +
-         arch::name_of(mapping.dataflow);
+  return std::string(form_name(choice_of(mapping).form)) + " " + arch::name_of(mapping.dataflow);
 }
 
 std::string AttentionStage::describe(const Mapping& mapping) const {
@@ -171,11 +173,7 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
 
 NamedValues AttentionStage::fields(const Mapping& mapping) const {
   const Choice& t = choice_of(mapping);
-  const char* form = t.form == naive         ? "naive"
-                     : t.form == flash_mc    ? "flash-mc"
-                     : t.form == flash_split ? "flash-split"
-                                             : "flash";
-  NamedValues values = {{"form", std::string(form)},
+  NamedValues values = {{"form", std::string(form_name(t.form))},
                         {"cores", t.cores},
                         {"q_block_rows", t.block_rows},
                         {"kv_tile_keys", t.block_cols}};
@@ -279,15 +277,15 @@ Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& wo
 }
 
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
-  const int64_t form = choice_of(mapping).form;
-  if (form == naive) return evaluate_naive(*this, mapping, spec);
-  if (form == flash_split) return evaluate_split(mapping, spec);
+  const Choice& choice = choice_of(mapping);
+  if (choice.form == naive) return evaluate_naive(*this, mapping, spec);
+  if (choice.form == flash_split) return evaluate_split(mapping, spec);
   const InstructionTimer timer(spec);
   const PassEngines engines = flash_engines(mapping, spec);
-  if (form == flash_mc) return multicast_cost(mapping, spec, timer, engines);
-  const int cores = static_cast<int>(choice_of(mapping).cores);
+  if (choice.form == flash_mc) return multicast_cost(mapping, spec, timer, engines);
+  const int cores = static_cast<int>(choice.cores);
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const std::vector<QBlock> blocks = q_blocks(choice_of(mapping).block_rows);
+  const std::vector<QBlock> blocks = q_blocks(choice.block_rows);
   CoreCycles work(cores);
   int64_t kv_bytes = 0;
   // A block's part: its tiles' steps and Q load, its last rescale and store.
@@ -320,10 +318,10 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
     DataflowSearch row, multicast_row, split_row, naive_row;
     row.dataflow = multicast_row.dataflow = split_row.dataflow = naive_row.dataflow = dataflow;
     row.stage_kind = multicast_row.stage_kind = split_row.stage_kind = naive_row.stage_kind = "attention";
-    row.label_text = std::string("flash ") + arch::name_of(dataflow);
-    multicast_row.label_text = std::string("flash-mc ") + arch::name_of(dataflow);
-    split_row.label_text = std::string("flash-split ") + arch::name_of(dataflow);
-    naive_row.label_text = std::string("naive ") + arch::name_of(dataflow);
+    row.label_text = std::string(form_name(flash)) + " " + arch::name_of(dataflow);
+    multicast_row.label_text = std::string(form_name(flash_mc)) + " " + arch::name_of(dataflow);
+    split_row.label_text = std::string(form_name(flash_split)) + " " + arch::name_of(dataflow);
+    naive_row.label_text = std::string(form_name(naive)) + " " + arch::name_of(dataflow);
     for (int64_t rows : kBlockRowChoices) {
       // A block larger than the rows there are only where the next smaller one does not hold them all.
       if (rows != kBlockRowChoices[0] && rows / 2 >= most_rows) continue;
@@ -356,7 +354,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         if (flash_fits) add(row, mapping);
         // The multicast form, where every stream's blocks fit kMostBlocksPerCore a core and its buffers fit
         // the SRAM.
-        const int cores = static_cast<int>(choice_of(mapping).cores);
+        const int cores = static_cast<int>(flash_choice.cores);
         const std::vector<Stream> multicast_streams = flash_fits && cores > 1 && spec.noc.multicast
                                                           ? streams(block_rows, block_cols, machine_cores)
                                                           : std::vector<Stream>{};
@@ -475,12 +473,13 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
 
 Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec,
                                     const InstructionTimer& timer, const PassEngines& engines) const {
-  const int64_t cols = choice_of(mapping).block_cols;
-  const int cores = static_cast<int>(choice_of(mapping).cores);
-  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice_of(mapping).kv_buffers));
+  const Choice& choice = choice_of(mapping);
+  const int64_t cols = choice.block_cols;
+  const int cores = static_cast<int>(choice.cores);
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice.kv_buffers));
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const std::vector<QBlock> blocks = q_blocks(choice_of(mapping).block_rows);
-  const std::vector<Stream> all = streams(choice_of(mapping).block_rows, cols, cores);
+  const std::vector<QBlock> blocks = q_blocks(choice.block_rows);
+  const std::vector<Stream> all = streams(choice.block_rows, cols, cores);
   const PassEngines side{engines.stores, engines.stores};  // a core's Q loads and stores
   const int64_t load = tile_load_cycles(mapping, spec, engines.loads, cols);
   CoreCycles work(cores);
@@ -579,13 +578,13 @@ Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec
 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
-  const int64_t form = choice_of(mapping).form;
-  if (form == flash_mc) return lower_multicast(op, seed, mapping, spec, program_name);
-  if (form == naive) return lower_naive(*this, op, seed, mapping, spec, program_name);
-  if (form == flash_split) return lower_split(op, seed, mapping, spec, program_name);
+  const Choice& choice = choice_of(mapping);
+  if (choice.form == flash_mc) return lower_multicast(op, seed, mapping, spec, program_name);
+  if (choice.form == naive) return lower_naive(*this, op, seed, mapping, spec, program_name);
+  if (choice.form == flash_split) return lower_split(op, seed, mapping, spec, program_name);
   const ops::AttentionShape& a = shape_;
-  const int64_t rows = choice_of(mapping).block_rows, cols = choice_of(mapping).block_cols;
-  const int cores = static_cast<int>(choice_of(mapping).cores);
+  const int64_t rows = choice.block_rows, cols = choice.block_cols;
+  const int cores = static_cast<int>(choice.cores);
   const int64_t d = a.head_dim;
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
@@ -806,10 +805,11 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                               const arch::ArchSpec& spec,
                                               const std::string& program_name) const {
   const ops::AttentionShape& a = shape_;
-  const int64_t rows = choice_of(mapping).block_rows, cols = choice_of(mapping).block_cols;
-  const int cores = static_cast<int>(choice_of(mapping).cores);
+  const Choice& choice = choice_of(mapping);
+  const int64_t rows = choice.block_rows, cols = choice.block_cols;
+  const int cores = static_cast<int>(choice.cores);
   const int64_t d = a.head_dim, element = size_bytes(dtype_);
-  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice_of(mapping).kv_buffers));
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice.kv_buffers));
   const std::vector<Stream> all = streams(rows, cols, cores);
   TESSERA_ASSERT(
       !all.empty(),

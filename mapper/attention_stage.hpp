@@ -53,6 +53,8 @@ class AttentionStage final : public StageGraph {
     }
   };
   static const Choice& choice_of(const Mapping& mapping);
+  // The form as reports name it, before the dataflow: "flash", "flash-mc", "flash-split", "naive".
+  static const char* form_name(Form form);
 
   const char* kind() const override { return "attention"; }
   SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "mapper/cost_model.hpp"
 #include "mapper/stage.hpp"
 #include "mapper/stage_graph.hpp"
 
@@ -38,7 +39,7 @@ std::string Mapping::describe() const {
   return text;
 }
 
-NamedValues Mapping::fields() const {
+NamedValues Mapping::fields(const Cost& cost) const {
   if (graph) return graph->fields(*this);
   if (vector_stage) {
     NamedValues values = {{"form", std::string("vector")},
@@ -60,7 +61,10 @@ NamedValues Mapping::fields() const {
                          {"tile.k", tile_k},
                          {"loop_order", order_name()},
                          {"double_buffer.inputs", double_buffer_inputs},
-                         {"double_buffer.output", double_buffer_output}};
+                         {"double_buffer.output", double_buffer_output},
+                         {"multicast.A", cost.multicast_a},
+                         {"multicast.W", cost.multicast_w},
+                         {"edge_waste", cost.edge_waste}};
   values.insert(values.end(), choices.begin(), choices.end());
   return values;
 }

@@ -18,6 +18,7 @@
 namespace tessera::mapper {
 
 class ContractionStage;
+struct Cost;
 class VectorStage;
 
 struct Mapping {
@@ -61,9 +62,10 @@ struct Mapping {
   // cores 16 ...".
   std::string describe() const;
   // The form's own choices as a report carries them (report.json's `mapping`), "form" first: a contraction's
-  // cores, tile, loop order and buffering; a vector pass's cores, rows and blocks; a stage graph's its own
+  // cores, tile, loop order and buffering, and what `cost` (the cost model's, of this mapping) decided of it,
+  // its multicast operands and edge waste; a vector pass's cores, rows and blocks; a stage graph's its own
   // (an attention form's q blocks and k/v tiles, an MoE placement's tiles), never another family's zeros.
-  NamedValues fields() const;
+  NamedValues fields(const Cost& cost) const;
   bool operator==(const Mapping& other) const;
 };
 

@@ -92,10 +92,10 @@ Rows rows_of(const std::vector<int64_t>& counts) {
 Plan plan_of(const MoeStage& stage, const Mapping& mapping, const arch::ArchSpec& spec,
              const std::vector<int64_t>& counts, const Tensors& t) {
   const ops::MoeShape& s = stage.shape();
-  const Tiles tiles{MoeStage::choice_of(mapping).tile_m, MoeStage::choice_of(mapping).tile_n,
-                    MoeStage::choice_of(mapping).tile_k};
+  const MoeStage::Choice& choice = MoeStage::choice_of(mapping);
+  const Tiles tiles{choice.tile_m, choice.tile_n, choice.tile_k};
   const int cores = spec.mesh.rows * spec.mesh.cols;
-  const auto placement = static_cast<MoeStage::Placement>(MoeStage::choice_of(mapping).placement);
+  const MoeStage::Placement placement = choice.placement;
   Plan plan;
   plan.cores = cores;
   plan.work.resize(static_cast<size_t>(cores));

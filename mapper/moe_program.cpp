@@ -439,8 +439,8 @@ arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& m
   t.o = add_tensor(program, output);  // the last tensor: the one the numerics check reads
 
   const Plan plan = plan_of(*this, mapping, spec, counts, t);
-  const Layout layout =
-      layout_of(*this, choice_of(mapping).tile_m, choice_of(mapping).tile_n, choice_of(mapping).tile_k);
+  const Choice& choice = choice_of(mapping);
+  const Layout layout = layout_of(*this, choice.tile_m, choice.tile_n, choice.tile_k);
   const GemmBuffers& router = layout.router;
   const GemmBuffers& experts = layout.experts;
   const CombineBuffers& buffers = layout.combine;
@@ -627,7 +627,8 @@ arch::Program MoeStage::lower_a2a(const ops::Op& op, uint64_t seed, const Mappin
   const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
   const int cores = spec.mesh.rows * spec.mesh.cols;
   const A2aPlan plan = a2a_plan(*this, *routing, cores);
-  const int64_t tf = choice_of(mapping).tile_n, tk = choice_of(mapping).tile_k;
+  const Choice& choice = choice_of(mapping);
+  const int64_t tf = choice.tile_n, tk = choice.tile_k;
   const int64_t e = size_bytes(dtype_), row_bytes = s.hidden * e, hb = plan.home_tokens;
   const int nw = s.swiglu() ? 2 : 1;
   arch::Program program;

@@ -165,8 +165,9 @@ int64_t MoeStage::sram_bytes(int64_t tile_m, int64_t tile_n, int64_t tile_k) con
 
 PassEngines MoeStage::job_engines(const Mapping& mapping, const arch::ArchSpec& spec) const {
   const ops::MoeShape& s = shape_;
-  const auto tile_m = static_cast<double>(std::max<int64_t>(1, choice_of(mapping).tile_m)),
-             tile_n = static_cast<double>(std::max<int64_t>(1, choice_of(mapping).tile_n));
+  const Choice& choice = choice_of(mapping);
+  const auto tile_m = static_cast<double>(std::max<int64_t>(1, choice.tile_m)),
+             tile_n = static_cast<double>(std::max<int64_t>(1, choice.tile_n));
   const double nw = s.swiglu() ? 2 : 1;
   return pass_engines(spec.core.dma, (tile_m + nw * tile_n) * static_cast<double>(s.hidden), tile_m * tile_n);
 }
@@ -302,10 +303,11 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
 
 Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) const {
   const ops::MoeShape& s = shape_;
-  const auto routing = routing_of(op_, static_cast<uint64_t>(choice_of(mapping).seed));
+  const Choice& choice = choice_of(mapping);
+  const auto routing = routing_of(op_, static_cast<uint64_t>(choice.seed));
   const int cores = spec.mesh.rows * spec.mesh.cols;
   const A2aPlan plan = a2a_plan(*this, *routing, cores);
-  const int64_t tf = choice_of(mapping).tile_n, tk = choice_of(mapping).tile_k;
+  const int64_t tf = choice.tile_n, tk = choice.tile_k;
   const InstructionTimer timer(spec);
   const arch::DmaSpec& dma = spec.core.dma;
   const arch::VectorSpec& vector = *spec.core.vector;
@@ -427,7 +429,7 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
       DataflowSearch row;
       row.dataflow = dataflow;
       row.stage_kind = "moe";
-      row.label_text = fmt::format("{} {}", placement == whole ? "ep" : "ep-split", arch::name_of(dataflow));
+      row.label_text = fmt::format("{} {}", form_name(placement), arch::name_of(dataflow));
       for (int64_t m : kTileMChoices)
         for (int64_t n : kTileNChoices)
           for (int64_t k : kTileKChoices) {
@@ -459,7 +461,7 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
       DataflowSearch row;
       row.dataflow = dataflow;
       row.stage_kind = "moe";
-      row.label_text = fmt::format("ep-a2a {}", arch::name_of(dataflow));
+      row.label_text = fmt::format("{} {}", form_name(a2a), arch::name_of(dataflow));
       for (int64_t n : kTileNChoices)
         for (int64_t k : kTileKChoices) {
           bool fits = true;
@@ -488,13 +490,12 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
   return result;
 }
 
+const char* MoeStage::form_name(Placement placement) {
+  return placement == whole ? "ep" : placement == split ? "ep-split" : "ep-a2a";
+}
+
 std::string MoeStage::label(const Mapping& mapping) const {
-  const int64_t placement = choice_of(mapping).placement;
-  return fmt::format("{} {}",
-                     placement == whole   ? "ep"
-                     : placement == split ? "ep-split"
-                                          : "ep-a2a",
-                     arch::name_of(mapping.dataflow));
+  return fmt::format("{} {}", form_name(choice_of(mapping).placement), arch::name_of(mapping.dataflow));
 }
 
 std::string MoeStage::describe(const Mapping& mapping) const {
@@ -509,12 +510,12 @@ std::string MoeStage::describe(const Mapping& mapping) const {
 NamedValues MoeStage::fields(const Mapping& mapping) const {
   const Choice& v = choice_of(mapping);
   if (v.placement == a2a)
-    return {{"form", std::string("ep-a2a")},
+    return {{"form", std::string(form_name(a2a))},
             {"placement", std::string("all-to-all")},
             {"tile.n", v.tile_n},
             {"tile.k", v.tile_k},
             {"routing_seed", v.seed}};
-  return {{"form", std::string(v.placement == whole ? "ep" : "ep-split")},
+  return {{"form", std::string(form_name(v.placement))},
           {"placement", std::string(v.placement == whole ? "whole experts" : "split experts")},
           {"tile.m", v.tile_m},
           {"tile.n", v.tile_n},

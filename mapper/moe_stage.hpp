@@ -54,6 +54,8 @@ class MoeStage final : public StageGraph {
     }
   };
   static const Choice& choice_of(const Mapping& mapping);
+  // The placement as reports name the form, before the dataflow: "ep", "ep-split", "ep-a2a".
+  static const char* form_name(Placement placement);
   static constexpr int64_t kShared = -1;  // the shared experts, as one expert of width shared * ffn
 
   // A part of the experts' work on one core: rows [first, first + rows) of expert `expert`'s kept tokens (in

@@ -13,9 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "common/text.hpp"
 #include "traces/atomic_file.hpp"
 
 namespace tessera::sweep {
@@ -343,15 +345,13 @@ void merge_shards(const std::vector<std::string>& shard_dirs, const std::string&
       // Each row starts with its point's index, one of the sweep's: a row that does not was not written by
       // tessera sweep (a truncated file, a hand edit).
       const std::string first_cell = line.substr(0, line.find(','));
-      const bool is_point = !first_cell.empty() && first_cell.size() <= 18 &&
-                            first_cell.find_first_not_of("0123456789") == std::string::npos;
-      const size_t point = is_point ? static_cast<size_t>(std::stoull(first_cell)) : 0;
-      if (!is_point || point >= first.points)
+      const std::optional<uint64_t> point = parse_count(first_cell);
+      if (!point || *point >= first.points)
         throw InputError(SourceLocation{(fs::path(dir) / "results.csv").string(), row, 1}, "sweep-merge",
                          fmt::format("the row does not start with a point of this {}-point sweep ('{}')",
                                      first.points, first_cell.substr(0, 40)),
                          "a shard's results.csv is tessera sweep's: run the shard again to write it anew");
-      here[point] += line + "\n";
+      here[static_cast<size_t>(*point)] += line + "\n";
     }
     for (auto& [point, rows] : here) {
       const auto [at, added] = rows_of_point.emplace(point, std::make_pair(rows, dir));

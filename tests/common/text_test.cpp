@@ -35,6 +35,18 @@ TEST(Utf8, FindsTheFirstByteThatIsNotWellFormed) {
   EXPECT_EQ(invalid_utf8_at("\x80"), 0u);              // a continuation alone
 }
 
+TEST(ParseCount, TakesDecimalDigitsAloneUpTo18OfThem) {
+  EXPECT_EQ(parse_count("0"), 0u);
+  EXPECT_EQ(parse_count("42"), 42u);
+  EXPECT_EQ(parse_count("999999999999999999"), 999999999999999999u);
+  EXPECT_EQ(parse_count("1000000000000000000"), std::nullopt);   // 19 digits
+  EXPECT_EQ(parse_count("18446744073709551616"), std::nullopt);  // past uint64
+  EXPECT_EQ(parse_count(""), std::nullopt);
+  EXPECT_EQ(parse_count("-1"), std::nullopt);
+  EXPECT_EQ(parse_count("1e3"), std::nullopt);
+  EXPECT_EQ(parse_count(" 7"), std::nullopt);
+}
+
 TEST(PathName, RefusesWhatWouldLeaveItsFolderOrNoFileSystemTakes) {
   EXPECT_EQ(path_name_problem("llama3-8b-decode"), "");
   EXPECT_EQ(path_name_problem("a b.c"), "");
