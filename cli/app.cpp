@@ -144,6 +144,10 @@ std::function<void(const std::string&)> progress_printer(const Common& common) {
   return [](const std::string& line) { std::fprintf(stderr, "tessera: %s\n", line.c_str()); };
 }
 
+std::function<void(const std::string&)> warning_printer() {
+  return [](const std::string& line) { std::fprintf(stderr, "tessera: warning: %s\n", line.c_str()); };
+}
+
 void print(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
@@ -170,6 +174,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
     return locate_field(machine_input.document, field);
   };
   settings.progress = progress_printer(common);
+  settings.warn = warning_printer();
   flow::WorkloadRun run = flow::run_workload(workload_input.workload, spec, settings);
   traces::Report& report = run.report;
   report.objective = mapper::name_of(settings.objective);

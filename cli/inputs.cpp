@@ -136,6 +136,29 @@ WorkloadInput load_workload(const std::string& path, const std::vector<std::stri
   return input;
 }
 
+namespace {
+config::Document copy_of(const config::Document& read) {
+  config::Document copy;
+  copy.root = YAML::Clone(read.root);
+  copy.file = read.file;
+  return copy;
+}
+}  // namespace
+
+MachineInput machine_from(const config::Document& read, const std::vector<std::string>& overrides) {
+  MachineInput input{copy_of(read), {}};
+  for (const std::string& assignment : overrides) config::apply_override(input.document, assignment);
+  input.spec = arch::arch_from_yaml(input.document);
+  return input;
+}
+
+WorkloadInput workload_from(const config::Document& read, const std::vector<std::string>& overrides) {
+  WorkloadInput input{copy_of(read), {}};
+  for (const std::string& assignment : overrides) config::apply_override(input.document, assignment);
+  input.workload = ops::workload_from_yaml(input.document);
+  return input;
+}
+
 SourceLocation locate_field(const config::Document& document, const std::string& field_path) {
   YAML::Node node = document.root;
   SourceLocation found{document.file, 0, 0};

@@ -41,6 +41,12 @@ Overrides route_overrides(const std::vector<std::string>& assignments, bool has_
 MachineInput load_machine(const std::string& path, const std::vector<std::string>& overrides);
 WorkloadInput load_workload(const std::string& path, const std::vector<std::string>& overrides);
 
+// The same from a document read before: a deep copy of it with the overrides applied, so that a file read
+// once serves many points of a sweep. YAML::Clone keeps no marks: an error is found again by the loaders
+// above, from the file, where it is located.
+MachineInput machine_from(const config::Document& read, const std::vector<std::string>& overrides);
+WorkloadInput workload_from(const config::Document& read, const std::vector<std::string>& overrides);
+
 // Where a dotted field path is written in a document (the deepest part of the path that exists).
 SourceLocation locate_field(const config::Document& document, const std::string& field_path);
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
+#include <chrono>
 #include <cmath>
+#include <set>
 
 #include <csignal>
 #include <cstdio>
@@ -57,11 +59,44 @@ sweep::Shard parse_shard(const std::string& text) {
   return shard;
 }
 
+std::string clock_text(double seconds);
+
+// Says how far the check of a large sweep is, at most once a second once it has taken two.
+class CheckProgress {
+ public:
+  CheckProgress(size_t points, bool quiet) : points_(points), quiet_(quiet) {}
+  void at(size_t point) {
+    if (quiet_ || point % 256 != 0) return;
+    const double elapsed = seconds_since(start_);
+    if (elapsed < 2 || seconds_since(last_) < 1) return;
+    last_ = std::chrono::steady_clock::now();
+    const double eta = elapsed / static_cast<double>(point) * static_cast<double>(points_ - point);
+    std::fprintf(stderr, "tessera: sweep: checked %zu of %zu points (ETA %s)\n", point, points_,
+                 clock_text(eta).c_str());
+  }
+
+ private:
+  static double seconds_since(std::chrono::steady_clock::time_point then) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - then).count();
+  }
+  size_t points_;
+  bool quiet_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
 // Builds every point's machine and workloads as `tessera run --set` does, before anything runs; returns the
-// workloads' names.
-std::vector<std::string> validate(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points) {
+// workloads' names. Each file is read once; a workload whose overrides an earlier point had is built once.
+std::vector<std::string> validate(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
+                                  bool quiet) {
   std::vector<std::string> names(spec.workloads.size());
+  const config::Document arch_file = config::load_file(spec.arch_path());
+  std::vector<config::Document> workload_files;
+  for (size_t w = 0; w < spec.workloads.size(); ++w)
+    workload_files.push_back(config::load_file(spec.workload_path(w)));
+  std::set<std::vector<std::string>> workloads_built;
+  CheckProgress progress(points.size(), quiet);
   for (const sweep::Point& point : points) {
+    progress.at(point.index);
     // Errors name the --set argument they come from; locate_in_sweep moves them to the sweep file.
     auto located = [&](auto build) {
       try {
@@ -70,17 +105,31 @@ std::vector<std::string> validate(const sweep::SweepSpec& spec, const std::vecto
         throw sweep::locate_in_sweep(spec, point, error);
       }
     };
+    // What is built from a copy of a file read before is built again from the file on an error, which then
+    // has its line and column.
+    auto from_copy = [&](auto build, auto build_from_file) {
+      return located([&] {
+        try {
+          return build();
+        } catch (const InputError&) {
+          return build_from_file();
+        }
+      });
+    };
     const Overrides routed = located([&] { return route_overrides(sweep::assignments(spec, point), true); });
-    const MachineInput machine = located([&] { return load_machine(spec.arch_path(), routed.arch); });
+    const MachineInput machine = from_copy([&] { return machine_from(arch_file, routed.arch); },
+                                           [&] { return load_machine(spec.arch_path(), routed.arch); });
     for (const std::string& dataflow : spec.dataflows)
       if (!machine.spec.core.pe_array.supports(arch::parse_dataflow(dataflow)))
         throw InputError(spec.dataflows_location, "dataflows",
                          fmt::format("machine '{}' does not support dataflow {} (point {})",
                                      machine.spec.name, dataflow, point.index),
                          "core.pe_array.dataflows lists what it supports; leave 'dataflows' out for all");
+    if (!workloads_built.insert(routed.workload).second) continue;
     for (size_t w = 0; w < spec.workloads.size(); ++w) {
       const WorkloadInput workload =
-          located([&] { return load_workload(spec.workload_path(w), routed.workload); });
+          from_copy([&] { return workload_from(workload_files[w], routed.workload); },
+                    [&] { return load_workload(spec.workload_path(w), routed.workload); });
       if (point.index == 0) names[w] = workload.workload.name;
     }
   }
@@ -133,7 +182,7 @@ int sweep_command(const SweepOptions& options) {
   const sweep::Shard shard = parse_shard(options.shard);
   const sweep::SweepSpec spec = sweep::sweep_from_yaml(config::load_file(options.file), data_root());
   const std::vector<sweep::Point> points = sweep::expand(spec);
-  const std::vector<std::string> names = validate(spec, points);
+  const std::vector<std::string> names = validate(spec, points, options.quiet);
   if (options.check) {
     std::printf("sweep %s: valid, %zu points x %zu workloads = %zu jobs\n", spec.name.c_str(), points.size(),
                 spec.workloads.size(), points.size() * spec.workloads.size());

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -121,9 +122,21 @@ void refuse_line_starting_with_comma(const std::string& text, const std::string&
   }
 }
 
+// The nodes a config may have, counting each time an alias repeats one: ten times what a workload of kMaxOps
+// gemm ops has (~20 nodes an op; the largest shipped workload has ~1,000), and a bound on the walk below
+// where aliases nest. Counted first as the parser reads (before a tree is built: 14 MB of "1," took 4 GB as
+// one), then with each alias's repetitions in the tree.
+constexpr int64_t kMostNodes = 2'000'000;
+
+// Thrown by the event pass at the node past kMostNodes.
+struct TooManyNodes {
+  YAML::Mark mark;
+};
+
 // The root of each YAML document: where it starts and whether it is null (an empty document).
 class DocumentRoots : public YAML::EventHandler {
  public:
+  explicit DocumentRoots(int64_t& nodes) : nodes_(nodes) {}
   bool null = true;
   YAML::Mark mark = YAML::Mark::null_mark();
 
@@ -147,13 +160,21 @@ class DocumentRoots : public YAML::EventHandler {
 
  private:
   void root(const YAML::Mark& at, bool is_null) {
+    if (++nodes_ > kMostNodes) throw TooManyNodes{at};
     if (seen_) return;
     seen_ = true;
     mark = at;
     null = is_null;
   }
+  int64_t& nodes_;
   bool seen_ = false;
 };
+
+[[noreturn]] void refuse_nodes(const std::string& name, const YAML::Mark& at) {
+  throw InputError(mark_location(name, at), "",
+                   fmt::format("the document has more than {} nodes (aliases count each time)", kMostNodes),
+                   "a config this large is not a machine, workload or sweep tessera reads");
+}
 
 // One document (later empty ones aside), read by yaml-cpp's event parser rather than YAML::LoadAll: where
 // yaml-cpp 0.7 (Debian's) cannot read past a token at a document's top level (a ',' outside [ ] or { }, found
@@ -168,9 +189,14 @@ void check_one_document(const std::string& text, const std::string& name) {
   std::optional<YAML::Mark> second;
   int documents = 0;
   int previous = -1;
+  int64_t nodes = 0;
   for (;;) {
-    DocumentRoots roots;
-    if (!parser.HandleNextDocument(roots)) break;
+    DocumentRoots roots(nodes);
+    try {
+      if (!parser.HandleNextDocument(roots)) break;
+    } catch (const TooManyNodes& past) {
+      refuse_nodes(name, past.mark);
+    }
     ++documents;
     if (roots.mark.pos <= previous) {
       const auto at = static_cast<size_t>(roots.mark.pos);
@@ -188,10 +214,6 @@ void check_one_document(const std::string& text, const std::string& name) {
                      fmt::format("expected one YAML document, found {}", documents),
                      "a line '---' starts a new document; one file holds one config");
 }
-
-// The nodes a config may have, counting each time an alias repeats one: far past any machine, workload or
-// sweep (the largest shipped workload has ~1,000), and a bound on the walk below where aliases nest.
-constexpr int64_t kMostNodes = 4'000'000;
 
 // A tag the readers would not honour (`!!binary`, `!custom`) is refused rather than ignored: the value would
 // be read as if untagged. Plain and quoted nodes carry "?" and "!"; the core schema's own tags are allowed.
@@ -211,11 +233,7 @@ void refuse_unknown_tags(const YAML::Node& root, const std::string& name) {
   while (!pending.empty()) {
     const YAML::Node node = pending.back();
     pending.pop_back();
-    if (++visited > kMostNodes)
-      throw InputError(
-          mark_location(name, node.Mark()), "",
-          fmt::format("the document has more than {} nodes (aliases count each time)", kMostNodes),
-          "a config this large is not a machine, workload or sweep tessera reads");
+    if (++visited > kMostNodes) refuse_nodes(name, node.Mark());
     const std::string& tag = node.Tag();
     if (std::find(std::begin(kCoreTags), std::end(kCoreTags), tag) == std::end(kCoreTags))
       throw InputError(mark_location(name, node.Mark()), "", fmt::format("unknown YAML tag '{}'", tag),
@@ -237,6 +255,9 @@ void refuse_unknown_tags(const YAML::Node& root, const std::string& name) {
 Document parse(const std::string& text, const std::string& name) {
   // yaml-cpp reads a raw NUL byte as the end of a scalar or a line break: a name would be cut short or
   // changed without a word.
+  if (const std::string encoding = wide_encoding_of(text); !encoding.empty())
+    throw InputError(SourceLocation{name, 1, 1}, "", "the file is " + encoding + " text; tessera reads UTF-8",
+                     "convert it: iconv -f " + encoding + " -t UTF-8 FILE > NEW.yaml");
   if (const size_t nul = text.find('\0'); nul != std::string::npos) {
     const size_t line_start = text.rfind('\n', nul);
     const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
@@ -747,7 +768,13 @@ MapReader MapReader::map_or_empty(const std::string& key) {
 }
 
 std::vector<MapReader> MapReader::map_list(const std::string& key) {
+  return map_list(key, std::numeric_limits<size_t>::max(), "");
+}
+
+std::vector<MapReader> MapReader::map_list(const std::string& key, size_t most, const std::string& hint) {
   const YAML::Node& value = value_of(key);
+  if (value.IsSequence() && value.size() > most)
+    fail(key, fmt::format("{} elements, more than tessera reads here ({})", value.size(), most), hint);
   if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", kind_name(value)), kListHint);
   if (value.size() == 0)
     fail(key, "expected at least one element", "an empty list describes nothing: add an element");

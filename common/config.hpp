@@ -90,6 +90,8 @@ class MapReader {
   MapReader map(const std::string& key);
   MapReader map_or_empty(const std::string& key);
   std::vector<MapReader> map_list(const std::string& key);
+  // The same with at most `most` elements: more is an error saying so with `hint`, before any is read.
+  std::vector<MapReader> map_list(const std::string& key, size_t most, const std::string& hint);
 
   // Where the value of `key` is (the override argument, the value's mark, or this map's mark if absent).
   SourceLocation location(const std::string& key) const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 namespace tessera {
 
@@ -62,6 +63,23 @@ std::optional<uint64_t> parse_count(std::string_view text) {
   uint64_t value = 0;
   for (const char digit : text) value = value * 10 + static_cast<uint64_t>(digit - '0');
   return value;
+}
+
+std::string wide_encoding_of(std::string_view text) {
+  auto starts = [&](std::initializer_list<int> bytes) {
+    if (text.size() < bytes.size()) return false;
+    size_t at = 0;
+    for (int byte : bytes) {
+      const auto c = static_cast<unsigned char>(text[at++]);
+      if (byte >= 0 ? c != byte : c == 0) return false;  // -1: any byte but NUL
+    }
+    return true;
+  };
+  if (starts({0, 0, 0xFE, 0xFF}) || starts({0, 0, 0, -1})) return "UTF-32BE";
+  if (starts({0xFF, 0xFE, 0, 0}) || starts({-1, 0, 0, 0})) return "UTF-32LE";
+  if (starts({0xFE, 0xFF}) || starts({0, -1})) return "UTF-16BE";
+  if (starts({0xFF, 0xFE}) || starts({-1, 0})) return "UTF-16LE";
+  return "";
 }
 
 size_t invalid_utf8_at(std::string_view text) {

@@ -32,6 +32,11 @@ inline bool is_valid_utf8(std::string_view text) {
   return invalid_utf8_at(text) == std::string_view::npos;
 }
 
+// "UTF-16LE", "UTF-16BE", "UTF-32LE" or "UTF-32BE" (as iconv names them) when the text begins as UTF-16 or
+// UTF-32 text does (a byte-order mark, or the NUL bytes of an ASCII first character, as YAML 1.2 section 5.2
+// detects them); "" otherwise.
+std::string wide_encoding_of(std::string_view text);
+
 // Names that become a file or folder name (a workload's records folder, an op's record and tile programs):
 // at most this many bytes, so that a name plus what is appended to it (".ws-direct.tprog") stays within
 // the file systems' 255.

@@ -313,7 +313,15 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
       },
       // Each worker lowers the candidates it runs (program_of reads only the plans, made before this call,
       // and its own cache): the lowering no longer waits on this process alone.
-      sim::ProgramsMadeBy::workers);
+      sim::ProgramsMadeBy::workers,
+      [&](size_t r) {
+        if (!settings.warn) return;
+        const Job& job = jobs[runs[r]];
+        settings.warn(fmt::format(
+            "{}: the worker process simulating candidate {} ({}) died (killed, or out "
+            "of memory); the candidate is run again in this process",
+            job.plan->op->name, job.index + 1, job.plan->pending[job.index].candidate.mapping.describe()));
+      });
   for (size_t t = 0; t < jobs.size(); ++t) {
     Pending& candidate = jobs[t].plan->pending[jobs[t].index];
     candidate.timing = timings[run_of[t]];

@@ -33,6 +33,7 @@ struct RunSettings {
   CandidateRules candidates;
   std::function<SourceLocation(const std::string& field)> locate_machine_field;
   std::function<void(const std::string&)> progress;  // one line of progress, or nothing
+  std::function<void(const std::string&)> warn;      // a line said even when progress is not
   std::string workload_name;                         // where recorded GPU references are filed
   std::string reference_root;                        // traces/reference of this checkout, or --reference
   LayerCache* cache = nullptr;                       // reuse across the ops of one run, or none

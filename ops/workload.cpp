@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "ops/op_registry.hpp"
 
@@ -143,7 +144,9 @@ Workload workload_from_yaml(const config::Document& document) {
   workload.seed = static_cast<uint64_t>(seed);
   const OpRegistry& registry = op_registry();
   int index = 0;
-  for (config::MapReader& reader : top.map_list("ops")) {
+  std::set<std::string> names;
+  for (config::MapReader& reader : top.map_list(
+           "ops", kMaxOps, "split the workload into several, each a run of its own (sweeps take a list)")) {
     Op op;
     op.index = index++;
     op.where = reader.location();
@@ -151,10 +154,9 @@ Workload workload_from_yaml(const config::Document& document) {
     if (!is_op_name(op.name))
       reader.fail("name", fmt::format("'{}' is not a valid op name", op.name),
                   "start with a letter or '_', then use letters, digits, '_' or '-'");
-    for (const Op& earlier : workload.ops)
-      if (earlier.name == op.name)
-        reader.fail("name", fmt::format("another op is already named '{}'", op.name),
-                    "op names must be unique");
+    if (!names.insert(op.name).second)
+      reader.fail("name", fmt::format("another op is already named '{}'", op.name),
+                  "op names must be unique");
     op.kind = registry.find(reader.choice("kind", registry.names()));
     const std::string dtype = reader.choice("dtype", op.kind->dtype_names());
     op.dtype = *parse_dtype(dtype);

@@ -11,6 +11,10 @@
 
 namespace tessera::ops {
 
+// The most ops a workload lists: over a hundred times the largest shipped one (ResNet-50, 56 ops); the
+// mapper, the lowering and the report size their work by the count.
+constexpr size_t kMaxOps = 10'000;
+
 struct Workload {
   std::string name;
   uint64_t seed = 0;

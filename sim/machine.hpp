@@ -71,11 +71,14 @@ class Machine {
   // own copy of this process (forked afresh by this call, so program_of and what it reads must not change
   // during it), and only i travels; this process keeps each worker two programs ahead and makes and runs the
   // others itself. The parent then no longer makes every program while the workers only simulate.
+  // `worker_lost(i)`, when given, is told of each program whose worker died before it replied (killed, out of
+  // memory), before the program is run again here.
   std::vector<RunResult> run_timing(size_t count,
                                     const std::function<const arch::Program&(size_t)>& program_of,
                                     int workers, const CycleBoundOf& bound_of = {},
                                     const std::function<void(size_t, const RunResult&)>& result_in = {},
-                                    ProgramsMadeBy made_by = ProgramsMadeBy::this_process);
+                                    ProgramsMadeBy made_by = ProgramsMadeBy::this_process,
+                                    const std::function<void(size_t)>& worker_lost = {});
   // Worker processes started so far (sim/worker_pool.hpp), for tests.
   int workers_started() const;
 

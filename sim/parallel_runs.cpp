@@ -175,7 +175,8 @@ std::vector<RunResult> Machine::run_timing(size_t count,
                                            const std::function<const arch::Program&(size_t)>& program_of,
                                            int workers, const CycleBoundOf& bound_of,
                                            const std::function<void(size_t, const RunResult&)>& result_in,
-                                           ProgramsMadeBy made_by) {
+                                           ProgramsMadeBy made_by,
+                                           const std::function<void(size_t)>& worker_lost) {
   std::vector<RunResult> results(count);
   std::vector<const RunResult*> finished(count, nullptr);
   auto bound = [&](size_t index) -> std::optional<int64_t> {
@@ -231,6 +232,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
   std::vector<int64_t> in_hand(static_cast<size_t>(processes), 0);            // their instructions
   std::vector<int64_t> instructions(count, 0);
   std::vector<bool> failed(count, false);         // a worker could not run it: run here, below
+  std::vector<bool> lost(count, false);           // its worker died before replying
   std::vector<std::exception_ptr> errors(count);  // a run here threw this
   bool broken_here = false;                       // then this model can run no more: the workers run the rest
   auto take = [&](const std::vector<WorkerPool::Reply>& replies) {
@@ -245,6 +247,7 @@ std::vector<RunResult> Machine::run_timing(size_t count,
         if (result_in) result_in(index, results[index]);
       } else {
         failed[index] = true;
+        lost[index] = !reply.bytes;
       }
     }
   };
@@ -299,8 +302,11 @@ std::vector<RunResult> Machine::run_timing(size_t count,
     while (workers_->in_flight(w) > 0) take(workers_->wait_replies());
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);  // before any run here below: this model can run no more
-  for (size_t i = 0; i < count; ++i)
-    if (failed[i]) run_here(i, program_of(i));
+  for (size_t i = 0; i < count; ++i) {
+    if (!failed[i]) continue;
+    if (lost[i] && worker_lost) worker_lost(i);
+    run_here(i, program_of(i));
+  }
   return results;
 }
 

@@ -80,6 +80,9 @@ class ProgramReader : public LineReader {
   Program read() {
     // A NUL byte would end a name early wherever it is printed or used as a path; names reach reports, which
     // are UTF-8.
+    if (const std::string encoding = wide_encoding_of(text_); !encoding.empty())
+      fail_at_offset(0, "the file is " + encoding + " text; tessera reads UTF-8",
+                     "convert it: iconv -f " + encoding + " -t UTF-8 FILE > NEW.tprog");
     if (const size_t nul = text_.find('\0'); nul != std::string_view::npos)
       fail_at_offset(nul, "the file holds a NUL byte", "a tile program is text: remove the byte");
     if (const size_t bad = invalid_utf8_at(text_); bad != std::string_view::npos)

@@ -29,6 +29,9 @@ const std::vector<std::string>& order_names() {
 // Sizes past which the float64 reference's work (batch * heads * seq_q * seq_kv * head_dim) is not worth
 // checking element by element, and a tensor's rows overflow the simulator's limits.
 constexpr int64_t kMaxDimension = int64_t{1} << 24;
+// The most (batch, head) pairs: a decode batch of 1,024 sequences over 128 heads (the most any published
+// model has); the mapper scores, and the lowering writes, a few instructions per pair.
+constexpr int64_t kMaxBatchHeads = int64_t{1} << 17;
 
 class AttentionKind : public OpKindOf<AttentionShape> {
  public:
@@ -171,6 +174,13 @@ class AttentionKind : public OpKindOf<AttentionShape> {
       if (value > kMaxDimension)
         checks.fail(field,
                     fmt::format("{} {} is more than tessera models ({})", field, value, kMaxDimension));
+    // batch and heads are at most 2^24 (checked above): their product fits int64.
+    if (a.batch * a.heads > kMaxBatchHeads)
+      checks.fail(
+          "heads",
+          fmt::format("batch x heads = {} x {} = {} (batch, head) pairs, more than tessera models ({})",
+                      a.batch, a.heads, a.batch * a.heads, kMaxBatchHeads),
+          "simulate fewer sequences or heads");
     if (a.kv_heads > a.heads || a.heads % a.kv_heads != 0)
       checks.fail("kv_heads",
                   fmt::format("{} query heads cannot share {} kv heads evenly", a.heads, a.kv_heads),

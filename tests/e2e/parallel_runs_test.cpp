@@ -245,6 +245,28 @@ TEST(Workers, ThatMakeTheirOwnProgramsPassAFailureToTheParentWhichThrowsIt) {
   EXPECT_EQ(thrown, expected);
 }
 
+TEST(Workers, AProgramWhoseWorkerDiesMidRunIsSaidAndRunHere) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult ws = machine.run(programs.ws, sim::RunOptions{false, false});
+  const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
+  const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os, &programs.ws};
+  const pid_t parent = ::getpid();
+  // The worker sent program 1 (each worker is sent one before the parent runs any) dies as it makes it.
+  auto program_of = [&](size_t i) -> const arch::Program& {
+    if (i == 1 && ::getpid() != parent) ::raise(SIGKILL);
+    return *batch[i];
+  };
+  std::vector<size_t> lost;
+  const std::vector<sim::RunResult> results =
+      machine.run_timing(batch.size(), program_of, 3, {}, {}, sim::ProgramsMadeBy::workers,
+                         [&](size_t i) { lost.push_back(i); });
+  EXPECT_EQ(lost, std::vector<size_t>{1});
+  expect_same_run(results[0], ws, "ws");
+  expect_same_run(results[1], os, "os, run here");
+  expect_same_run(results[2], ws, "ws");
+}
+
 // With --threads 2, one worker process runs programs beside the parent.
 TEST(Workers, TwoThreadsAreTheParentAndOneWorker) {
   const TwoPrograms programs;

@@ -86,10 +86,16 @@ TEST(Attention, BadFieldsAreLocatedErrorsThatSayWhatIsExpected) {
                "dtype: int8}\n")
           .find("int8"),
       std::string::npos);
+  EXPECT_NE(error_of("  - {name: x, kind: attention, batch: 1, heads: 1024, kv_heads: 1024, seq_q: 16777216, "
+                     "seq_kv: 16777216, head_dim: 128, dtype: bf16}\n")
+                .find("more than 2^40 elements"),
+            std::string::npos);
+  // More (batch, head) pairs than tessera models: refused before their sizes are multiplied.
   EXPECT_NE(
       error_of("  - {name: x, kind: attention, batch: 4096, heads: 4096, kv_heads: 4096, seq_q: 16777216, "
                "seq_kv: 16777216, head_dim: 128, dtype: bf16}\n")
-          .find("more than 2^40 elements"),
+          .find("batch x heads = 4096 x 4096 = 16777216 (batch, head) pairs, more than tessera models "
+                "(131072)"),
       std::string::npos);
 }
 
