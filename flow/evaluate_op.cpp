@@ -232,13 +232,12 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
   for (PlannedOp* plan : plans)
     for (size_t i : plan->to_run) jobs.push_back(Job{plan, i});
   // What every lowering of an op reads (a MoE layer's routing) is computed here, before the workers that
-  // lower candidates are forked, rather than once in each: once per op and kind of stage graph its rows map
-  // to.
+  // lower candidates are forked, rather than once in each: once per op and form its rows map to.
   for (PlannedOp* plan : plans) {
-    std::set<const mapper::StageGraph*> prepared;
+    std::set<const mapper::Form*> prepared;
     for (size_t i : plan->to_run) {
       const mapper::Mapping& mapping = plan->pending[i].candidate.mapping;
-      if (prepared.insert(mapping.graph.get()).second)
+      if (prepared.insert(mapping.form.get()).second)
         mapper::prepare_lowering(*plan->op, plan->seed, mapping);
     }
   }

@@ -171,7 +171,7 @@ std::string AttentionStage::describe(const Mapping& mapping) const {
                      arch::name_of(mapping.dataflow), t.cores, t.block_rows, t.block_cols);
 }
 
-NamedValues AttentionStage::fields(const Mapping& mapping) const {
+NamedValues AttentionStage::fields(const Mapping& mapping, const Cost&) const {
   const Choice& t = choice_of(mapping);
   NamedValues values = {{"form", std::string(form_name(t.form))},
                         {"cores", t.cores},
@@ -276,6 +276,10 @@ Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& wo
   return cost;
 }
 
+Cost AttentionStage::estimate(const Mapping& mapping, const CostModel& model) const {
+  return evaluate(mapping, model.spec());
+}
+
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
   const Choice& choice = choice_of(mapping);
   if (choice.form == naive) return evaluate_naive(*this, mapping, spec);
@@ -299,8 +303,9 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   return flash_cost(spec, work, kv_bytes, 0, 0);
 }
 
-SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
-                                    const SearchOptions& options) const {
+SearchResult AttentionStage::search(const std::shared_ptr<const mapper::Form>& self,
+                                    const arch::ArchSpec& spec, const SearchOptions& options) const {
+  require_pe_dtype(dtype_, spec, options);
   const auto started = std::chrono::steady_clock::now();
   const ops::AttentionShape& a = shape_;
   SearchResult result;
@@ -334,7 +339,7 @@ SearchResult AttentionStage::search(const std::shared_ptr<const StageGraph>& sel
         const bool flash_fits = static_cast<int64_t>(buffers.end) <= spec.core.sram.bytes;
         const int64_t blocks = static_cast<int64_t>(q_blocks(block_rows).size());
         Mapping mapping;
-        mapping.graph = self;
+        mapping.form = self;
         mapping.dataflow = dataflow;
         Choice flash_choice;
         flash_choice.block_rows = block_rows;

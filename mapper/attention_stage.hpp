@@ -19,14 +19,14 @@
 #include "arch/isa/pe_matmul.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "mapper/attention_program.hpp"
-#include "mapper/stage_graph.hpp"
+#include "mapper/form.hpp"
 #include "ops/kinds/attention.hpp"
 
 namespace tessera::mapper {
 
 class InstructionTimer;
 
-class AttentionStage final : public StageGraph {
+class AttentionStage final : public Form {
  public:
   // nullptr for an op that is not attention.
   static std::shared_ptr<const AttentionStage> of(const ops::Op& op);
@@ -56,15 +56,16 @@ class AttentionStage final : public StageGraph {
   // The form as reports name it, before the dataflow: "flash", "flash-mc", "flash-split", "naive".
   static const char* form_name(Form form);
 
-  const char* kind() const override { return "attention"; }
-  SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
+  const char* family() const override { return "attention"; }
+  SearchResult search(const std::shared_ptr<const mapper::Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
-  Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
+  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const;
   arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                       const std::string& program_name) const override;
   std::string label(const Mapping& mapping) const override;
   std::string describe(const Mapping& mapping) const override;
-  NamedValues fields(const Mapping& mapping) const override;
+  NamedValues fields(const Mapping& mapping, const Cost& cost) const override;
 
   // A block of Q rows one core computes: rows [first_row, first_row + rows) of Q (and O), of batch b and kv
   // head g; `query` is the query position of its first row when the rows are one head's (causal), else 0.

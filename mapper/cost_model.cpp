@@ -78,8 +78,11 @@ double CostModel::hottest_link_share(int cores_used) const {
 }
 
 Cost CostModel::evaluate(const Mapping& mapping) const {
-  if (mapping.vector_stage) return evaluate_vector(mapping, spec_);
-  if (mapping.graph) return mapping.graph->evaluate(mapping, spec_);
+  TESSERA_ASSERT(mapping.form != nullptr, "a mapping estimated has a form");
+  return mapping.form->estimate(mapping, *this);
+}
+
+Cost CostModel::evaluate_with_epilogue(const Mapping& mapping) const {
   if (!(mapping.epilogue && mapping.fusion == Fusion::unfused)) return evaluate_contraction(mapping);
   // Unfused: the contraction stores its raw output, every core meets at a barrier, then the epilogue's pass
   // streams it through the vector units: one after the other. evaluate_contraction leaves an unfused
@@ -89,7 +92,7 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   Cost cost = evaluate_contraction(mapping);
   if (pass_estimated_ != mapping.epilogue_pass.get()) {
     // The pass stores the finished output: coded where the machine codes a sparse one.
-    const double coded = arch::coded_fraction(spec_.dram.rlc, mapping.stage->shape().density.output,
+    const double coded = arch::coded_fraction(spec_.dram.rlc, mapping.contraction().shape().density.output,
                                               mapping.epilogue->out_dtype());
     pass_cost_ = evaluate_vector(*mapping.epilogue_pass, spec_, coded);
     pass_estimated_ = mapping.epilogue_pass.get();
@@ -104,14 +107,14 @@ Cost CostModel::evaluate(const Mapping& mapping) const {
   cost.sram_bytes += pass.sram_bytes;
   cost.energy_pj += pass.energy_pj +
                     static_cast<double>(pass.dram_bytes) * average_dram_hops_ * spec_.energy_pj.noc_byte_hop;
-  cost.pe_utilization = arch::pe_utilization(spec_, mapping.stage->useful_macs(), cost.cycles);
+  cost.pe_utilization = arch::pe_utilization(spec_, mapping.contraction().useful_macs(), cost.cycles);
   return cost;
 }
 
 Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   Cost cost;
   const arch::ArchSpec& spec = spec_;
-  const ContractionStage& stage = *mapping.stage;
+  const ContractionStage& stage = mapping.contraction();
   const ContractionShape& problem = stage.shape();
   const int64_t element = size_bytes(problem.dtype);
   const int64_t accumulator = size_bytes(problem.o_dtype());  // of the partial sums

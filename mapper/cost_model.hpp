@@ -48,8 +48,10 @@ struct Cost {
 class CostModel {
  public:
   explicit CostModel(const arch::ArchSpec& spec);
-  // The estimate of a mapping of its stage (mapping.stage).
+  // The estimate of a mapping: its form's (Form::estimate).
   Cost evaluate(const Mapping& mapping) const;
+  // A contraction stage's (ContractionStage::estimate): the stage, then an unfused epilogue's pass.
+  Cost evaluate_with_epilogue(const Mapping& mapping) const;
   // The estimate of the contraction stage alone (an unfused epilogue and its pass are evaluate's to add).
   Cost evaluate_contraction(const Mapping& mapping) const;
   const arch::ArchSpec& spec() const { return spec_; }

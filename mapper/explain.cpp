@@ -17,9 +17,10 @@ const char* tensor_name(int tensor) {
 
 std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t loser_cycles,
                       const Mapping& winner, const Cost& winner_cost, int64_t winner_cycles) {
-  if (!loser.stage || !winner.stage)
+  const auto* loser_stage = loser.form_if<ContractionStage>();
+  if (!loser_stage || !winner.form_if<ContractionStage>())
     return fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
-  const ContractionShape& problem = loser.stage->shape();
+  const ContractionShape& problem = loser_stage->shape();
   const std::string head = fmt::format("{:.2f}x the cycles", ratio(loser_cycles, winner_cycles));
   if (loser.epilogue && winner.epilogue && loser.fusion != winner.fusion && winner.fusion == Fusion::array)
     return fmt::format("{}; the winner's epilogue runs in the PE array's output path, in no time of its own",

@@ -82,7 +82,7 @@ struct Keyed {
 class Lowering {
  public:
   Lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec)
-      : op_(op), seed_(seed), mapping_(mapping), stage_(*mapping.stage), spec_(spec) {
+      : op_(op), seed_(seed), mapping_(mapping), stage_(mapping.contraction()), spec_(spec) {
     names_of_ = Names{semaphores_.name("a_full"), semaphores_.name("w_full"), semaphores_.name("o_free"),
                       semaphores_.name("o_done"), semaphores_.name("rdy"),    semaphores_.name("psum"),
                       semaphores_.name("e_full"), semaphores_.name("e_free"), semaphores_.name("v_done")};
@@ -677,13 +677,17 @@ class Lowering {
 
 arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                     const std::string& program_name) {
-  if (mapping.vector_stage) return lower_vector(op, seed, mapping, spec, program_name);
-  if (mapping.graph) return mapping.graph->lower(op, seed, mapping, spec, program_name);
+  TESSERA_ASSERT(mapping.form != nullptr, "a mapping lowered has a form");
+  return mapping.form->lower(op, seed, mapping, spec, program_name);
+}
+
+arch::Program lower_contraction(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                                const arch::ArchSpec& spec, const std::string& program_name) {
   return Lowering(op, seed, mapping, spec).run(program_name);
 }
 
 void prepare_lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping) {
-  if (mapping.graph) mapping.graph->prepare_lowering(op, seed);
+  if (mapping.form) mapping.form->prepare_lowering(op, seed);
 }
 
 }  // namespace tessera::mapper

@@ -15,11 +15,15 @@
 
 namespace tessera::mapper {
 
+// The program of any mapping: its form's lowering (Form::lower).
 arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                     const std::string& program_name);
+// A contraction stage's (ContractionStage::lower).
+arch::Program lower_contraction(const ops::Op& op, uint64_t seed, const Mapping& mapping,
+                                const arch::ArchSpec& spec, const std::string& program_name);
 
-// What every lowering of `op` at `seed` by a mapping of this kind reads, computed now and cached
-// (StageGraph::prepare_lowering): before worker processes that lower candidates are forked.
+// What every lowering of `op` at `seed` by a mapping of this form reads, computed now and cached
+// (Form::prepare_lowering): before worker processes that lower candidates are forked.
 void prepare_lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping);
 
 }  // namespace tessera::mapper

@@ -1,6 +1,8 @@
-// A mapping of one contraction stage onto the machine (DESIGN.md, "Dataflows"): how the work is split over
-// the mesh, the per-core SRAM tile and its loop order, buffering, and the PE-array dataflow. A plain value
-// type; the mapspace enumerates them, the cost model scores them, lowering turns one into an arch::Program.
+// A mapping (DESIGN.md, "Mapped forms"): a form (mapper/form.hpp) and its choices — for a contraction stage,
+// how the work is split over the mesh, the per-core SRAM tile and its loop order, buffering, and the PE-array
+// dataflow; for a vector stage its cores, rows per core and blocks; for other forms their own typed choice.
+// A plain value type; a form's search enumerates them, the cost model scores them, the form lowers one into
+// an arch::Program.
 #pragma once
 
 #include <array>
@@ -11,8 +13,8 @@
 #include "arch/spec.hpp"
 #include "common/named_value.hpp"
 #include "mapper/epilogue_work.hpp"
+#include "mapper/form.hpp"
 #include "mapper/form_choice.hpp"
-#include "mapper/stage_graph.hpp"
 #include "mapper/tiling.hpp"
 
 namespace tessera::mapper {
@@ -22,14 +24,11 @@ struct Cost;
 class VectorStage;
 
 struct Mapping {
-  // The stage it maps (mapper/stage.hpp): its problem, and how its tiles become instructions.
-  std::shared_ptr<const ContractionStage> stage;
-  // Or a vector stage (mapper/vector_stage.hpp): its units split over split_m cores in shares of tile_n,
-  // streamed through SRAM in blocks of tile_m, double-buffered when double_buffer_inputs.
-  std::shared_ptr<const VectorStage> vector_stage;
-  // Or a stage graph (mapper/stage_graph.hpp) with its own typed choices (mapper/form_choice.hpp); `dataflow`
-  // is its PE stages'.
-  std::shared_ptr<const StageGraph> graph;
+  // The form it maps: a contraction stage (mapper/stage.hpp: its problem, and how its tiles become
+  // instructions); a vector stage (mapper/vector_stage.hpp: its units split over split_m cores in shares of
+  // tile_n, streamed through SRAM in blocks of tile_m, double-buffered when double_buffer_inputs); or a form
+  // with its own typed choice (mapper/form_choice.hpp), whose PE stages run `dataflow`.
+  std::shared_ptr<const Form> form;
   FormChoice choice;
   arch::Dataflow dataflow = arch::Dataflow::ws;
   // Cores along each dimension; split_m * split_n * split_k cores are used. A k split reduces partial sums
@@ -55,16 +54,26 @@ struct Mapping {
   // this mapping's stage normalises T.
   std::shared_ptr<const Mapping> prologue_pass;
 
+  // The form as the type its family made it; reading it as another is a broken invariant of the caller's.
+  const ContractionStage& contraction() const;
+  const VectorStage& vector() const;
+  // Or nothing where the form is not of that type.
+  template <class F>
+  const F* form_if() const {
+    return dynamic_cast<const F*>(form.get());
+  }
+
   std::string order_name() const;  // "mnk"
-  // The dataflow as reports name it: "ws", or the stage's name for it ("ws-direct", "rs").
+  // The row's name in reports: the form's ("ws", "ws-direct", "rs", "vec", "flash ws"), or the dataflow's
+  // without a form.
   std::string label() const;
-  // "ws cores 4x4x1 tile 256x256x128 mnk db=io", then " fused bias+gelu" or " unfused bias+gelu, then vec
-  // cores 16 ...".
+  // The form's one line: "ws cores 4x4x1 tile 256x256x128 mnk db=io", then " fused bias+gelu" or " unfused
+  // bias+gelu, then vec cores 16 ...".
   std::string describe() const;
   // The form's own choices as a report carries them (report.json's `mapping`), "form" first: a contraction's
   // cores, tile, loop order and buffering, and what `cost` (the cost model's, of this mapping) decided of it,
-  // its multicast operands and edge waste; a vector pass's cores, rows and blocks; a stage graph's its own
-  // (an attention form's q blocks and k/v tiles, an MoE placement's tiles), never another family's zeros.
+  // its multicast operands and edge waste; a vector pass's cores, rows and blocks; an attention form's q
+  // blocks and k/v tiles, an MoE placement's tiles; never another family's zeros.
   NamedValues fields(const Cost& cost) const;
   bool operator==(const Mapping& other) const;
 };

@@ -96,7 +96,7 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
     if (stage->whole_m() && split.m > 1) continue;  // tiles of whole images: m on one core
     if (in_array && split.k > 1) continue;
     Mapping mapping;
-    mapping.stage = stage;
+    mapping.form = stage;
     mapping.dataflow = dataflow;
     mapping.split_m = split.m;
     mapping.split_n = split.n;
@@ -181,7 +181,7 @@ Infeasibility why_infeasible(const std::shared_ptr<const ContractionStage>& stag
     return std::min({extent, granule, (extent + cores - 1) / cores});
   };
   Mapping smallest;
-  smallest.stage = stage;
+  smallest.form = stage;
   smallest.dataflow = dataflow;
   smallest.tile_m = stage->whole_m() ? problem.m : smallest_tile(problem.m, granules.m);
   smallest.tile_n = smallest_tile(problem.n, granules.n);

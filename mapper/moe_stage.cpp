@@ -184,6 +184,10 @@ PassEngines MoeStage::a2a_engines(const arch::ArchSpec& spec, int64_t home_token
                       static_cast<double>(std::max<int64_t>(1, home_tokens) * s.hidden));
 }
 
+Cost MoeStage::estimate(const Mapping& mapping, const CostModel& model) const {
+  return evaluate(mapping, model.spec());
+}
+
 Cost MoeStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {
   if (choice_of(mapping).placement == a2a) return evaluate_a2a(mapping, spec);
   return evaluate_counts(mapping, spec, expected_counts());
@@ -394,8 +398,9 @@ void MoeStage::prepare_lowering(const ops::Op& op, uint64_t seed) const {
   routing_of(op, seed);  // cached per (op, seed): a 4096-token DeepSeek-V3 router takes seconds in float64
 }
 
-SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
+SearchResult MoeStage::search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                               const SearchOptions& options) const {
+  require_pe_dtype(dtype_, spec, options);
   const auto started = std::chrono::steady_clock::now();
   SearchResult result;
   const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
@@ -406,7 +411,7 @@ SearchResult MoeStage::search(const std::shared_ptr<const StageGraph>& self, con
   };
   // Scores a mapping of the row's dataflow and keeps it if it ranks among the row's best.
   auto add = [&](DataflowSearch& row, Mapping mapping) {
-    mapping.graph = self;
+    mapping.form = self;
     mapping.dataflow = row.dataflow;
     Candidate candidate;
     candidate.mapping = mapping;
@@ -507,7 +512,7 @@ std::string MoeStage::describe(const Mapping& mapping) const {
                      v.tile_n, v.tile_k, router_rows(), combine_rows(), combine_cols());
 }
 
-NamedValues MoeStage::fields(const Mapping& mapping) const {
+NamedValues MoeStage::fields(const Mapping& mapping, const Cost&) const {
   const Choice& v = choice_of(mapping);
   if (v.placement == a2a)
     return {{"form", std::string(form_name(a2a))},

@@ -24,12 +24,12 @@
 
 #include "arch/isa/vec_route.hpp"
 #include "mapper/dma_engines.hpp"
-#include "mapper/stage_graph.hpp"
+#include "mapper/form.hpp"
 #include "ops/kinds/moe.hpp"
 
 namespace tessera::mapper {
 
-class MoeStage final : public StageGraph {
+class MoeStage final : public Form {
  public:
   // nullptr for an op that is not moe.
   static std::shared_ptr<const MoeStage> of(const ops::Op& op);
@@ -78,16 +78,17 @@ class MoeStage final : public StageGraph {
   // The router's vec route of `rows` tokens (addresses left for the lowering to fill).
   arch::VecRoute route_op(int64_t rows) const;
 
-  const char* kind() const override { return "moe"; }
-  SearchResult search(const std::shared_ptr<const StageGraph>& self, const arch::ArchSpec& spec,
+  const char* family() const override { return "moe"; }
+  SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
-  Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
+  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const;
   arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                       const std::string& program_name) const override;
   void prepare_lowering(const ops::Op& op, uint64_t seed) const override;  // the routing
   std::string label(const Mapping& mapping) const override;
   std::string describe(const Mapping& mapping) const override;
-  NamedValues fields(const Mapping& mapping) const override;
+  NamedValues fields(const Mapping& mapping, const Cost& cost) const override;
 
   // The DMA engines (mapper/dma_engines.hpp, pass_engines) of the GEMM tile jobs (loads: a tile's A and W
   // over the whole contraction; stores: its output tile), of the combine (loads: a block's top_k gathered

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <utility>
 
 #include "common/error.hpp"
 #include "mapper/op_stages/decompositions.hpp"
@@ -15,7 +16,7 @@ struct KindStages {
   Decomposition stages;
 };
 // One line per op kind.
-constexpr KindStages kDecompositions[] = {
+KindStages kDecompositions[] = {
     {"gemm", &gemm_stages},
     {"fc", &fc_stages},
     {"conv2d", &conv2d_stages},
@@ -29,6 +30,12 @@ constexpr KindStages kDecompositions[] = {
     {"moe", &moe_stages},
 };
 }  // namespace
+
+Decomposition replace_decomposition(const std::string& kind, Decomposition decomposition) {
+  for (KindStages& entry : kDecompositions)
+    if (kind == entry.kind) return std::exchange(entry.stages, decomposition);
+  TESSERA_ASSERT(false, "a decomposition replaced is of an op kind the table lists");
+}
 
 OpStages stages_of(const ops::Op& op, const arch::ArchSpec& spec,
                    const std::vector<arch::Dataflow>& dataflows) {

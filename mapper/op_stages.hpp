@@ -1,5 +1,5 @@
-// What an op becomes on the PE array (DESIGN.md, "Operators as stage graphs"): the forms the mapper searches
-// for it side by side, each a contraction stage (a stage graph of one stage today). Each op kind's
+// What an op becomes on the machine (DESIGN.md, "Mapped forms"): the contraction stages the mapper searches
+// for it side by side, or one form (mapper/form.hpp) that searches itself. Each op kind's
 // decomposition is its own file under op_stages/, listed in op_stages.cpp's table: a new op kind is its file
 // in ops/kinds/, and here its file and a line.
 #pragma once
@@ -10,8 +10,8 @@
 
 #include "arch/spec.hpp"
 #include "mapper/epilogue_work.hpp"
+#include "mapper/form.hpp"
 #include "mapper/stage.hpp"
-#include "mapper/stage_graph.hpp"
 #include "mapper/vector_stage.hpp"
 #include "ops/op.hpp"
 
@@ -24,12 +24,13 @@ struct StageForm {
 };
 
 struct OpStages {
-  std::vector<StageForm> forms;               // in the order they are searched and listed
-  std::shared_ptr<const VectorStage> vector;  // or the op is vector work (mapper/vector_stage.hpp)
-  std::shared_ptr<const StageGraph> graph;    // or a stage graph over several units (attention)
+  std::vector<StageForm> forms;  // contraction stages, in the order they are searched and listed
+  // Or one form that searches itself: a vector stage (mapper/vector_stage.hpp), attention's forms, MoE's
+  // placements.
+  std::shared_ptr<const Form> form;
   // The contraction's epilogue on the vector unit, searched fused and unfused (mapper/epilogue_work.hpp).
   std::shared_ptr<const EpilogueWork> epilogue;
-  bool mapped() const { return !forms.empty() || vector || graph; }
+  bool mapped() const { return !forms.empty() || form; }
   std::string not_mapped;  // why there are none ("the machine model has no vector unit")
 };
 
@@ -40,5 +41,10 @@ OpStages stages_of(const ops::Op& op, const arch::ArchSpec& spec,
 // A kind's decomposition (op_stages/<kind>.cpp).
 using Decomposition = OpStages (*)(const ops::Op& op, const arch::ArchSpec& spec,
                                    const std::vector<arch::Dataflow>& dataflows);
+
+// Replaces the decomposition of the op kind named `kind` (one the table lists) for the rest of the process
+// and returns the one it replaced: a form made outside mapper/ (a test's, an extension's) is searched,
+// simulated and reported through mapper/form.hpp alone. Not for use while a search runs.
+Decomposition replace_decomposition(const std::string& kind, Decomposition decomposition);
 
 }  // namespace tessera::mapper

@@ -7,7 +7,7 @@
 namespace tessera::mapper {
 
 ContractionPlan plan_contraction(const Mapping& mapping, const arch::ArchSpec& spec) {
-  const ContractionShape& shape = mapping.stage->shape();
+  const ContractionShape& shape = mapping.contraction().shape();
   ContractionPlan plan;
   plan.parts[0] = DimPartition(shape.m, mapping.tile_m, mapping.split_m);
   plan.parts[1] = DimPartition(shape.n, mapping.tile_n, mapping.split_n);

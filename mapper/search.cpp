@@ -160,7 +160,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
     DataflowSearch search;
     search.dataflow = dataflow;
     search.stage_kind = stage->kind();
-    search.label_text = stage->label(dataflow);
+    search.label_text = stage->dataflow_label(dataflow);
     if (epilogue.work) {
       search.fusion = epilogue.fusion;
       search.label_text += std::string(" ") + name_of(epilogue.fusion);
@@ -193,25 +193,23 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
   return result;
 }
 
+void require_pe_dtype(DType dtype, const arch::ArchSpec& spec, const SearchOptions& options) {
+  if (spec.core.pe_array.supports(dtype)) return;
+  const SourceLocation where =
+      options.locate_field ? options.locate_field("core.pe_array.dtypes") : SourceLocation{};
+  throw InputError(where, "core.pe_array.dtypes",
+                   fmt::format("no legal mapping for {}: the PE array does not compute in {}",
+                               options.op_description, name_of(dtype)),
+                   "core.pe_array.dtypes lists the types the array computes: use one of them, or another "
+                   "machine");
+}
+
 namespace {
 
 SearchResult search_forms(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options) {
   const OpStages stages = stages_of(op, spec, options.dataflows);
   TESSERA_ASSERT(stages.mapped(), "search_op is asked only of ops with stages");
-  if (stages.vector) return search_vector(stages.vector, spec, options);
-  if (stages.graph) {
-    // A stage graph's GEMMs (attention, MoE) run on the PE array in the op's type.
-    if (!spec.core.pe_array.supports(op.dtype)) {
-      const SourceLocation where =
-          options.locate_field ? options.locate_field("core.pe_array.dtypes") : SourceLocation{};
-      throw InputError(where, "core.pe_array.dtypes",
-                       fmt::format("no legal mapping for {}: the PE array does not compute in {}",
-                                   options.op_description, name_of(op.dtype)),
-                       "core.pe_array.dtypes lists the types the array computes: use one of them, or another "
-                       "machine");
-    }
-    return stages.graph->search(stages.graph, spec, options);
-  }
+  if (stages.form) return stages.form->search(stages.form, spec, options);
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   // Per stage kind (and fusion), in the order the forms list them: its merged rows, and the error of its
   // first form.

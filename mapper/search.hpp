@@ -84,6 +84,10 @@ struct SearchResult {
 SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
                           const SearchOptions& options, const EpilogueSearch& epilogue = {});
 
+// Refuses, as a search with no legal mapping, a form whose stages run on the PE array in `dtype` where the
+// array does not compute in it (attention's and MoE's GEMMs run in the op's type).
+void require_pe_dtype(DType dtype, const arch::ArchSpec& spec, const SearchOptions& options);
+
 // An op's search: each of its forms (op_stages.hpp), the forms of one stage kind merged per dataflow (each
 // candidate's mapping says its stage); per_dataflow lists the kinds one after another (a conv's implicit
 // GEMM's WS, OS, IS, then its direct form's WS, OS, IS and RS), side by side. A dataflow a stage kind can

@@ -23,6 +23,7 @@
 #include "arch/timing/pe_traffic.hpp"
 #include "common/dtype.hpp"
 #include "mapper/buffers.hpp"
+#include "mapper/form.hpp"
 #include "mapper/instruction_timer.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/tiling.hpp"
@@ -140,19 +141,30 @@ struct TensorDeclarer {
   std::function<arch::TensorDecl(const ops::TensorDesc&)> declared;
 };
 
-class ContractionStage {
+class ContractionStage : public Form {
  public:
-  virtual ~ContractionStage() = default;
+  // ---- the form (mapper/form.hpp): a contraction's search, estimate (with an unfused epilogue's pass),
+  // lowering (mapper/lowering.cpp), label, description and report fields.
+  const char* family() const override { return "contraction"; }
+  SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
+                      const SearchOptions& options) const override;
+  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
+                      const std::string& program_name) const override;
+  std::string label(const Mapping& mapping) const override { return dataflow_label(mapping.dataflow); }
+  std::string describe(const Mapping& mapping) const override;
+  NamedValues fields(const Mapping& mapping, const Cost& cost) const override;
+  bool same_form(const Form& other) const override;
 
   virtual const ContractionShape& shape() const = 0;
   // Stages of one kind are searched side by side and their rows merged ("gemm", "direct_conv").
   virtual const char* kind() const = 0;
   // The dataflow as reports name it on this stage ("ws", "ws-direct", "rs").
-  virtual std::string label(arch::Dataflow dataflow) const = 0;
+  virtual std::string dataflow_label(arch::Dataflow dataflow) const = 0;
   // In Mapping::describe: after the dataflow (" direct") and at the end (" pack=4").
   virtual std::string kind_suffix() const { return ""; }
   virtual std::string form_suffix() const { return ""; }
-  virtual bool same_form(const ContractionStage& other) const = 0;
+  virtual bool same_stage(const ContractionStage& other) const = 0;
   // Whether the stage kind can run `dataflow` on any shape (a GEMM cannot run row stationary).
   virtual bool can_run(arch::Dataflow dataflow) const { return true; }
 

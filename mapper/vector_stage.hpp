@@ -15,14 +15,26 @@
 #include "arch/spec.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/epilogue_work.hpp"
+#include "mapper/form.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/search.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {
 
-class VectorStage {
+class VectorStage : public Form {
  public:
+  // ---- the form (mapper/form.hpp; mapper/vector_form.cpp)
+  const char* family() const override { return "vector"; }
+  SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
+                      const SearchOptions& options) const override;
+  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
+                      const std::string& program_name) const override;
+  std::string label(const Mapping&) const override { return "vec"; }
+  std::string describe(const Mapping& mapping) const override;
+  NamedValues fields(const Mapping& mapping, const Cost& cost) const override;
+
   // The stage of a vector op kind (softmax, layernorm, rmsnorm, elementwise, pool); nullptr for others.
   static std::shared_ptr<const VectorStage> of(const ops::Op& op);
   // The unfused pass of a contraction's epilogue over its stored output (mapper/epilogue_work.hpp): a map of

@@ -14,7 +14,7 @@ OpStages moe_stages(const ops::Op& op, const arch::ArchSpec& spec, const std::ve
         "(core.vector)";
     return stages;
   }
-  stages.graph = MoeStage::of(op);
+  stages.form = MoeStage::of(op);
   return stages;
 }
 

@@ -17,8 +17,8 @@ OpStages vector_work_stages(const ops::Op& op, const arch::ArchSpec& spec,
                                  op.kind_name(), op.shape_text(), spec.name),
                      "give the machine's cores one: core.vector: {lanes, special_per_cycle, latency_cycles} "
                      "(docs/vector-unit.md)");
-  stages.vector = VectorStage::of(op);
-  if (!stages.vector)
+  stages.form = VectorStage::of(op);
+  if (!stages.form)
     stages.not_mapped = "the vector unit computes in floating point: an int8 pool is not mapped";
   return stages;
 }

@@ -31,12 +31,12 @@ std::string DirectConvStage::form_suffix() const {
   return images_ > 1 ? fmt::format(" images={}", images_) : std::string();
 }
 
-std::string DirectConvStage::label(arch::Dataflow dataflow) const {
+std::string DirectConvStage::dataflow_label(arch::Dataflow dataflow) const {
   const std::string name = arch::name_of(dataflow);
   return dataflow == arch::Dataflow::rs ? name : name + "-direct";
 }
 
-bool DirectConvStage::same_form(const ContractionStage& other) const {
+bool DirectConvStage::same_stage(const ContractionStage& other) const {
   const auto* direct = dynamic_cast<const DirectConvStage*>(&other);
   return direct != nullptr && direct->images_ == images_;
 }

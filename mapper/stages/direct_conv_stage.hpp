@@ -43,10 +43,10 @@ class DirectConvStage : public ContractionStage {
 
   const ContractionShape& shape() const override { return shape_; }
   const char* kind() const override { return "direct_conv"; }
-  std::string label(arch::Dataflow dataflow) const override;
+  std::string dataflow_label(arch::Dataflow dataflow) const override;
   std::string kind_suffix() const override { return " direct"; }
   std::string form_suffix() const override;
-  bool same_form(const ContractionStage& other) const override;
+  bool same_stage(const ContractionStage& other) const override;
 
   Infeasibility obstacle(arch::Dataflow dataflow, const arch::ArchSpec& spec) const override;
   Granules granules(arch::Dataflow dataflow, const arch::ArchSpec& spec) const override;

@@ -14,7 +14,7 @@ std::string GemmStage::form_suffix() const {
   return problem_.packed > 1 ? fmt::format(" pack={}", problem_.packed) : std::string();
 }
 
-bool GemmStage::same_form(const ContractionStage& other) const {
+bool GemmStage::same_stage(const ContractionStage& other) const {
   const auto* gemm = dynamic_cast<const GemmStage*>(&other);
   return gemm && gemm->problem_.packed == problem_.packed;
 }

@@ -39,9 +39,9 @@ class GemmStage : public ContractionStage {
 
   const ContractionShape& shape() const override { return shape_; }
   const char* kind() const override { return "gemm"; }
-  std::string label(arch::Dataflow dataflow) const override { return arch::name_of(dataflow); }
+  std::string dataflow_label(arch::Dataflow dataflow) const override { return arch::name_of(dataflow); }
   std::string form_suffix() const override;
-  bool same_form(const ContractionStage& other) const override;
+  bool same_stage(const ContractionStage& other) const override;
   bool can_run(arch::Dataflow dataflow) const override { return dataflow != arch::Dataflow::rs; }
   int64_t useful_macs() const override { return macs() / problem_.packed; }
 

@@ -235,8 +235,8 @@ ops:
   mapper::Mapping mapping;
   for (const mapper::DataflowSearch& row : search(op, spec, 1).per_dataflow)
     if (row.label() == "flash-mc os") mapping = row.best.front().mapping;
-  ASSERT_TRUE(mapping.graph);
-  const auto& stage = dynamic_cast<const mapper::AttentionStage&>(*mapping.graph);
+  ASSERT_TRUE(mapping.form_if<mapper::AttentionStage>());
+  const auto& stage = *mapping.form_if<mapper::AttentionStage>();
   // Blocks of 64 rows: q heads 0 and 1 in blocks 0..3 and 4..7 seeing 64, 128, 192 and 200 keys, dealt in
   // the order 3 7 2 6 to cores 0..3, then 1 5 0 4 to cores 3..0.
   const std::vector<mapper::AttentionStage::Stream> pairs = stage.streams(64, 32, 4);
@@ -321,8 +321,8 @@ TEST(Attention, WhereABlockHoldsAHeadsQueriesTheNaiveFormMovesTheMinimumPlusSAnd
   mapper::Mapping mapping;
   for (const mapper::DataflowSearch& row : search(op, spec, 1).per_dataflow)
     if (row.label() == "naive ws") mapping = row.best.front().mapping;
-  ASSERT_TRUE(mapping.graph);
-  const auto& stage = dynamic_cast<const mapper::AttentionStage&>(*mapping.graph);
+  ASSERT_TRUE(mapping.form_if<mapper::AttentionStage>());
+  const auto& stage = *mapping.form_if<mapper::AttentionStage>();
   mapper::AttentionStage::Choice choice = mapper::AttentionStage::choice_of(mapping);
   choice.block_rows = 70;
   choice.block_cols = 32;

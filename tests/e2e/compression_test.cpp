@@ -45,7 +45,7 @@ TEST(Compression, ASparseConvMovesItsActivationsCodedAndTheCostModelCountsIt) {
   const ops::Op dense = conv(""), sparse = conv(", density: {input: 0.4, output: 0.55}");
   const mapper::Mapping mapping = best_direct_mapping(sparse, spec, arch::Dataflow::rs);
   mapper::Mapping dense_mapping = mapping;
-  dense_mapping.stage = mapper::conv_direct_stage(*dense.as<ops::ConvShape>(), dense.dtype, 1);
+  dense_mapping.form = mapper::conv_direct_stage(*dense.as<ops::ConvShape>(), dense.dtype, 1);
   const arch::Program sparse_program = mapper::lower(sparse, 4, mapping, spec, "sparse");
   const arch::Program dense_program = mapper::lower(dense, 4, dense_mapping, spec, "dense");
   sim::Machine machine(spec);

@@ -133,7 +133,7 @@ TEST(DirectConvBatch, ATileOfFourImagesReadsEachFilterTileOnceForThemAll) {
   const ops::Op op = conv_op({4, 16, 13, 13, 48, 3, 3, 1, 1, 1, 2}, DType::bf16);
   const mapper::Mapping batched = best_direct_mapping(op, spec, arch::Dataflow::rs, 4);
   mapper::Mapping single = batched;
-  single.stage = mapper::conv_direct_stage(*op.as<ops::ConvShape>(), op.dtype, 1);
+  single.form = mapper::conv_direct_stage(*op.as<ops::ConvShape>(), op.dtype, 1);
   sim::Machine machine(spec);  // one elaboration per process: both runs use it
   int64_t dram[2] = {0, 0};
   int64_t filter_bytes = 0;

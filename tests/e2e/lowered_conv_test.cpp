@@ -80,8 +80,8 @@ TEST_P(LoweredConv, MatchesTheReferenceAndMovesOnlyTheNonPaddingBytes) {
       static_cast<double>(result.traffic.dram_read_bytes + result.traffic.dram_write_bytes);
   EXPECT_NEAR(simulated, static_cast<double>(cost.dram_bytes), 0.02 * cost.dram_bytes) << mapping.describe();
   // The PE arrays also multiply the block-diagonal zeros of packed groups.
-  EXPECT_EQ(result.macs, mapping.stage->macs());
-  EXPECT_EQ(result.macs * mapping.stage->useful_macs(), op.macs() * mapping.stage->macs());
+  EXPECT_EQ(result.macs, mapping.contraction().macs());
+  EXPECT_EQ(result.macs * mapping.contraction().useful_macs(), op.macs() * mapping.contraction().macs());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LoweredConv, testing::ValuesIn(kCases),
@@ -106,7 +106,7 @@ TEST(PackedGroups, TheMapperPacksADepthwiseConvAndTheSimulatorConfirmsIt) {
       std::make_shared<mapper::GemmStage>(mapper::conv_implicit_gemm(*op.as<ops::ConvShape>(), op.dtype));
   const mapper::Candidate unpacked =
       mapper::search_stage(unpacked_stage, spec, options).per_dataflow.front().best.front();
-  const auto* gemm = dynamic_cast<const mapper::GemmStage*>(packed.mapping.stage.get());
+  const auto* gemm = packed.mapping.form_if<mapper::GemmStage>();
   ASSERT_NE(gemm, nullptr) << packed.mapping.describe();
   EXPECT_GT(gemm->problem().packed, 1) << packed.mapping.describe();
   EXPECT_LT(packed.cost.cycles * 4, unpacked.cost.cycles);

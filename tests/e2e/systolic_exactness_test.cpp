@@ -54,7 +54,7 @@ void check_exact(arch::Dataflow dataflow, arch::FoldOverlap overlap_folds) {
                  << arch::name_of(dataflow) << " " << op.kind_name() << " " << op.shape_text());
     const mapper::Mapping mapping = best_mapping(op, spec, dataflow);
     // The mapper picks the implicit GEMM on these (their PE instructions are matmuls).
-    const auto* gemm = dynamic_cast<const mapper::GemmStage*>(mapping.stage.get());
+    const auto* gemm = mapping.form_if<mapper::GemmStage>();
     ASSERT_NE(gemm, nullptr) << mapping.describe();
     const mapper::GemmProblem& shape = gemm->problem();
     const arch::Program program = mapper::lower(op, 3, mapping, spec, "exact");

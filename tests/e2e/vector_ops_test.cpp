@@ -109,7 +109,7 @@ TEST(VectorUnit, AnInstructionTakesItsClosedFormCyclesAndItsWaitersAreChargedVec
       "name: w\nseed: 1\nops:\n  - {name: s, kind: softmax, rows: 16, cols: 256, dtype: fp32}\n", "w.yaml"));
   const ops::Op& op = workload.ops[0];
   mapper::Mapping mapping;
-  mapping.vector_stage = mapper::VectorStage::of(op);
+  mapping.form = mapper::VectorStage::of(op);
   mapping.split_m = 1;
   mapping.tile_n = 16;
   mapping.tile_m = 16;  // one block: load, one vec softmax, store
@@ -118,7 +118,7 @@ TEST(VectorUnit, AnInstructionTakesItsClosedFormCyclesAndItsWaitersAreChargedVec
   sim::Machine machine(spec);
   const sim::RunResult result = machine.run(program, sim::RunOptions{});
   const arch::VectorTiming timing =
-      arch::vector_timing(*spec.core.vector, mapping.vector_stage->block(0, 16).work());
+      arch::vector_timing(*spec.core.vector, mapping.vector().block(0, 16).work());
   for (const sim::UnitResult& unit : result.units) {
     if (unit.core != 0) continue;
     if (unit.queue.kind == arch::QueueKind::vec) {
@@ -143,7 +143,7 @@ TEST(VectorUnit, CoresThatFinishEarlyWaitInImbalance) {
       "name: w\nseed: 1\nops:\n  - {name: s, kind: softmax, rows: 7, cols: 512, dtype: fp32}\n", "w.yaml"));
   const ops::Op& op = workload.ops[0];
   mapper::Mapping mapping;
-  mapping.vector_stage = mapper::VectorStage::of(op);
+  mapping.form = mapper::VectorStage::of(op);
   mapping.split_m = 4;
   mapping.tile_n = 2;  // shares of 2, 2, 2 and 1 rows: the last core finishes first
   mapping.tile_m = 1;

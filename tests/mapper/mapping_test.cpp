@@ -1,4 +1,5 @@
 #include "mapper/mapping.hpp"
+#include "mapper/stages/gemm_stage.hpp"
 #include "mapper/tiling.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,9 @@ namespace tessera::mapper {
 
 TEST(Mapping, DescribesItselfCompactly) {
   Mapping mapping;
+  GemmProblem problem;
+  problem.m = 1024, problem.n = 256, problem.k = 64;
+  mapping.form = std::make_shared<const GemmStage>(problem);
   mapping.dataflow = arch::Dataflow::os;
   mapping.split_m = 4;
   mapping.split_n = 2;
