@@ -276,8 +276,8 @@ Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& wo
   return cost;
 }
 
-Cost AttentionStage::estimate(const Mapping& mapping, const CostModel& model) const {
-  return evaluate(mapping, model.spec());
+Cost AttentionStage::estimate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  return evaluate(mapping, spec);
 }
 
 Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {

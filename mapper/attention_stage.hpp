@@ -59,7 +59,7 @@ class AttentionStage final : public Form {
   const char* family() const override { return "attention"; }
   SearchResult search(const std::shared_ptr<const mapper::Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
-  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  Cost estimate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
   Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const;
   arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                       const std::string& program_name) const override;

@@ -11,7 +11,7 @@ int64_t align_up(int64_t value, int64_t alignment) {
 }  // namespace
 
 BufferPlan plan_buffers(const Mapping& mapping, const arch::ArchSpec& spec) {
-  const ContractionStage& stage = mapping.contraction();
+  const ContractionStage& stage = stage_of(mapping);
   const int64_t element = size_bytes(stage.shape().dtype);
   // O's partial sums, and the bias row (the steps' operands are in the partial sums' type).
   const int64_t accumulator = size_bytes(stage.shape().o_dtype());

@@ -3,12 +3,18 @@
 // cost_model.cpp, lowering.cpp).
 #include <fmt/format.h>
 
+#include "mapper/contraction_search.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/lowering.hpp"
-#include "mapper/search.hpp"
 #include "mapper/stage.hpp"
 
 namespace tessera::mapper {
+
+const ContractionStage& stage_of(const Mapping& mapping) {
+  const auto* stage = mapping.form_if<ContractionStage>();
+  TESSERA_ASSERT(stage != nullptr, "a contraction's mapping is read as one");
+  return *stage;
+}
 
 SearchResult ContractionStage::search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                                       const SearchOptions& options) const {
@@ -17,8 +23,8 @@ SearchResult ContractionStage::search(const std::shared_ptr<const Form>& self, c
   return search_stage(stage, spec, options);
 }
 
-Cost ContractionStage::estimate(const Mapping& mapping, const CostModel& model) const {
-  return model.evaluate_with_epilogue(mapping);
+Cost ContractionStage::estimate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  return CostModel(spec).evaluate(mapping);
 }
 
 arch::Program ContractionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,

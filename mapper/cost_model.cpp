@@ -23,24 +23,6 @@ int64_t cycles_for(double bytes, double bytes_per_cycle) {
 
 }  // namespace
 
-const char* name_of(Bound bound) {
-  switch (bound) {
-    case Bound::compute:
-      return "compute";
-    case Bound::dram:
-      return "dram";
-    case Bound::dma:
-      return "dma";
-    case Bound::noc:
-      return "noc";
-    case Bound::sram:
-      return "sram";
-    case Bound::vector:
-      return "vector";
-  }
-  return "?";
-}
-
 CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timer_(spec) {
   average_dram_hops_ = arch::average_dram_hops(spec);
   const int cores = spec.mesh.cores();
@@ -78,11 +60,6 @@ double CostModel::hottest_link_share(int cores_used) const {
 }
 
 Cost CostModel::evaluate(const Mapping& mapping) const {
-  TESSERA_ASSERT(mapping.form != nullptr, "a mapping estimated has a form");
-  return mapping.form->estimate(mapping, *this);
-}
-
-Cost CostModel::evaluate_with_epilogue(const Mapping& mapping) const {
   if (!(mapping.epilogue && mapping.fusion == Fusion::unfused)) return evaluate_contraction(mapping);
   // Unfused: the contraction stores its raw output, every core meets at a barrier, then the epilogue's pass
   // streams it through the vector units: one after the other. evaluate_contraction leaves an unfused
@@ -92,7 +69,7 @@ Cost CostModel::evaluate_with_epilogue(const Mapping& mapping) const {
   Cost cost = evaluate_contraction(mapping);
   if (pass_estimated_ != mapping.epilogue_pass.get()) {
     // The pass stores the finished output: coded where the machine codes a sparse one.
-    const double coded = arch::coded_fraction(spec_.dram.rlc, mapping.contraction().shape().density.output,
+    const double coded = arch::coded_fraction(spec_.dram.rlc, stage_of(mapping).shape().density.output,
                                               mapping.epilogue->out_dtype());
     pass_cost_ = evaluate_vector(*mapping.epilogue_pass, spec_, coded);
     pass_estimated_ = mapping.epilogue_pass.get();
@@ -107,14 +84,14 @@ Cost CostModel::evaluate_with_epilogue(const Mapping& mapping) const {
   cost.sram_bytes += pass.sram_bytes;
   cost.energy_pj += pass.energy_pj +
                     static_cast<double>(pass.dram_bytes) * average_dram_hops_ * spec_.energy_pj.noc_byte_hop;
-  cost.pe_utilization = arch::pe_utilization(spec_, mapping.contraction().useful_macs(), cost.cycles);
+  cost.pe_utilization = arch::pe_utilization(spec_, stage_of(mapping).useful_macs(), cost.cycles);
   return cost;
 }
 
 Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
   Cost cost;
   const arch::ArchSpec& spec = spec_;
-  const ContractionStage& stage = mapping.contraction();
+  const ContractionStage& stage = stage_of(mapping);
   const ContractionShape& problem = stage.shape();
   const int64_t element = size_bytes(problem.dtype);
   const int64_t accumulator = size_bytes(problem.o_dtype());  // of the partial sums

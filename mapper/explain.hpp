@@ -4,13 +4,13 @@
 
 #include <string>
 
-#include "mapper/cost_model.hpp"
+#include "mapper/cost.hpp"
 #include "mapper/mapping.hpp"
 
 namespace tessera::mapper {
 
-// `loser_cycles` and `winner_cycles` are the figures being compared (simulated when known, else analytical).
-// The loser's own problem (its stage's) sets how much it streams per fold.
+// `loser_cycles` and `winner_cycles` are the figures being compared (simulated when known, else analytical):
+// the loser's form says (Form::why_loses).
 std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t loser_cycles,
                       const Mapping& winner, const Cost& winner_cost, int64_t winner_cycles);
 

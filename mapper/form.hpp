@@ -21,7 +21,6 @@ namespace tessera::mapper {
 
 struct Mapping;
 struct Cost;
-class CostModel;
 struct SearchOptions;
 struct SearchResult;
 
@@ -34,8 +33,8 @@ class Form {
   // for the candidates' mappings to hold.
   virtual SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                               const SearchOptions& options) const = 0;
-  // The cost model's estimate of `mapping` (of this form) on the model's machine.
-  virtual Cost estimate(const Mapping& mapping, const CostModel& model) const = 0;
+  // The cost model's estimate of `mapping` (of this form) on `spec`'s machine.
+  virtual Cost estimate(const Mapping& mapping, const arch::ArchSpec& spec) const = 0;
   virtual arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                               const arch::ArchSpec& spec, const std::string& program_name) const = 0;
   // Computes and caches what every lowering of `op` at `seed` reads (a MoE layer's routing), for a caller
@@ -47,6 +46,11 @@ class Form {
   // The mapping's own choices as a report carries them, "form" first (Mapping::fields); `cost` is the cost
   // model's estimate of it (a contraction reports what it decided: its multicast operands, its edge waste).
   virtual NamedValues fields(const Mapping& mapping, const Cost& cost) const = 0;
+  // Why `loser` (a mapping of this form) loses to `winner` (of any form), in the terms an operator engineer
+  // uses (mapper/explain.hpp); `*_cycles` are the figures compared (simulated when known, else estimated).
+  // Default: the ratio of the cycles.
+  virtual std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t loser_cycles,
+                                const Mapping& winner, const Cost& winner_cost, int64_t winner_cycles) const;
   // Whether `other` is this form: by default the same object; a contraction stage made again for an equal
   // op is the same form too.
   virtual bool same_form(const Form& other) const { return this == &other; }

@@ -82,7 +82,7 @@ struct Keyed {
 class Lowering {
  public:
   Lowering(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec)
-      : op_(op), seed_(seed), mapping_(mapping), stage_(mapping.contraction()), spec_(spec) {
+      : op_(op), seed_(seed), mapping_(mapping), stage_(stage_of(mapping)), spec_(spec) {
     names_of_ = Names{semaphores_.name("a_full"), semaphores_.name("w_full"), semaphores_.name("o_free"),
                       semaphores_.name("o_done"), semaphores_.name("rdy"),    semaphores_.name("psum"),
                       semaphores_.name("e_full"), semaphores_.name("e_free"), semaphores_.name("v_done")};

@@ -2,26 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "mapper/cost_model.hpp"
-#include "mapper/stage.hpp"
-#include "mapper/vector_stage.hpp"
+#include "mapper/cost.hpp"
 
 namespace tessera::mapper {
 
 std::string Mapping::order_name() const {
   return std::string(name_of(order[0])) + name_of(order[1]) + name_of(order[2]);
-}
-
-const ContractionStage& Mapping::contraction() const {
-  const auto* stage = form_if<ContractionStage>();
-  TESSERA_ASSERT(stage != nullptr, "a contraction's mapping is read as one");
-  return *stage;
-}
-
-const VectorStage& Mapping::vector() const {
-  const auto* stage = form_if<VectorStage>();
-  TESSERA_ASSERT(stage != nullptr, "a vector stage's mapping is read as one");
-  return *stage;
 }
 
 std::string Mapping::label() const {

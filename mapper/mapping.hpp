@@ -19,9 +19,7 @@
 
 namespace tessera::mapper {
 
-class ContractionStage;
 struct Cost;
-class VectorStage;
 
 struct Mapping {
   // The form it maps: a contraction stage (mapper/stage.hpp: its problem, and how its tiles become
@@ -54,10 +52,8 @@ struct Mapping {
   // this mapping's stage normalises T.
   std::shared_ptr<const Mapping> prologue_pass;
 
-  // The form as the type its family made it; reading it as another is a broken invariant of the caller's.
-  const ContractionStage& contraction() const;
-  const VectorStage& vector() const;
-  // Or nothing where the form is not of that type.
+  // The form as type F, or nothing where it is not one (a family's own accessor asserts it:
+  // mapper/stage.hpp's stage_of, mapper/vector_stage.hpp's vector_stage_of).
   template <class F>
   const F* form_if() const {
     return dynamic_cast<const F*>(form.get());

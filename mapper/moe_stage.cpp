@@ -184,8 +184,8 @@ PassEngines MoeStage::a2a_engines(const arch::ArchSpec& spec, int64_t home_token
                       static_cast<double>(std::max<int64_t>(1, home_tokens) * s.hidden));
 }
 
-Cost MoeStage::estimate(const Mapping& mapping, const CostModel& model) const {
-  return evaluate(mapping, model.spec());
+Cost MoeStage::estimate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  return evaluate(mapping, spec);
 }
 
 Cost MoeStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const {

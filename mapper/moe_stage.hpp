@@ -81,7 +81,7 @@ class MoeStage final : public Form {
   const char* family() const override { return "moe"; }
   SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
-  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  Cost estimate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
   Cost evaluate(const Mapping& mapping, const arch::ArchSpec& spec) const;
   arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                       const std::string& program_name) const override;

@@ -4,6 +4,7 @@
 // in ops/kinds/, and here its file and a line.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,22 +18,16 @@
 
 namespace tessera::mapper {
 
-// One form of an op: a stage and the dataflows it is searched for.
-struct StageForm {
-  std::shared_ptr<const ContractionStage> stage;
-  std::vector<arch::Dataflow> dataflows;
-};
-
 struct OpStages {
-  std::vector<StageForm> forms;  // contraction stages, in the order they are searched and listed
-  // Or one form that searches itself: a vector stage (mapper/vector_stage.hpp), attention's forms, MoE's
-  // placements.
-  std::shared_ptr<const Form> form;
-  // The contraction's epilogue on the vector unit, searched fused and unfused (mapper/epilogue_work.hpp).
-  std::shared_ptr<const EpilogueWork> epilogue;
-  bool mapped() const { return !forms.empty() || form; }
+  // The op's search (search_op): its contraction stages' (mapper/contraction_search.hpp, contraction_forms),
+  // or one form's (one_form). Empty: not mapped.
+  std::function<SearchResult(const arch::ArchSpec& spec, const SearchOptions& options)> search;
+  bool mapped() const { return static_cast<bool>(search); }
   std::string not_mapped;  // why there are none ("the machine model has no vector unit")
 };
+
+// An op that is one form searching itself (Form::search).
+OpStages one_form(std::shared_ptr<const Form> form);
 
 // The forms of `op` on `spec` when `dataflows` are requested.
 OpStages stages_of(const ops::Op& op, const arch::ArchSpec& spec,

@@ -7,7 +7,7 @@
 namespace tessera::mapper {
 
 ContractionPlan plan_contraction(const Mapping& mapping, const arch::ArchSpec& spec) {
-  const ContractionShape& shape = mapping.contraction().shape();
+  const ContractionShape& shape = stage_of(mapping).shape();
   ContractionPlan plan;
   plan.parts[0] = DimPartition(shape.m, mapping.tile_m, mapping.split_m);
   plan.parts[1] = DimPartition(shape.n, mapping.tile_n, mapping.split_n);

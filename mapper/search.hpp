@@ -12,11 +12,9 @@
 
 #include "arch/spec.hpp"
 #include "common/error.hpp"
-#include "mapper/cost_model.hpp"
+#include "mapper/cost.hpp"
 #include "mapper/mapping.hpp"
-#include "mapper/mapspace.hpp"
 #include "mapper/objective.hpp"
-#include "mapper/stage.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {
@@ -41,6 +39,12 @@ bool dominated(const std::vector<Candidate>& front, const Candidate& candidate);
 void keep_best(std::vector<Candidate>& best, Candidate candidate, size_t limit,
                Objective objective = Objective::cycles);
 
+// Why the smallest mapping of a row does not fit, or "" if some mapping fits.
+struct Infeasibility {
+  std::string field;    // the machine field that kills it ("core.sram.kib")
+  std::string message;  // "needs 72 KiB of SRAM, the core has 64 KiB"
+};
+
 struct SearchOptions {
   std::vector<arch::Dataflow> dataflows;
   int keep_per_dataflow = 8;
@@ -54,8 +58,8 @@ struct SearchOptions {
   std::optional<uint64_t> seed;
 };
 
-// A dataflow's search over the stages of one kind (search_op merges an op's forms of the same kind: a conv's
-// packings of its implicit GEMM).
+// A row's search: a dataflow (or a form's row) over the mappings of one kind (a contraction op's forms of the
+// same stage kind are merged: a conv's packings of its implicit GEMM).
 struct DataflowSearch {
   arch::Dataflow dataflow = arch::Dataflow::ws;
   std::string stage_kind;  // ContractionStage::kind()
@@ -77,24 +81,13 @@ struct SearchResult {
   std::vector<Candidate> pareto() const;    // the op's Pareto front over every dataflow, fewest cycles first
 };
 
-// How an op's epilogue is searched: its work, fused or unfused, and the unfused pass's mapping.
-
-// One stage's search. Throws InputError when no requested dataflow has a legal mapping, naming the constraint
-// that kills the smallest tile.
-SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
-                          const SearchOptions& options, const EpilogueSearch& epilogue = {});
-
 // Refuses, as a search with no legal mapping, a form whose stages run on the PE array in `dtype` where the
 // array does not compute in it (attention's and MoE's GEMMs run in the op's type).
 void require_pe_dtype(DType dtype, const arch::ArchSpec& spec, const SearchOptions& options);
 
-// An op's search: each of its forms (op_stages.hpp), the forms of one stage kind merged per dataflow (each
-// candidate's mapping says its stage); per_dataflow lists the kinds one after another (a conv's implicit
-// GEMM's WS, OS, IS, then its direct form's WS, OS, IS and RS), side by side. A dataflow a stage kind can
-// never run is listed only where no other kind lists it. Throws like search_stage when no form has a legal
-// mapping; an op with no forms is the caller's to report (stages_of says why). An op with an epilogue is
-// searched fused and unfused side by side: each kind's rows twice, "ws fused" ... then "ws unfused" ... (the
-// unfused pass's mapping is the vector stage's best over the output, whatever the contraction's).
+// An op's search: its decomposition's (mapper/op_stages.hpp: its contraction stages side by side, or the one
+// form that searches itself). Throws InputError when nothing is legal; an op with no forms is the caller's to
+// report (stages_of says why).
 SearchResult search_op(const ops::Op& op, const arch::ArchSpec& spec, const SearchOptions& options);
 
 }  // namespace tessera::mapper

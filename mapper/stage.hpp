@@ -26,6 +26,7 @@
 #include "mapper/form.hpp"
 #include "mapper/instruction_timer.hpp"
 #include "mapper/mapping.hpp"
+#include "mapper/search.hpp"
 #include "mapper/tiling.hpp"
 #include "ops/density.hpp"
 #include "ops/op.hpp"
@@ -55,12 +56,6 @@ struct Granules {
 // A matmul's granules: the array side each of m, n, k folds onto for `dataflow` (the streamed one aligns to
 // the smaller side).
 Granules matmul_granules(arch::Dataflow dataflow, const arch::PeArraySpec& pe);
-
-// Why the smallest mapping of a dataflow does not fit, or "" if some mapping fits.
-struct Infeasibility {
-  std::string field;    // the machine field that kills it ("core.sram.kib")
-  std::string message;  // "needs 72 KiB of SRAM, the core has 64 KiB"
-};
 
 // The longest contiguous runs, in elements, of a tile's rows in DRAM: they set the DMA bursts' sizes.
 struct TileRuns {
@@ -141,6 +136,10 @@ struct TensorDeclarer {
   std::function<arch::TensorDecl(const ops::TensorDesc&)> declared;
 };
 
+class ContractionStage;
+// The contraction stage a mapping of one maps; reading another form as one is a broken invariant.
+const ContractionStage& stage_of(const Mapping& mapping);
+
 class ContractionStage : public Form {
  public:
   // ---- the form (mapper/form.hpp): a contraction's search, estimate (with an unfused epilogue's pass),
@@ -148,12 +147,14 @@ class ContractionStage : public Form {
   const char* family() const override { return "contraction"; }
   SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
-  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  Cost estimate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
   arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                       const std::string& program_name) const override;
   std::string label(const Mapping& mapping) const override { return dataflow_label(mapping.dataflow); }
   std::string describe(const Mapping& mapping) const override;
   NamedValues fields(const Mapping& mapping, const Cost& cost) const override;
+  std::string why_loses(const Mapping& loser, const Cost& loser_cost, int64_t loser_cycles,
+                        const Mapping& winner, const Cost& winner_cost, int64_t winner_cycles) const override;
   bool same_form(const Form& other) const override;
 
   virtual const ContractionShape& shape() const = 0;

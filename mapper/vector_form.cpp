@@ -6,6 +6,12 @@
 
 namespace tessera::mapper {
 
+const VectorStage& vector_stage_of(const Mapping& mapping) {
+  const auto* stage = mapping.form_if<VectorStage>();
+  TESSERA_ASSERT(stage != nullptr, "a vector stage's mapping is read as one");
+  return *stage;
+}
+
 SearchResult VectorStage::search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                                  const SearchOptions& options) const {
   auto stage = std::dynamic_pointer_cast<const VectorStage>(self);
@@ -13,8 +19,8 @@ SearchResult VectorStage::search(const std::shared_ptr<const Form>& self, const 
   return search_vector(stage, spec, options);
 }
 
-Cost VectorStage::estimate(const Mapping& mapping, const CostModel& model) const {
-  return evaluate_vector(mapping, model.spec());
+Cost VectorStage::estimate(const Mapping& mapping, const arch::ArchSpec& spec) const {
+  return evaluate_vector(mapping, spec);
 }
 
 arch::Program VectorStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,

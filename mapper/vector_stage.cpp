@@ -322,7 +322,7 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec, double 
     cost.energy_pj += first.energy_pj;
     return cost;
   }
-  const VectorStage& stage = mapping.vector();
+  const VectorStage& stage = vector_stage_of(mapping);
   const int64_t per_core = mapping.tile_n, block = mapping.tile_m;
   const int cores = cores_used(stage.units(), per_core);
   const int64_t blocks = ceil_div(per_core, block);
@@ -510,7 +510,7 @@ SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, cons
 
 arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                            const arch::ArchSpec& spec, const std::string& program_name) {
-  const VectorStage& stage = mapping.vector();
+  const VectorStage& stage = vector_stage_of(mapping);
   arch::Program program;
   start_program(program, program_name, op, seed, spec);
   // The op's tensors in its order: X, then a second input (a tile Y, or a bias row, gamma), beta, O last.
@@ -554,7 +554,7 @@ int append_vector_pass(arch::Program& program, const Mapping& mapping, const arc
                        const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
                        int barrier_count, const StoreSignal& stored) {
   int stores = 0;
-  const VectorStage& stage = mapping.vector();
+  const VectorStage& stage = vector_stage_of(mapping);
   const VectorBuffers buffers = buffers_of(stage, mapping.tile_m, mapping.double_buffer_inputs, spec);
   const int nb = buffers.count;
   auto semaphore = [&](const std::string& name) {

@@ -22,13 +22,17 @@
 
 namespace tessera::mapper {
 
+class VectorStage;
+// The vector stage a mapping of one maps; reading another form as one is a broken invariant.
+const VectorStage& vector_stage_of(const Mapping& mapping);
+
 class VectorStage : public Form {
  public:
   // ---- the form (mapper/form.hpp; mapper/vector_form.cpp)
   const char* family() const override { return "vector"; }
   SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
-  Cost estimate(const Mapping& mapping, const CostModel& model) const override;
+  Cost estimate(const Mapping& mapping, const arch::ArchSpec& spec) const override;
   arch::Program lower(const ops::Op& op, uint64_t seed, const Mapping& mapping, const arch::ArchSpec& spec,
                       const std::string& program_name) const override;
   std::string label(const Mapping&) const override { return "vec"; }

@@ -12,8 +12,7 @@ OpStages attention_stages(const ops::Op& op, const arch::ArchSpec& spec, const s
     stages.not_mapped = "the machine model has no vector unit for its softmax (core.vector)";
     return stages;
   }
-  stages.form = AttentionStage::of(op);
-  return stages;
+  return one_form(AttentionStage::of(op));
 }
 
 }  // namespace tessera::mapper

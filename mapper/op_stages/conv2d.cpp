@@ -2,6 +2,7 @@
 // GEMMs, and its direct 7-D loop nest (docs/design-notes.md, "Convolution", "Packed groups", "Direct
 // convolution").
 #include <algorithm>
+#include <utility>
 
 #include "mapper/op_stages/conv2d.hpp"
 #include "mapper/op_stages/decompositions.hpp"
@@ -74,18 +75,17 @@ std::shared_ptr<DirectConvStage> conv_direct_stage(const ops::ConvShape& conv, D
 OpStages conv2d_stages(const ops::Op& op, const arch::ArchSpec& spec,
                        const std::vector<arch::Dataflow>& dataflows) {
   const ops::ConvShape& conv = *op.as<ops::ConvShape>();
-  OpStages stages;
+  std::vector<StageForm> forms;
   for (int64_t packed : packings_of(conv, std::max(spec.core.pe_array.rows, spec.core.pe_array.cols)))
-    stages.forms.push_back(
-        {std::make_shared<GemmStage>(conv_implicit_gemm(conv, op.dtype, packed)), dataflows});
+    forms.push_back({std::make_shared<GemmStage>(conv_implicit_gemm(conv, op.dtype, packed)), dataflows});
   // The direct form one image a tile, and, for a batch, tiles of 2, 4, ... images (powers of two dividing
   // it) and of the whole batch: each filter tile then serves that many images.
-  stages.forms.push_back({conv_direct_stage(conv, op.dtype, 1), dataflows});
+  forms.push_back({conv_direct_stage(conv, op.dtype, 1), dataflows});
   for (int64_t images = 2; images <= conv.n; images *= 2)
-    if (conv.n % images == 0) stages.forms.push_back({conv_direct_stage(conv, op.dtype, images), dataflows});
+    if (conv.n % images == 0) forms.push_back({conv_direct_stage(conv, op.dtype, images), dataflows});
   if (conv.n > 1 && (conv.n & (conv.n - 1)) != 0)
-    stages.forms.push_back({conv_direct_stage(conv, op.dtype, conv.n), dataflows});
-  return stages;
+    forms.push_back({conv_direct_stage(conv, op.dtype, conv.n), dataflows});
+  return contraction_forms(op, spec, std::move(forms));
 }
 
 }  // namespace tessera::mapper

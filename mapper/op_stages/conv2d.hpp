@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "mapper/contraction_search.hpp"
 #include "mapper/stages/direct_conv_stage.hpp"
 #include "mapper/stages/gemm_stage.hpp"
 #include "ops/kinds/conv2d.hpp"

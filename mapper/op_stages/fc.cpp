@@ -5,8 +5,9 @@
 
 namespace tessera::mapper {
 
-OpStages fc_stages(const ops::Op& op, const arch::ArchSpec&, const std::vector<arch::Dataflow>& dataflows) {
-  return matmul_forms(op.as<ops::FcShape>()->gemm(), op.dtype, dataflows);
+OpStages fc_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                   const std::vector<arch::Dataflow>& dataflows) {
+  return contraction_forms(op, spec, matmul_forms(op.as<ops::FcShape>()->gemm(), op.dtype, dataflows));
 }
 
 }  // namespace tessera::mapper

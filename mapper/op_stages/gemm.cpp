@@ -4,8 +4,9 @@
 
 namespace tessera::mapper {
 
-OpStages gemm_stages(const ops::Op& op, const arch::ArchSpec&, const std::vector<arch::Dataflow>& dataflows) {
-  return matmul_forms(*op.as<ops::GemmShape>(), op.dtype, dataflows);
+OpStages gemm_stages(const ops::Op& op, const arch::ArchSpec& spec,
+                     const std::vector<arch::Dataflow>& dataflows) {
+  return contraction_forms(op, spec, matmul_forms(*op.as<ops::GemmShape>(), op.dtype, dataflows));
 }
 
 }  // namespace tessera::mapper

@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "arch/spec.hpp"
-#include "mapper/op_stages.hpp"
+#include "mapper/contraction_search.hpp"
 #include "ops/kinds/gemm.hpp"
 
 namespace tessera::mapper {
 
-OpStages matmul_forms(const ops::GemmShape& gemm, DType dtype, const std::vector<arch::Dataflow>& dataflows);
+std::vector<StageForm> matmul_forms(const ops::GemmShape& gemm, DType dtype,
+                                    const std::vector<arch::Dataflow>& dataflows);
 
 }  // namespace tessera::mapper

@@ -14,8 +14,7 @@ OpStages moe_stages(const ops::Op& op, const arch::ArchSpec& spec, const std::ve
         "(core.vector)";
     return stages;
   }
-  stages.form = MoeStage::of(op);
-  return stages;
+  return one_form(MoeStage::of(op));
 }
 
 }  // namespace tessera::mapper

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "mapper/op_stages/decompositions.hpp"
+#include "mapper/vector_stage.hpp"
 
 namespace tessera::mapper {
 
@@ -17,8 +18,8 @@ OpStages vector_work_stages(const ops::Op& op, const arch::ArchSpec& spec,
                                  op.kind_name(), op.shape_text(), spec.name),
                      "give the machine's cores one: core.vector: {lanes, special_per_cycle, latency_cycles} "
                      "(docs/vector-unit.md)");
-  stages.form = VectorStage::of(op);
-  if (!stages.form)
+  stages = one_form(VectorStage::of(op));
+  if (!stages.mapped())
     stages.not_mapped = "the vector unit computes in floating point: an int8 pool is not mapped";
   return stages;
 }

@@ -9,10 +9,10 @@
 #include "arch/isa/program_check.hpp"
 #include "arch/isa/program_text.hpp"
 #include "e2e/pipeline_fixture.hpp"
+#include "mapper/contraction_search.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/lowering.hpp"
 #include "mapper/op_stages/conv2d.hpp"
-#include "mapper/search.hpp"
 #include "sim/machine.hpp"
 
 namespace tessera {
@@ -80,8 +80,9 @@ TEST_P(LoweredConv, MatchesTheReferenceAndMovesOnlyTheNonPaddingBytes) {
       static_cast<double>(result.traffic.dram_read_bytes + result.traffic.dram_write_bytes);
   EXPECT_NEAR(simulated, static_cast<double>(cost.dram_bytes), 0.02 * cost.dram_bytes) << mapping.describe();
   // The PE arrays also multiply the block-diagonal zeros of packed groups.
-  EXPECT_EQ(result.macs, mapping.contraction().macs());
-  EXPECT_EQ(result.macs * mapping.contraction().useful_macs(), op.macs() * mapping.contraction().macs());
+  EXPECT_EQ(result.macs, mapper::stage_of(mapping).macs());
+  EXPECT_EQ(result.macs * mapper::stage_of(mapping).useful_macs(),
+            op.macs() * mapper::stage_of(mapping).macs());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LoweredConv, testing::ValuesIn(kCases),

@@ -12,7 +12,7 @@
 #include "common/config.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "flow/run_workload.hpp"
-#include "mapper/cost_model.hpp"
+#include "mapper/cost.hpp"
 #include "mapper/form.hpp"
 #include "mapper/op_stages.hpp"
 #include "mapper/search.hpp"
@@ -40,14 +40,13 @@ class ToyForm final : public mapper::Form {
     mapper::DataflowSearch row;
     row.stage_kind = "toy";
     row.label_text = "toy";
-    const mapper::CostModel model(spec);
     for (int64_t rows : {1, 2, 4}) {
       mapper::Mapping mapping;
       mapping.form = self;
       mapping.choice = ToyChoice{rows};
       mapper::Candidate candidate;
       candidate.mapping = mapping;
-      candidate.cost = model.evaluate(mapping);
+      candidate.cost = estimate(mapping, spec);
       candidate.index = static_cast<uint64_t>(row.legal++);
       mapper::keep_pareto(row.front, candidate);
       mapper::keep_best(row.best, candidate, static_cast<size_t>(options.keep_per_dataflow),
@@ -57,8 +56,8 @@ class ToyForm final : public mapper::Form {
     result.per_dataflow.push_back(row);
     return result;
   }
-  mapper::Cost estimate(const mapper::Mapping& mapping, const mapper::CostModel& model) const override {
-    return model.evaluate(inner_mapping(mapping));
+  mapper::Cost estimate(const mapper::Mapping& mapping, const arch::ArchSpec& spec) const override {
+    return inner_->estimate(inner_mapping(mapping), spec);
   }
   arch::Program lower(const ops::Op& op, uint64_t seed, const mapper::Mapping& mapping,
                       const arch::ArchSpec& spec, const std::string& program_name) const override {
@@ -87,9 +86,7 @@ class ToyForm final : public mapper::Form {
 };
 
 mapper::OpStages toy_stages(const ops::Op& op, const arch::ArchSpec&, const std::vector<arch::Dataflow>&) {
-  mapper::OpStages stages;
-  stages.form = std::make_shared<const ToyForm>(mapper::VectorStage::of(op));
-  return stages;
+  return mapper::one_form(std::make_shared<const ToyForm>(mapper::VectorStage::of(op)));
 }
 
 TEST(ToyForm, AFormAddedThroughTheInterfaceAloneIsSearchedSimulatedCheckedAndReported) {

@@ -118,7 +118,7 @@ TEST(VectorUnit, AnInstructionTakesItsClosedFormCyclesAndItsWaitersAreChargedVec
   sim::Machine machine(spec);
   const sim::RunResult result = machine.run(program, sim::RunOptions{});
   const arch::VectorTiming timing =
-      arch::vector_timing(*spec.core.vector, mapping.vector().block(0, 16).work());
+      arch::vector_timing(*spec.core.vector, mapper::vector_stage_of(mapping).block(0, 16).work());
   for (const sim::UnitResult& unit : result.units) {
     if (unit.core != 0) continue;
     if (unit.queue.kind == arch::QueueKind::vec) {
