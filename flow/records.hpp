@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "arch/isa/program.hpp"
-#include "mapper/cost_model.hpp"
+#include "mapper/cost.hpp"
 #include "mapper/mapping.hpp"
 #include "mapper/search.hpp"
 #include "sim/run_result.hpp"

@@ -12,10 +12,10 @@
 
 #include "arch/spec.hpp"
 #include "common/named_value.hpp"
-#include "mapper/epilogue_work.hpp"
 #include "mapper/form.hpp"
 #include "mapper/form_choice.hpp"
-#include "mapper/tiling.hpp"
+#include "mapper/kit/epilogue_work.hpp"
+#include "mapper/kit/tiling.hpp"
 
 namespace tessera::mapper {
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "common/error.hpp"
-#include "mapper/op_stages/decompositions.hpp"
+#include "mapper/decompositions.hpp"
 
 namespace tessera::mapper {
 

@@ -10,10 +10,8 @@
 #include <vector>
 
 #include "arch/spec.hpp"
-#include "mapper/epilogue_work.hpp"
 #include "mapper/form.hpp"
-#include "mapper/stage.hpp"
-#include "mapper/vector_stage.hpp"
+#include "mapper/search.hpp"
 #include "ops/op.hpp"
 
 namespace tessera::mapper {

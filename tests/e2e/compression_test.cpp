@@ -11,9 +11,9 @@
 #include "e2e/cli_helpers.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "e2e/run_tessera.hpp"
-#include "mapper/cost_model.hpp"
+#include "mapper/contraction/conv2d_forms.hpp"
+#include "mapper/contraction/cost_model.hpp"
 #include "mapper/lowering.hpp"
-#include "mapper/op_stages/conv2d.hpp"
 #include "ops/workload.hpp"
 #include "sim/machine.hpp"
 

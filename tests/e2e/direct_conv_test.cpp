@@ -12,10 +12,10 @@
 #include "arch/isa/program_check.hpp"
 #include "arch/isa/program_text.hpp"
 #include "e2e/pipeline_fixture.hpp"
-#include "mapper/cost_model.hpp"
+#include "mapper/contraction/conv2d_forms.hpp"
+#include "mapper/contraction/cost_model.hpp"
+#include "mapper/contraction/stage.hpp"
 #include "mapper/lowering.hpp"
-#include "mapper/op_stages/conv2d.hpp"
-#include "mapper/stage.hpp"
 #include "sim/machine.hpp"
 
 namespace tessera {

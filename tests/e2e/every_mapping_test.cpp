@@ -6,9 +6,9 @@
 #include <random>
 
 #include "e2e/pipeline_fixture.hpp"
+#include "mapper/contraction/gemm_stage.hpp"
+#include "mapper/contraction/mapspace.hpp"
 #include "mapper/lowering.hpp"
-#include "mapper/mapspace.hpp"
-#include "mapper/stages/gemm_stage.hpp"
 #include "sim/machine.hpp"
 
 namespace tessera {

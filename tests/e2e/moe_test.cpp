@@ -13,7 +13,7 @@
 #include "common/config.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "mapper/lowering.hpp"
-#include "mapper/moe_stage.hpp"
+#include "mapper/moe/stage.hpp"
 #include "mapper/search.hpp"
 #include "ops/kinds/moe.hpp"
 #include "ops/workload.hpp"

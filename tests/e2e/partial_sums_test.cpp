@@ -12,7 +12,7 @@
 #include "arch/timing/pe_traffic.hpp"
 #include "common/config.hpp"
 #include "e2e/pipeline_fixture.hpp"
-#include "mapper/buffers.hpp"
+#include "mapper/contraction/buffers.hpp"
 #include "mapper/lowering.hpp"
 #include "ops/encodings.hpp"
 #include "ops/reference.hpp"

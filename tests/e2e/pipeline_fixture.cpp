@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "common/config.hpp"
-#include "mapper/contraction_search.hpp"
-#include "mapper/op_stages/conv2d.hpp"
+#include "mapper/contraction/conv2d_forms.hpp"
+#include "mapper/contraction/search.hpp"
 #include "ops/epilogue.hpp"
 #include "ops/numerics.hpp"
 #include "ops/reference.hpp"

@@ -7,8 +7,8 @@
 
 #include "arch/isa/program.hpp"
 #include "arch/spec.hpp"
+#include "mapper/contraction/stage.hpp"
 #include "mapper/mapping.hpp"
-#include "mapper/stage.hpp"
 #include "ops/kinds/conv2d.hpp"
 #include "ops/op.hpp"
 #include "sim/run_result.hpp"

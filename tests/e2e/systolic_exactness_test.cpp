@@ -8,8 +8,8 @@
 #include <array>
 
 #include "e2e/pipeline_fixture.hpp"
+#include "mapper/contraction/gemm_stage.hpp"
 #include "mapper/lowering.hpp"
-#include "mapper/stages/gemm_stage.hpp"
 #include "models/pe_cycle_model.hpp"
 #include "sim/machine.hpp"
 

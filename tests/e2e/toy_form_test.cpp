@@ -14,9 +14,9 @@
 #include "flow/run_workload.hpp"
 #include "mapper/cost.hpp"
 #include "mapper/form.hpp"
+#include "mapper/kit/vector_stage.hpp"
 #include "mapper/op_stages.hpp"
 #include "mapper/search.hpp"
-#include "mapper/vector_stage.hpp"
 #include "ops/workload.hpp"
 #include "traces/report.hpp"
 

@@ -1,5 +1,5 @@
 // The cost model against what the lowering really moves, and the mapspace's rules.
-#include "mapper/cost_model.hpp"
+#include "mapper/contraction/cost_model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,12 +11,12 @@
 #include "arch/isa/program_check.hpp"
 #include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
-#include "mapper/contraction_search.hpp"
+#include "mapper/contraction/conv2d_forms.hpp"
+#include "mapper/contraction/gemm_stage.hpp"
+#include "mapper/contraction/mapspace.hpp"
+#include "mapper/contraction/search.hpp"
+#include "mapper/kit/tiling.hpp"
 #include "mapper/lowering.hpp"
-#include "mapper/mapspace.hpp"
-#include "mapper/op_stages/conv2d.hpp"
-#include "mapper/stages/gemm_stage.hpp"
-#include "mapper/tiling.hpp"
 #include "ops/kinds/gemm.hpp"
 #include "ops/workload.hpp"
 

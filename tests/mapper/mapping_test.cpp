@@ -1,6 +1,6 @@
 #include "mapper/mapping.hpp"
-#include "mapper/stages/gemm_stage.hpp"
-#include "mapper/tiling.hpp"
+#include "mapper/contraction/gemm_stage.hpp"
+#include "mapper/kit/tiling.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <numeric>
 
-#include "mapper/moe_stage.hpp"
+#include "mapper/moe/stage.hpp"
 #include "ops/op.hpp"
 
 namespace tessera {

@@ -1,0 +1,408 @@
+#include "mapper/attention/naive.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "arch/isa/vec_op.hpp"
+#include "mapper/attention/program.hpp"
+#include "mapper/kit/instruction_timer.hpp"
+#include "mapper/kit/program_header.hpp"
+
+namespace tessera::mapper {
+
+namespace {
+
+using Block = AttentionStage::QBlock;
+
+// The SRAM of the three passes, each its own (they run side by side on a core's successive blocks): S pass: Q
+// block, two K tiles, two fp32 S tiles and two S tiles in the op's type; softmax pass: two chunks of S rows
+// (softmax in place, so P leaves from where S came in); P V pass: two P tiles, two V tiles, the fp32
+// accumulator and the output block.
+struct NaiveBuffers {
+  uint64_t q = 0, k[2] = {}, s_accumulator[2] = {}, s_out[2] = {};
+  uint64_t chunk[2] = {};
+  uint64_t p[2] = {}, v[2] = {}, accumulator = 0, out = 0;
+  uint64_t end = 0;
+};
+
+NaiveBuffers naive_buffers(const AttentionStage& stage, int64_t rows, int64_t cols, int64_t softmax_rows) {
+  const int64_t element = size_bytes(stage.dtype()), d = stage.shape().head_dim, keys = stage.shape().seq_kv;
+  NaiveBuffers b;
+  SramCursor sram;
+  b.q = sram.take(rows * d * element);
+  for (int i = 0; i < 2; ++i) b.k[i] = sram.take(cols * d * element);
+  for (int i = 0; i < 2; ++i) b.s_accumulator[i] = sram.take(rows * cols * 4);
+  for (int i = 0; i < 2; ++i) b.s_out[i] = sram.take(rows * cols * element);
+  for (int i = 0; i < 2; ++i) b.chunk[i] = sram.take(softmax_rows * keys * element);
+  for (int i = 0; i < 2; ++i) b.p[i] = sram.take(rows * cols * element);
+  for (int i = 0; i < 2; ++i) b.v[i] = sram.take(cols * d * element);
+  b.accumulator = sram.take(rows * d * 4);
+  b.out = sram.take(rows * d * element);
+  b.end = sram.at;
+  return b;
+}
+
+struct NaiveTiling {
+  int64_t rows = 0, cols = 0, softmax_rows = 0;
+  int cores = 0;
+};
+
+NaiveTiling tiling_of(const Mapping& mapping) {
+  const AttentionStage::Choice& t = AttentionStage::choice_of(mapping);
+  return NaiveTiling{t.block_rows, t.block_cols, t.softmax_rows, static_cast<int>(t.cores)};
+}
+
+// A core's blocks: an even share, in order (as the flash form shares them).
+std::pair<size_t, size_t> blocks_of_core(int core, int cores, size_t blocks) {
+  return {static_cast<size_t>(core) * blocks / static_cast<size_t>(cores),
+          static_cast<size_t>(core + 1) * blocks / static_cast<size_t>(cores)};
+}
+
+// The causal shift of the softmax of rows [r0, r0 + rows) of `block` over its keys_seen columns, where some
+// row may not see them all; kNoCausalMask where every row sees every column.
+int64_t chunk_shift(const AttentionStage& stage, const Block& block, int64_t r0, int64_t keys) {
+  if (!stage.masked()) return arch::kNoCausalMask;
+  const int64_t shift = stage.causal_shift(block, 0) + r0;
+  return keys - 1 > shift ? shift : arch::kNoCausalMask;
+}
+
+}  // namespace
+
+int64_t naive_sram_bytes(const AttentionStage& stage, int64_t rows, int64_t cols, int64_t softmax_rows) {
+  return static_cast<int64_t>(naive_buffers(stage, rows, cols, softmax_rows).end);
+}
+
+int64_t naive_softmax_rows(const AttentionStage& stage, int64_t rows, int64_t cols, int64_t sram_bytes) {
+  for (int64_t softmax_rows = rows; softmax_rows >= 1; softmax_rows /= 2)
+    if (naive_sram_bytes(stage, rows, cols, softmax_rows) <= sram_bytes) return softmax_rows;
+  return 0;
+}
+
+int64_t naive_intermediate_bytes(const AttentionStage& stage, int64_t block_rows) {
+  int64_t elements = 0;
+  for (const Block& block : stage.q_blocks(block_rows)) elements += block.rows * stage.keys_seen(block);
+  return 4 * elements * size_bytes(stage.dtype());
+}
+
+std::string describe_naive(const Mapping& mapping) {
+  const NaiveTiling t = tiling_of(mapping);
+  return fmt::format(
+      "naive {} cores {} q blocks of {} rows, k/v tiles of {}, softmax over {} rows of S at a time; S and P "
+      "through DRAM",
+      arch::name_of(mapping.dataflow), t.cores, t.rows, t.cols, t.softmax_rows);
+}
+
+Cost evaluate_naive(const AttentionStage& stage, const Mapping& mapping, const arch::ArchSpec& spec) {
+  const ops::AttentionShape& a = stage.shape();
+  const NaiveTiling t = tiling_of(mapping);
+  const int64_t d = a.head_dim, element = size_bytes(stage.dtype());
+  const InstructionTimer timer(spec);
+  const arch::VectorSpec& vector = *spec.core.vector;
+  const arch::DmaSpec& dma = spec.core.dma;
+  const int64_t tokens_per_block = a.paged() ? a.kv_cache.block_tokens : t.cols;
+  const int64_t kv_descriptors = std::max<int64_t>(1, ceil_div(t.cols, tokens_per_block));
+  // A pass's work of one block on each unit of its core; `loads` and `stores` on the DMA engines.
+  struct Work {
+    int64_t pe = 0, vec = 0, loads = 0, stores = 0;
+    Work& operator+=(const Work& other) {
+      pe += other.pe, vec += other.vec, loads += other.loads, stores += other.stores;
+      return *this;
+    }
+  };
+  const std::vector<Block> blocks = stage.q_blocks(t.rows);
+  struct BlockWork {
+    Work s, softmax, pv;
+  };
+  std::vector<BlockWork> work;
+  int64_t kv_bytes = 0;
+  for (const Block& block : blocks) {
+    const int64_t keys = stage.keys_seen(block), tiles = ceil_div(keys, t.cols),
+                  chunks = ceil_div(block.rows, t.softmax_rows);
+    const int64_t chunk_rows = std::min(t.softmax_rows, block.rows);
+    const int64_t s_tile = block.rows * t.cols * element;
+    BlockWork w;
+    w.s.pe = tiles * timer.matmul(mapping.dataflow, block.rows, t.cols, d).interval;
+    w.s.vec = tiles * vector_cycles(vector, arch::VectorKind::map, block.rows, t.cols, 1);
+    w.s.loads = transfer_cycles(dma, block.rows * d * element, 1) +
+                tiles * transfer_cycles(dma, t.cols * d * element, kv_descriptors);
+    w.s.stores = tiles * transfer_cycles(dma, s_tile, 1);
+    w.softmax.vec =
+        chunks * vector_cycles(vector, arch::VectorKind::softmax, chunk_rows, keys, stage.masked() ? 1 : 0);
+    w.softmax.loads = w.softmax.stores = chunks * transfer_cycles(dma, chunk_rows * keys * element, 1);
+    w.pv.pe = tiles * timer.matmul(mapping.dataflow, block.rows, d, t.cols).interval;
+    w.pv.vec = vector_cycles(vector, arch::VectorKind::map, block.rows, d, 1);
+    w.pv.loads = tiles * (transfer_cycles(dma, s_tile, 1) +
+                          transfer_cycles(dma, t.cols * d * element, kv_descriptors));
+    w.pv.stores = transfer_cycles(dma, block.rows * d * element, 1);
+    work.push_back(w);
+    kv_bytes += 2 * keys * d * element;
+  }
+  // Per core, step s runs block s's S pass, block s-1's softmax and block s-2's P V side by side: the step
+  // takes its busiest unit's time (both DMA directions on one engine where the core has one).
+  std::vector<int64_t> core_cycles(static_cast<size_t>(t.cores), 0), core_pe(core_cycles),
+      core_vec(core_cycles), core_dma(core_cycles);
+  for (int core = 0; core < t.cores; ++core) {
+    const auto [first, last] = blocks_of_core(core, t.cores, blocks.size());
+    const size_t count = last - first;
+    for (size_t step = 0; step < count + 2; ++step) {
+      Work in_flight;
+      if (step < count) in_flight += work[first + step].s;
+      if (step >= 1 && step - 1 < count) in_flight += work[first + step - 1].softmax;
+      if (step >= 2) in_flight += work[first + step - 2].pv;
+      const int64_t dma_time =
+          dma.engines > 1 ? std::max(in_flight.loads, in_flight.stores) : in_flight.loads + in_flight.stores;
+      const auto c = static_cast<size_t>(core);
+      core_cycles[c] += std::max({in_flight.pe, in_flight.vec, dma_time});
+      core_pe[c] += in_flight.pe;
+      core_vec[c] += in_flight.vec;
+      core_dma[c] += in_flight.loads + in_flight.stores;
+    }
+  }
+  Cost cost;
+  const int64_t q_bytes = a.batch * a.heads * a.seq_q * d * element;
+  const int64_t intermediate_bytes = naive_intermediate_bytes(stage, t.rows);
+  cost.dram_bytes_by_tensor = {q_bytes, kv_bytes, q_bytes};
+  cost.dram_bytes = 2 * q_bytes + kv_bytes + intermediate_bytes;
+  cost.compute_cycles = *std::max_element(core_pe.begin(), core_pe.end());
+  cost.vector_cycles = *std::max_element(core_vec.begin(), core_vec.end());
+  cost.dma_cycles = *std::max_element(core_dma.begin(), core_dma.end());
+  attention::finish_cost(cost, *std::max_element(core_cycles.begin(), core_cycles.end()), a, spec);
+  return cost;
+}
+
+arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64_t seed,
+                          const Mapping& mapping, const arch::ArchSpec& spec,
+                          const std::string& program_name) {
+  const ops::AttentionShape& a = stage.shape();
+  const NaiveTiling t = tiling_of(mapping);
+  const DType dtype = stage.dtype();
+  const int64_t d = a.head_dim, element = size_bytes(dtype);
+  const NaiveBuffers buffers = naive_buffers(stage, t.rows, t.cols, t.softmax_rows);
+  // S and P: the scores and the probabilities, [b * h * seq_q, seq_kv] in the op's type, written by the
+  // program and read back by it.
+  std::vector<arch::TensorDecl> intermediates;
+  for (const char* name : {"S", "P"}) {
+    arch::TensorDecl tensor;
+    tensor.name = name;
+    tensor.dtype = dtype;
+    tensor.rows = a.batch * a.heads * a.seq_q;
+    tensor.cols = a.seq_kv;
+    tensor.role = arch::TensorRole::output;
+    intermediates.push_back(tensor);
+  }
+  arch::Program program;
+  const attention::ProgramTensors tensors =
+      attention::start_attention_program(program, program_name, op, seed, spec, a, intermediates);
+  const int s_tensor = tensors.intermediates[0], p_tensor = tensors.intermediates[1];
+  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
+      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
+      vec_queue{arch::QueueKind::vec, 0};
+  const EngineGroup load_group{0, 1};
+  EngineDealer load_dealer(load_group, spec.core.dma);
+  auto here = [&](const std::string& name) {
+    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
+  };
+  auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
+  // Semaphore `name` of buffer index % 2 (its two buffers), by id.
+  IndexedSemaphores ids(program);
+  auto here_at = [&](const char* name, int64_t index) {
+    return arch::SemaphoreRef{ids.id(name, index % 2), arch::kSameCore};
+  };
+  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
+    return arch::SemaphoreWait{here_at(name, index), count};
+  };
+  auto round_op = [&](uint64_t from, uint64_t to, int64_t rows, int64_t cols, double scale) {
+    arch::VecOp round;
+    round.kind = arch::VectorKind::map;
+    round.chain = {arch::VecFn::scale};
+    round.scale = scale;
+    round.dtype = DType::fp32;
+    round.out_dtype = dtype;
+    round.x_address = from;
+    round.o_address = to;
+    round.rows = rows;
+    round.cols = cols;
+    return round;
+  };
+  const std::vector<Block> blocks = stage.q_blocks(t.rows);
+  for (int core = 0; core < t.cores; ++core) {
+    // Plain variables, not a structured binding: the pass lambdas below capture them, which C++17 allows
+    // only for variables (clang refuses a captured binding; the fuzz build compiles this file with clang).
+    const std::pair<size_t, size_t> range = blocks_of_core(core, t.cores, blocks.size());
+    const size_t first = range.first, last = range.second;
+    if (first == last) continue;
+    program.cores.emplace_back();
+    program.cores.back().coord = arch::core_coord(core, spec.mesh);
+    std::vector<arch::Instruction>& list = program.cores.back().instructions;
+    // Each pass of each block is a list of parts, each part instructions in program order: a tile's (or a
+    // chunk's) loads, then its compute and store, the loads one tile ahead so that on one DMA engine the next
+    // tile's loads are queued before this tile's store. Every wait is on a signal of an earlier part of the
+    // same pass, or of an earlier step: the parts' order is one every queue can follow, whatever the queues.
+    using Part = std::vector<arch::Instruction>;
+    struct Pass {
+      std::vector<Part> loads, rest;  // per tile or chunk
+    };
+    auto parts_of = [](Pass pass) {
+      std::vector<Part> parts;
+      if (pass.loads.empty()) return parts;
+      parts.push_back(std::move(pass.loads[0]));
+      for (size_t i = 0; i < pass.rest.size(); ++i) {
+        if (i + 1 < pass.loads.size()) parts.push_back(std::move(pass.loads[i + 1]));
+        parts.push_back(std::move(pass.rest[i]));
+      }
+      return parts;
+    };
+    int64_t s_tiles = 0, chunks = 0, pv_tiles = 0;  // over the core so far: the double buffers' parity
+    auto s_pass = [&](size_t i) {
+      const Block& block = blocks[i];
+      const int64_t keys = stage.keys_seen(block);
+      Pass pass;
+      for (int64_t k0 = 0; k0 < keys; k0 += t.cols, ++s_tiles) {
+        const int64_t cols = std::min(t.cols, keys - k0), n = s_tiles;
+        const int buffer = static_cast<int>(n % 2);
+        const bool first_tile = k0 == 0, last_tile = k0 + t.cols >= keys;
+        Part loads, rest;
+        if (first_tile) {
+          arch::DmaLoad load;
+          load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
+          load.sram_address = buffers.q;
+          arch::Waits waits;
+          if (i != first) waits.push_back(wait("q_free"));
+          loads.push_back(make_instruction(load_queue, load, waits, {here("q_full")}));
+        }
+        const std::vector<attention::Run> runs =
+            attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
+        attention::append_kv_loads(loads, program, load_group, tensors, "k", buffer, buffers.k[buffer], runs,
+                                   attention::deal_runs(load_dealer, runs, d * element), d, element,
+                                   n >= 2 ? 1 : 0, {});
+        arch::PeMatmul s = stage.matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer],
+                                           buffers.s_accumulator[buffer], block.rows, cols, d);
+        s.w_transposed = true;
+        arch::Waits waits = {wait_at("k_full", n, static_cast<int>(runs.size()))};
+        if (first_tile) waits.push_back(wait("q_full"));
+        if (n >= 2) waits.push_back(wait_at("s_accumulator_free", n));
+        arch::Signals signals = {here_at("s_accumulator_full", n), here_at("k_free", n)};
+        if (last_tile) signals.push_back(here("q_free"));
+        rest.push_back(make_instruction(pe_queue, s, waits, signals));
+        // S = scale * Q K^T in the op's type.
+        arch::Waits round_waits = {wait_at("s_accumulator_full", n)};
+        if (n >= 2) round_waits.push_back(wait_at("s_out_free", n));
+        rest.push_back(make_instruction(vec_queue,
+                                        round_op(buffers.s_accumulator[buffer], buffers.s_out[buffer],
+                                                 block.rows, cols, a.effective_scale()),
+                                        round_waits,
+                                        {here_at("s_accumulator_free", n), here_at("s_out_full", n)}));
+        arch::DmaStore store;
+        store.sram_address = buffers.s_out[buffer];
+        store.destination = arch::TensorRegion{s_tensor, block.first_row, block.rows, k0, cols};
+        rest.push_back(make_instruction(store_queue, store, {wait_at("s_out_full", n)},
+                                        {here_at("s_out_free", n), here_at("s_stored", i)}));
+        pass.loads.push_back(std::move(loads));
+        pass.rest.push_back(std::move(rest));
+      }
+      return parts_of(std::move(pass));
+    };
+    auto softmax_pass = [&](size_t i) {
+      const Block& block = blocks[i];
+      const int64_t keys = stage.keys_seen(block);
+      const int s_stores = static_cast<int>(ceil_div(keys, t.cols));
+      Pass pass;
+      for (int64_t r0 = 0; r0 < block.rows; r0 += t.softmax_rows, ++chunks) {
+        const int64_t rows = std::min(t.softmax_rows, block.rows - r0), n = chunks;
+        const uint64_t chunk = buffers.chunk[n % 2];
+        arch::DmaLoad load;
+        load.source = arch::TensorRegion{s_tensor, block.first_row + r0, rows, 0, keys};
+        load.sram_address = chunk;
+        arch::Waits waits;
+        if (r0 == 0) waits.push_back(wait_at("s_stored", i, s_stores));
+        if (n >= 2) waits.push_back(wait_at("chunk_free", n));
+        pass.loads.push_back({make_instruction(store_queue, load, waits, {here_at("chunk_full", n)})});
+        arch::VecOp softmax;
+        softmax.kind = arch::VectorKind::softmax;
+        softmax.dtype = softmax.out_dtype = dtype;
+        softmax.x_address = softmax.o_address = chunk;
+        softmax.rows = rows;
+        softmax.cols = keys;
+        softmax.causal_shift = chunk_shift(stage, block, r0, keys);
+        Part rest = {
+            make_instruction(vec_queue, softmax, {wait_at("chunk_full", n)}, {here_at("chunk_done", n)})};
+        arch::DmaStore store;
+        store.sram_address = chunk;
+        store.destination = arch::TensorRegion{p_tensor, block.first_row + r0, rows, 0, keys};
+        rest.push_back(make_instruction(store_queue, store, {wait_at("chunk_done", n)},
+                                        {here_at("chunk_free", n), here_at("p_stored", i)}));
+        pass.rest.push_back(std::move(rest));
+      }
+      return parts_of(std::move(pass));
+    };
+    auto pv_pass = [&](size_t i) {
+      const Block& block = blocks[i];
+      const int64_t keys = stage.keys_seen(block);
+      const int p_stores = static_cast<int>(ceil_div(block.rows, t.softmax_rows));
+      Pass pass;
+      for (int64_t k0 = 0; k0 < keys; k0 += t.cols, ++pv_tiles) {
+        const int64_t cols = std::min(t.cols, keys - k0), n = pv_tiles;
+        const int buffer = static_cast<int>(n % 2);
+        const bool first_tile = k0 == 0, last_tile = k0 + t.cols >= keys;
+        Part loads, rest;
+        arch::DmaLoad load;
+        load.source = arch::TensorRegion{p_tensor, block.first_row, block.rows, k0, cols};
+        load.sram_address = buffers.p[buffer];
+        arch::Waits waits;
+        if (first_tile) waits.push_back(wait_at("p_stored", i, p_stores));
+        if (n >= 2) waits.push_back(wait_at("p_free", n));
+        loads.push_back(make_instruction(load_queue, load, waits, {here_at("p_full", n)}));
+        const std::vector<attention::Run> runs =
+            attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
+        attention::append_kv_loads(loads, program, load_group, tensors, "v", buffer, buffers.v[buffer], runs,
+                                   attention::deal_runs(load_dealer, runs, d * element), d, element,
+                                   n >= 2 ? 1 : 0, {});
+        arch::PeMatmul pv = stage.matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
+                                            buffers.accumulator, block.rows, d, cols);
+        pv.accumulate = !first_tile;
+        arch::Waits pv_waits = {wait_at("v_full", n, static_cast<int>(runs.size())), wait_at("p_full", n)};
+        if (first_tile && i != first) pv_waits.push_back(wait("accumulator_free"));
+        arch::Signals signals = {here_at("p_free", n), here_at("v_free", n)};
+        if (last_tile) signals.push_back(here("pv_done"));
+        rest.push_back(make_instruction(pe_queue, pv, pv_waits, signals));
+        if (last_tile) {
+          arch::Waits round_waits = {wait("pv_done")};
+          if (i != first) round_waits.push_back(wait("out_free"));
+          rest.push_back(make_instruction(vec_queue,
+                                          round_op(buffers.accumulator, buffers.out, block.rows, d, 1.0),
+                                          round_waits, {here("accumulator_free"), here("out_full")}));
+          arch::DmaStore store;
+          store.sram_address = buffers.out;
+          store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
+          rest.push_back(make_instruction(store_queue, store, {wait("out_full")}, {here("out_free")}));
+        }
+        pass.loads.push_back(std::move(loads));
+        pass.rest.push_back(std::move(rest));
+      }
+      return parts_of(std::move(pass));
+    };
+    // Step s: block s's S pass, block s-1's softmax and block s-2's P V, their parts interleaved evenly (a
+    // part's place: its index over its pass's count), so that each unit has the three passes' work in turn.
+    const size_t count = last - first;
+    for (size_t step = 0; step < count + 2; ++step) {
+      std::vector<std::vector<Part>> passes;
+      if (step < count) passes.push_back(s_pass(first + step));
+      if (step >= 1 && step - 1 < count) passes.push_back(softmax_pass(first + step - 1));
+      if (step >= 2) passes.push_back(pv_pass(first + step - 2));
+      std::vector<std::pair<double, Part*>> order;
+      for (std::vector<Part>& pass : passes)
+        for (size_t p = 0; p < pass.size(); ++p)
+          order.emplace_back((static_cast<double>(p) + 0.5) / static_cast<double>(pass.size()), &pass[p]);
+      std::stable_sort(order.begin(), order.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (const auto& [key, part] : order)
+        for (arch::Instruction& instruction : *part) list.push_back(std::move(instruction));
+    }
+  }
+  program.number_semaphores_by_appearance();
+  return program;
+}
+
+}  // namespace tessera::mapper

@@ -1,0 +1,160 @@
+#include "mapper/attention/program.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "arch/figures.hpp"
+#include "arch/isa/vec_op.hpp"
+#include "arch/timing/vector_timing.hpp"
+#include "common/error.hpp"
+#include "mapper/kit/program_header.hpp"
+#include "mapper/kit/unit_cycles.hpp"
+#include "ops/tensor.hpp"
+
+namespace tessera::mapper::attention {
+
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks, int kv, int64_t parts,
+                   int scores) {
+  TESSERA_ASSERT(
+      blocks >= 1 && blocks <= kMostBlocksPerCore && kv >= 1 && kv <= kMostKvBuffers && scores >= 2 &&
+          scores <= kMostScoreBuffers,
+      "a flash form's core holds 1 to kMostBlocksPerCore Q blocks, 1 to kMostKvBuffers K/V tiles and "
+      "2 to kMostScoreBuffers S and P tiles");
+  const int64_t element = size_bytes(dtype);
+  Buffers b;
+  SramCursor sram;
+  auto take = [&](int64_t bytes) { return sram.take(bytes); };
+  b.q = take(rows * dim * element);
+  for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
+  for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
+  for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
+  b.accumulator = take(parts * rows * dim * 4);
+  b.out = take(rows * dim * element);
+  b.statistics = take(parts * rows * arch::VecOp::kRowStatistics * 4);
+  for (int slot = 1; slot < blocks; ++slot) {
+    BlockBuffers& more = b.more[slot - 1];
+    more.q = take(rows * dim * element);
+    more.accumulator = take(rows * dim * 4);
+    more.out = take(rows * dim * element);
+    more.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
+  }
+  for (int i = 2; i < scores; ++i) {
+    b.s[i] = take(rows * cols * 4);
+    b.p[i] = take(rows * cols * element);
+  }
+  b.end = sram.at;
+  return b;
+}
+
+std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
+                         int64_t g, int64_t k0, int64_t cols) {
+  const bool bshd = a.kv_cache.order == ops::KvOrder::bshd;
+  // Keys of one cache block (the whole sequence when not paged) are consecutive rows in either order: a
+  // chunk of them at a time, each extending the run before it where it follows on.
+  const int64_t chunk = a.paged() ? a.kv_cache.block_tokens : a.seq_kv;
+  std::vector<Run> runs;
+  for (int64_t key = k0; key < k0 + cols;) {
+    const int64_t keys = std::min(chunk - key % chunk, k0 + cols - key);
+    const int64_t flat = a.kv_row(b, g, key, table.empty() ? nullptr : table.data());
+    const int64_t row = bshd ? flat / a.kv_heads : flat, col = bshd ? (flat % a.kv_heads) * a.head_dim : 0;
+    if (!runs.empty() && runs.back().col == col && runs.back().row + runs.back().rows == row) {
+      runs.back().rows += keys;
+    } else {
+      runs.push_back(Run{row, keys, col, key - k0});
+    }
+    key += keys;
+  }
+  return runs;
+}
+
+ProgramTensors start_attention_program(arch::Program& program, const std::string& name, const ops::Op& op,
+                                       uint64_t seed, const arch::ArchSpec& spec,
+                                       const ops::AttentionShape& a,
+                                       const std::vector<arch::TensorDecl>& intermediates) {
+  start_program(program, name, op, seed, spec);
+  ProgramTensors tensors;
+  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
+    if (desc.name == "BT") {
+      const ops::HostTensor bt = ops::generate_input(DType::int32, desc.rows, desc.cols, seed, desc.tensor_id,
+                                                     std::nullopt, desc.index_range);
+      tensors.table.assign(reinterpret_cast<const int32_t*>(bt.bytes.data()),
+                           reinterpret_cast<const int32_t*>(bt.bytes.data()) + desc.rows * desc.cols);
+      continue;
+    }
+    if (desc.is_output)
+      for (const arch::TensorDecl& intermediate : intermediates)
+        tensors.intermediates.push_back(add_tensor(program, intermediate));
+    arch::TensorDecl declared = declared_tensor(desc, seed);
+    if ((desc.name == "K" || desc.name == "V") && a.kv_cache.order == ops::KvOrder::bshd) {
+      declared.rows /= a.kv_heads;
+      declared.cols *= a.kv_heads;
+    }
+    const int index = add_tensor(program, declared);
+    (desc.name == "Q"   ? tensors.q
+     : desc.name == "K" ? tensors.k
+     : desc.name == "V" ? tensors.v
+                        : tensors.o) = index;
+  }
+  return tensors;
+}
+
+std::vector<RunBlock> deal_runs(EngineDealer& dealer, const std::vector<Run>& runs, int64_t row_bytes) {
+  std::vector<RunBlock> blocks;
+  for (size_t r = 0; r < runs.size(); ++r)
+    for (const DealtBlock& block : dealer.deal(runs[r].rows, row_bytes)) blocks.push_back(RunBlock{r, block});
+  return blocks;
+}
+
+std::vector<int> engines_of(const std::vector<RunBlock>& blocks) {
+  std::vector<int> engines;
+  for (const RunBlock& block : blocks)
+    if (std::find(engines.begin(), engines.end(), block.block.engine) == engines.end())
+      engines.push_back(block.block.engine);
+  return engines;
+}
+
+void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, const EngineGroup& group,
+                     const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
+                     const std::vector<Run>& runs, const std::vector<RunBlock>& blocks, int64_t d,
+                     int64_t element, int frees, const std::vector<int>& destinations) {
+  const bool is_k = std::string(name) == "k";
+  const std::string index = fmt::format("[{}]", buffer);
+  auto semaphore = [&](const std::string& semaphore_name) {
+    return arch::SemaphoreRef{program.semaphore_id(semaphore_name), arch::kSameCore};
+  };
+  // Every piece signals the tile's one semaphore: named once, not per piece.
+  const arch::SemaphoreRef full = semaphore(fmt::format("{}_full{}", name, index));
+  std::vector<int> waited;
+  for (const RunBlock& piece : blocks) {
+    const Run& run = runs[piece.run];
+    const int engine = piece.block.engine;
+    arch::DmaLoad load;
+    load.source = arch::TensorRegion{is_k ? tensors.k : tensors.v, run.row + piece.block.rows.first,
+                                     piece.block.rows.rows, run.col, d};
+    load.sram_address =
+        sram_address + static_cast<uint64_t>((run.first_key + piece.block.rows.first) * d * element);
+    load.destinations = destinations;
+    arch::Waits waits;
+    if (frees > 0 && std::find(waited.begin(), waited.end(), engine) == waited.end()) {
+      waits.push_back(arch::SemaphoreWait{
+          semaphore(engine_semaphore(fmt::format("{}_free", name), index, group, engine)), frees});
+      waited.push_back(engine);
+    }
+    // The tile is full when its last block lands: the blocks' signals are counted by the consumer.
+    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits, {full}));
+  }
+}
+
+void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,
+                 const arch::ArchSpec& spec) {
+  // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
+  double pairs = 0;
+  for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));
+  const double macs = 2.0 * static_cast<double>(a.head_dim) * static_cast<double>(a.batch * a.heads) * pairs;
+  finish_estimate(cost, busiest_core_cycles, spec, macs, 2);
+}
+
+}  // namespace tessera::mapper::attention
