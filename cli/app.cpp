@@ -152,11 +152,25 @@ void print(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
+// The machine and the workload a command reads, with its --set overrides applied.
+struct Inputs {
+  MachineInput machine;
+  WorkloadInput workload;
+  // Where a machine field is written, for the mapper's "no legal mapping" errors.
+  SourceLocation locate(const std::string& field) const { return locate_field(machine.document, field); }
+};
+
+Inputs load_inputs(const Common& common) {
+  const Overrides overrides = route_overrides(common.overrides, true);
+  MachineInput machine = load_machine(common.arch_path, overrides.arch);
+  return Inputs{std::move(machine), load_workload(common.workload_path, overrides.workload)};
+}
+
 int run_command(const Common& common, bool timing_only, int simulate_top) {
   const auto started = std::chrono::steady_clock::now();
-  const Overrides overrides = route_overrides(common.overrides, true);
-  const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
-  const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
+  const Inputs inputs = load_inputs(common);
+  const MachineInput& machine_input = inputs.machine;
+  const WorkloadInput& workload_input = inputs.workload;
   OutputFolder out(common.out_dir);
   out.check();
   const arch::ArchSpec& spec = machine_input.spec;
@@ -170,9 +184,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   settings.objective = objective_of(common);
   settings.workload_name = workload_input.workload.name;
   settings.reference_root = common.reference_root;
-  settings.locate_machine_field = [&](const std::string& field) {
-    return locate_field(machine_input.document, field);
-  };
+  settings.locate_machine_field = [&](const std::string& field) { return inputs.locate(field); };
   settings.progress = progress_printer(common);
   settings.warn = warning_printer();
   flow::WorkloadRun run = flow::run_workload(workload_input.workload, spec, settings);
@@ -194,9 +206,9 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
 }
 
 int map_command(const Common& common, int top) {
-  const Overrides overrides = route_overrides(common.overrides, true);
-  const MachineInput machine_input = load_machine(common.arch_path, overrides.arch);
-  const WorkloadInput workload_input = load_workload(common.workload_path, overrides.workload);
+  const Inputs inputs = load_inputs(common);
+  const MachineInput& machine_input = inputs.machine;
+  const WorkloadInput& workload_input = inputs.workload;
   OutputFolder out(common.out_dir);
   out.check();
   const arch::ArchSpec& spec = machine_input.spec;
@@ -207,9 +219,7 @@ int map_command(const Common& common, int top) {
   settings.objective = objective_of(common);
   settings.threads = common.threads;
   settings.write_programs = !common.out_dir.empty();
-  settings.locate_machine_field = [&](const std::string& field) {
-    return locate_field(machine_input.document, field);
-  };
+  settings.locate_machine_field = [&](const std::string& field) { return inputs.locate(field); };
   settings.progress = progress_printer(common);
   flow::WorkloadMap map = flow::map_workload(workload_input.workload, spec, settings);
   if (out.enabled()) {

@@ -6,6 +6,7 @@
 
 #include "arch/figures.hpp"
 #include "arch/isa/program_text.hpp"
+#include "sim/stats.hpp"
 
 namespace tessera::flow {
 
@@ -63,6 +64,9 @@ traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& 
     bubbles.kind = arch::name_of(unit.queue.kind);
     for (arch::Cause cause : arch::all_causes())
       bubbles.cycles.emplace_back(arch::name_of(cause), unit.cycles[static_cast<int>(cause)]);
+    for (const sim::CounterDecl<sim::UnitCounters>& counter : sim::unit_counters())
+      if (const int64_t value = unit.counters.*counter.member; value != 0)
+        bubbles.counters.emplace_back(counter.name, value);
     record.bubbles.push_back(std::move(bubbles));
   }
   return record;

@@ -146,6 +146,9 @@ ProgramRun simulate_program(const arch::Program& program, const std::string& pro
   traces::RunRecord record = record_of(result, spec);
   record.dataflow = "program";
   record.winner = true;
+  // No form mapped it: the program is its own.
+  record.mapping.dataflow = "program";
+  record.mapping.fields = {{"form", std::string("program")}};
   record.mapping.description = "as written in " + program_path;
   if (op) {
     op_record.shape = op->shape_text();

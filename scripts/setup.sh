@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev       # reports and formatting
   libgtest-dev                        # tests
   python3 python3-matplotlib python3-yaml   # plots and sweep drivers (scripts/)
+  python3-jsonschema                  # report.json against docs/report.schema.json (tests)
 )
 
 missing=()

@@ -20,7 +20,8 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 cd "$build"
 # Left out, as the slowest end-to-end tests whose code the rest of the suite runs under the sanitizers too: the
 # text round trip of every shipped workload's programs on every shipped machine (minutes of lowering; the CLI
-# round trip of ProgramRoundTrip.* covers the same readers and checks on small ops).
-slow='^EveryShippedMachine/ShippedPrograms\.'
+# round trip of ProgramRoundTrip.* covers the same readers and checks on small ops), and every shipped
+# workload's report against the schema (minutes of mapping MoE layers; ReportSchema.* checks a small run's).
+slow='^EveryShippedMachine/ShippedPrograms\.|^Every/ShippedReports\.'
 ctest -j "$jobs" --output-on-failure --timeout 1200 -E "$slow" "$@"
 echo "sanitized suite: build $((built - start)) s, tests $(($(date +%s) - built)) s"

@@ -86,6 +86,14 @@ Json run_json(const RunRecord& run) {
     units[unit.unit] = causes;
   }
   json["bubbles"] = units;
+  Json counters = Json::object();
+  for (const UnitBubbles& unit : run.bubbles) {
+    if (unit.counters.empty()) continue;
+    Json values = Json::object();
+    for (const auto& [name, value] : unit.counters) values[name] = value;
+    counters[unit.unit] = values;
+  }
+  json["unit_counters"] = counters;
   if (const CoreLoads loads = core_loads(run, run.cycles); !loads.cores.empty()) {
     Json per_core = Json::array();
     for (const CoreLoad& core : loads.cores)
@@ -411,6 +419,7 @@ Json pareto_json(const std::vector<ParetoPoint>& front) {
 std::string to_json(const Report& report, bool include_host_seconds) {
   Json json;
   json["tool"] = report.tool;
+  json["schema_version"] = kReportSchemaVersion;
   json["command"] = report.command;
   json["machine"] = report.machine;
   json["workload"] = report.workload;

@@ -18,6 +18,9 @@ struct UnitBubbles {
   std::string unit;  // "core0,1.pe"
   std::string kind;  // "pe", "dma", "noc"
   std::vector<std::pair<std::string, int64_t>> cycles;
+  // The unit's counters as the simulator declares them (sim/stats.cpp, unit_counters: instructions, MACs,
+  // folds, bytes moved, bursts, vector elements), in that order, those that stayed 0 left out.
+  std::vector<std::pair<std::string, int64_t>> counters;
 };
 
 struct Numerics {
@@ -187,6 +190,9 @@ struct CoreLoads {
 CoreLoads core_loads(const RunRecord& run, int64_t cycles);
 
 // The JSON text of the report (stable key order, fixed number formatting: same inputs, same bytes).
+// report.json's version of docs/report.schema.json: it changes when a key is removed or changes meaning (keys
+// may be added within a version).
+constexpr int kReportSchemaVersion = 1;
 std::string to_json(const Report& report, bool include_host_seconds = true);
 // A terminal table: per op one row per dataflow (winner marked), bubbles of the winner, totals.
 std::string to_table(const Report& report);
