@@ -1,4 +1,4 @@
-// The decomposition of each op kind into stages, one file each in op_stages/, listed in op_stages.cpp.
+// The decomposition of each op kind into forms, one file each in its family's room, listed in op_stages.cpp.
 #pragma once
 
 #include <vector>

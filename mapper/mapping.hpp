@@ -22,10 +22,10 @@ namespace tessera::mapper {
 struct Cost;
 
 struct Mapping {
-  // The form it maps: a contraction stage (mapper/stage.hpp: its problem, and how its tiles become
-  // instructions); a vector stage (mapper/vector_stage.hpp: its units split over split_m cores in shares of
-  // tile_n, streamed through SRAM in blocks of tile_m, double-buffered when double_buffer_inputs); or a form
-  // with its own typed choice (mapper/form_choice.hpp), whose PE stages run `dataflow`.
+  // The form it maps: a contraction stage (mapper/contraction/stage.hpp: its problem, and how its tiles
+  // become instructions); a vector stage (mapper/kit/vector_stage.hpp: its units split over split_m cores in
+  // shares of tile_n, streamed through SRAM in blocks of tile_m, double-buffered when double_buffer_inputs);
+  // or a form with its own typed choice (mapper/form_choice.hpp), whose PE stages run `dataflow`.
   std::shared_ptr<const Form> form;
   FormChoice choice;
   arch::Dataflow dataflow = arch::Dataflow::ws;
@@ -41,8 +41,8 @@ struct Mapping {
   std::array<Dim, 3> order = {Dim::m, Dim::n, Dim::k};  // tile loops, outermost first
   bool double_buffer_inputs = true;  // two A and two W buffers: the next tile loads while this one computes
   bool double_buffer_output = true;  // two O buffers: a finished tile drains while the next accumulates
-  // The op's epilogue (mapper/epilogue_work.hpp), and how it runs: fused on each output tile in SRAM (the O
-  // buffers then drain through as many epilogue buffers), or unfused as `epilogue_pass`, a mapping of the
+  // The op's epilogue (mapper/kit/epilogue_work.hpp), and how it runs: fused on each output tile in SRAM (the
+  // O buffers then drain through as many epilogue buffers), or unfused as `epilogue_pass`, a mapping of the
   // vector stage over the stored output after a barrier.
   std::shared_ptr<const EpilogueWork> epilogue;
   Fusion fusion = Fusion::none;
@@ -53,7 +53,7 @@ struct Mapping {
   std::shared_ptr<const Mapping> prologue_pass;
 
   // The form as type F, or nothing where it is not one (a family's own accessor asserts it:
-  // mapper/stage.hpp's stage_of, mapper/vector_stage.hpp's vector_stage_of).
+  // mapper/contraction/stage.hpp's stage_of, mapper/kit/vector_stage.hpp's vector_stage_of).
   template <class F>
   const F* form_if() const {
     return dynamic_cast<const F*>(form.get());

@@ -1,7 +1,8 @@
 // What an op becomes on the machine (DESIGN.md, "Mapped forms"): the contraction stages the mapper searches
 // for it side by side, or one form (mapper/form.hpp) that searches itself. Each op kind's
-// decomposition is its own file under op_stages/, listed in op_stages.cpp's table: a new op kind is its file
-// in ops/kinds/, and here its file and a line.
+// decomposition is its own file in its family's room (mapper/contraction/decompose_gemm.cpp,
+// mapper/attention/decompose.cpp, ...), declared in decompositions.hpp and listed in op_stages.cpp's table: a
+// new op kind is its file in ops/kinds/, and here its file and a line.
 #pragma once
 
 #include <functional>
@@ -17,7 +18,7 @@
 namespace tessera::mapper {
 
 struct OpStages {
-  // The op's search (search_op): its contraction stages' (mapper/contraction_search.hpp, contraction_forms),
+  // The op's search (search_op): its contraction stages' (mapper/contraction/search.hpp, contraction_forms),
   // or one form's (one_form). Empty: not mapped.
   std::function<SearchResult(const arch::ArchSpec& spec, const SearchOptions& options)> search;
   bool mapped() const { return static_cast<bool>(search); }
@@ -31,7 +32,7 @@ OpStages one_form(std::shared_ptr<const Form> form);
 OpStages stages_of(const ops::Op& op, const arch::ArchSpec& spec,
                    const std::vector<arch::Dataflow>& dataflows);
 
-// A kind's decomposition (op_stages/<kind>.cpp).
+// A kind's decomposition (decompositions.hpp).
 using Decomposition = OpStages (*)(const ops::Op& op, const arch::ArchSpec& spec,
                                    const std::vector<arch::Dataflow>& dataflows);
 

@@ -1,6 +1,6 @@
 // attention's decomposition (issue "Attention: flash-style prefill, paged KV-cache decode with GQA"): the
 // stage graph S = Q K^T (PE array), the online softmax (vector unit), O = P V (PE array) and the rescale,
-// mapped flash-style (mapper/attention_stage.hpp). It needs a vector unit for the softmax.
+// mapped flash-style (mapper/attention/stage.hpp). It needs a vector unit for the softmax.
 #include "mapper/attention/stage.hpp"
 #include "mapper/decompositions.hpp"
 

@@ -1,5 +1,5 @@
-// What attention's forms (mapper/attention_stage.hpp: flash, flash-mc and flash-split;
-// mapper/attention_naive.hpp: naive) share in their programs and costs: the program's tensors, the flash
+// What attention's forms (mapper/attention/stage.hpp: flash, flash-mc and flash-split;
+// mapper/attention/naive.hpp: naive) share in their programs and costs: the program's tensors, the flash
 // forms' SRAM buffers, the runs of K/V rows a tile of keys reads (paged and bshd caches), their loads, and
 // the figures of a cost that follow from its cycles and bytes.
 #pragma once
@@ -77,8 +77,8 @@ ProgramTensors start_attention_program(arch::Program& program, const std::string
                                        const ops::AttentionShape& a,
                                        const std::vector<arch::TensorDecl>& intermediates = {});
 
-// A tile's runs of K (or V) rows cut into row blocks and dealt round a group (mapper/dma_engines.hpp): per
-// block, the run it belongs to, its rows within the run and its engine.
+// A tile's runs of K (or V) rows cut into row blocks and dealt round a group (mapper/kit/dma_engines.hpp):
+// per block, the run it belongs to, its rows within the run and its engine.
 struct RunBlock {
   size_t run = 0;
   DealtBlock block;

@@ -1,4 +1,4 @@
-// Attention's split-KV form (flash-decoding): mapper/attention_stage.hpp, "The split-KV form". A decode step
+// Attention's split-KV form (flash-decoding): mapper/attention/stage.hpp, "The split-KV form". A decode step
 // has few Q blocks (batch x kv heads, the G q heads of a kv head stacked), each streaming the whole K/V
 // cache: one core a block leaves cores idle and each busy one a long run of tiles. Split, each block's keys
 // run on `splits` cores at once; the partial results meet on the block's first core over the NoC.

@@ -32,8 +32,8 @@ class AttentionStage final : public Form {
   static std::shared_ptr<const AttentionStage> of(const ops::Op& op);
 
   // flash: each core streams its blocks' K/V tiles; flash_mc: K/V loaded once and multicast; naive: S and P
-  // through DRAM (mapper/attention_naive.hpp); flash_split: a decode's blocks' keys split over several cores,
-  // the partial results merged over the NoC (mapper/attention_split.cpp).
+  // through DRAM (mapper/attention/naive.hpp); flash_split: a decode's blocks' keys split over several cores,
+  // the partial results merged over the NoC (mapper/attention/split.cpp).
   enum Form : int64_t { flash = 0, flash_mc = 1, naive = 2, flash_split = 3 };
   // An attention mapping's choices (Mapping::choice): rows of a Q block, keys of a K/V tile, cores, the form,
   // and (naive) rows of a softmax pass's chunk, (flash-mc) K/V tile buffers (0: two), (flash-split) the
@@ -176,12 +176,12 @@ class AttentionStage final : public Form {
   Cost multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec, const InstructionTimer& timer,
                       const PassEngines& engines) const;
   // The DMA cycles of a K/V tile of `keys` keys (its K and V runs) and of a Q block's load or store, each
-  // cut into row blocks over `group` (mapper/dma_engines.hpp).
+  // cut into row blocks over `group` (mapper/kit/dma_engines.hpp).
   int64_t tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec, const EngineGroup& group,
                            int64_t keys) const;
   int64_t block_transfer_cycles(const arch::ArchSpec& spec, const EngineGroup& group,
                                 const QBlock& block) const;
-  // A flash form's DMA engines (mapper/dma_engines.hpp, pass_engines): the loads (Q and K/V tiles; the
+  // A flash form's DMA engines (mapper/kit/dma_engines.hpp, pass_engines): the loads (Q and K/V tiles; the
   // multicast form's K/V tiles) and the stores (O; the multicast form's Q loads too), split by the bytes of
   // a block of `block_rows` rows that sees every key.
   PassEngines flash_engines(const Mapping& mapping, const arch::ArchSpec& spec) const;
@@ -224,7 +224,7 @@ class AttentionStage final : public Form {
                           const std::string& free_signal) const;
   arch::Signals out_full_signals(arch::Program& program, const EngineGroup& stores,
                                  const std::vector<DealtBlock>& pieces) const;
-  // The split-KV form's (mapper/attention_split.cpp).
+  // The split-KV form's (mapper/attention/split.cpp).
   arch::Program lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                             const arch::ArchSpec& spec, const std::string& program_name) const;
   Cost evaluate_split(const Mapping& mapping, const arch::ArchSpec& spec) const;

@@ -1,6 +1,6 @@
-// A conv2d's forms (op_stages/conv2d.cpp), each on its own: its implicit GEMM with `packed` groups per
-// block-diagonal GEMM (A the im2col view of X, W the block-diagonal view of the packed groups' weights), and
-// its direct 7-D loop nest.
+// A conv2d's forms (mapper/contraction/decompose_conv2d.cpp), each on its own: its implicit GEMM with
+// `packed` groups per block-diagonal GEMM (A the im2col view of X, W the block-diagonal view of the packed
+// groups' weights), and its direct 7-D loop nest.
 #pragma once
 
 #include <cstdint>

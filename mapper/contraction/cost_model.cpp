@@ -226,11 +226,11 @@ Cost CostModel::evaluate_contraction(const Mapping& mapping) const {
     epilogue_loads = ((mapping.epilogue->bias() ? 1 : 0) + (mapping.epilogue->tile() ? 1 : 0)) * stores;
   }
 
-  // DMA engines, grouped as the plan says (mapper/dma_engines.hpp, as in the lowering): A's loads on one
+  // DMA engines, grouped as the plan says (mapper/kit/dma_engines.hpp, as in the lowering): A's loads on one
   // group and W's on the other, each load cut into row blocks that its group's engines carry at once; the
-  // stores cut likewise over theirs (mapper/dma_engines.hpp). Each engine runs at the rate its rows allow: a
-  // tile's runs (stage.runs: an im2col row gathered in short runs, a tile of whole rows one contiguous run)
-  // set its bursts. Every block pays its setup on its engine.
+  // stores cut likewise over theirs (mapper/kit/dma_engines.hpp). Each engine runs at the rate its rows
+  // allow: a tile's runs (stage.runs: an im2col row gathered in short runs, a tile of whole rows one
+  // contiguous run) set its bursts. Every block pays its setup on its engine.
   const auto& dma = spec.core.dma;
   const TileRuns runs = stage.runs(tm, tn, tk);
   const double a_rate = dma_bytes_per_cycle(runs.a * element, a_coding),

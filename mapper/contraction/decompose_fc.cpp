@@ -1,4 +1,4 @@
-// fc: the GEMM m = batch, k = inputs, n = outputs (op_stages/matmul_forms.hpp).
+// fc: the GEMM m = batch, k = inputs, n = outputs (mapper/contraction/matmul_forms.hpp).
 #include "mapper/contraction/matmul_forms.hpp"
 #include "mapper/decompositions.hpp"
 #include "ops/kinds/fc.hpp"

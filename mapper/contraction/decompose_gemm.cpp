@@ -1,4 +1,4 @@
-// gemm: one GEMM (op_stages/matmul_forms.hpp).
+// gemm: one GEMM (mapper/contraction/matmul_forms.hpp).
 #include "mapper/contraction/matmul_forms.hpp"
 #include "mapper/decompositions.hpp"
 

@@ -253,7 +253,7 @@ class Lowering {
   };
 
   // The blocks of a load of `tensor`: each piece the stage loads it in, cut into row blocks dealt round the
-  // tensor's engine group (mapper/dma_engines.hpp).
+  // tensor's engine group (mapper/kit/dma_engines.hpp).
   std::vector<LoadBlock> load_blocks(int tensor, const Residency& load) const {
     const int64_t pitch = tensor == kA ? plan_.a_row_bytes : plan_.w_row_bytes;
     std::vector<LoadBlock> blocks;

@@ -19,7 +19,7 @@ struct ContractionPlan {
   // operand is multicast when the NoC can and every sharer's sequence of tiles is the same: all hold as many
   // tiles of the other dimension, or none of them reloads it.
   bool multicast[2] = {false, false};  // A, W
-  // DMA engines (mapper/dma_engines.hpp): A's loads on one group, W's on another, sized by the elements
+  // DMA engines (mapper/kit/dma_engines.hpp): A's loads on one group, W's on another, sized by the elements
   // each loads on the busiest core; the stores with two engines or fewer on the group that loads fewer
   // bytes (`a_bytes`, `w_bytes` as the caller counts them), else on all engines; every transfer cut into
   // row blocks over its group.

@@ -1,4 +1,4 @@
-// The contraction family's search (mapper/contraction_search.hpp): one stage's mapspace scored on threads,
+// The contraction family's search (mapper/contraction/search.hpp): one stage's mapspace scored on threads,
 // and an op's stages searched side by side, fused and unfused, their rows merged per stage kind.
 #include "mapper/contraction/search.hpp"
 

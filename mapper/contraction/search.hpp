@@ -27,7 +27,7 @@ struct StageForm {
   std::vector<arch::Dataflow> dataflows;
 };
 
-// An op's contraction stages and its epilogue (mapper/epilogue_work.hpp), searched fused and unfused.
+// An op's contraction stages and its epilogue (mapper/kit/epilogue_work.hpp), searched fused and unfused.
 struct ContractionForms {
   std::vector<StageForm> forms;  // in the order they are searched and listed
   std::shared_ptr<const EpilogueWork> epilogue;

@@ -143,7 +143,7 @@ const ContractionStage& stage_of(const Mapping& mapping);
 class ContractionStage : public Form {
  public:
   // ---- the form (mapper/form.hpp): a contraction's search, estimate (with an unfused epilogue's pass),
-  // lowering (mapper/lowering.cpp), label, description and report fields.
+  // lowering (mapper/contraction/lowering.cpp), label, description and report fields.
   const char* family() const override { return "contraction"; }
   SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;

@@ -2,8 +2,9 @@
 // the elementwise chain a gemm, fc or conv2d applies to its output, as one `vec map` per output tile. The
 // mapper runs it either fused — on each output tile while it is in SRAM, between the PE array's last
 // accumulation and the store, pipelined with the next tile's matmul — or unfused — the contraction stores its
-// raw output Z, and after a barrier a vector pass (mapper/vector_stage.hpp) streams Z, the bias row and the
-// residual through every core's vector unit into O. An op stored in a narrower type than its accumulator's
+// raw output Z, and after a barrier a vector pass (mapper/kit/vector_stage.hpp) streams Z, the bias row and
+// the residual through every core's vector unit into O. An op stored in a narrower type than its
+// accumulator's
 // (`out: bf16`) has an epilogue even without steps: the tile op rounds the output. Which is faster is the
 // cost model's to say, and the simulation's to show: neither is a default.
 #pragma once

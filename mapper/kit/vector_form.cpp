@@ -1,5 +1,5 @@
 // A vector stage as a mapped form (mapper/form.hpp): its search, estimate and lowering are
-// mapper/vector_stage.cpp's; here what the reports ask of it.
+// mapper/kit/vector_stage.cpp's; here what the reports ask of it.
 #include <fmt/format.h>
 
 #include "mapper/kit/vector_stage.hpp"

@@ -294,7 +294,8 @@ std::pair<int64_t, int64_t> block_bytes(const VectorStage& stage, int64_t block)
   return {load, stage.o_elements(block) * size_bytes(stage.out_dtype())};
 }
 
-// The pass's DMA engines, split between its loads and its stores by a block's bytes (mapper/dma_engines.hpp).
+// The pass's DMA engines, split between its loads and its stores by a block's bytes
+// (mapper/kit/dma_engines.hpp).
 PassEngines pass_engines_of(const VectorStage& stage, int64_t block, const arch::ArchSpec& spec) {
   const auto [load, store] = block_bytes(stage, block);
   return pass_engines(spec.core.dma, static_cast<double>(load), static_cast<double>(store));
@@ -337,7 +338,7 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec, double 
     return descriptors * int64_t{dma.setup_cycles} +
            static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / dma.bytes_per_cycle));
   };
-  // Each block's X load and O store cut into row blocks over their engines (mapper/dma_engines.hpp).
+  // Each block's X load and O store cut into row blocks over their engines (mapper/kit/dma_engines.hpp).
   const PassEngines engines = pass_engines_of(stage, block, spec);
   const int64_t x_blocks =
                     blocks_of(stage.x_rows(0, block).count, stage.cols() * element, engines.loads, dma),

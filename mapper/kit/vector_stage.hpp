@@ -28,7 +28,7 @@ const VectorStage& vector_stage_of(const Mapping& mapping);
 
 class VectorStage : public Form {
  public:
-  // ---- the form (mapper/form.hpp; mapper/vector_form.cpp)
+  // ---- the form (mapper/form.hpp; mapper/kit/vector_form.cpp)
   const char* family() const override { return "vector"; }
   SearchResult search(const std::shared_ptr<const Form>& self, const arch::ArchSpec& spec,
                       const SearchOptions& options) const override;
@@ -41,8 +41,8 @@ class VectorStage : public Form {
 
   // The stage of a vector op kind (softmax, layernorm, rmsnorm, elementwise, pool); nullptr for others.
   static std::shared_ptr<const VectorStage> of(const ops::Op& op);
-  // The unfused pass of a contraction's epilogue over its stored output (mapper/epilogue_work.hpp): a map of
-  // its chain over the output's rows, reading the residual tile and the bias row where the chain has them.
+  // The unfused pass of a contraction's epilogue over its stored output (mapper/kit/epilogue_work.hpp): a map
+  // of its chain over the output's rows, reading the residual tile and the bias row where the chain has them.
   static std::shared_ptr<const VectorStage> epilogue_pass(const EpilogueWork& epilogue);
   // A norm of X + R (norm_adds_tile): the same norm of one tile, and the pass X + R -> T before it (its
   // unfused form).

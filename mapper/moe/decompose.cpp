@@ -1,6 +1,6 @@
 // moe's decomposition (issue "MoE layers"): the stage graph of the router GEMM, the routing on the vector
 // unit, the permutation by DMA gathers, the experts' ragged GEMMs and the weighted combine
-// (mapper/moe_stage.hpp). It needs a vector unit for the routing, the activations and the combine.
+// (mapper/moe/stage.hpp). It needs a vector unit for the routing, the activations and the combine.
 #include "mapper/decompositions.hpp"
 #include "mapper/moe/stage.hpp"
 

@@ -1,4 +1,4 @@
-// The tile jobs of a MoE layer's program (mapper/moe_stage.hpp): what the estimate walks and the lowering
+// The tile jobs of a MoE layer's program (mapper/moe/stage.hpp): what the estimate walks and the lowering
 // emits, built in one place from the mapping and the experts' row counts — the router's token blocks, each
 // share's GEMM tiles, the combine's blocks — and the SRAM buffers they use.
 #pragma once

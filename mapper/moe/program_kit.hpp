@@ -22,7 +22,7 @@
 namespace tessera::mapper::moe {
 
 // Emits a core's GEMM tile jobs with double-buffered operand chunks and accumulators, the loads cut into row
-// blocks dealt round the load engines and the stores round the store engines (mapper/dma_engines.hpp), a
+// blocks dealt round the load engines and the stores round the store engines (mapper/kit/dma_engines.hpp), a
 // buffer's free signalled to each engine of its next load. Semaphores are named with `prefix`; each store
 // block's instruction index is appended to `stores`.
 class JobEmitter {

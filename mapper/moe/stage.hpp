@@ -38,7 +38,7 @@ class MoeStage final : public Form {
   // split: an expert's rows may be split over cores in row blocks, so that no core holds more than an even
   // share (each part reads the expert's weights again).
   // a2a: whole experts a core, the tokens sent to them and their outputs back over the NoC (all-to-all), the
-  // rows held in SRAM (mapper/moe_plan.hpp, A2aPlan): where they fit, for the seed's routing (Choice::seed).
+  // rows held in SRAM (mapper/moe/plan.hpp, A2aPlan): where they fit, for the seed's routing (Choice::seed).
   enum Placement : int64_t { whole = 0, split = 1, a2a = 2 };
   // An MoE mapping's choices (Mapping::choice): the experts' GEMM tiles (rows of a row block, columns of an
   // output tile, the contraction's chunk), the placement and (a2a) the seed whose routing placed the rows.
@@ -90,7 +90,7 @@ class MoeStage final : public Form {
   std::string describe(const Mapping& mapping) const override;
   NamedValues fields(const Mapping& mapping, const Cost& cost) const override;
 
-  // The DMA engines (mapper/dma_engines.hpp, pass_engines) of the GEMM tile jobs (loads: a tile's A and W
+  // The DMA engines (mapper/kit/dma_engines.hpp, pass_engines) of the GEMM tile jobs (loads: a tile's A and W
   // over the whole contraction; stores: its output tile), of the combine (loads: a block's top_k gathered
   // rows and the shared row; stores: its output row) and of the all-to-all form's cores (loads: an expert's
   // weights; stores: a home core's output rows).

@@ -1,6 +1,6 @@
-// pool, softmax, layernorm, rmsnorm, elementwise: a vector stage (mapper/vector_stage.hpp). A machine without
-// a vector unit cannot run them: a located error naming the op and the missing key (an int8 pool, which the
-// vector unit's float arithmetic cannot compute exactly, is reported as not mapped instead).
+// pool, softmax, layernorm, rmsnorm, elementwise: a vector stage (mapper/kit/vector_stage.hpp). A machine
+// without a vector unit cannot run them: a located error naming the op and the missing key (an int8 pool,
+// which the vector unit's float arithmetic cannot compute exactly, is reported as not mapped instead).
 #include <fmt/format.h>
 
 #include "common/error.hpp"

@@ -1,5 +1,5 @@
-// Attention mapped flash-style (mapper/attention_stage.hpp; split over cores for decode,
-// mapper/attention_split.cpp) and naively (mapper/attention_naive.hpp): every mapping the search keeps, of
+// Attention mapped flash-style (mapper/attention/stage.hpp; split over cores for decode,
+// mapper/attention/split.cpp) and naively (mapper/attention/naive.hpp): every mapping the search keeps, of
 // every form, of MHA, GQA,
 // causal (square and chunked), decode, paged (bhsd and bshd, a last block partly filled) and contiguous bshd
 // attention, lowers to a program that runs and passes the float64 reference; the cost model's DRAM bytes are

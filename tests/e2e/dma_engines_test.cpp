@@ -1,4 +1,4 @@
-// Every configured DMA engine carries transfers (mapper/dma_engines.hpp; issue "Fidelity", section 1): a
+// Every configured DMA engine carries transfers (mapper/kit/dma_engines.hpp; issue "Fidelity", section 1): a
 // DMA-bound GEMM's delivered bandwidth doubles with its engines, every engine is busy, and the output is
 // still right; so do attention's and MoE's programs. Through the command, as a user runs it (one machine per
 // process).

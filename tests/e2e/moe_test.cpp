@@ -1,4 +1,4 @@
-// MoE layers mapped as a stage graph (mapper/moe_stage.hpp): every kept mapping of both placements (whole
+// MoE layers mapped as a stage graph (mapper/moe/stage.hpp): every kept mapping of both placements (whole
 // experts a core, and experts split over cores) of softmax and sigmoid group-limited routing, shared experts,
 // SwiGLU and GELU, capacity drops and forced (zipf) routing lowers to a program that runs and passes the
 // float64 reference of the whole layer; the cost for the routing's counts moves the program's DRAM bytes; a

@@ -1,4 +1,5 @@
-// How a core's DMA engines are shared out (mapper/dma_engines.hpp): the groups, the row blocks, their sizes.
+// How a core's DMA engines are shared out (mapper/kit/dma_engines.hpp): the groups, the row blocks, their
+// sizes.
 #include "mapper/kit/dma_engines.hpp"
 
 #include <gtest/gtest.h>

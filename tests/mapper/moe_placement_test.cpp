@@ -1,4 +1,4 @@
-// The MoE stage's placement of the experts' rows on cores (mapper/moe_stage.hpp): every kept row of every
+// The MoE stage's placement of the experts' rows on cores (mapper/moe/stage.hpp): every kept row of every
 // expert, and every token of the shared experts, in exactly one share; whole experts a core (the heaviest to
 // the least loaded core), or split in row blocks so that no core holds much more than an even share; and the
 // per-expert counts the estimate assumes.
