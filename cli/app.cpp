@@ -169,11 +169,9 @@ Inputs load_inputs(const Common& common) {
 int run_command(const Common& common, bool timing_only, int simulate_top) {
   const auto started = std::chrono::steady_clock::now();
   const Inputs inputs = load_inputs(common);
-  const MachineInput& machine_input = inputs.machine;
-  const WorkloadInput& workload_input = inputs.workload;
   OutputFolder out(common.out_dir);
   out.check();
-  const arch::ArchSpec& spec = machine_input.spec;
+  const arch::ArchSpec& spec = inputs.machine.spec;
 
   flow::RunSettings settings;
   settings.dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
@@ -182,12 +180,12 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   settings.threads = common.threads;
   settings.simulate_top = simulate_top;
   settings.objective = objective_of(common);
-  settings.workload_name = workload_input.workload.name;
+  settings.workload_name = inputs.workload.workload.name;
   settings.reference_root = common.reference_root;
   settings.locate_machine_field = [&](const std::string& field) { return inputs.locate(field); };
   settings.progress = progress_printer(common);
   settings.warn = warning_printer();
-  flow::WorkloadRun run = flow::run_workload(workload_input.workload, spec, settings);
+  flow::WorkloadRun run = flow::run_workload(inputs.workload.workload, spec, settings);
   traces::Report& report = run.report;
   report.objective = mapper::name_of(settings.objective);
   report.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -198,7 +196,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
     out.add("report.csv", traces::to_csv(report));
     out.add("trace.json", std::move(run.chrome_trace));
     out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
-    out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(workload_input.workload)));
+    out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(inputs.workload.workload)));
     out.commit();
   }
   print(common.format == "json" ? traces::to_json(report) : traces::to_table(report));
@@ -207,11 +205,9 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
 
 int map_command(const Common& common, int top) {
   const Inputs inputs = load_inputs(common);
-  const MachineInput& machine_input = inputs.machine;
-  const WorkloadInput& workload_input = inputs.workload;
   OutputFolder out(common.out_dir);
   out.check();
-  const arch::ArchSpec& spec = machine_input.spec;
+  const arch::ArchSpec& spec = inputs.machine.spec;
 
   flow::MapSettings settings;
   settings.dataflows = dataflows_for(common.dataflow, spec, SourceLocation{common.arch_path, 0, 0});
@@ -221,12 +217,12 @@ int map_command(const Common& common, int top) {
   settings.write_programs = !common.out_dir.empty();
   settings.locate_machine_field = [&](const std::string& field) { return inputs.locate(field); };
   settings.progress = progress_printer(common);
-  flow::WorkloadMap map = flow::map_workload(workload_input.workload, spec, settings);
+  flow::WorkloadMap map = flow::map_workload(inputs.workload.workload, spec, settings);
   if (out.enabled()) {
     for (auto& [file, text] : map.program_files) out.add(file, std::move(text));
     out.add("map.json", traces::to_json(map.report));
     out.add("arch.resolved.yaml", config::to_yaml_text(arch::to_yaml(spec)));
-    out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(workload_input.workload)));
+    out.add("workload.resolved.yaml", config::to_yaml_text(ops::to_yaml(inputs.workload.workload)));
     out.commit();
   }
   print(common.format == "json" ? traces::to_json(map.report) : traces::to_table(map.report));

@@ -23,8 +23,6 @@ namespace {
 
 using attention::Buffers;
 using attention::buffers_of;
-using attention::kMostKvBuffers;
-using attention::kMostScoreBuffers;
 using attention::ProgramTensors;
 using attention::Run;
 

@@ -29,8 +29,6 @@ using attention::Buffers;
 using attention::buffers_of;
 using attention::kMostKvBuffers;
 using attention::kMostScoreBuffers;
-using attention::ProgramTensors;
-using attention::Run;
 
 constexpr int64_t kBlockRowChoices[] = {16, 32, 64, 128, 256};
 // A multicast core's block count in words ("two a core").
