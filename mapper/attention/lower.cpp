@@ -14,6 +14,7 @@
 #include "mapper/attention/program.hpp"
 #include "mapper/attention/stage.hpp"
 #include "mapper/kit/dma_engines.hpp"
+#include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 #include "ops/tensor.hpp"
 

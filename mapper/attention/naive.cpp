@@ -8,6 +8,7 @@
 #include "arch/isa/vec_op.hpp"
 #include "mapper/attention/program.hpp"
 #include "mapper/kit/instruction_timer.hpp"
+#include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 
 namespace tessera::mapper {

@@ -9,6 +9,7 @@
 #include "arch/isa/vec_op.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "common/error.hpp"
+#include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 #include "mapper/kit/unit_cycles.hpp"
 #include "ops/tensor.hpp"

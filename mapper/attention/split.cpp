@@ -13,6 +13,7 @@
 #include "mapper/attention/stage.hpp"
 #include "mapper/cost.hpp"
 #include "mapper/kit/instruction_timer.hpp"
+#include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 #include "mapper/mapping.hpp"
 

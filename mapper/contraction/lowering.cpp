@@ -11,6 +11,7 @@
 #include "mapper/contraction/plan.hpp"
 #include "mapper/contraction/stage.hpp"
 #include "mapper/kit/dma_engines.hpp"
+#include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 #include "mapper/kit/vector_stage.hpp"
 

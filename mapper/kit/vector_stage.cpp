@@ -13,6 +13,7 @@
 #include "arch/topology.hpp"
 #include "common/integer_math.hpp"
 #include "mapper/kit/dma_engines.hpp"
+#include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 #include "mapper/search.hpp"
 #include "ops/kinds/elementwise.hpp"

@@ -15,6 +15,7 @@
 #include "arch/isa/vec_route.hpp"
 #include "common/integer_math.hpp"
 #include "mapper/kit/dma_engines.hpp"
+#include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 #include "mapper/moe/plan.hpp"
 #include "mapper/moe/stage.hpp"
