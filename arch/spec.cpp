@@ -58,11 +58,11 @@ const Names<FoldOverlap>& fold_overlap_names() {
   return names;
 }
 const Names<OutputStep>& output_step_options() {
-  static const Names<OutputStep> names = {{"bias", OutputStep::bias},
-                                          {"relu", OutputStep::relu},
-                                          {"gelu", OutputStep::gelu},
-                                          {"gelu_tanh", OutputStep::gelu_tanh},
-                                          {"silu", OutputStep::silu}};
+  static const Names<OutputStep> names = [] {
+    Names<OutputStep> list;
+    for (ElementFn fn : element_fns(kInOutputPath)) list.emplace_back(name_of(fn), fn);
+    return list;
+  }();
   return names;
 }
 const Names<ChannelHash>& channel_hash_names() {
@@ -424,12 +424,7 @@ const std::vector<std::string>& dataflow_names() {
 }
 
 const std::vector<std::string>& output_step_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> list;
-    for (const auto& [name, step] : output_step_options()) list.push_back(name);
-    return list;
-  }();
-  return names;
+  return element_fn_names(kInOutputPath);
 }
 
 bool output_path_applies(const std::vector<OutputStep>& path, const std::vector<OutputStep>& steps) {
@@ -440,10 +435,6 @@ bool output_path_applies(const std::vector<OutputStep>& path, const std::vector<
     ++next;
   }
   return true;
-}
-
-const char* name_of(OutputStep step) {
-  return output_step_names()[static_cast<size_t>(step)].c_str();
 }
 
 Dataflow parse_dataflow(const std::string& name) {

@@ -12,6 +12,7 @@
 #include "arch/vector_spec.hpp"
 #include "common/config.hpp"
 #include "common/dtype.hpp"
+#include "common/element_fn.hpp"
 
 namespace tessera::arch {
 
@@ -71,8 +72,8 @@ enum class FoldOverlap : uint8_t { none, drain, full };
 // time (Eyeriss's ReLU before its ofmaps are coded, a TPU's activation unit): `core.pe_array.output_steps`,
 // named as an op's epilogue steps. A `pe post` instruction (arch/isa/pe_post.hpp) says which to apply to
 // which tile.
-enum class OutputStep : uint8_t { bias, relu, gelu, gelu_tanh, silu };
-const char* name_of(OutputStep step);
+// (common/element_fn.hpp, kInOutputPath).
+using OutputStep = ElementFn;
 const std::vector<std::string>& output_step_names();
 // Whether an output path of `path` applies `steps`: each of them, in their order, is in it in the same order.
 bool output_path_applies(const std::vector<OutputStep>& path, const std::vector<OutputStep>& steps);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/error.hpp"
 #include "ops/input_generator.hpp"
 #include "ops/op.hpp"
 #include "ops/reference_kernels.hpp"
@@ -19,29 +20,21 @@ constexpr uint32_t kBiasSlot = 2, kResidualSlot = 3, kUpSlot = 4;
 double step_value(EpilogueStep step, double value, double bias, double tile) {
   switch (step) {
     case EpilogueStep::swiglu:
-      return activate(Activation::silu, value) * tile;
+      return activate(ElementFn::silu, value) * tile;
     case EpilogueStep::bias:
       return value + bias;
     case EpilogueStep::residual:
       return value + tile;
-    case EpilogueStep::relu:
-      return activate(Activation::relu, value);
-    case EpilogueStep::gelu:
-      return activate(Activation::gelu, value);
-    case EpilogueStep::gelu_tanh:
-      return activate(Activation::gelu_tanh, value);
-    case EpilogueStep::silu:
-      return activate(Activation::silu, value);
+    default:
+      TESSERA_ASSERT(is_activation(step), "an epilogue's step is an epilogue's function");
+      return activate(step, value);
   }
-  return value;
 }
 
 }  // namespace
 
 const std::vector<std::string>& epilogue_step_names() {
-  static const std::vector<std::string> names = {"bias", "relu",     "gelu",  "gelu_tanh",
-                                                 "silu", "residual", "swiglu"};
-  return names;
+  return element_fn_names(kInEpilogue);
 }
 
 const std::vector<std::string>& output_type_names() {
@@ -109,8 +102,7 @@ bool Epilogue::has(EpilogueStep step) const {
 
 std::string Epilogue::text() const {
   std::string text;
-  for (EpilogueStep step : steps)
-    text += (text.empty() ? " +" : "+") + epilogue_step_names()[static_cast<size_t>(step)];
+  if (!steps.empty()) text = " +" + joined_names(steps);
   if (out != OutputType::accumulator) text += " ->" + output_type_names()[static_cast<size_t>(out)];
   if (psum != PartialSumType::accumulator)
     text += " psum=" + partial_sum_type_names()[static_cast<size_t>(psum)];
@@ -118,7 +110,7 @@ std::string Epilogue::text() const {
 }
 
 void visit_epilogue(FieldVisitor& visitor, Epilogue& epilogue) {
-  visit_choice_list(visitor, "epilogue", epilogue.steps, epilogue_step_names());
+  visit_element_fns(visitor, "epilogue", epilogue.steps, kInEpilogue);
   visit_choice(visitor, "out", epilogue.out, output_type_names(), std::optional(OutputType::accumulator));
   visit_choice(visitor, "psum", epilogue.psum, partial_sum_type_names(),
                std::optional(PartialSumType::accumulator));

@@ -22,7 +22,8 @@
 
 namespace tessera::ops {
 
-enum class EpilogueStep : uint8_t { bias, relu, gelu, gelu_tanh, silu, residual, swiglu };
+// An epilogue's steps: the element functions of kInEpilogue (common/element_fn.hpp).
+using EpilogueStep = ElementFn;
 const std::vector<std::string>& epilogue_step_names();
 
 // The type a contraction stores its output in: its accumulator's (the default), or one it rounds to.

@@ -4,6 +4,7 @@
 // register_builtins() (ops/kinds/builtins.cpp).
 #pragma once
 
+#include <algorithm>
 #include <any>
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <typeindex>
 #include <vector>
 
+#include "common/element_fn.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::ops {
@@ -65,6 +67,25 @@ void visit_choice(FieldVisitor& visitor, const char* name, Enum& value, const st
   visitor.choice(name, index, names,
                  fallback ? std::optional<int>(static_cast<int>(*fallback)) : std::optional<int>());
   value = static_cast<Enum>(index);
+}
+
+// A choice field of one element function (or a list of them) of a use (common/element_fn.hpp), by name:
+// its position in that use's names.
+inline void visit_element_fn(FieldVisitor& visitor, const char* name, ElementFn& value, ElementFnUse use) {
+  const std::vector<ElementFn>& fns = element_fns(use);
+  int index = static_cast<int>(std::find(fns.begin(), fns.end(), value) - fns.begin());
+  visitor.choice(name, index, element_fn_names(use), std::nullopt);
+  value = fns.at(static_cast<size_t>(index));
+}
+inline void visit_element_fns(FieldVisitor& visitor, const char* name, std::vector<ElementFn>& values,
+                              ElementFnUse use) {
+  const std::vector<ElementFn>& fns = element_fns(use);
+  std::vector<int> indices;
+  for (ElementFn value : values)
+    indices.push_back(static_cast<int>(std::find(fns.begin(), fns.end(), value) - fns.begin()));
+  visitor.choice_list(name, indices, element_fn_names(use));
+  values.clear();
+  for (int index : indices) values.push_back(fns.at(static_cast<size_t>(index)));
 }
 
 // Where a kind's cross-field checks report a mistake: the field it is about, what is wrong, how to fix it.

@@ -5,44 +5,11 @@
 #include <cstring>
 #include <limits>
 
+#include "common/error.hpp"
 #include "ops/encodings.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::ops {
-
-namespace {
-
-template <class T>
-T activate_as(Activation activation, T x) {
-  const T half = T(0.5), one = T(1);
-  switch (activation) {
-    case Activation::relu:
-      return std::max(x, T(0));
-    case Activation::gelu:
-      return half * x * (one + std::erf(x / std::sqrt(T(2))));
-    case Activation::gelu_tanh: {
-      const T k = std::sqrt(T(2) / T(3.14159265358979323846));
-      return half * x * (one + std::tanh(k * (x + T(0.044715) * x * x * x)));
-    }
-    case Activation::silu:
-      return x / (one + std::exp(-x));
-  }
-  return x;
-}
-
-}  // namespace
-
-const std::vector<std::string>& activation_names() {
-  static const std::vector<std::string> names = {"relu", "gelu", "gelu_tanh", "silu"};
-  return names;
-}
-
-float activate(Activation activation, float x) {
-  return activate_as<float>(activation, x);
-}
-double activate(Activation activation, double x) {
-  return activate_as<double>(activation, x);
-}
 
 void softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, float scale,
                   std::optional<int64_t> causal_shift) {
@@ -229,38 +196,30 @@ void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int
   }
 }
 
-void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
+void apply_chain(const std::vector<ElementFn>& steps, std::vector<float>& x, const std::vector<float>& second,
                  const std::vector<float>& bias, int64_t rows, int64_t cols, float factor) {
-  for (ChainStep step : steps) {
+  for (ElementFn step : steps) {
     for (int64_t i = 0; i < rows * cols; ++i) {
       float& value = x[static_cast<size_t>(i)];
       switch (step) {
-        case ChainStep::add:
+        case ElementFn::add:
           value += second[static_cast<size_t>(i)];
           break;
-        case ChainStep::mul:
+        case ElementFn::mul:
           value *= second[static_cast<size_t>(i)];
           break;
-        case ChainStep::bias:
+        case ElementFn::bias:
           value += bias[static_cast<size_t>(i % cols)];
           break;
-        case ChainStep::relu:
-          value = activate(Activation::relu, value);
+        case ElementFn::swiglu:
+          value = activate(ElementFn::silu, value) * second[static_cast<size_t>(i)];
           break;
-        case ChainStep::gelu:
-          value = activate(Activation::gelu, value);
-          break;
-        case ChainStep::gelu_tanh:
-          value = activate(Activation::gelu_tanh, value);
-          break;
-        case ChainStep::silu:
-          value = activate(Activation::silu, value);
-          break;
-        case ChainStep::swiglu:
-          value = activate(Activation::silu, value) * second[static_cast<size_t>(i)];
-          break;
-        case ChainStep::scale:
+        case ElementFn::scale:
           value *= factor;
+          break;
+        default:
+          TESSERA_ASSERT(is_activation(step), "a chain's step is a vector chain's function");
+          value = activate(step, value);
           break;
       }
     }

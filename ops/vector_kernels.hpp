@@ -9,17 +9,9 @@
 #include <vector>
 
 #include "common/dtype.hpp"
+#include "common/element_fn.hpp"
 
 namespace tessera::ops {
-
-// Elementwise functions of one input.
-enum class Activation : uint8_t { relu, gelu, gelu_tanh, silu };
-const std::vector<std::string>& activation_names();  // "relu", "gelu", "gelu_tanh", "silu"
-
-// gelu: x/2 (1 + erf(x/sqrt 2)); gelu_tanh: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Hendrycks and
-// Gimpel, 2016); silu: x / (1 + e^-x).
-float activate(Activation activation, float x);
-double activate(Activation activation, double x);  // the same in float64, for references
 
 // The columns row `row` of a causal softmax over a rows x cols tile may see: queries are the last rows of the
 // key sequence (decode and chunked prefill), so row i sees columns 0 .. i + cols - rows.
@@ -85,11 +77,10 @@ std::vector<float> read_tile(DType type, const uint8_t* data, int64_t pitch, int
 void write_tile(DType type, const std::vector<float>& values, uint8_t* data, int64_t pitch, int64_t rows,
                 int64_t cols);
 
-// One step of an elementwise chain; add, mul and swiglu read a tile, bias a 1 x cols row, scale multiplies by
-// `factor`.
-enum class ChainStep : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu, scale };
-// x = step(x[, second tile or bias row]) for each step in order, in place.
-void apply_chain(const std::vector<ChainStep>& steps, std::vector<float>& x, const std::vector<float>& second,
+// x = step(x[, second tile or bias row]) for each step of an elementwise chain (common/element_fn.hpp, the
+// functions of kInVectorChain and kInOutputPath) in order, in place: add, mul and swiglu read a tile, bias a
+// 1 x cols row, scale multiplies by `factor`.
+void apply_chain(const std::vector<ElementFn>& steps, std::vector<float>& x, const std::vector<float>& second,
                  const std::vector<float>& bias, int64_t rows, int64_t cols, float factor = 1.0f);
 
 // out[row] = the sum (or max) of the row.

@@ -7,7 +7,6 @@
 #include "ops/tensor.hpp"
 #include "ops/tile_kernels.hpp"
 #include "ops/vector_kernels.hpp"
-#include "sim/chain_steps.hpp"
 
 namespace tessera::sim {
 
@@ -270,9 +269,7 @@ void PeUnit::run_post(const arch::PePost& post, const arch::Instruction& instruc
         bias.resize(static_cast<size_t>(post.cols));
         ops::widen_to_float(post.dtype, sram + post.b_address, post.cols, bias.data());
       }
-      std::vector<ops::ChainStep> steps;
-      for (arch::OutputStep step : post.steps) steps.push_back(chain_step_of(arch::vec_fn_of(step)));
-      ops::apply_chain(steps, values, {}, bias, post.rows, post.cols);
+      ops::apply_chain(post.steps, values, {}, bias, post.rows, post.cols);
       ops::write_tile(post.dtype, values, sram + post.o_address, pitch, post.rows, post.cols);
     };
   }

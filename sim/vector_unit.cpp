@@ -6,7 +6,6 @@
 #include "arch/timing/vector_timing.hpp"
 #include "common/error.hpp"
 #include "ops/vector_kernels.hpp"
-#include "sim/chain_steps.hpp"
 
 namespace tessera::sim {
 
@@ -219,10 +218,8 @@ std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
         second = ops::read_tile(op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element),
                                 op.rows, op.cols);
       if (op.uses_b()) bias = ops::read_tile(op.dtype, sram + op.b_address, op.cols * element, 1, op.cols);
-      std::vector<ops::ChainStep> steps;
-      for (arch::VecFn fn : op.chain) steps.push_back(chain_step_of(fn));
       out = x;
-      ops::apply_chain(steps, out, second, bias, op.rows, op.cols, static_cast<float>(op.scale));
+      ops::apply_chain(op.chain, out, second, bias, op.rows, op.cols, static_cast<float>(op.scale));
       break;
     }
     case arch::VectorKind::reduce_sum:

@@ -35,26 +35,6 @@ const std::vector<std::string>& PePost::mnemonics() {
   return names;
 }
 
-namespace {
-constexpr std::pair<OutputStep, VecFn> kOutputStepFns[] = {{OutputStep::bias, VecFn::bias},
-                                                           {OutputStep::relu, VecFn::relu},
-                                                           {OutputStep::gelu, VecFn::gelu},
-                                                           {OutputStep::gelu_tanh, VecFn::gelu_tanh},
-                                                           {OutputStep::silu, VecFn::silu}};
-}  // namespace
-
-VecFn vec_fn_of(OutputStep step) {
-  for (const auto& [output_step, fn] : kOutputStepFns)
-    if (output_step == step) return fn;
-  TESSERA_ASSERT(false, "an output step without its vector step");
-}
-
-std::optional<OutputStep> output_step_of(VecFn fn) {
-  for (const auto& [output_step, step_fn] : kOutputStepFns)
-    if (step_fn == fn) return output_step;
-  return std::nullopt;
-}
-
 bool PePost::has_bias() const {
   return std::find(steps.begin(), steps.end(), OutputStep::bias) != steps.end();
 }
@@ -78,9 +58,7 @@ PePost PePost::read(LineReader& in, std::string_view, int operation_column) {
         break;
       case key_steps:
         for (const std::string& name : in.read_name_list("an output step", output_step_names()))
-          post.steps.push_back(static_cast<OutputStep>(
-              std::find(output_step_names().begin(), output_step_names().end(), name) -
-              output_step_names().begin()));
+          post.steps.push_back(*element_fn_named(name, kInOutputPath));
         break;
       case key_b:
         post.b_address = in.read_unsigned("the SRAM address of the bias row");
@@ -100,8 +78,7 @@ PePost PePost::read(LineReader& in, std::string_view, int operation_column) {
 }
 
 void PePost::write(LineWriter& out) const {
-  std::string names;
-  for (OutputStep step : steps) names += (names.empty() ? "" : "+") + std::string(name_of(step));
+  const std::string names = joined_names(steps);
   out.put("post o=0x{:x} rows={} cols={} dtype={} steps={}", o_address, rows, cols, tessera::name_of(dtype),
           names);
   if (has_bias()) out.put(" b=0x{:x}", b_address);
@@ -111,10 +88,11 @@ void PePost::write(LineWriter& out) const {
 void PePost::check(const InstructionChecks& checks) const {
   const std::vector<OutputStep>& path = checks.spec().core.pe_array.output_steps;
   if (steps.empty()) checks.fail("a post applies at least one step");
+  for (OutputStep step : steps)
+    if (!usable_in(step, kInOutputPath))
+      checks.fail(fmt::format("an output path has no step {}", name_of(step)));
   if (!output_path_applies(path, steps)) {
-    std::string listed, asked;
-    for (OutputStep s : path) listed += (listed.empty() ? "" : ", ") + std::string(name_of(s));
-    for (OutputStep s : steps) asked += (asked.empty() ? "" : "+") + std::string(name_of(s));
+    const std::string listed = joined_names(path, ", "), asked = joined_names(steps);
     checks.fail(fmt::format("the PE array of machine '{}' has no output path for {} (its output steps, in "
                             "order: {})",
                             checks.spec().name, asked, listed.empty() ? "none" : listed),

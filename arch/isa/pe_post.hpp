@@ -19,12 +19,6 @@ class LineReader;
 class LineWriter;
 class InstructionChecks;
 
-// The vector-unit step each output step computes (one table, arch/isa/pe_post.cpp): the simulator applies an
-// output step as that step's arithmetic, and the mapper offers an epilogue to the output path when each of
-// its steps is one.
-VecFn vec_fn_of(OutputStep step);
-std::optional<OutputStep> output_step_of(VecFn fn);  // nullopt: no output path applies the step
-
 // O[rows x cols] (`dtype`, the PE instructions' partial-sum type) = steps(O), in place: the output path a PE
 // array applies to a finished tile as it drains (Eyeriss's ReLU, a TPU's activation unit), each step as an
 // epilogue's (bias: + the 1 x cols row at b), computed in fp32 and rounded once to `dtype`. It takes no array

@@ -171,11 +171,8 @@ constexpr Dataflow last_of(Dataflow) {
 constexpr VectorKind last_of(VectorKind) {
   return VectorKind::route;
 }
-constexpr VecFn last_of(VecFn) {
-  return VecFn::scale;
-}
-constexpr OutputStep last_of(OutputStep) {
-  return OutputStep::silu;
+constexpr ElementFn last_of(ElementFn) {  // a vector chain's and an output path's steps
+  return ElementFn::scale;
 }
 constexpr QueueKind last_of(QueueKind) {
   return QueueKind::vec;

@@ -124,32 +124,6 @@ uint32_t allowed_of(VectorKind kind) {
 
 }  // namespace
 
-const std::vector<std::string>& vec_fn_names() {
-  static const std::vector<std::string> names = {"add",       "mul",  "bias",   "relu", "gelu",
-                                                 "gelu_tanh", "silu", "swiglu", "scale"};
-  return names;
-}
-
-VecFnCost cost_of(VecFn fn) {
-  switch (fn) {
-    case VecFn::add:
-    case VecFn::mul:
-    case VecFn::bias:
-    case VecFn::relu:
-    case VecFn::scale:
-      return {1, 0};
-    case VecFn::gelu:  // x/2 (1 + erf(x/sqrt 2)): mul, erf, add, mul, mul
-      return {4, 1};
-    case VecFn::gelu_tanh:  // x^2, x^3, *0.044715, +x, *sqrt(2/pi), tanh, +1, *x, *0.5
-      return {8, 1};
-    case VecFn::silu:  // x / (1 + e^-x): negate, exp, add, reciprocal, mul
-      return {3, 2};
-    case VecFn::swiglu:  // silu(x) * y
-      return {4, 2};
-  }
-  return {};
-}
-
 const std::vector<std::string>& VecOp::mnemonics() {
   static const std::vector<std::string> names = {
       "map",  "reduce_sum",     "reduce_max", "softmax",        "layernorm",   "rmsnorm",
@@ -159,7 +133,7 @@ const std::vector<std::string>& VecOp::mnemonics() {
 
 namespace {
 bool reads_tile(VecFn fn) {
-  return fn == VecFn::add || fn == VecFn::mul || fn == VecFn::swiglu;
+  return info_of(fn).operand == FnOperand::tile;
 }
 }  // namespace
 
@@ -189,9 +163,8 @@ VectorWork VecOp::work() const {
   work.rows = kind == VectorKind::pool ? e * q : rows;
   work.cols = cols;
   for (VecFn fn : chain) {
-    const VecFnCost cost = cost_of(fn);
-    work.map_simple_ops += cost.simple;
-    work.map_special_ops += cost.special;
+    work.map_simple_ops += info_of(fn).simple_ops;
+    work.map_special_ops += info_of(fn).special_ops;
   }
   if (kind == VectorKind::map) {
     work.map_tile_operands = uses_y() ? 1 : 0;
@@ -274,9 +247,9 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
         op.o_pitch_bytes = in.read_size("the row pitch of O in bytes");
         break;
       case key_fn:
-        for (const std::string& name : in.read_name_list("the chain's functions", vec_fn_names()))
-          op.chain.push_back(static_cast<VecFn>(
-              std::find(vec_fn_names().begin(), vec_fn_names().end(), name) - vec_fn_names().begin()));
+        for (const std::string& name :
+             in.read_name_list("the chain's functions", element_fn_names(kInVectorChain)))
+          op.chain.push_back(*element_fn_named(name, kInVectorChain));
         break;
       case key_scale:
         op.scale = in.read_real("scale");
@@ -363,9 +336,7 @@ void VecOp::write(LineWriter& out) const {
   if (uses_y()) out.write_pitch("y_pitch", y_pitch_bytes);
   out.write_pitch("o_pitch", o_pitch_bytes);
   if (kind == VectorKind::map) {
-    std::string names;
-    for (VecFn fn : chain) names += (names.empty() ? "" : "+") + vec_fn_names()[static_cast<size_t>(fn)];
-    out.put(" fn={}", names);
+    out.put(" fn={}", joined_names(chain));
     if (scale != 1.0) out.put(" scale={}", scale);
   }
   const bool softmax_like = kind == VectorKind::softmax || kind == VectorKind::online_softmax;
@@ -430,6 +401,9 @@ void VecOp::check(const InstructionChecks& checks) const {
   if ((kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum) &&
       parts > checks.spec().core.sram.bytes / rows)
     checks.fail(fmt::format("{} parts of {} rows are larger than the core's SRAM", parts, rows));
+  for (VecFn fn : chain)
+    if (!usable_in(fn, kInVectorChain))
+      checks.fail(fmt::format("a vector chain has no step {}", name_of(fn)));
   if (kind == VectorKind::weighted_sum && !(chain.empty() || chain == std::vector<VecFn>{VecFn::add}))
     checks.fail("a weighted_sum's only step is the add of the tile at y");
   // The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.

@@ -12,6 +12,7 @@
 #include "arch/isa/queue.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "common/dtype.hpp"
+#include "common/element_fn.hpp"
 
 namespace tessera::arch {
 
@@ -19,17 +20,12 @@ class LineReader;
 class LineWriter;
 class InstructionChecks;
 
-// The steps of an elementwise chain (vec map fn=bias+gelu): as ops::ElementwiseFn names them. add, mul and
-// swiglu take the tile at y; bias the 1 x cols row at b (a chain may take both: an epilogue's bias and
-// residual); scale multiplies by the instruction's `scale=` (attention's naive form: S = scale * Q K^T
-// rounded to the op's type, and with scale 1 a plain conversion of an fp32 accumulator).
-enum class VecFn : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu, scale };
-const std::vector<std::string>& vec_fn_names();
-// The simple and special ops a step costs per element on the vector unit (docs/vector-unit.md, "map").
-struct VecFnCost {
-  int64_t simple = 0, special = 0;
-};
-VecFnCost cost_of(VecFn fn);
+// The steps of an elementwise chain (vec map fn=bias+gelu): the element functions of a vector chain
+// (common/element_fn.hpp, kInVectorChain). add, mul and swiglu take the tile at y; bias the 1 x cols row at b
+// (a chain may take both: an epilogue's bias and residual); scale multiplies by the instruction's `scale=`
+// (attention's naive form: S = scale * Q K^T rounded to the op's type, and with scale 1 a plain conversion of
+// an fp32 accumulator).
+using VecFn = ElementFn;
 
 constexpr int64_t kNoCausalMask = std::numeric_limits<int64_t>::min();
 

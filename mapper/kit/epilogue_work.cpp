@@ -22,24 +22,9 @@ const char* name_of(Fusion fusion) {
 }
 
 namespace {
+// A residual is the chain's add of its tile; every other step is its own.
 arch::VecFn vec_fn_of(ops::EpilogueStep step) {
-  switch (step) {
-    case ops::EpilogueStep::bias:
-      return arch::VecFn::bias;
-    case ops::EpilogueStep::residual:
-      return arch::VecFn::add;
-    case ops::EpilogueStep::relu:
-      return arch::VecFn::relu;
-    case ops::EpilogueStep::gelu:
-      return arch::VecFn::gelu;
-    case ops::EpilogueStep::gelu_tanh:
-      return arch::VecFn::gelu_tanh;
-    case ops::EpilogueStep::silu:
-      return arch::VecFn::silu;
-    case ops::EpilogueStep::swiglu:
-      return arch::VecFn::swiglu;
-  }
-  return arch::VecFn::relu;
+  return step == ElementFn::residual ? ElementFn::add : step;
 }
 }  // namespace
 
@@ -70,9 +55,8 @@ std::string EpilogueWork::text() const {
   std::string text;
   for (arch::VecFn fn : chain_) {
     if (fn == arch::VecFn::scale) continue;  // the rounding pass's x * 1
-    const std::string name =
-        fn == arch::VecFn::add ? "residual" : arch::vec_fn_names()[static_cast<size_t>(fn)];
-    text += (text.empty() ? "" : "+") + name;
+    text +=
+        (text.empty() ? "" : "+") + std::string(name_of(fn == arch::VecFn::add ? ElementFn::residual : fn));
   }
   if (converts()) text += std::string("->") + name_of(out_dtype_);
   return text;
@@ -91,13 +75,9 @@ arch::VecOp EpilogueWork::tile_op(int64_t rows, int64_t cols) const {
 
 std::optional<std::vector<arch::OutputStep>> EpilogueWork::output_steps() const {
   if (converts() || tile_) return std::nullopt;
-  std::vector<arch::OutputStep> steps;
-  for (arch::VecFn fn : chain_) {
-    const std::optional<arch::OutputStep> step = arch::output_step_of(fn);
-    if (!step) return std::nullopt;
-    steps.push_back(*step);
-  }
-  return steps;
+  for (arch::VecFn fn : chain_)
+    if (!usable_in(fn, kInOutputPath)) return std::nullopt;
+  return chain_;
 }
 
 bool EpilogueWork::runs_in(const arch::PeArraySpec& pe) const {

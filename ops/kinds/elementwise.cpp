@@ -11,26 +11,6 @@ namespace tessera::ops {
 
 namespace {
 
-// The activation an fn applies, where it is one.
-bool activation_of(ElementwiseFn fn, Activation* activation) {
-  switch (fn) {
-    case ElementwiseFn::relu:
-      *activation = Activation::relu;
-      return true;
-    case ElementwiseFn::gelu:
-      *activation = Activation::gelu;
-      return true;
-    case ElementwiseFn::gelu_tanh:
-      *activation = Activation::gelu_tanh;
-      return true;
-    case ElementwiseFn::silu:
-      *activation = Activation::silu;
-      return true;
-    default:
-      return false;
-  }
-}
-
 class ElementwiseKind : public OpKindOf<ElementwiseShape> {
  public:
   const char* name() const override { return "elementwise"; }
@@ -52,13 +32,12 @@ class ElementwiseKind : public OpKindOf<ElementwiseShape> {
     const ElementwiseShape& shape = *op.as<ElementwiseShape>();
     const HostTensor& x = inputs.at(0);
     std::vector<double> out(static_cast<size_t>(shape.rows * shape.cols));
-    Activation activation = Activation::relu;
-    const bool activates = activation_of(shape.fn, &activation);
+    const bool activates = is_activation(shape.fn);
     for (int64_t i = 0; i < shape.rows * shape.cols; ++i) {
       const double value = x.value(i);
       double result = 0;
       if (activates) {
-        result = activate(activation, value);
+        result = activate(shape.fn, value);
       } else if (shape.fn == ElementwiseFn::add) {
         result = value + inputs.at(1).value(i);
       } else if (shape.fn == ElementwiseFn::mul) {
@@ -66,7 +45,7 @@ class ElementwiseKind : public OpKindOf<ElementwiseShape> {
       } else if (shape.fn == ElementwiseFn::bias) {
         result = value + inputs.at(1).value(i % shape.cols);
       } else {  // swiglu
-        result = activate(Activation::silu, value) * inputs.at(1).value(i);
+        result = activate(ElementFn::silu, value) * inputs.at(1).value(i);
       }
       out[static_cast<size_t>(i)] = result;
     }
@@ -77,28 +56,18 @@ class ElementwiseKind : public OpKindOf<ElementwiseShape> {
   void visit_fields(ElementwiseShape& shape, FieldVisitor& visitor) const override {
     visitor.integer("rows", shape.rows, IntegerRule::positive, std::nullopt);
     visitor.integer("cols", shape.cols, IntegerRule::positive, std::nullopt);
-    visit_choice(visitor, "fn", shape.fn, elementwise_fn_names());
+    visit_element_fn(visitor, "fn", shape.fn, kInElementwiseOp);
   }
   std::string text_of(const ElementwiseShape& shape) const override {
-    return fmt::format("{} {}x{}", elementwise_fn_names()[static_cast<size_t>(shape.fn)], shape.rows,
-                       shape.cols);
+    return fmt::format("{} {}x{}", name_of(shape.fn), shape.rows, shape.cols);
   }
   int64_t macs_of(const ElementwiseShape&) const override { return 0; }
 };
 
 }  // namespace
 
-const std::vector<std::string>& elementwise_fn_names() {
-  static const std::vector<std::string> names = {"add",  "mul",       "bias", "relu",
-                                                 "gelu", "gelu_tanh", "silu", "swiglu"};
-  return names;
-}
-
 int elementwise_inputs(ElementwiseFn fn) {
-  return fn == ElementwiseFn::add || fn == ElementwiseFn::mul || fn == ElementwiseFn::bias ||
-                 fn == ElementwiseFn::swiglu
-             ? 2
-             : 1;
+  return info_of(fn).operand == FnOperand::none ? 1 : 2;
 }
 
 std::unique_ptr<OpKind> make_elementwise_kind() {

@@ -12,15 +12,15 @@
 
 namespace tessera::ops {
 
-enum class ElementwiseFn : uint8_t { add, mul, bias, relu, gelu, gelu_tanh, silu, swiglu };
-const std::vector<std::string>& elementwise_fn_names();
+// An elementwise op's functions: the element functions of kInElementwiseOp (common/element_fn.hpp).
+using ElementwiseFn = ElementFn;
 
 struct ElementwiseShape {
   int64_t rows = 0, cols = 0;
   ElementwiseFn fn = ElementwiseFn::relu;
 };
 
-// How many inputs the function takes and the second one's rows (bias: 1).
+// How many inputs the function takes (X, and a tile or a bias row).
 int elementwise_inputs(ElementwiseFn fn);
 
 std::unique_ptr<OpKind> make_elementwise_kind();

@@ -129,7 +129,7 @@ class Layer {
           for (int64_t c = 0; c < f; ++c) u[i * f + c] += in[i * h + k] * weights[c];
       }
       for (int64_t i = 0; i < count * f; ++i)
-        u[i] = m_.swiglu() ? activate(Activation::silu, g[i]) * u[i] : activate(Activation::gelu, u[i]);
+        u[i] = m_.swiglu() ? activate(ElementFn::silu, g[i]) * u[i] : activate(ElementFn::gelu, u[i]);
       for (int64_t c = 0; c < f; ++c) {
         weight_(down, (expert * f + c) * h, h, weights);
         for (int64_t i = 0; i < count; ++i)

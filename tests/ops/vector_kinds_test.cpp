@@ -190,20 +190,20 @@ TEST(VectorKinds, ASoftmaxWithoutMaxSubtractionFailsTheNumericsCheckOnLargeLogit
 
 TEST(VectorKinds, EveryActivationInFp32AgreesWithItsFloat64FormAndItsDefinition) {
   for (const float x : {-6.0f, -1.5f, -0.25f, 0.0f, 0.3f, 1.0f, 4.0f}) {
-    for (size_t i = 0; i < activation_names().size(); ++i) {
-      const auto activation = static_cast<Activation>(i);
+    for (ElementFn activation : element_fns(kInEpilogue)) {
+      if (!is_activation(activation)) continue;
       const double exact = activate(activation, static_cast<double>(x));
       EXPECT_NEAR(activate(activation, x), exact, 2e-7 * (1 + std::abs(exact)))
-          << activation_names()[i] << " " << x;
+          << name_of(activation) << " " << x;
     }
-    EXPECT_EQ(activate(Activation::relu, static_cast<double>(x)), x > 0 ? x : 0.0);
-    EXPECT_NEAR(activate(Activation::silu, static_cast<double>(x)),
+    EXPECT_EQ(activate(ElementFn::relu, static_cast<double>(x)), x > 0 ? x : 0.0);
+    EXPECT_NEAR(activate(ElementFn::silu, static_cast<double>(x)),
                 x / (1 + std::exp(-static_cast<double>(x))), 1e-15);
-    EXPECT_NEAR(activate(Activation::gelu, static_cast<double>(x)),
+    EXPECT_NEAR(activate(ElementFn::gelu, static_cast<double>(x)),
                 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))), 1e-15);
   }
   // The tanh form approximates the erf form to about 1e-3 (Hendrycks and Gimpel).
-  EXPECT_NEAR(activate(Activation::gelu_tanh, 1.0), activate(Activation::gelu, 1.0), 2e-4);
+  EXPECT_NEAR(activate(ElementFn::gelu_tanh, 1.0), activate(ElementFn::gelu, 1.0), 2e-4);
 }
 
 TEST(VectorKinds, ElementwiseReferencesApplyTheirFunctionToTheirInputs) {
