@@ -1,5 +1,7 @@
 #include "arch/spec.hpp"
 
+#include "arch/noc.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -99,6 +101,7 @@ void mesh_fields(MeshSpec& mesh, Fields& f) {
 
 template <class Fields>
 void noc_fields(NocSpec& noc, Fields& f) {
+  f.text_choice("impl", noc.impl, noc_impl_names());
   f.number("link_bytes_per_cycle", noc.link_bytes_per_cycle, Rule::positive, Given::required,
            Limit{1.0 / 64, 65536, "a link carries 1/64 to 65536 bytes a cycle"});
   f.integer("router_latency_cycles", noc.router_latency_cycles, Rule::nonnegative, Given::optional);
@@ -282,6 +285,9 @@ class SpecReader {
     check_limit(key, value, fmt::format("{}", value), limit);
   }
   void boolean(const std::string& key, bool& value) { value = reader_.boolean(key, value); }
+  void text_choice(const std::string& key, std::string& value, const std::vector<std::string>& names) {
+    value = reader_.choice(key, names, value);
+  }
   template <class Enum>
   void choice(const std::string& key, Enum& value, const Names<Enum>& names) {
     const std::string chosen = reader_.choice(key, names_of(names), name_in(names, value));
@@ -369,6 +375,9 @@ class SpecWriter {
     node_[key] = value;
   }
   void boolean(const std::string& key, bool& value) { node_[key] = value; }
+  void text_choice(const std::string& key, std::string& value, const std::vector<std::string>&) {
+    node_[key] = value;
+  }
   template <class Enum>
   void choice(const std::string& key, Enum& value, const Names<Enum>& names) {
     node_[key] = name_in(names, value);

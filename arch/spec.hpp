@@ -29,6 +29,7 @@ struct MeshSpec {
 };
 
 struct NocSpec {
+  std::string impl = "mesh";  // the network's model (arch/noc.hpp): a name of noc_impl_names()
   double link_bytes_per_cycle = 0;
   int router_latency_cycles = 1;
   bool multicast = true;

@@ -10,15 +10,15 @@ namespace tessera::sim {
 
 Fabric::Fabric(const arch::ArchSpec& spec)
     : spec_(spec),
+      noc_(arch::make_noc(spec)),
       router_latency_(cycles_to_ticks(spec.noc.router_latency_cycles)),
       dram_latency_(cycles_to_ticks(spec.dram.latency_cycles)),
       channel_map_(spec.dram) {
   const int cores = spec.mesh.cores();
   channels_.assign(spec.dram.channels, BandwidthCalendar(spec.dram.channel_bytes_per_cycle));
   for (int channel = 0; channel < spec.dram.channels; ++channel)
-    channel_router_.push_back(arch::core_index(arch::dram_channel_router(channel, spec), spec.mesh));
-  links_.assign(static_cast<size_t>(cores) * arch::kDirections,
-                BandwidthCalendar(spec.noc.link_bytes_per_cycle));
+    channel_router_.push_back(noc_->channel_router(channel));
+  links_.assign(static_cast<size_t>(noc_->links()), BandwidthCalendar(spec.noc.link_bytes_per_cycle));
   inject_.assign(cores, BandwidthCalendar(spec.noc.link_bytes_per_cycle));
   eject_.assign(cores, BandwidthCalendar(spec.noc.link_bytes_per_cycle));
   banks_.assign(static_cast<size_t>(cores) * spec.core.sram.banks,
@@ -54,31 +54,15 @@ const std::vector<int>& Fabric::route_between(int from_router, int to_router) {
   auto found = routes_.find(key);
   if (found != routes_.end()) return found->second;
   std::vector<int> route;
-  arch::append_xy_route(arch::core_coord(from_router, spec_.mesh), arch::core_coord(to_router, spec_.mesh),
-                        spec_.mesh, route);
+  noc_->append_route(from_router, to_router, route);
   return routes_.emplace(key, std::move(route)).first->second;
 }
 
 const Fabric::Tree& Fabric::build_tree(int router) {
   Tree tree;
+  static_cast<arch::MulticastTree&>(tree) = noc_->multicast_tree(router, destinations_);
   tree.router = router;
   tree.destinations = destinations_;
-  for (int destination : destinations_) {
-    int parent = -1;
-    const std::vector<int>& route = route_between(router, destination);
-    for (int link : route) {
-      int entry = -1;
-      for (size_t i = 0; i < tree.links.size(); ++i)
-        if (tree.links[i].first == link) entry = static_cast<int>(i);
-      if (entry < 0) {
-        tree.links.emplace_back(link, parent);
-        entry = static_cast<int>(tree.links.size()) - 1;
-      }
-      parent = entry;
-    }
-    tree.leaves.push_back(parent);
-    tree.depth = std::max(tree.depth, static_cast<int>(route.size()));
-  }
   trees_->push_back(std::move(tree));
   if (tree_flows_.size() < trees_->back().links.size()) tree_flows_.resize(trees_->back().links.size());
   return trees_->back();

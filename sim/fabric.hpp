@@ -1,5 +1,5 @@
 // The machine's shared resources and how traffic moves through them (DESIGN.md, "Timing model"): every DRAM
-// channel, directed mesh link, router port and SRAM bank is a BandwidthCalendar. A transfer's stream (its
+// channel, directed NoC link, router port and SRAM bank is a BandwidthCalendar. A transfer's stream (its
 // bursts bound for one channel or core) books the channel and links on its path in order, each once, spread
 // over the window its bytes pass in; routers delay it, contention stretches it, and it cannot pass a resource
 // before it arrived there. SRAM banks are booked per transfer or PE instruction, spread over the time its
@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "arch/noc.hpp"
 #include "arch/spec.hpp"
 #include "arch/topology.hpp"
 #include "sim/calendar.hpp"
@@ -99,15 +101,11 @@ class Fabric {
     const Tick end = resource.book_spread(in.head, in.tail, bytes);
     return Flow{in.head + latency, (end > in.tail ? end : in.tail) + latency};
   }
-  // The links of the XY multicast tree from `router` to `destinations`, each after its parent (parent -1: the
-  // root), and where each destination leaves the tree (-1: at the root). Cached: a transfer's bursts share
-  // it.
-  struct Tree {
+  // The network's multicast tree from `router` to `destinations` (arch::NocModel::multicast_tree: each link
+  // after its parent, where each destination leaves it, its depth). Cached: a transfer's bursts share it.
+  struct Tree : arch::MulticastTree {
     int router = -1;
     std::vector<int> destinations;
-    std::vector<std::pair<int, int>> links;  // (link, parent entry)
-    std::vector<int> leaves;                 // per destination: the entry of its last link
-    int depth = 0;                           // links from the root to the farthest destination
   };
   const Tree& tree_of(int router) {
     for (const Tree& tree : *trees_)
@@ -115,15 +113,16 @@ class Fabric {
     return build_tree(router);
   }
   const Tree& build_tree(int router);
-  // The XY route between two routers (cached: links in order).
+  // The network's route between two routers (cached: links in order).
   const std::vector<int>& route_between(int from_router, int to_router);
 
   const arch::ArchSpec& spec_;
+  std::unique_ptr<arch::NocModel> noc_;  // the routes, trees and DRAM attach points (noc.impl)
   Tick router_latency_ = 0;
   Tick dram_latency_ = 0;
   std::vector<BandwidthCalendar> channels_;
   std::vector<int> channel_router_;        // core index of the router each channel attaches to
-  std::vector<BandwidthCalendar> links_;   // link_index(router, direction)
+  std::vector<BandwidthCalendar> links_;   // per link of the network
   std::vector<BandwidthCalendar> inject_;  // core -> its router
   std::vector<BandwidthCalendar> eject_;   // router -> its core
   std::vector<BandwidthCalendar> banks_;   // core * banks + bank

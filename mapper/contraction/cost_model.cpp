@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "arch/figures.hpp"
+#include "arch/noc.hpp"
 #include "arch/timing/pe_traffic.hpp"
 #include "arch/timing/vector_timing.hpp"
-#include "arch/topology.hpp"
 #include "mapper/contraction/plan.hpp"
 
 namespace tessera::mapper {
@@ -24,21 +24,12 @@ int64_t cycles_for(double bytes, double bytes_per_cycle) {
 }  // namespace
 
 CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timer_(spec) {
-  average_dram_hops_ = arch::average_dram_hops(spec);
+  // The network's own answers (arch/noc.hpp): the simulator's fabric asks the same model.
+  const std::unique_ptr<arch::NocModel> noc = arch::make_noc(spec);
+  average_dram_hops_ = arch::dram_round_trip_hops(spec);
   const int cores = spec.mesh.cores();
-  std::vector<int> route;
-  for (int used = 1; used <= cores; ++used) {
-    if (cores % used != 0) continue;
-    std::vector<double> load(static_cast<size_t>(cores) * arch::kDirections, 0.0);
-    for (int core = 0; core < used; ++core)
-      for (int channel = 0; channel < spec.dram.channels; ++channel) {
-        route.clear();
-        arch::append_xy_route(arch::dram_channel_router(channel, spec), arch::core_coord(core, spec.mesh),
-                              spec.mesh, route);
-        for (int link : route) load[link] += 1.0 / spec.dram.channels;
-      }
-    hottest_link_share_.emplace_back(used, *std::max_element(load.begin(), load.end()));
-  }
+  for (int used = 1; used <= cores; ++used)
+    if (cores % used == 0) hottest_link_share_.emplace_back(used, noc->hottest_link_share(used));
   round_trip_cycles_ = spec.dram.latency_cycles + (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
 }
 
