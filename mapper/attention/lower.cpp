@@ -57,13 +57,9 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   const Buffers buffers = buffers_of(rows, cols, d, dtype_);
   arch::Program program;
   const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
-  const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
   const PassEngines engines = flash_engines(mapping, spec);
   const int64_t row_bytes = d * size_bytes(dtype_);
-  auto semaphore = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  const Semaphores semaphores(program);
   const std::vector<QBlock> blocks = q_blocks(rows);
   for (int core = 0; core < cores; ++core) {
     // The core's blocks: an even share, in order.
@@ -83,11 +79,11 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
     auto finish_block = [&](size_t t) {
       const QBlock& block = blocks[tiles[t].block];
       const std::vector<DealtBlock> pieces = store_dealer.deal(block.rows, row_bytes);
-      arch::Waits waits = {wait("pv_done")};
+      arch::Waits waits = {semaphores.wait("pv_done")};
       if (tiles[t].block != first)
-        waits.push_back(arch::SemaphoreWait{semaphore("out_free"), static_cast<int>(last_store_pieces)});
+        waits.push_back(semaphores.wait("out_free", static_cast<int>(last_store_pieces)));
       list.push_back(make_instruction(
-          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, true), waits,
+          vec_queue(), scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, true), waits,
           out_full_signals(program, engines.stores, pieces)));
       append_block_store(list, program, engines.stores, pieces, tensors, block, buffers.out, "out_free");
       last_store_pieces = static_cast<int64_t>(pieces.size());
@@ -115,27 +111,26 @@ void AttentionStage::append_block_store(std::vector<arch::Instruction>& list, ar
                                         const ProgramTensors& tensors, const QBlock& block, uint64_t out,
                                         const std::string& free_signal) const {
   const int64_t d = shape_.head_dim, row_bytes = d * size_bytes(dtype_);
+  const Semaphores semaphores(program);
   for (const DealtBlock& piece : pieces) {
     arch::DmaStore store;
     store.sram_address = out + static_cast<uint64_t>(piece.rows.first * row_bytes);
     store.destination =
         arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
     arch::Signals signals;
-    if (!free_signal.empty())
-      signals.push_back(arch::SemaphoreRef{program.semaphore_id(free_signal), arch::kSameCore});
-    const arch::SemaphoreRef full{
-        program.semaphore_id(engine_semaphore("out_full", "", stores, piece.engine)), arch::kSameCore};
-    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, store,
-                                    {arch::SemaphoreWait{full, 1}}, signals));
+    if (!free_signal.empty()) signals.push_back(semaphores.here(free_signal));
+    list.push_back(make_instruction(dma_queue(piece.engine), store,
+                                    {semaphores.wait(engine_semaphore("out_full", "", stores, piece.engine))},
+                                    signals));
   }
 }
 
 arch::Signals AttentionStage::out_full_signals(arch::Program& program, const EngineGroup& stores,
                                                const std::vector<DealtBlock>& pieces) const {
+  const Semaphores semaphores(program);
   arch::Signals signals;
   for (int engine : engines_of(pieces))
-    signals.push_back(arch::SemaphoreRef{
-        program.semaphore_id(engine_semaphore("out_full", "", stores, engine)), arch::kSameCore});
+    signals.push_back(semaphores.here(engine_semaphore("out_full", "", stores, engine)));
   return signals;
 }
 
@@ -147,21 +142,8 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
                                        const std::function<void(size_t)>& finish_block,
                                        const std::string& last_pv_signal) const {
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const arch::QueueId pe_queue{arch::QueueKind::pe, 0}, vec_queue{arch::QueueKind::vec, 0};
-  auto semaphore = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  const Semaphores semaphores(program);
   IndexedSemaphores ids(program);
-  auto semaphore_at = [&](const char* name, int64_t index) {
-    return arch::SemaphoreRef{ids.id(name, index), arch::kSameCore};
-  };
-  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
-    return arch::SemaphoreWait{semaphore_at(name, index), count};
-  };
-  auto on_engine = [&](const std::string& name, const std::string& index, int engine) {
-    return semaphore(engine_semaphore(name, index, loads, engine));
-  };
   const size_t first = tiles.front().block;
   // Every load cut into row blocks dealt round the load engines, in the order they are queued: a block's Q
   // before its first tile's K and V.
@@ -182,8 +164,10 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
   // The frees of a buffer go to the engines of its next load (none left: the first engine's, unwaited).
   auto free_signals = [&](const char* name, const std::string& index, const std::vector<int>& next_engines,
                           arch::Signals& signals) {
-    if (next_engines.empty()) signals.push_back(on_engine(name, index, loads.first));
-    for (int engine : next_engines) signals.push_back(on_engine(name, index, engine));
+    if (next_engines.empty())
+      signals.push_back(semaphores.here(engine_semaphore(name, index, loads, loads.first)));
+    for (int engine : next_engines)
+      signals.push_back(semaphores.here(engine_semaphore(name, index, loads, engine)));
   };
   for (size_t t = 0; t < tiles.size(); ++t) {
     const FlashTile& tile = tiles[t];
@@ -198,11 +182,10 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
         load.sram_address = buffers.q + static_cast<uint64_t>(piece.rows.first * d * element);
         arch::Waits waits;
         if (tile.block != first && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
-          waits.push_back(arch::SemaphoreWait{on_engine("q_free", "", piece.engine), 1});
+          waits.push_back(semaphores.wait(engine_semaphore("q_free", "", loads, piece.engine)));
           waited.push_back(piece.engine);
         }
-        list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
-                                        {semaphore("q_full")}));
+        list.push_back(make_instruction(dma_queue(piece.engine), load, waits, {semaphores.here("q_full")}));
       }
     }
     append_tile_loads(list, program, loads, tensors, buffers, buffer, tile.runs, k_pieces[t], v_pieces[t], d,
@@ -217,16 +200,16 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     arch::PeMatmul s =
         matmul_op(dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
     s.w_transposed = true;
-    arch::Waits waits = {arch::SemaphoreWait{semaphore_at("k_full", buffer), count_of(k_pieces[t])}};
-    if (tile.first) waits.push_back(arch::SemaphoreWait{semaphore("q_full"), count_of(q_pieces[t])});
-    if (t >= 2) waits.push_back(wait_at("s_free", buffer));
-    arch::Signals signals = {semaphore_at("s_full", buffer)};
+    arch::Waits waits = {ids.wait("k_full", buffer, count_of(k_pieces[t]))};
+    if (tile.first) waits.push_back(semaphores.wait("q_full", count_of(q_pieces[t])));
+    if (t >= 2) waits.push_back(ids.wait("s_free", buffer));
+    arch::Signals signals = {ids.here("s_full", buffer)};
     free_signals("k_free", fmt::format("[{}]", buffer),
                  t + 2 < tiles.size() ? attention::engines_of(k_pieces[t + 2]) : std::vector<int>{}, signals);
     if (tile.last)
       free_signals("q_free", "", t + 1 < tiles.size() ? engines_of(q_pieces[t + 1]) : std::vector<int>{},
                    signals);
-    list.push_back(make_instruction(pe_queue, s, waits, signals));
+    list.push_back(make_instruction(pe_queue(), s, waits, signals));
   };
   auto pv_matmul = [&](size_t t) {
     const FlashTile& tile = tiles[t];
@@ -235,14 +218,13 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     arch::PeMatmul pv = matmul_op(dataflow, buffers.p[buffer], buffers.v[buffer], buffers.accumulator,
                                   block.rows, d, tile.cols);
     pv.accumulate = !tile.first;
-    arch::Waits waits = {arch::SemaphoreWait{semaphore_at("v_full", buffer), count_of(v_pieces[t])},
-                         wait_at("p_full", buffer)};
-    if (!tile.first) waits.push_back(wait("acc_ready"));
-    arch::Signals signals = {semaphore(tile.last ? last_pv_signal : "pv_done")};
+    arch::Waits waits = {ids.wait("v_full", buffer, count_of(v_pieces[t])), ids.wait("p_full", buffer)};
+    if (!tile.first) waits.push_back(semaphores.wait("acc_ready"));
+    arch::Signals signals = {semaphores.here(tile.last ? last_pv_signal : "pv_done")};
     free_signals("v_free", fmt::format("[{}]", buffer),
                  t + 2 < tiles.size() ? attention::engines_of(v_pieces[t + 2]) : std::vector<int>{}, signals);
-    signals.push_back(semaphore_at("p_free", buffer));
-    list.push_back(make_instruction(pe_queue, pv, waits, signals));
+    signals.push_back(ids.here("p_free", buffer));
+    list.push_back(make_instruction(pe_queue(), pv, waits, signals));
   };
   for (size_t t = 0; t < tiles.size(); ++t) {
     s_matmul(t);
@@ -257,14 +239,14 @@ void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arc
     const int buffer = static_cast<int>(t % 2);
     const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
                                            buffers.p[buffer], buffers.statistics);
-    arch::Waits waits = {wait_at("s_full", buffer)};
-    if (t >= 2) waits.push_back(wait_at("p_free", buffer));
-    list.push_back(make_instruction(vec_queue, softmax, waits,
-                                    {semaphore_at("s_free", buffer), semaphore_at("p_full", buffer)}));
+    arch::Waits waits = {ids.wait("s_full", buffer)};
+    if (t >= 2) waits.push_back(ids.wait("p_free", buffer));
+    list.push_back(make_instruction(vec_queue(), softmax, waits,
+                                    {ids.here("s_free", buffer), ids.here("p_full", buffer)}));
     if (!tile.first)
       list.push_back(make_instruction(
-          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, false),
-          {wait("pv_done")}, {semaphore("acc_ready")}));
+          vec_queue(), scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, false),
+          {semaphores.wait("pv_done")}, {semaphores.here("acc_ready")}));
     if (tile.last) finish_block(t);
   }
 }
@@ -296,21 +278,9 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
   // The leader's K/V tiles dealt round the load engines; every core's Q loads and stores round the others.
   const PassEngines engines = flash_engines(mapping, spec);
   const int64_t row_bytes = d * element;
-  const arch::QueueId pe_queue{arch::QueueKind::pe, 0}, vec_queue{arch::QueueKind::vec, 0};
   constexpr int kLeader = 0;  // the core that loads every K/V tile once and multicasts it
-  auto here = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto at_leader = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), kLeader};
-  };
+  const Semaphores semaphores(program);
   IndexedSemaphores ids(program);
-  auto here_at = [&](const char* name, int64_t index) {
-    return arch::SemaphoreRef{ids.id(name, index), arch::kSameCore};
-  };
-  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
-    return arch::SemaphoreWait{here_at(name, index), count};
-  };
   // One step of a block on a core: global K/V tile t (tile j of its stream), the block in `slot`.
   struct Item {
     size_t stream = 0, block = 0;
@@ -363,10 +333,7 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                               ? attention::engines_of(pieces[static_cast<size_t>(next)])
                                               : std::vector<int>{engines.loads.first};
     for (int engine : next_engines)
-      signals.push_back(at_leader(engine_semaphore(name, index, engines.loads, engine)));
-  };
-  auto on_side = [&](const std::string& name, const std::string& index, int engine) {
-    return here(engine_semaphore(name, index, engines.stores, engine));
+      signals.push_back(semaphores.at(engine_semaphore(name, index, engines.loads, engine), kLeader));
   };
   for (int c = 0; c < cores; ++c) {
     program.cores.emplace_back();
@@ -406,12 +373,12 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
               q_of(static_cast<int>(slot)) + static_cast<uint64_t>(piece.rows.first * row_bytes);
           arch::Waits waits;
           if (used[slot] && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
-            waits.push_back(
-                arch::SemaphoreWait{on_side("q_free", fmt::format("[{}]", slot), piece.engine), 1});
+            waits.push_back(arch::SemaphoreWait{
+                semaphores.on_engine("q_free", static_cast<int64_t>(slot), engines.stores, piece.engine), 1});
             waited.push_back(piece.engine);
           }
-          list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
-                                          {here_at("q_full", slot)}));
+          list.push_back(make_instruction(dma_queue(piece.engine), load, waits,
+                                          {ids.here("q_full", static_cast<int64_t>(slot))}));
         }
         used[slot] = 1;
       }
@@ -438,9 +405,11 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
           store.destination =
               arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
           list.push_back(make_instruction(
-              arch::QueueId{arch::QueueKind::dma, piece.engine}, store,
-              {arch::SemaphoreWait{on_side("out_full", fmt::format("[{}]", slot), piece.engine), 1}},
-              {here_at("out_free", slot)}));
+              dma_queue(piece.engine), store,
+              {arch::SemaphoreWait{
+                  semaphores.on_engine("out_full", static_cast<int64_t>(slot), engines.stores, piece.engine),
+                  1}},
+              {ids.here("out_free", static_cast<int64_t>(slot))}));
         }
       }
     }
@@ -456,10 +425,10 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                     block.rows, item.cols, d);
       op.w_transposed = true;
       arch::Waits waits;
-      if (first_use(u)) waits.push_back(wait_at("k_full", kv, k_count(item.t)));
-      if (item.first) waits.push_back(wait_at("q_full", item.slot));
-      if (u >= static_cast<size_t>(scores)) waits.push_back(wait_at("s_free", sb));
-      arch::Signals signals = {here_at("s_full", sb)};
+      if (first_use(u)) waits.push_back(ids.wait("k_full", kv, k_count(item.t)));
+      if (item.first) waits.push_back(ids.wait("q_full", item.slot));
+      if (u >= static_cast<size_t>(scores)) waits.push_back(ids.wait("s_free", sb));
+      arch::Signals signals = {ids.here("s_full", sb)};
       if (last_use(u)) free_at_leader("k_free", item.t, k_pieces, signals);
       if (item.last) {
         // To the engines of this slot's next Q load on this core (none left: the first side engine's).
@@ -470,9 +439,9 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
             break;
           }
         for (int engine : next_engines)
-          signals.push_back(on_side("q_free", fmt::format("[{}]", item.slot), engine));
+          signals.push_back(semaphores.on_engine("q_free", item.slot, engines.stores, engine));
       }
-      list.push_back(make_instruction(pe_queue, op, waits, signals));
+      list.push_back(make_instruction(pe_queue(), op, waits, signals));
     };
     auto pv_matmul = [&](size_t u) {
       const Item& item = work[u];
@@ -482,12 +451,12 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
                                     block.rows, d, item.cols);
       op.accumulate = !item.first;
       arch::Waits waits;
-      if (first_use(u)) waits.push_back(wait_at("v_full", kv, v_count(item.t)));
-      waits.push_back(wait_at("p_full", sb));
-      if (!item.first) waits.push_back(wait_at("acc_ready", item.slot));
-      arch::Signals signals = {here_at("pv_done", item.slot), here_at("p_free", sb)};
+      if (first_use(u)) waits.push_back(ids.wait("v_full", kv, v_count(item.t)));
+      waits.push_back(ids.wait("p_full", sb));
+      if (!item.first) waits.push_back(ids.wait("acc_ready", item.slot));
+      arch::Signals signals = {ids.here("pv_done", item.slot), ids.here("p_free", sb)};
       if (last_use(u)) free_at_leader("v_free", item.t, v_pieces, signals);
-      list.push_back(make_instruction(pe_queue, op, waits, signals));
+      list.push_back(make_instruction(pe_queue(), op, waits, signals));
     };
     // S of an item runs ahead of the P V of up to `scores` - 1 earlier items, only while it needs the same or
     // the next tile of the same stream as the oldest of them: a core that skips tiles (its blocks see fewer
@@ -517,17 +486,17 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
     auto finish = [&](size_t u) {
       const Item& item = work[u];
       const auto slot = static_cast<size_t>(item.slot);
-      arch::Waits final_waits = {wait_at("pv_done", item.slot)};
+      arch::Waits final_waits = {ids.wait("pv_done", item.slot)};
       if (slot_used[slot])
-        final_waits.push_back(wait_at("out_free", item.slot, static_cast<int>(last_stored[slot])));
+        final_waits.push_back(ids.wait("out_free", item.slot, static_cast<int>(last_stored[slot])));
       slot_used[slot] = 1;
       const std::vector<DealtBlock>& stored = store_pieces[item.stream][slot];
       last_stored[slot] = static_cast<int64_t>(stored.size());
       arch::Signals full;
       for (int engine : engines_of(stored))
-        full.push_back(on_side("out_full", fmt::format("[{}]", item.slot), engine));
+        full.push_back(semaphores.on_engine("out_full", item.slot, engines.stores, engine));
       list.push_back(make_instruction(
-          vec_queue,
+          vec_queue(),
           scale_op(blocks[item.block], acc_of(item.slot), out_of(item.slot), stats_of(item.slot), true),
           final_waits, full));
     };
@@ -538,14 +507,14 @@ arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, 
       const int sb = static_cast<int>(u % scores);
       const arch::VecOp softmax = softmax_op(block, item.k0, item.cols, item.first, buffers.s[sb],
                                              buffers.p[sb], stats_of(item.slot));
-      arch::Waits waits = {wait_at("s_full", sb)};
-      if (u >= static_cast<size_t>(scores)) waits.push_back(wait_at("p_free", sb));
+      arch::Waits waits = {ids.wait("s_full", sb)};
+      if (u >= static_cast<size_t>(scores)) waits.push_back(ids.wait("p_free", sb));
       list.push_back(
-          make_instruction(vec_queue, softmax, waits, {here_at("s_free", sb), here_at("p_full", sb)}));
+          make_instruction(vec_queue(), softmax, waits, {ids.here("s_free", sb), ids.here("p_full", sb)}));
       if (!item.first)
         list.push_back(make_instruction(
-            vec_queue, scale_op(block, acc_of(item.slot), out_of(item.slot), stats_of(item.slot), false),
-            {wait_at("pv_done", item.slot)}, {here_at("acc_ready", item.slot)}));
+            vec_queue(), scale_op(block, acc_of(item.slot), out_of(item.slot), stats_of(item.slot), false),
+            {ids.wait("pv_done", item.slot)}, {ids.here("acc_ready", item.slot)}));
       if (unfinished) finish(*std::exchange(unfinished, std::nullopt));
       if (item.last) {
         if (u + 1 < work.size() && work[u + 1].slot != item.slot)

@@ -197,23 +197,12 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
   const attention::ProgramTensors tensors =
       attention::start_attention_program(program, program_name, op, seed, spec, a, intermediates);
   const int s_tensor = tensors.intermediates[0], p_tensor = tensors.intermediates[1];
-  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
-      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
-      vec_queue{arch::QueueKind::vec, 0};
+  const arch::QueueId load_queue = dma_queue(0), store_queue = dma_queue(spec.core.dma.engines > 1 ? 1 : 0);
   const EngineGroup load_group{0, 1};
   EngineDealer load_dealer(load_group, spec.core.dma);
-  auto here = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
-  // Semaphore `name` of buffer index % 2 (its two buffers), by id.
+  const Semaphores semaphores(program);
+  // A double buffer's semaphores, "name[0]" and "name[1]": its tile (chunk, block) n's are "name[n % 2]".
   IndexedSemaphores ids(program);
-  auto here_at = [&](const char* name, int64_t index) {
-    return arch::SemaphoreRef{ids.id(name, index % 2), arch::kSameCore};
-  };
-  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
-    return arch::SemaphoreWait{here_at(name, index), count};
-  };
   auto round_op = [&](uint64_t from, uint64_t to, int64_t rows, int64_t cols, double scale) {
     arch::VecOp round;
     round.kind = arch::VectorKind::map;
@@ -270,8 +259,8 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
           load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
           load.sram_address = buffers.q;
           arch::Waits waits;
-          if (i != first) waits.push_back(wait("q_free"));
-          loads.push_back(make_instruction(load_queue, load, waits, {here("q_full")}));
+          if (i != first) waits.push_back(semaphores.wait("q_free"));
+          loads.push_back(make_instruction(load_queue, load, waits, {semaphores.here("q_full")}));
         }
         const std::vector<attention::Run> runs =
             attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
@@ -281,25 +270,25 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         arch::PeMatmul s = stage.matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer],
                                            buffers.s_accumulator[buffer], block.rows, cols, d);
         s.w_transposed = true;
-        arch::Waits waits = {wait_at("k_full", n, static_cast<int>(runs.size()))};
-        if (first_tile) waits.push_back(wait("q_full"));
-        if (n >= 2) waits.push_back(wait_at("s_accumulator_free", n));
-        arch::Signals signals = {here_at("s_accumulator_full", n), here_at("k_free", n)};
-        if (last_tile) signals.push_back(here("q_free"));
-        rest.push_back(make_instruction(pe_queue, s, waits, signals));
+        arch::Waits waits = {ids.wait("k_full", n % 2, static_cast<int>(runs.size()))};
+        if (first_tile) waits.push_back(semaphores.wait("q_full"));
+        if (n >= 2) waits.push_back(ids.wait("s_accumulator_free", n % 2));
+        arch::Signals signals = {ids.here("s_accumulator_full", n % 2), ids.here("k_free", n % 2)};
+        if (last_tile) signals.push_back(semaphores.here("q_free"));
+        rest.push_back(make_instruction(pe_queue(), s, waits, signals));
         // S = scale * Q K^T in the op's type.
-        arch::Waits round_waits = {wait_at("s_accumulator_full", n)};
-        if (n >= 2) round_waits.push_back(wait_at("s_out_free", n));
-        rest.push_back(make_instruction(vec_queue,
-                                        round_op(buffers.s_accumulator[buffer], buffers.s_out[buffer],
-                                                 block.rows, cols, a.effective_scale()),
-                                        round_waits,
-                                        {here_at("s_accumulator_free", n), here_at("s_out_full", n)}));
+        arch::Waits round_waits = {ids.wait("s_accumulator_full", n % 2)};
+        if (n >= 2) round_waits.push_back(ids.wait("s_out_free", n % 2));
+        rest.push_back(make_instruction(
+            vec_queue(),
+            round_op(buffers.s_accumulator[buffer], buffers.s_out[buffer], block.rows, cols,
+                     a.effective_scale()),
+            round_waits, {ids.here("s_accumulator_free", n % 2), ids.here("s_out_full", n % 2)}));
         arch::DmaStore store;
         store.sram_address = buffers.s_out[buffer];
         store.destination = arch::TensorRegion{s_tensor, block.first_row, block.rows, k0, cols};
-        rest.push_back(make_instruction(store_queue, store, {wait_at("s_out_full", n)},
-                                        {here_at("s_out_free", n), here_at("s_stored", i)}));
+        rest.push_back(make_instruction(store_queue, store, {ids.wait("s_out_full", n % 2)},
+                                        {ids.here("s_out_free", n % 2), ids.here("s_stored", i % 2)}));
         pass.loads.push_back(std::move(loads));
         pass.rest.push_back(std::move(rest));
       }
@@ -317,9 +306,9 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         load.source = arch::TensorRegion{s_tensor, block.first_row + r0, rows, 0, keys};
         load.sram_address = chunk;
         arch::Waits waits;
-        if (r0 == 0) waits.push_back(wait_at("s_stored", i, s_stores));
-        if (n >= 2) waits.push_back(wait_at("chunk_free", n));
-        pass.loads.push_back({make_instruction(store_queue, load, waits, {here_at("chunk_full", n)})});
+        if (r0 == 0) waits.push_back(ids.wait("s_stored", i % 2, s_stores));
+        if (n >= 2) waits.push_back(ids.wait("chunk_free", n % 2));
+        pass.loads.push_back({make_instruction(store_queue, load, waits, {ids.here("chunk_full", n % 2)})});
         arch::VecOp softmax;
         softmax.kind = arch::VectorKind::softmax;
         softmax.dtype = softmax.out_dtype = dtype;
@@ -327,13 +316,13 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         softmax.rows = rows;
         softmax.cols = keys;
         softmax.causal_shift = chunk_shift(stage, block, r0, keys);
-        Part rest = {
-            make_instruction(vec_queue, softmax, {wait_at("chunk_full", n)}, {here_at("chunk_done", n)})};
+        Part rest = {make_instruction(vec_queue(), softmax, {ids.wait("chunk_full", n % 2)},
+                                      {ids.here("chunk_done", n % 2)})};
         arch::DmaStore store;
         store.sram_address = chunk;
         store.destination = arch::TensorRegion{p_tensor, block.first_row + r0, rows, 0, keys};
-        rest.push_back(make_instruction(store_queue, store, {wait_at("chunk_done", n)},
-                                        {here_at("chunk_free", n), here_at("p_stored", i)}));
+        rest.push_back(make_instruction(store_queue, store, {ids.wait("chunk_done", n % 2)},
+                                        {ids.here("chunk_free", n % 2), ids.here("p_stored", i % 2)}));
         pass.rest.push_back(std::move(rest));
       }
       return parts_of(std::move(pass));
@@ -352,9 +341,9 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         load.source = arch::TensorRegion{p_tensor, block.first_row, block.rows, k0, cols};
         load.sram_address = buffers.p[buffer];
         arch::Waits waits;
-        if (first_tile) waits.push_back(wait_at("p_stored", i, p_stores));
-        if (n >= 2) waits.push_back(wait_at("p_free", n));
-        loads.push_back(make_instruction(load_queue, load, waits, {here_at("p_full", n)}));
+        if (first_tile) waits.push_back(ids.wait("p_stored", i % 2, p_stores));
+        if (n >= 2) waits.push_back(ids.wait("p_free", n % 2));
+        loads.push_back(make_instruction(load_queue, load, waits, {ids.here("p_full", n % 2)}));
         const std::vector<attention::Run> runs =
             attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
         attention::append_kv_loads(loads, program, load_group, tensors, "v", buffer, buffers.v[buffer], runs,
@@ -363,21 +352,23 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
         arch::PeMatmul pv = stage.matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
                                             buffers.accumulator, block.rows, d, cols);
         pv.accumulate = !first_tile;
-        arch::Waits pv_waits = {wait_at("v_full", n, static_cast<int>(runs.size())), wait_at("p_full", n)};
-        if (first_tile && i != first) pv_waits.push_back(wait("accumulator_free"));
-        arch::Signals signals = {here_at("p_free", n), here_at("v_free", n)};
-        if (last_tile) signals.push_back(here("pv_done"));
-        rest.push_back(make_instruction(pe_queue, pv, pv_waits, signals));
+        arch::Waits pv_waits = {ids.wait("v_full", n % 2, static_cast<int>(runs.size())),
+                                ids.wait("p_full", n % 2)};
+        if (first_tile && i != first) pv_waits.push_back(semaphores.wait("accumulator_free"));
+        arch::Signals signals = {ids.here("p_free", n % 2), ids.here("v_free", n % 2)};
+        if (last_tile) signals.push_back(semaphores.here("pv_done"));
+        rest.push_back(make_instruction(pe_queue(), pv, pv_waits, signals));
         if (last_tile) {
-          arch::Waits round_waits = {wait("pv_done")};
-          if (i != first) round_waits.push_back(wait("out_free"));
-          rest.push_back(make_instruction(vec_queue,
-                                          round_op(buffers.accumulator, buffers.out, block.rows, d, 1.0),
-                                          round_waits, {here("accumulator_free"), here("out_full")}));
+          arch::Waits round_waits = {semaphores.wait("pv_done")};
+          if (i != first) round_waits.push_back(semaphores.wait("out_free"));
+          rest.push_back(make_instruction(
+              vec_queue(), round_op(buffers.accumulator, buffers.out, block.rows, d, 1.0), round_waits,
+              {semaphores.here("accumulator_free"), semaphores.here("out_full")}));
           arch::DmaStore store;
           store.sram_address = buffers.out;
           store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
-          rest.push_back(make_instruction(store_queue, store, {wait("out_full")}, {here("out_free")}));
+          rest.push_back(make_instruction(store_queue, store, {semaphores.wait("out_full")},
+                                          {semaphores.here("out_free")}));
         }
         pass.loads.push_back(std::move(loads));
         pass.rest.push_back(std::move(rest));

@@ -123,11 +123,9 @@ void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& progra
                      int64_t element, int frees, const std::vector<int>& destinations) {
   const bool is_k = std::string(name) == "k";
   const std::string index = fmt::format("[{}]", buffer);
-  auto semaphore = [&](const std::string& semaphore_name) {
-    return arch::SemaphoreRef{program.semaphore_id(semaphore_name), arch::kSameCore};
-  };
+  const Semaphores semaphores(program);
   // Every piece signals the tile's one semaphore: named once, not per piece.
-  const arch::SemaphoreRef full = semaphore(fmt::format("{}_full{}", name, index));
+  const arch::SemaphoreRef full = semaphores.here(fmt::format("{}_full{}", name, index));
   std::vector<int> waited;
   for (const RunBlock& piece : blocks) {
     const Run& run = runs[piece.run];
@@ -140,12 +138,12 @@ void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& progra
     load.destinations = destinations;
     arch::Waits waits;
     if (frees > 0 && std::find(waited.begin(), waited.end(), engine) == waited.end()) {
-      waits.push_back(arch::SemaphoreWait{
-          semaphore(engine_semaphore(fmt::format("{}_free", name), index, group, engine)), frees});
+      waits.push_back(
+          semaphores.wait(engine_semaphore(fmt::format("{}_free", name), index, group, engine), frees));
       waited.push_back(engine);
     }
     // The tile is full when its last block lands: the blocks' signals are counted by the consumer.
-    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits, {full}));
+    list.push_back(make_instruction(dma_queue(engine), load, waits, {full}));
   }
 }
 

@@ -148,11 +148,8 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
       attention::start_attention_program(program, program_name, op, seed, spec, shape_);
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
-  const arch::QueueId vec_queue{arch::QueueKind::vec, 0}, noc_queue{arch::QueueKind::noc, 0};
   const PassEngines engines = flash_engines(mapping, spec);
-  auto semaphore = [&](const std::string& name, int core = arch::kSameCore) {
-    return arch::SemaphoreRef{program.semaphore_id(name), core};
-  };
+  const Semaphores semaphores(program);
   for (const SplitPart& part : parts) {
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(part.core, spec.mesh);
@@ -170,9 +167,8 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
         EngineDealer stores(engines.stores, spec.core.dma);
         const std::vector<DealtBlock> pieces = stores.deal(block.rows, d * size_bytes(dtype_));
         list.push_back(make_instruction(
-            vec_queue, merge_op(block, buffers.accumulator, buffers.statistics, buffers.out, splits),
-            {arch::SemaphoreWait{semaphore("pv_done"), 1},
-             arch::SemaphoreWait{semaphore("part_in"), 2 * others}},
+            vec_queue(), merge_op(block, buffers.accumulator, buffers.statistics, buffers.out, splits),
+            {semaphores.wait("pv_done"), semaphores.wait("part_in", 2 * others)},
             out_full_signals(program, engines.stores, pieces)));
         append_block_store(list, program, engines.stores, pieces, tensors, block, buffers.out, "");
         return;
@@ -188,11 +184,12 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
         return noc;
       };
       list.push_back(make_instruction(
-          noc_queue, send(buffers.accumulator, buffers.accumulator + slot * accumulator_bytes, d * 4),
-          {arch::SemaphoreWait{semaphore("partial_done"), 1}}, {semaphore("part_in", part.merging_core)}));
+          noc_queue(), send(buffers.accumulator, buffers.accumulator + slot * accumulator_bytes, d * 4),
+          {semaphores.wait("partial_done")}, {semaphores.at("part_in", part.merging_core)}));
       list.push_back(make_instruction(
-          noc_queue, send(buffers.statistics, buffers.statistics + slot * statistics_bytes, kStatisticsBytes),
-          {}, {semaphore("part_in", part.merging_core)}));
+          noc_queue(),
+          send(buffers.statistics, buffers.statistics + slot * statistics_bytes, kStatisticsBytes), {},
+          {semaphores.at("part_in", part.merging_core)}));
     };
     // The merge (vector unit) waits for the last P V's pv_done in order after the rescales; the sends (NoC
     // queue) for a signal of their own.
