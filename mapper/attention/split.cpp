@@ -31,6 +31,17 @@ constexpr int64_t kMostDecodeQueries = 16;
 
 constexpr int64_t kStatisticsBytes = arch::VecOp::kRowStatistics * 4;
 
+// A send over the NoC of `rows` rows of `row_bytes` bytes from `address` to `to` on core `core`.
+arch::NocSend noc_send(uint64_t address, int64_t rows, int64_t row_bytes, int core, uint64_t to) {
+  arch::NocSend send;
+  send.source_address = address;
+  send.rows = rows;
+  send.row_bytes = row_bytes;
+  send.destination_core = core;
+  send.destination_address = to;
+  return send;
+}
+
 }  // namespace
 
 std::vector<AttentionStage::SplitPart> AttentionStage::split_parts(int64_t block_rows, int64_t block_cols,
@@ -142,7 +153,7 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
   const Choice& choice = choice_of(mapping);
   const int64_t rows = choice.block_rows, cols = choice.block_cols, splits = choice.splits;
   const int64_t d = shape_.head_dim;
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, 1, 2, splits);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, attention::BufferCounts::split(splits));
   arch::Program program;
   const ProgramTensors tensors =
       attention::start_attention_program(program, program_name, op, seed, spec, shape_);
@@ -150,6 +161,7 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
   const PassEngines engines = flash_engines(mapping, spec);
   const Semaphores semaphores(program);
+  const FlashProgram flash{program, tensors, buffers, mapping.dataflow, spec.core.dma, engines, blocks};
   for (const SplitPart& part : parts) {
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(part.core, spec.mesh);
@@ -169,32 +181,25 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
         list.push_back(make_instruction(
             vec_queue(), merge_op(block, buffers.accumulator, buffers.statistics, buffers.out, splits),
             {semaphores.wait("pv_done"), semaphores.wait("part_in", 2 * others)},
-            out_full_signals(program, engines.stores, pieces)));
-        append_block_store(list, program, engines.stores, pieces, tensors, block, buffers.out, "");
+            out_full_signals(flash, pieces)));
+        append_block_store(list, flash, pieces, block, "");
         return;
       }
       const uint64_t slot = static_cast<uint64_t>(part.split);
-      auto send = [&](uint64_t address, uint64_t to, int64_t row_bytes) {
-        arch::NocSend noc;
-        noc.source_address = address;
-        noc.rows = block.rows;
-        noc.row_bytes = row_bytes;
-        noc.destination_core = part.merging_core;
-        noc.destination_address = to;
-        return noc;
-      };
-      list.push_back(make_instruction(
-          noc_queue(), send(buffers.accumulator, buffers.accumulator + slot * accumulator_bytes, d * 4),
-          {semaphores.wait("partial_done")}, {semaphores.at("part_in", part.merging_core)}));
-      list.push_back(make_instruction(
-          noc_queue(),
-          send(buffers.statistics, buffers.statistics + slot * statistics_bytes, kStatisticsBytes), {},
-          {semaphores.at("part_in", part.merging_core)}));
+      list.push_back(make_instruction(noc_queue(),
+                                      noc_send(buffers.accumulator, block.rows, d * 4, part.merging_core,
+                                               buffers.accumulator + slot * accumulator_bytes),
+                                      {semaphores.wait("partial_done")},
+                                      {semaphores.at("part_in", part.merging_core)}));
+      list.push_back(
+          make_instruction(noc_queue(),
+                           noc_send(buffers.statistics, block.rows, kStatisticsBytes, part.merging_core,
+                                    buffers.statistics + slot * statistics_bytes),
+                           {}, {semaphores.at("part_in", part.merging_core)}));
     };
     // The merge (vector unit) waits for the last P V's pv_done in order after the rescales; the sends (NoC
     // queue) for a signal of their own.
-    append_flash_core(list, program, tensors, buffers, mapping.dataflow, spec.core.dma, engines.loads, blocks,
-                      tiles, finish_block, part.split == 0 ? "pv_done" : "partial_done");
+    append_flash_core(list, flash, tiles, finish_block, part.split == 0 ? "pv_done" : "partial_done");
   }
   program.number_semaphores_by_appearance();
   return program;

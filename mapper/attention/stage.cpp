@@ -103,8 +103,10 @@ std::vector<AttentionStage::Stream> AttentionStage::streams(int64_t block_rows, 
 
 int AttentionStage::multicast_score_buffers(int64_t block_rows, int64_t block_cols, int blocks, int kv,
                                             const arch::ArchSpec& spec) const {
-  const int64_t with_three = static_cast<int64_t>(
-      buffers_of(block_rows, block_cols, shape_.head_dim, dtype_, blocks, kv, 1, kMostScoreBuffers).end);
+  const int64_t with_three =
+      static_cast<int64_t>(buffers_of(block_rows, block_cols, shape_.head_dim, dtype_,
+                                      attention::BufferCounts::multicast(blocks, kv, kMostScoreBuffers))
+                               .end);
   return with_three <= spec.core.sram.bytes ? kMostScoreBuffers : 2;
 }
 
@@ -348,9 +350,10 @@ SearchResult AttentionStage::search(const std::shared_ptr<const mapper::Form>& s
         if (!multicast_streams.empty())
           // The most K/V buffers first (at equal cost the deeper one ranks first).
           for (int kv = kMostKvBuffers; kv >= 2; --kv) {
-            if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_,
-                                                blocks_per_core(multicast_streams), kv)
-                                         .end) > spec.core.sram.bytes)
+            if (static_cast<int64_t>(
+                    buffers_of(block_rows, block_cols, a.head_dim, dtype_,
+                               attention::BufferCounts::multicast(blocks_per_core(multicast_streams), kv, 2))
+                        .end) > spec.core.sram.bytes)
               continue;
             Mapping multicast = mapping;
             Choice multicast_choice = flash_choice;
@@ -362,8 +365,9 @@ SearchResult AttentionStage::search(const std::shared_ptr<const mapper::Form>& s
           }
         // The split-KV form, where a decode's blocks leave cores idle and the merging core's partials fit.
         for (int64_t splits : split_choices(block_rows, block_cols, machine_cores)) {
-          if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, 1, 2, splits).end) >
-              spec.core.sram.bytes)
+          if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_,
+                                              attention::BufferCounts::split(splits))
+                                       .end) > spec.core.sram.bytes)
             continue;
           Mapping split = mapping;
           Choice split_choice = flash_choice;

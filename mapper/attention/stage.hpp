@@ -127,6 +127,7 @@ class AttentionStage final : public Form {
                          uint64_t statistics) const;
   arch::VecOp scale_op(const QBlock& block, uint64_t accumulator, uint64_t out, uint64_t statistics,
                        bool final) const;
+  // The multicast form's program (mapper/attention/multicast.cpp).
   arch::Program lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                 const arch::ArchSpec& spec, const std::string& program_name) const;
 
@@ -202,28 +203,42 @@ class AttentionStage final : public Form {
   void append_flash_tiles(const attention::ProgramTensors& tensors, const std::vector<QBlock>& blocks,
                           size_t block, int64_t begin, int64_t end, int64_t cols,
                           std::vector<FlashTile>& tiles) const;
+  // What a flash form's lowering shares among its cores and their steps: the program and its tensors, a
+  // core's SRAM buffers, the mapping's dataflow, the machine's DMA, the form's engines and the Q blocks.
+  struct FlashProgram {
+    arch::Program& program;
+    const attention::ProgramTensors& tensors;
+    const attention::Buffers& buffers;
+    arch::Dataflow dataflow;
+    const arch::DmaSpec& dma;
+    const PassEngines& engines;
+    const std::vector<QBlock>& blocks;
+  };
+  // A core's flash loop written queue by queue (mapper/attention/lower.cpp); the multicast form's schedule
+  // and its cores (mapper/attention/multicast.cpp).
+  class FlashCore;
+  struct MulticastPlan;
+  class MulticastCore;
   // One core's flash loop over `tiles` (the ranges of its blocks, in order): the Q and K/V loads dealt
   // round the load engines, S and P V on the PE array, the online softmax and the accumulator's rescales on
   // the vector unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait
   // on the signal of its last P V, `last_pv_signal`: pv_done for a vector instruction, in order after the
   // others' waits on it; another name for another queue): the final normalisation and the store, or the split
   // form's sends or merge.
-  void append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
-                         const attention::ProgramTensors& tensors, const attention::Buffers& buffers,
-                         arch::Dataflow dataflow, const arch::DmaSpec& dma, const EngineGroup& loads,
-                         const std::vector<QBlock>& blocks, const std::vector<FlashTile>& tiles,
-                         const std::function<void(size_t)>& finish_block,
+  void append_flash_core(std::vector<arch::Instruction>& list, const FlashProgram& flash,
+                         const std::vector<FlashTile>& tiles, const std::function<void(size_t)>& finish_block,
                          const std::string& last_pv_signal = "pv_done") const;
+  // The multicast form's items, tiles and their receivers (MulticastPlan) for K/V tiles of `cols` keys on
+  // `cores` cores, into `plan` (whose streams are set).
+  void plan_multicast(const FlashProgram& flash, int64_t cols, int cores, MulticastPlan& plan) const;
 
-  // The store of `block`'s output from `out` in `pieces` (its rows dealt round `stores`): each piece waits
-  // for out_full on its engine's semaphore (out_full_signals: what the instruction that fills `out` signals)
-  // and signals `free_signal` (none if empty).
-  void append_block_store(std::vector<arch::Instruction>& list, arch::Program& program,
-                          const EngineGroup& stores, const std::vector<DealtBlock>& pieces,
-                          const attention::ProgramTensors& tensors, const QBlock& block, uint64_t out,
+  // The store of `block`'s output from the output buffer in `pieces` (its rows dealt round the store
+  // engines): each piece waits for out_full on its engine's semaphore (out_full_signals: what the instruction
+  // that fills the buffer signals) and signals `free_signal` (none if empty).
+  void append_block_store(std::vector<arch::Instruction>& list, const FlashProgram& flash,
+                          const std::vector<DealtBlock>& pieces, const QBlock& block,
                           const std::string& free_signal) const;
-  arch::Signals out_full_signals(arch::Program& program, const EngineGroup& stores,
-                                 const std::vector<DealtBlock>& pieces) const;
+  arch::Signals out_full_signals(const FlashProgram& flash, const std::vector<DealtBlock>& pieces) const;
   // The split-KV form's (mapper/attention/split.cpp).
   arch::Program lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                             const arch::ArchSpec& spec, const std::string& program_name) const;
