@@ -1,6 +1,7 @@
 // Attention's multicast form lowered to a tile program (mapper/attention/stage.hpp, "The multicast form"):
 // the leader loads each stream's K/V tiles once and multicasts them to the cores whose blocks see them; each
 // core holds up to kMostBlocksPerCore Q blocks of a stream, one a slot, and runs their steps tile by tile.
+// Its cost (multicast_cost) follows the same steps in lockstep with the leader's loads.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "arch/isa/vec_op.hpp"
 #include "mapper/attention/program.hpp"
 #include "mapper/attention/stage.hpp"
+#include "mapper/cost.hpp"
 #include "mapper/kit/dma_engines.hpp"
 #include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
@@ -38,7 +40,119 @@ struct MulticastItem {
   bool first = false, last = false;
 };
 
+// A multicast core's step, in the lowering's order: a block's step on global K/V tile `tile`, the block in
+// the core's `slot`; its cycles (a block's last step with its final rescale and store) and, on a block's
+// first step, its Q load's.
+struct MulticastStep {
+  int64_t tile = 0, cycles = 0;
+  int slot = 0;
+  int64_t q_load = 0;  // a block's first step: its Q load's cycles (else 0)
+  bool last = false;   // a block's last step
+};
+
+// The multicast form's lockstep, each core's `cycles` advanced by its `steps`: the leader loads tile t (in
+// `load` cycles) after tile t - 1 and once every core that reads tile t - kv_buffers (`readers` of each) has
+// freed its buffer; a core's step starts at the later of its previous step's end and its tile's arrival. A
+// core whose blocks see a tile more often than another's falls behind and holds the loads back. A block's Q
+// loads on the core's side engines, one after another, once the block before it in its slot has done its
+// last step (with one block a core, a stream's Q load waits for the previous stream's end).
+void run_lockstep(std::vector<int64_t>& cycles, const std::vector<std::vector<MulticastStep>>& steps,
+                  const std::vector<int>& readers, int kv_buffers, int64_t load) {
+  const size_t cores = steps.size(), tiles = readers.size();
+  std::vector<std::vector<int64_t>> slot_free(cores, std::vector<int64_t>(attention::kMostBlocksPerCore, 0));
+  std::vector<int64_t> side_free(cores, 0);
+  std::vector<int64_t> arrival(tiles, -1), freed(tiles, 0);
+  std::vector<int> pending = readers;
+  std::vector<size_t> at(cores, 0);
+  size_t next = 0;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (; next < tiles; ++next) {
+      const int64_t earliest = next > 0 ? arrival[next - 1] : 0;
+      if (next >= static_cast<size_t>(kv_buffers)) {
+        const size_t reused = next - static_cast<size_t>(kv_buffers);
+        if (pending[reused] > 0) break;
+        arrival[next] = std::max(earliest, freed[reused]) + load;
+      } else {
+        arrival[next] = earliest + load;
+      }
+      progress = true;
+    }
+    for (size_t c = 0; c < cores; ++c) {
+      const std::vector<MulticastStep>& list = steps[c];
+      for (size_t& i = at[c]; i < list.size() && arrival[static_cast<size_t>(list[i].tile)] >= 0; ++i) {
+        const auto t = static_cast<size_t>(list[i].tile);
+        const auto slot = static_cast<size_t>(list[i].slot);
+        int64_t start = std::max(cycles[c], arrival[t]);
+        if (list[i].q_load > 0) {
+          side_free[c] = std::max(side_free[c], slot_free[c][slot]) + list[i].q_load;
+          start = std::max(start, side_free[c]);
+        }
+        cycles[c] = start + list[i].cycles;
+        if (list[i].last) slot_free[c][slot] = cycles[c];
+        if (i + 1 == list.size() || list[i + 1].tile != list[i].tile) {
+          --pending[t];
+          freed[t] = std::max(freed[t], cycles[c]);
+        }
+        progress = true;
+      }
+    }
+  }
+  TESSERA_ASSERT(next == tiles, "every K/V tile of the multicast form is loaded once its buffer is freed");
+}
+
 }  // namespace
+
+Cost AttentionStage::multicast_cost(const FlashCosting& costing) const {
+  const arch::ArchSpec& spec = costing.spec;
+  const PassEngines& engines = costing.engines;
+  const Choice& choice = choice_of(costing.mapping);
+  const int64_t cols = choice.block_cols;
+  const int cores = static_cast<int>(choice.cores);
+  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice.kv_buffers));
+  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
+  const std::vector<QBlock> blocks = q_blocks(choice.block_rows);
+  const std::vector<Stream> all = streams(choice.block_rows, cols, cores);
+  const int64_t load = tile_load_cycles(costing.mapping, spec, engines.loads, cols);
+  CoreCycles work(cores);
+  int64_t kv_bytes = 0;
+  // Each core's steps in the lowering's order: per stream, per tile, the core's blocks that see it (a block's
+  // last step with its final rescale); the global index of the tile each reads.
+  std::vector<std::vector<MulticastStep>> steps(static_cast<size_t>(cores));
+  std::vector<int> readers;  // per global tile: the cores that read it
+  for (const Stream& stream : all) {
+    for (int64_t j = 0; j < stream.tiles; ++j) {
+      const auto t = static_cast<int64_t>(readers.size());
+      readers.push_back(0);
+      for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
+        bool reads = false;
+        for (size_t slot = 0; slot < stream.slots[c].size(); ++slot) {
+          const QBlock& block = blocks[stream.slots[c][slot]];
+          const int64_t keys = keys_seen(block), k0 = j * cols;
+          if (k0 >= keys) continue;
+          const TileStep step = tile_step(work, costing, block, k0, std::min(cols, keys - k0), j > 0);
+          int64_t cycles = step.cycles();
+          work.pe[c] += step.pe;
+          work.vec[c] += step.vec;
+          MulticastStep entry{t, 0, static_cast<int>(slot), 0, k0 + cols >= keys};
+          if (entry.last) cycles += add_block_finish(work, c, spec, engines, block);
+          if (j == 0) {
+            entry.q_load = block_transfer_cycles(spec, engines.stores, block);
+            work.dma[c] += entry.q_load;
+          }
+          entry.cycles = cycles;
+          steps[c].push_back(entry);
+          reads = true;
+        }
+        if (reads) ++readers.back();
+      }
+    }
+    work.dma[0] += stream.tiles * load;
+    kv_bytes += 2 * stream.keys * d * element;
+  }
+  run_lockstep(work.cycles, steps, readers, kv_buffers, load);
+  return flash_cost(spec, work, kv_bytes, 0, 0);
+}
 
 // The multicast form's schedule (lower_multicast): its streams, K/V buffers and S and P tiles; per core, its
 // items in order (per stream, per tile, its blocks that see the tile); per global tile (the streams' tiles

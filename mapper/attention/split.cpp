@@ -108,6 +108,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
   CoreCycles work(cores);
   const PassEngines engines = flash_engines(mapping, spec);
+  const FlashCosting costing{mapping, spec, timer, engines, true};
   int64_t kv_bytes = 0, q_reload_bytes = 0, reduction_bytes = 0;
   for (size_t first = 0; first < parts.size(); first += static_cast<size_t>(splits)) {
     const QBlock& block = blocks[parts[first].block];
@@ -117,7 +118,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
       const SplitPart& part = parts[p];
       const size_t core = static_cast<size_t>(part.core);
       // The range's flash loop, its tiles streamed by its core, each tile's step as the plain form's.
-      add_flash_range(work, core, mapping, spec, engines, timer, block, part.begin, part.end, true);
+      add_flash_range(work, core, costing, block, part.begin, part.end);
       kv_bytes += 2 * (part.end - part.begin) * d * element;
       if (part.split == 0) continue;
       q_reload_bytes += block.rows * d * element;  // every range's core loads the block's Q

@@ -155,27 +155,35 @@ class AttentionStage final : public Form {
     std::vector<int64_t> cycles, pe, vec, dma, noc;
     std::vector<std::pair<StepKey, TileStep>> known_steps;
   };
+  // What a flash form's steps cost besides the step itself: the mapping, the machine and its instructions'
+  // timer, the form's DMA engines, and whether a core streams its own K/V tiles (the plain and split forms)
+  // or is sent them (the multicast form).
+  struct FlashCosting {
+    const Mapping& mapping;
+    const arch::ArchSpec& spec;
+    const InstructionTimer& timer;
+    const PassEngines& engines;
+    bool loads_its_tiles = true;
+  };
   // Keys [begin, end) of `block` on `core`: its Q load and its tiles' steps. A tile's step is the slowest of
   // its matmuls, its softmax (the mask's compare on the diagonal tiles only) and rescale (none on the range's
   // first tile), and, where the core streams its own tiles, its loads; tiles of the mapping's block_cols keys
   // but the range's last, which holds what is left of its keys.
-  void add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping, const arch::ArchSpec& spec,
-                       const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
-                       int64_t begin, int64_t end, bool loads_its_tiles) const;
+  void add_flash_range(CoreCycles& work, size_t core, const FlashCosting& costing, const QBlock& block,
+                       int64_t begin, int64_t end) const;
   // A block's end on `core`: its final rescale (O = accumulator / sum) and its store on the store engines,
   // counted busy; returns the cycles they add to the core (the store's only on a machine of one DMA engine,
   // where it cannot run beside the next block).
   int64_t add_block_finish(CoreCycles& work, size_t core, const arch::ArchSpec& spec,
                            const PassEngines& engines, const QBlock& block) const;
   // One tile's step of add_flash_range: keys [k0, k0 + keys) of `block`, with the accumulator's rescale
-  // (`rescale`: not on a range's first tile) and, `loads_its_tiles`, the tile's loads; from work.known_steps
-  // where it is there.
-  TileStep tile_step(CoreCycles& work, const Mapping& mapping, const arch::ArchSpec& spec,
-                     const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
-                     int64_t k0, int64_t keys, bool rescale, bool loads_its_tiles) const;
-  // The multicast form's cost: its cores' steps in lockstep with the leader's one stream of K/V tiles.
-  Cost multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec, const InstructionTimer& timer,
-                      const PassEngines& engines) const;
+  // (`rescale`: not on a range's first tile) and, where the core loads its tiles, the tile's loads; from
+  // work.known_steps where it is there.
+  TileStep tile_step(CoreCycles& work, const FlashCosting& costing, const QBlock& block, int64_t k0,
+                     int64_t keys, bool rescale) const;
+  // The multicast form's cost: its cores' steps in lockstep with the leader's one stream of K/V tiles
+  // (mapper/attention/multicast.cpp).
+  Cost multicast_cost(const FlashCosting& costing) const;
   // The DMA cycles of a K/V tile of `keys` keys (its K and V runs) and of a Q block's load or store, each
   // cut into row blocks over `group` (mapper/kit/dma_engines.hpp).
   int64_t tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec, const EngineGroup& group,
