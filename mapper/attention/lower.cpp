@@ -227,9 +227,9 @@ void AttentionStage::FlashCore::append_s(size_t t) {
   const QBlock& block = flash_.blocks[tile.block];
   const Buffers& buffers = flash_.buffers;
   const int buffer = static_cast<int>(t % 2);
-  arch::PeMatmul s = stage_.matmul_op(flash_.dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer],
-                                      block.rows, tile.cols, stage_.shape_.head_dim);
-  s.w_transposed = true;
+  arch::PeMatmul scores = stage_.matmul_op(flash_.dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer],
+                                           block.rows, tile.cols, stage_.shape_.head_dim);
+  scores.w_transposed = true;
   arch::Waits waits = {ids_.wait("k_full", buffer, static_cast<int>(loads_[t].k.size()))};
   if (tile.first) waits.push_back(semaphores_.wait("q_full", static_cast<int>(q_pieces_[t].size())));
   if (t >= 2) waits.push_back(ids_.wait("s_free", buffer));
@@ -239,7 +239,7 @@ void AttentionStage::FlashCore::append_s(size_t t) {
   if (tile.last)
     add_frees("q_free", "", t + 1 < tiles_.size() ? engines_of(q_pieces_[t + 1]) : std::vector<int>{},
               signals);
-  list_.push_back(make_instruction(pe_queue(), s, waits, signals));
+  list_.push_back(make_instruction(pe_queue(), scores, waits, signals));
 }
 
 void AttentionStage::FlashCore::append_pv(size_t t, const std::string& last_pv_signal) {

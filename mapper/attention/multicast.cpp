@@ -214,7 +214,8 @@ class AttentionStage::MulticastCore {
   // one's stores).
   std::vector<std::vector<std::vector<DealtBlock>>> q_pieces_, store_pieces_;
   std::vector<char> q_loaded_;   // per slot: a Q block loaded into it (the next load waits for its free)
-  std::vector<char> slot_used_;  // per slot: used by an earlier block (its final rescale waits the store)
+  std::vector<char> slot_used_;  // per slot: an earlier block finished in it (the next final rescale waits
+                                 // for its store)
   std::vector<int64_t> last_stored_;  // per slot: its last store's blocks
 };
 
@@ -439,18 +440,19 @@ void AttentionStage::MulticastCore::free_at_leader(const char* name, int64_t t,
 void AttentionStage::MulticastCore::append_s(size_t u) {
   const MulticastItem& item = work_[u];
   const QBlock& block = flash_.blocks[item.block];
-  const int kv = static_cast<int>(item.t % plan_.kv_buffers), sb = static_cast<int>(u % plan_.scores);
-  arch::PeMatmul op =
-      stage_.matmul_op(flash_.dataflow, flash_.buffers.block(item.slot).q, flash_.buffers.k[kv],
-                       flash_.buffers.s[sb], block.rows, item.cols, stage_.shape_.head_dim);
-  op.w_transposed = true;
+  const int kv_buffer = static_cast<int>(item.t % plan_.kv_buffers),
+            score_buffer = static_cast<int>(u % plan_.scores);
+  arch::PeMatmul scores =
+      stage_.matmul_op(flash_.dataflow, flash_.buffers.block(item.slot).q, flash_.buffers.k[kv_buffer],
+                       flash_.buffers.s[score_buffer], block.rows, item.cols, stage_.shape_.head_dim);
+  scores.w_transposed = true;
   arch::Waits waits;
   if (first_use(u))
     waits.push_back(
-        ids_.wait("k_full", kv, static_cast<int>(plan_.tiles[static_cast<size_t>(item.t)].k.size())));
+        ids_.wait("k_full", kv_buffer, static_cast<int>(plan_.tiles[static_cast<size_t>(item.t)].k.size())));
   if (item.first) waits.push_back(ids_.wait("q_full", item.slot));
-  if (u >= static_cast<size_t>(plan_.scores)) waits.push_back(ids_.wait("s_free", sb));
-  arch::Signals signals = {ids_.here("s_full", sb)};
+  if (u >= static_cast<size_t>(plan_.scores)) waits.push_back(ids_.wait("s_free", score_buffer));
+  arch::Signals signals = {ids_.here("s_full", score_buffer)};
   if (last_use(u)) free_at_leader("k_free", item.t, next_k_engines(item.t), signals);
   if (item.last) {
     // To the engines of this slot's next Q load on this core (none left: the first side engine's).
@@ -463,26 +465,27 @@ void AttentionStage::MulticastCore::append_s(size_t u) {
     for (int engine : next_engines)
       signals.push_back(semaphores_.on_engine("q_free", item.slot, flash_.engines.stores, engine));
   }
-  list_.push_back(make_instruction(pe_queue(), op, waits, signals));
+  list_.push_back(make_instruction(pe_queue(), scores, waits, signals));
 }
 
 void AttentionStage::MulticastCore::append_pv(size_t u) {
   const MulticastItem& item = work_[u];
   const QBlock& block = flash_.blocks[item.block];
-  const int kv = static_cast<int>(item.t % plan_.kv_buffers), sb = static_cast<int>(u % plan_.scores);
-  arch::PeMatmul op = stage_.matmul_op(flash_.dataflow, flash_.buffers.p[sb], flash_.buffers.v[kv],
-                                       flash_.buffers.block(item.slot).accumulator, block.rows,
-                                       stage_.shape_.head_dim, item.cols);
-  op.accumulate = !item.first;
+  const int kv_buffer = static_cast<int>(item.t % plan_.kv_buffers),
+            score_buffer = static_cast<int>(u % plan_.scores);
+  arch::PeMatmul pv = stage_.matmul_op(
+      flash_.dataflow, flash_.buffers.p[score_buffer], flash_.buffers.v[kv_buffer],
+      flash_.buffers.block(item.slot).accumulator, block.rows, stage_.shape_.head_dim, item.cols);
+  pv.accumulate = !item.first;
   arch::Waits waits;
   if (first_use(u))
     waits.push_back(
-        ids_.wait("v_full", kv, static_cast<int>(plan_.tiles[static_cast<size_t>(item.t)].v.size())));
-  waits.push_back(ids_.wait("p_full", sb));
+        ids_.wait("v_full", kv_buffer, static_cast<int>(plan_.tiles[static_cast<size_t>(item.t)].v.size())));
+  waits.push_back(ids_.wait("p_full", score_buffer));
   if (!item.first) waits.push_back(ids_.wait("acc_ready", item.slot));
-  arch::Signals signals = {ids_.here("pv_done", item.slot), ids_.here("p_free", sb)};
+  arch::Signals signals = {ids_.here("pv_done", item.slot), ids_.here("p_free", score_buffer)};
   if (last_use(u)) free_at_leader("v_free", item.t, next_v_engines(item.t), signals);
-  list_.push_back(make_instruction(pe_queue(), op, waits, signals));
+  list_.push_back(make_instruction(pe_queue(), pv, waits, signals));
 }
 
 void AttentionStage::MulticastCore::append_vector() {
@@ -495,13 +498,14 @@ void AttentionStage::MulticastCore::append_vector() {
     const MulticastItem& item = work_[u];
     const QBlock& block = flash_.blocks[item.block];
     const attention::BlockBuffers mine = flash_.buffers.block(item.slot);
-    const int sb = static_cast<int>(u % plan_.scores);
-    const arch::VecOp softmax = stage_.softmax_op(block, item.k0, item.cols, item.first, flash_.buffers.s[sb],
-                                                  flash_.buffers.p[sb], mine.statistics);
-    arch::Waits waits = {ids_.wait("s_full", sb)};
-    if (u >= static_cast<size_t>(plan_.scores)) waits.push_back(ids_.wait("p_free", sb));
-    list_.push_back(
-        make_instruction(vec_queue(), softmax, waits, {ids_.here("s_free", sb), ids_.here("p_full", sb)}));
+    const int score_buffer = static_cast<int>(u % plan_.scores);
+    const arch::VecOp softmax =
+        stage_.softmax_op(block, item.k0, item.cols, item.first, flash_.buffers.s[score_buffer],
+                          flash_.buffers.p[score_buffer], mine.statistics);
+    arch::Waits waits = {ids_.wait("s_full", score_buffer)};
+    if (u >= static_cast<size_t>(plan_.scores)) waits.push_back(ids_.wait("p_free", score_buffer));
+    list_.push_back(make_instruction(vec_queue(), softmax, waits,
+                                     {ids_.here("s_free", score_buffer), ids_.here("p_full", score_buffer)}));
     if (!item.first)
       list_.push_back(make_instruction(
           vec_queue(), stage_.scale_op(block, mine.accumulator, mine.out, mine.statistics, false),

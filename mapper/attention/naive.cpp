@@ -175,7 +175,8 @@ Cost evaluate_naive(const AttentionStage& stage, const Mapping& mapping, const a
 
 namespace {
 
-// S = scale * Q K^T (from fp32 at `from`) or O (scale 1) rounded to `dtype` at `to`: rows x cols.
+// rows x cols fp32 values at `from` times `scale`, rounded to `dtype` at `to`: S = scale * Q K^T, or O (scale
+// 1).
 arch::VecOp round_op(uint64_t from, uint64_t to, int64_t rows, int64_t cols, double scale, DType dtype) {
   arch::VecOp round;
   round.kind = arch::VectorKind::map;
@@ -352,16 +353,16 @@ Part NaiveLowering::s_rest(size_t i, const NaiveTile& tile) {
   const Block& block = blocks_[i];
   const int buffer = tile.buffer();
   Part rest;
-  arch::PeMatmul s =
+  arch::PeMatmul scores =
       stage_.matmul_op(dataflow_, buffers_.q, buffers_.k[buffer], buffers_.s_accumulator[buffer], block.rows,
                        tile.cols, stage_.shape().head_dim);
-  s.w_transposed = true;
+  scores.w_transposed = true;
   arch::Waits waits = {ids_.wait("k_full", buffer, static_cast<int>(tile.runs.size()))};
   if (tile.first) waits.push_back(semaphores_.wait("q_full"));
   if (tile.n >= 2) waits.push_back(ids_.wait("s_accumulator_free", buffer));
   arch::Signals signals = {ids_.here("s_accumulator_full", buffer), ids_.here("k_free", buffer)};
   if (tile.last) signals.push_back(semaphores_.here("q_free"));
-  rest.push_back(make_instruction(pe_queue(), s, waits, signals));
+  rest.push_back(make_instruction(pe_queue(), scores, waits, signals));
   // S = scale * Q K^T in the op's type.
   arch::Waits round_waits = {ids_.wait("s_accumulator_full", buffer)};
   if (tile.n >= 2) round_waits.push_back(ids_.wait("s_out_free", buffer));

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include "arch/figures.hpp"
@@ -40,30 +39,29 @@ Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, const B
       "a flash form's core holds 1 to kMostBlocksPerCore Q blocks, 1 to kMostKvBuffers K/V tiles and "
       "2 to kMostScoreBuffers S and P tiles");
   const int64_t element = size_bytes(dtype);
-  Buffers b;
+  Buffers buffers;
   SramCursor sram;
-  auto take = [&](int64_t bytes) { return sram.take(bytes); };
-  b.q = take(rows * dim * element);
-  for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
-  for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
-  for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
-  for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
-  b.accumulator = take(parts * rows * dim * 4);
-  b.out = take(rows * dim * element);
-  b.statistics = take(parts * rows * arch::VecOp::kRowStatistics * 4);
+  buffers.q = sram.take(rows * dim * element);
+  for (int i = 0; i < kv; ++i) buffers.k[i] = sram.take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) buffers.v[i] = sram.take(cols * dim * element);
+  for (int i = 0; i < 2; ++i) buffers.s[i] = sram.take(rows * cols * 4);
+  for (int i = 0; i < 2; ++i) buffers.p[i] = sram.take(rows * cols * element);
+  buffers.accumulator = sram.take(parts * rows * dim * 4);
+  buffers.out = sram.take(rows * dim * element);
+  buffers.statistics = sram.take(parts * rows * arch::VecOp::kRowStatistics * 4);
   for (int slot = 1; slot < blocks; ++slot) {
-    BlockBuffers& more = b.more[slot - 1];
-    more.q = take(rows * dim * element);
-    more.accumulator = take(rows * dim * 4);
-    more.out = take(rows * dim * element);
-    more.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
+    BlockBuffers& more = buffers.more[slot - 1];
+    more.q = sram.take(rows * dim * element);
+    more.accumulator = sram.take(rows * dim * 4);
+    more.out = sram.take(rows * dim * element);
+    more.statistics = sram.take(rows * arch::VecOp::kRowStatistics * 4);
   }
   for (int i = 2; i < scores; ++i) {
-    b.s[i] = take(rows * cols * 4);
-    b.p[i] = take(rows * cols * element);
+    buffers.s[i] = sram.take(rows * cols * 4);
+    buffers.p[i] = sram.take(rows * cols * element);
   }
-  b.end = sram.at;
-  return b;
+  buffers.end = sram.at;
+  return buffers;
 }
 
 std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,

@@ -4,11 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <deque>
-#include <functional>
 #include <iterator>
-#include <optional>
 #include <utility>
 
 #include "arch/isa/vec_op.hpp"
