@@ -1,13 +1,10 @@
-// Attention's flash forms lowered to tile programs (mapper/attention/stage.hpp): the plain and split forms
-// per core (lower), the multicast form's streams of K/V tiles loaded once and multicast (lower_multicast),
-// and the steps they share.
+// Attention's plain and split flash forms lowered to tile programs (mapper/attention/stage.hpp): a core's
+// flash loop over the tiles of its blocks' ranges (append_flash_core), the plain form's cores (lower) and the
+// block stores the forms share; the multicast form's lowering is mapper/attention/multicast.cpp's.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 #include <functional>
-#include <optional>
-#include <utility>
 
 #include "arch/isa/vec_op.hpp"
 #include "mapper/attention/naive.hpp"
@@ -25,24 +22,44 @@ namespace {
 using attention::Buffers;
 using attention::buffers_of;
 using attention::ProgramTensors;
-using attention::Run;
-
-// A K/V tile's loads into buffer `buffer`: the K blocks, then the V blocks (its runs dealt round `group`),
-// each block one descriptor. The first block of each on each engine waits for `frees` frees of the buffer
-// (0: none); every block signals the buffer full, on each of `destinations` for a multicast (empty: the
-// issuing core).
-void append_tile_loads(std::vector<arch::Instruction>& list, arch::Program& program, const EngineGroup& group,
-                       const ProgramTensors& tensors, const Buffers& buffers, int buffer,
-                       const std::vector<Run>& runs, const std::vector<attention::RunBlock>& k_blocks,
-                       const std::vector<attention::RunBlock>& v_blocks, int64_t d, int64_t element,
-                       int frees, const std::vector<int>& destinations) {
-  attention::append_kv_loads(list, program, group, tensors, "k", buffer, buffers.k[buffer], runs, k_blocks, d,
-                             element, frees, destinations);
-  attention::append_kv_loads(list, program, group, tensors, "v", buffer, buffers.v[buffer], runs, v_blocks, d,
-                             element, frees, destinations);
-}
+using attention::TileLoads;
 
 }  // namespace
+
+// One core's flash loop (append_flash_core): every load cut into row blocks dealt round the load engines, in
+// the order they are queued (a block's Q before its first tile's K and V), then the core's DMA, PE array and
+// vector unit instructions, queue by queue.
+class AttentionStage::FlashCore {
+ public:
+  FlashCore(const AttentionStage& stage, const FlashProgram& flash, const std::vector<FlashTile>& tiles,
+            std::vector<arch::Instruction>& list);
+  // DMA: per tile, its block's Q (before the block's first tile), then its K and V.
+  void append_loads();
+  // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax); a block's
+  // last P V signals `last_pv_signal`.
+  void append_matmuls(const std::string& last_pv_signal);
+  // Vector unit: per tile the online softmax, then (after the previous P V) the accumulator's rescale; after
+  // a block's last tile t, finish_block(t).
+  void append_vector(const std::function<void(size_t)>& finish_block);
+
+ private:
+  void append_q_load(size_t t);
+  void append_s(size_t t);
+  void append_pv(size_t t, const std::string& last_pv_signal);
+  // The frees of a buffer go to the engines of its next load (none left: the first engine's, unwaited).
+  void add_frees(const std::string& name, const std::string& index, const std::vector<int>& next_engines,
+                 arch::Signals& signals) const;
+
+  const AttentionStage& stage_;
+  const FlashProgram& flash_;
+  const std::vector<FlashTile>& tiles_;
+  std::vector<arch::Instruction>& list_;
+  const Semaphores semaphores_;
+  IndexedSemaphores ids_;
+  const int64_t row_bytes_;
+  std::vector<std::vector<DealtBlock>> q_pieces_;  // per tile: its block's Q load (a block's first tile)
+  std::vector<TileLoads> loads_;                   // per tile
+};
 
 arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                     const arch::ArchSpec& spec, const std::string& program_name) const {
@@ -50,21 +67,17 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
   if (choice.form == flash_mc) return lower_multicast(op, seed, mapping, spec, program_name);
   if (choice.form == naive) return lower_naive(*this, op, seed, mapping, spec, program_name);
   if (choice.form == flash_split) return lower_split(op, seed, mapping, spec, program_name);
-  const ops::AttentionShape& a = shape_;
   const int64_t rows = choice.block_rows, cols = choice.block_cols;
   const int cores = static_cast<int>(choice.cores);
-  const int64_t d = a.head_dim;
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_);
+  const Buffers buffers = buffers_of(rows, cols, shape_.head_dim, dtype_);
   arch::Program program;
-  const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
-  const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
+  const ProgramTensors tensors =
+      attention::start_attention_program(program, program_name, op, seed, spec, shape_);
   const PassEngines engines = flash_engines(mapping, spec);
-  const int64_t row_bytes = d * size_bytes(dtype_);
-  auto semaphore = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
+  const int64_t row_bytes = shape_.head_dim * size_bytes(dtype_);
+  const Semaphores semaphores(program);
   const std::vector<QBlock> blocks = q_blocks(rows);
+  const FlashProgram flash{program, tensors, buffers, mapping.dataflow, spec.core.dma, engines, blocks};
   for (int core = 0; core < cores; ++core) {
     // The core's blocks: an even share, in order.
     const size_t first = static_cast<size_t>(core) * blocks.size() / static_cast<size_t>(cores),
@@ -83,17 +96,16 @@ arch::Program AttentionStage::lower(const ops::Op& op, uint64_t seed, const Mapp
     auto finish_block = [&](size_t t) {
       const QBlock& block = blocks[tiles[t].block];
       const std::vector<DealtBlock> pieces = store_dealer.deal(block.rows, row_bytes);
-      arch::Waits waits = {wait("pv_done")};
+      arch::Waits waits = {semaphores.wait("pv_done")};
       if (tiles[t].block != first)
-        waits.push_back(arch::SemaphoreWait{semaphore("out_free"), static_cast<int>(last_store_pieces)});
+        waits.push_back(semaphores.wait("out_free", static_cast<int>(last_store_pieces)));
       list.push_back(make_instruction(
-          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, true), waits,
-          out_full_signals(program, engines.stores, pieces)));
-      append_block_store(list, program, engines.stores, pieces, tensors, block, buffers.out, "out_free");
+          vec_queue(), scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, true), waits,
+          out_full_signals(flash, pieces)));
+      append_block_store(list, flash, pieces, block, "out_free");
       last_store_pieces = static_cast<int64_t>(pieces.size());
     };
-    append_flash_core(list, program, tensors, buffers, mapping.dataflow, spec.core.dma, engines.loads, blocks,
-                      tiles, finish_block);
+    append_flash_core(list, flash, tiles, finish_block);
   }
   program.number_semaphores_by_appearance();
   return program;
@@ -110,454 +122,172 @@ void AttentionStage::append_flash_tiles(const ProgramTensors& tensors, const std
   }
 }
 
-void AttentionStage::append_block_store(std::vector<arch::Instruction>& list, arch::Program& program,
-                                        const EngineGroup& stores, const std::vector<DealtBlock>& pieces,
-                                        const ProgramTensors& tensors, const QBlock& block, uint64_t out,
+void AttentionStage::append_block_store(std::vector<arch::Instruction>& list, const FlashProgram& flash,
+                                        const std::vector<DealtBlock>& pieces, const QBlock& block,
                                         const std::string& free_signal) const {
   const int64_t d = shape_.head_dim, row_bytes = d * size_bytes(dtype_);
+  const Semaphores semaphores(flash.program);
   for (const DealtBlock& piece : pieces) {
     arch::DmaStore store;
-    store.sram_address = out + static_cast<uint64_t>(piece.rows.first * row_bytes);
+    store.sram_address = flash.buffers.out + static_cast<uint64_t>(piece.rows.first * row_bytes);
     store.destination =
-        arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
+        arch::TensorRegion{flash.tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
     arch::Signals signals;
-    if (!free_signal.empty())
-      signals.push_back(arch::SemaphoreRef{program.semaphore_id(free_signal), arch::kSameCore});
-    const arch::SemaphoreRef full{
-        program.semaphore_id(engine_semaphore("out_full", "", stores, piece.engine)), arch::kSameCore};
-    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, store,
-                                    {arch::SemaphoreWait{full, 1}}, signals));
+    if (!free_signal.empty()) signals.push_back(semaphores.here(free_signal));
+    list.push_back(make_instruction(
+        dma_queue(piece.engine), store,
+        {semaphores.wait(engine_semaphore("out_full", "", flash.engines.stores, piece.engine))}, signals));
   }
 }
 
-arch::Signals AttentionStage::out_full_signals(arch::Program& program, const EngineGroup& stores,
+arch::Signals AttentionStage::out_full_signals(const FlashProgram& flash,
                                                const std::vector<DealtBlock>& pieces) const {
+  const Semaphores semaphores(flash.program);
   arch::Signals signals;
   for (int engine : engines_of(pieces))
-    signals.push_back(arch::SemaphoreRef{
-        program.semaphore_id(engine_semaphore("out_full", "", stores, engine)), arch::kSameCore});
+    signals.push_back(semaphores.here(engine_semaphore("out_full", "", flash.engines.stores, engine)));
   return signals;
 }
 
-void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
-                                       const ProgramTensors& tensors, const Buffers& buffers,
-                                       arch::Dataflow dataflow, const arch::DmaSpec& dma,
-                                       const EngineGroup& loads, const std::vector<QBlock>& blocks,
+void AttentionStage::append_flash_core(std::vector<arch::Instruction>& list, const FlashProgram& flash,
                                        const std::vector<FlashTile>& tiles,
                                        const std::function<void(size_t)>& finish_block,
                                        const std::string& last_pv_signal) const {
-  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const arch::QueueId pe_queue{arch::QueueKind::pe, 0}, vec_queue{arch::QueueKind::vec, 0};
-  auto semaphore = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto wait = [&](const std::string& name) { return arch::SemaphoreWait{semaphore(name), 1}; };
-  IndexedSemaphores ids(program);
-  auto semaphore_at = [&](const char* name, int64_t index) {
-    return arch::SemaphoreRef{ids.id(name, index), arch::kSameCore};
-  };
-  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
-    return arch::SemaphoreWait{semaphore_at(name, index), count};
-  };
-  auto on_engine = [&](const std::string& name, const std::string& index, int engine) {
-    return semaphore(engine_semaphore(name, index, loads, engine));
-  };
-  const size_t first = tiles.front().block;
-  // Every load cut into row blocks dealt round the load engines, in the order they are queued: a block's Q
-  // before its first tile's K and V.
-  EngineDealer dealer(loads, dma);
-  std::vector<std::vector<DealtBlock>> q_pieces(tiles.size());
-  std::vector<std::vector<attention::RunBlock>> k_pieces(tiles.size()), v_pieces(tiles.size());
+  FlashCore core(*this, flash, tiles, list);
+  core.append_loads();
+  core.append_matmuls(last_pv_signal);
+  core.append_vector(finish_block);
+}
+
+AttentionStage::FlashCore::FlashCore(const AttentionStage& stage, const FlashProgram& flash,
+                                     const std::vector<FlashTile>& tiles,
+                                     std::vector<arch::Instruction>& list)
+    : stage_(stage),
+      flash_(flash),
+      tiles_(tiles),
+      list_(list),
+      semaphores_(flash.program),
+      ids_(flash.program),
+      row_bytes_(stage.shape_.head_dim * size_bytes(stage.dtype_)),
+      q_pieces_(tiles.size()) {
+  EngineDealer dealer(flash.engines.loads, flash.dma);
+  loads_.reserve(tiles.size());
   for (size_t t = 0; t < tiles.size(); ++t) {
-    if (tiles[t].first) q_pieces[t] = dealer.deal(blocks[tiles[t].block].rows, d * element);
-    k_pieces[t] = attention::deal_runs(dealer, tiles[t].runs, d * element);
-    v_pieces[t] = attention::deal_runs(dealer, tiles[t].runs, d * element);
+    if (tiles[t].first) q_pieces_[t] = dealer.deal(flash.blocks[tiles[t].block].rows, row_bytes_);
+    loads_.push_back(attention::deal_tile(dealer, tiles[t].runs, row_bytes_));
   }
   // Room for every load piece and, per tile, its matmuls, softmax and rescale and its block's finish (at most
   // a few more): the list grows once, not by copying instructions over and over.
   size_t expected = list.size();
   for (size_t t = 0; t < tiles.size(); ++t)
-    expected += q_pieces[t].size() + k_pieces[t].size() + v_pieces[t].size() + 8;
+    expected += q_pieces_[t].size() + loads_[t].k.size() + loads_[t].v.size() + 8;
   list.reserve(expected);
-  // The frees of a buffer go to the engines of its next load (none left: the first engine's, unwaited).
-  auto free_signals = [&](const char* name, const std::string& index, const std::vector<int>& next_engines,
-                          arch::Signals& signals) {
-    if (next_engines.empty()) signals.push_back(on_engine(name, index, loads.first));
-    for (int engine : next_engines) signals.push_back(on_engine(name, index, engine));
-  };
-  for (size_t t = 0; t < tiles.size(); ++t) {
-    const FlashTile& tile = tiles[t];
-    const QBlock& block = blocks[tile.block];
-    const int buffer = static_cast<int>(t % 2);
-    if (tile.first) {
-      std::vector<int> waited;
-      for (const DealtBlock& piece : q_pieces[t]) {
-        arch::DmaLoad load;
-        load.source =
-            arch::TensorRegion{tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
-        load.sram_address = buffers.q + static_cast<uint64_t>(piece.rows.first * d * element);
-        arch::Waits waits;
-        if (tile.block != first && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
-          waits.push_back(arch::SemaphoreWait{on_engine("q_free", "", piece.engine), 1});
-          waited.push_back(piece.engine);
-        }
-        list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
-                                        {semaphore("q_full")}));
-      }
-    }
-    append_tile_loads(list, program, loads, tensors, buffers, buffer, tile.runs, k_pieces[t], v_pieces[t], d,
-                      element, t >= 2 ? 1 : 0, {});
-  }
-  auto count_of = [](const auto& pieces) { return static_cast<int>(pieces.size()); };
-  // PE: S of tile t, then P V of tile t - 1 (the next tile's S runs under this tile's softmax).
-  auto s_matmul = [&](size_t t) {
-    const FlashTile& tile = tiles[t];
-    const QBlock& block = blocks[tile.block];
-    const int buffer = static_cast<int>(t % 2);
-    arch::PeMatmul s =
-        matmul_op(dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer], block.rows, tile.cols, d);
-    s.w_transposed = true;
-    arch::Waits waits = {arch::SemaphoreWait{semaphore_at("k_full", buffer), count_of(k_pieces[t])}};
-    if (tile.first) waits.push_back(arch::SemaphoreWait{semaphore("q_full"), count_of(q_pieces[t])});
-    if (t >= 2) waits.push_back(wait_at("s_free", buffer));
-    arch::Signals signals = {semaphore_at("s_full", buffer)};
-    free_signals("k_free", fmt::format("[{}]", buffer),
-                 t + 2 < tiles.size() ? attention::engines_of(k_pieces[t + 2]) : std::vector<int>{}, signals);
-    if (tile.last)
-      free_signals("q_free", "", t + 1 < tiles.size() ? engines_of(q_pieces[t + 1]) : std::vector<int>{},
-                   signals);
-    list.push_back(make_instruction(pe_queue, s, waits, signals));
-  };
-  auto pv_matmul = [&](size_t t) {
-    const FlashTile& tile = tiles[t];
-    const QBlock& block = blocks[tile.block];
-    const int buffer = static_cast<int>(t % 2);
-    arch::PeMatmul pv = matmul_op(dataflow, buffers.p[buffer], buffers.v[buffer], buffers.accumulator,
-                                  block.rows, d, tile.cols);
-    pv.accumulate = !tile.first;
-    arch::Waits waits = {arch::SemaphoreWait{semaphore_at("v_full", buffer), count_of(v_pieces[t])},
-                         wait_at("p_full", buffer)};
-    if (!tile.first) waits.push_back(wait("acc_ready"));
-    arch::Signals signals = {semaphore(tile.last ? last_pv_signal : "pv_done")};
-    free_signals("v_free", fmt::format("[{}]", buffer),
-                 t + 2 < tiles.size() ? attention::engines_of(v_pieces[t + 2]) : std::vector<int>{}, signals);
-    signals.push_back(semaphore_at("p_free", buffer));
-    list.push_back(make_instruction(pe_queue, pv, waits, signals));
-  };
-  for (size_t t = 0; t < tiles.size(); ++t) {
-    s_matmul(t);
-    if (t >= 1) pv_matmul(t - 1);
-  }
-  pv_matmul(tiles.size() - 1);
-  // Vector unit: per tile the online softmax, then (after the previous P V) the accumulator's rescale; after
-  // a block's last tile, what finishes the block.
-  for (size_t t = 0; t < tiles.size(); ++t) {
-    const FlashTile& tile = tiles[t];
-    const QBlock& block = blocks[tile.block];
-    const int buffer = static_cast<int>(t % 2);
-    const arch::VecOp softmax = softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
-                                           buffers.p[buffer], buffers.statistics);
-    arch::Waits waits = {wait_at("s_full", buffer)};
-    if (t >= 2) waits.push_back(wait_at("p_free", buffer));
-    list.push_back(make_instruction(vec_queue, softmax, waits,
-                                    {semaphore_at("s_free", buffer), semaphore_at("p_full", buffer)}));
-    if (!tile.first)
-      list.push_back(make_instruction(
-          vec_queue, scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, false),
-          {wait("pv_done")}, {semaphore("acc_ready")}));
-    if (tile.last) finish_block(t);
+}
+
+void AttentionStage::FlashCore::append_loads() {
+  const attention::KvLoader loader{flash_.program, flash_.tensors, flash_.engines.loads,
+                                   stage_.shape_.head_dim, size_bytes(stage_.dtype_)};
+  for (size_t t = 0; t < tiles_.size(); ++t) {
+    if (tiles_[t].first) append_q_load(t);
+    attention::append_tile_loads(list_, loader, flash_.buffers, static_cast<int>(t % 2), loads_[t],
+                                 t >= 2 ? 1 : 0, {});
   }
 }
 
-arch::Program AttentionStage::lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
-                                              const arch::ArchSpec& spec,
-                                              const std::string& program_name) const {
-  const ops::AttentionShape& a = shape_;
-  const Choice& choice = choice_of(mapping);
-  const int64_t rows = choice.block_rows, cols = choice.block_cols;
-  const int cores = static_cast<int>(choice.cores);
-  const int64_t d = a.head_dim, element = size_bytes(dtype_);
-  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice.kv_buffers));
-  const std::vector<Stream> all = streams(rows, cols, cores);
-  TESSERA_ASSERT(
-      !all.empty(),
-      "a multicast mapping is searched only where its streams fit kMostBlocksPerCore blocks a core");
-  const int slots_per_core = blocks_per_core(all);
-  const int scores = multicast_score_buffers(rows, cols, slots_per_core, kv_buffers, spec);
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, slots_per_core, kv_buffers, 1, scores);
-  const auto ahead_most = static_cast<size_t>(scores - 1);  // S runs this many items ahead of P V
-  auto q_of = [&](int slot) { return buffers.block(slot).q; };
-  auto acc_of = [&](int slot) { return buffers.block(slot).accumulator; };
-  auto out_of = [&](int slot) { return buffers.block(slot).out; };
-  auto stats_of = [&](int slot) { return buffers.block(slot).statistics; };
-  arch::Program program;
-  const ProgramTensors tensors = attention::start_attention_program(program, program_name, op, seed, spec, a);
-  const std::vector<QBlock> blocks = q_blocks(rows);
-  // The leader's K/V tiles dealt round the load engines; every core's Q loads and stores round the others.
-  const PassEngines engines = flash_engines(mapping, spec);
-  const int64_t row_bytes = d * element;
-  const arch::QueueId pe_queue{arch::QueueKind::pe, 0}, vec_queue{arch::QueueKind::vec, 0};
-  constexpr int kLeader = 0;  // the core that loads every K/V tile once and multicasts it
-  auto here = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto at_leader = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), kLeader};
-  };
-  IndexedSemaphores ids(program);
-  auto here_at = [&](const char* name, int64_t index) {
-    return arch::SemaphoreRef{ids.id(name, index), arch::kSameCore};
-  };
-  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
-    return arch::SemaphoreWait{here_at(name, index), count};
-  };
-  // One step of a block on a core: global K/V tile t (tile j of its stream), the block in `slot`.
-  struct Item {
-    size_t stream = 0, block = 0;
-    int slot = 0;
-    int64_t t = 0, k0 = 0, cols = 0;
-    bool first = false, last = false;
-  };
-  std::vector<std::vector<Item>> items(static_cast<size_t>(cores));
-  std::vector<std::vector<int>> receivers;  // per global tile: the cores that use it
-  std::vector<std::vector<Run>> tile_runs;  // per global tile: its K (and V) rows
-  std::vector<int64_t> stream_first_tile;   // a stream's tiles are first .. first + tiles - 1
-  for (size_t si = 0; si < all.size(); ++si) {
-    stream_first_tile.push_back(static_cast<int64_t>(receivers.size()));
-    const QBlock& any = blocks[all[si].slots[0].front()];  // every block of a stream has its b and g
-    for (int64_t j = 0; j < all[si].tiles; ++j) {
-      const int64_t t = static_cast<int64_t>(receivers.size());
-      receivers.emplace_back();
-      tile_runs.push_back(attention::kv_runs(a, tensors.table, any.b, any.g, j * cols,
-                                             std::min(cols, all[si].keys - j * cols)));
-      for (int c = 0; c < cores; ++c) {
-        const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
-        bool uses = false;
-        for (size_t slot = 0; slot < slots.size(); ++slot) {
-          const int64_t keys = keys_seen(blocks[slots[slot]]), tiles = ceil_div(keys, cols);
-          if (j >= tiles) continue;
-          items[static_cast<size_t>(c)].push_back(Item{si, slots[slot], static_cast<int>(slot), t, j * cols,
-                                                       std::min(cols, keys - j * cols), j == 0,
-                                                       j == tiles - 1});
-          uses = true;
-        }
-        if (uses) receivers.back().push_back(c);
-      }
+void AttentionStage::FlashCore::append_q_load(size_t t) {
+  const FlashTile& tile = tiles_[t];
+  const QBlock& block = flash_.blocks[tile.block];
+  std::vector<int> waited;
+  for (const DealtBlock& piece : q_pieces_[t]) {
+    arch::DmaLoad load;
+    load.source = arch::TensorRegion{flash_.tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0,
+                                     stage_.shape_.head_dim};
+    load.sram_address = flash_.buffers.q + static_cast<uint64_t>(piece.rows.first * row_bytes_);
+    arch::Waits waits;
+    // The core's first block's Q buffer is free; a later block's waits for the last S of the one before.
+    if (tile.block != tiles_.front().block &&
+        std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
+      waits.push_back(semaphores_.wait(engine_semaphore("q_free", "", flash_.engines.loads, piece.engine)));
+      waited.push_back(piece.engine);
     }
+    list_.push_back(make_instruction(dma_queue(piece.engine), load, waits, {semaphores_.here("q_full")}));
   }
-  EngineDealer tile_dealer(engines.loads, spec.core.dma);
-  std::vector<std::vector<attention::RunBlock>> k_pieces, v_pieces;  // per global tile
-  for (const std::vector<Run>& runs : tile_runs) {
-    k_pieces.push_back(attention::deal_runs(tile_dealer, runs, row_bytes));
-    v_pieces.push_back(attention::deal_runs(tile_dealer, runs, row_bytes));
+}
+
+void AttentionStage::FlashCore::append_matmuls(const std::string& last_pv_signal) {
+  for (size_t t = 0; t < tiles_.size(); ++t) {
+    append_s(t);
+    if (t >= 1) append_pv(t - 1, last_pv_signal);
   }
-  auto k_count = [&](int64_t t) { return static_cast<int>(k_pieces[static_cast<size_t>(t)].size()); };
-  auto v_count = [&](int64_t t) { return static_cast<int>(v_pieces[static_cast<size_t>(t)].size()); };
-  // A K (V) buffer's free at the leader, to each engine of its next load there (none left: the first's).
-  auto free_at_leader = [&](const char* name, int64_t t,
-                            const std::vector<std::vector<attention::RunBlock>>& pieces,
-                            arch::Signals& signals) {
-    const int64_t next = t + kv_buffers;
-    const std::string index = fmt::format("[{}]", t % kv_buffers);
-    const std::vector<int> next_engines = next < static_cast<int64_t>(pieces.size())
-                                              ? attention::engines_of(pieces[static_cast<size_t>(next)])
-                                              : std::vector<int>{engines.loads.first};
-    for (int engine : next_engines)
-      signals.push_back(at_leader(engine_semaphore(name, index, engines.loads, engine)));
-  };
-  auto on_side = [&](const std::string& name, const std::string& index, int engine) {
-    return here(engine_semaphore(name, index, engines.stores, engine));
-  };
-  for (int c = 0; c < cores; ++c) {
-    program.cores.emplace_back();
-    program.cores.back().coord = arch::core_coord(c, spec.mesh);
+  append_pv(tiles_.size() - 1, last_pv_signal);
+}
+
+void AttentionStage::FlashCore::append_s(size_t t) {
+  const FlashTile& tile = tiles_[t];
+  const QBlock& block = flash_.blocks[tile.block];
+  const Buffers& buffers = flash_.buffers;
+  const int buffer = static_cast<int>(t % 2);
+  arch::PeMatmul scores = stage_.matmul_op(flash_.dataflow, buffers.q, buffers.k[buffer], buffers.s[buffer],
+                                           block.rows, tile.cols, stage_.shape_.head_dim);
+  scores.w_transposed = true;
+  arch::Waits waits = {ids_.wait("k_full", buffer, static_cast<int>(loads_[t].k.size()))};
+  if (tile.first) waits.push_back(semaphores_.wait("q_full", static_cast<int>(q_pieces_[t].size())));
+  if (t >= 2) waits.push_back(ids_.wait("s_free", buffer));
+  arch::Signals signals = {ids_.here("s_full", buffer)};
+  add_frees("k_free", fmt::format("[{}]", buffer),
+            t + 2 < tiles_.size() ? attention::engines_of(loads_[t + 2].k) : std::vector<int>{}, signals);
+  if (tile.last)
+    add_frees("q_free", "", t + 1 < tiles_.size() ? engines_of(q_pieces_[t + 1]) : std::vector<int>{},
+              signals);
+  list_.push_back(make_instruction(pe_queue(), scores, waits, signals));
+}
+
+void AttentionStage::FlashCore::append_pv(size_t t, const std::string& last_pv_signal) {
+  const FlashTile& tile = tiles_[t];
+  const QBlock& block = flash_.blocks[tile.block];
+  const Buffers& buffers = flash_.buffers;
+  const int buffer = static_cast<int>(t % 2);
+  arch::PeMatmul pv = stage_.matmul_op(flash_.dataflow, buffers.p[buffer], buffers.v[buffer],
+                                       buffers.accumulator, block.rows, stage_.shape_.head_dim, tile.cols);
+  pv.accumulate = !tile.first;
+  arch::Waits waits = {ids_.wait("v_full", buffer, static_cast<int>(loads_[t].v.size())),
+                       ids_.wait("p_full", buffer)};
+  if (!tile.first) waits.push_back(semaphores_.wait("acc_ready"));
+  arch::Signals signals = {semaphores_.here(tile.last ? last_pv_signal : "pv_done")};
+  add_frees("v_free", fmt::format("[{}]", buffer),
+            t + 2 < tiles_.size() ? attention::engines_of(loads_[t + 2].v) : std::vector<int>{}, signals);
+  signals.push_back(ids_.here("p_free", buffer));
+  list_.push_back(make_instruction(pe_queue(), pv, waits, signals));
+}
+
+void AttentionStage::FlashCore::add_frees(const std::string& name, const std::string& index,
+                                          const std::vector<int>& next_engines,
+                                          arch::Signals& signals) const {
+  const EngineGroup& loads = flash_.engines.loads;
+  if (next_engines.empty())
+    signals.push_back(semaphores_.here(engine_semaphore(name, index, loads, loads.first)));
+  for (int engine : next_engines)
+    signals.push_back(semaphores_.here(engine_semaphore(name, index, loads, engine)));
+}
+
+void AttentionStage::FlashCore::append_vector(const std::function<void(size_t)>& finish_block) {
+  const Buffers& buffers = flash_.buffers;
+  for (size_t t = 0; t < tiles_.size(); ++t) {
+    const FlashTile& tile = tiles_[t];
+    const QBlock& block = flash_.blocks[tile.block];
+    const int buffer = static_cast<int>(t % 2);
+    const arch::VecOp softmax = stage_.softmax_op(block, tile.k0, tile.cols, tile.first, buffers.s[buffer],
+                                                  buffers.p[buffer], buffers.statistics);
+    arch::Waits waits = {ids_.wait("s_full", buffer)};
+    if (t >= 2) waits.push_back(ids_.wait("p_free", buffer));
+    list_.push_back(make_instruction(vec_queue(), softmax, waits,
+                                     {ids_.here("s_free", buffer), ids_.here("p_full", buffer)}));
+    if (!tile.first)
+      list_.push_back(make_instruction(
+          vec_queue(), stage_.scale_op(block, buffers.accumulator, buffers.out, buffers.statistics, false),
+          {semaphores_.wait("pv_done")}, {semaphores_.here("acc_ready")}));
+    if (tile.last) finish_block(t);
   }
-  for (int c = 0; c < cores; ++c) {
-    auto& list = program.cores[static_cast<size_t>(c)].instructions;
-    const std::vector<Item>& work = items[static_cast<size_t>(c)];
-    // Per slot: used by an earlier stream's block on this core (its buffers to free).
-    std::vector<char> slot_used(static_cast<size_t>(slots_per_core), 0);
-    // Q loads and stores dealt round the side engines, in queue order: the first stream's Q loads, then per
-    // stream the next stream's Q loads and this one's stores.
-    EngineDealer side(engines.stores, spec.core.dma);
-    std::vector<std::vector<std::vector<DealtBlock>>> q_pieces(all.size()), store_pieces(all.size());
-    auto deal_q = [&](size_t si) {
-      for (size_t block : all[si].slots[static_cast<size_t>(c)])
-        q_pieces[si].push_back(side.deal(blocks[block].rows, row_bytes));
-    };
-    deal_q(0);
-    for (size_t si = 0; si < all.size(); ++si) {
-      if (si + 1 < all.size()) deal_q(si + 1);
-      for (size_t block : all[si].slots[static_cast<size_t>(c)])
-        store_pieces[si].push_back(side.deal(blocks[block].rows, row_bytes));
-    }
-    // DMA: per stream, the leader's tile loads (multicast), this core's Q loads of the next stream and the
-    // stores of this one; the first stream's Q loads first.
-    auto q_loads = [&](size_t si, std::vector<char>& used) {
-      const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
-      for (size_t slot = 0; slot < slots.size(); ++slot) {
-        const QBlock& block = blocks[slots[slot]];
-        std::vector<int> waited;
-        for (const DealtBlock& piece : q_pieces[si][slot]) {
-          arch::DmaLoad load;
-          load.source =
-              arch::TensorRegion{tensors.q, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
-          load.sram_address =
-              q_of(static_cast<int>(slot)) + static_cast<uint64_t>(piece.rows.first * row_bytes);
-          arch::Waits waits;
-          if (used[slot] && std::find(waited.begin(), waited.end(), piece.engine) == waited.end()) {
-            waits.push_back(
-                arch::SemaphoreWait{on_side("q_free", fmt::format("[{}]", slot), piece.engine), 1});
-            waited.push_back(piece.engine);
-          }
-          list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, piece.engine}, load, waits,
-                                          {here_at("q_full", slot)}));
-        }
-        used[slot] = 1;
-      }
-    };
-    std::vector<char> q_used(static_cast<size_t>(slots_per_core), 0);
-    q_loads(0, q_used);
-    for (size_t si = 0; si < all.size(); ++si) {
-      if (c == kLeader)
-        for (int64_t t = stream_first_tile[si]; t < stream_first_tile[si] + all[si].tiles; ++t)
-          append_tile_loads(
-              list, program, engines.loads, tensors, buffers, static_cast<int>(t % kv_buffers),
-              tile_runs[static_cast<size_t>(t)], k_pieces[static_cast<size_t>(t)],
-              v_pieces[static_cast<size_t>(t)], d, element,
-              t >= kv_buffers ? static_cast<int>(receivers[static_cast<size_t>(t - kv_buffers)].size()) : 0,
-              receivers[static_cast<size_t>(t)]);
-      if (si + 1 < all.size()) q_loads(si + 1, q_used);
-      const std::vector<size_t>& slots = all[si].slots[static_cast<size_t>(c)];
-      for (size_t slot = 0; slot < slots.size(); ++slot) {
-        const QBlock& block = blocks[slots[slot]];
-        for (const DealtBlock& piece : store_pieces[si][slot]) {
-          arch::DmaStore store;
-          store.sram_address =
-              out_of(static_cast<int>(slot)) + static_cast<uint64_t>(piece.rows.first * row_bytes);
-          store.destination =
-              arch::TensorRegion{tensors.o, block.first_row + piece.rows.first, piece.rows.rows, 0, d};
-          list.push_back(make_instruction(
-              arch::QueueId{arch::QueueKind::dma, piece.engine}, store,
-              {arch::SemaphoreWait{on_side("out_full", fmt::format("[{}]", slot), piece.engine), 1}},
-              {here_at("out_free", slot)}));
-        }
-      }
-    }
-    // The first and last item of this core that uses each tile: the one that waits for it, the one that frees
-    // it at the leader.
-    auto first_use = [&](size_t u) { return u == 0 || work[u - 1].t != work[u].t; };
-    auto last_use = [&](size_t u) { return u + 1 == work.size() || work[u + 1].t != work[u].t; };
-    auto s_matmul = [&](size_t u) {
-      const Item& item = work[u];
-      const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % scores);
-      arch::PeMatmul op = matmul_op(mapping.dataflow, q_of(item.slot), buffers.k[kv], buffers.s[sb],
-                                    block.rows, item.cols, d);
-      op.w_transposed = true;
-      arch::Waits waits;
-      if (first_use(u)) waits.push_back(wait_at("k_full", kv, k_count(item.t)));
-      if (item.first) waits.push_back(wait_at("q_full", item.slot));
-      if (u >= static_cast<size_t>(scores)) waits.push_back(wait_at("s_free", sb));
-      arch::Signals signals = {here_at("s_full", sb)};
-      if (last_use(u)) free_at_leader("k_free", item.t, k_pieces, signals);
-      if (item.last) {
-        // To the engines of this slot's next Q load on this core (none left: the first side engine's).
-        std::vector<int> next_engines = {engines.stores.first};
-        for (size_t si = item.stream + 1; si < all.size(); ++si)
-          if (item.slot < static_cast<int>(q_pieces[si].size())) {
-            next_engines = engines_of(q_pieces[si][static_cast<size_t>(item.slot)]);
-            break;
-          }
-        for (int engine : next_engines)
-          signals.push_back(on_side("q_free", fmt::format("[{}]", item.slot), engine));
-      }
-      list.push_back(make_instruction(pe_queue, op, waits, signals));
-    };
-    auto pv_matmul = [&](size_t u) {
-      const Item& item = work[u];
-      const QBlock& block = blocks[item.block];
-      const int kv = static_cast<int>(item.t % kv_buffers), sb = static_cast<int>(u % scores);
-      arch::PeMatmul op = matmul_op(mapping.dataflow, buffers.p[sb], buffers.v[kv], acc_of(item.slot),
-                                    block.rows, d, item.cols);
-      op.accumulate = !item.first;
-      arch::Waits waits;
-      if (first_use(u)) waits.push_back(wait_at("v_full", kv, v_count(item.t)));
-      waits.push_back(wait_at("p_full", sb));
-      if (!item.first) waits.push_back(wait_at("acc_ready", item.slot));
-      arch::Signals signals = {here_at("pv_done", item.slot), here_at("p_free", sb)};
-      if (last_use(u)) free_at_leader("v_free", item.t, v_pieces, signals);
-      list.push_back(make_instruction(pe_queue, op, waits, signals));
-    };
-    // S of an item runs ahead of the P V of up to `scores` - 1 earlier items, only while it needs the same or
-    // the next tile of the same stream as the oldest of them: a core that skips tiles (its blocks see fewer
-    // keys than the stream's heaviest) would otherwise hold a P V, and with it the free of a V buffer the
-    // leader waits on, behind a tile the leader cannot load yet; and on one DMA engine a stream's stores sit
-    // before the next stream's tiles.
-    std::deque<size_t> behind;  // items whose S is queued and P V not yet, oldest first
-    for (size_t u = 0; u < work.size(); ++u) {
-      while (!behind.empty() &&
-             (work[u].t > work[behind.front()].t + 1 || work[u].stream != work[behind.front()].stream)) {
-        pv_matmul(behind.front());
-        behind.pop_front();
-      }
-      s_matmul(u);
-      behind.push_back(u);
-      if (behind.size() > ahead_most) {
-        pv_matmul(behind.front());
-        behind.pop_front();
-      }
-    }
-    for (size_t u : behind) pv_matmul(u);
-    std::vector<int64_t> last_stored(static_cast<size_t>(slots_per_core), 0);  // a slot's last store's blocks
-    // A block's final rescale (O = accumulator / sum, then its store) waits for its last P V: queued after
-    // the next item's softmax and rescale where that item is another slot's, so that the vector unit runs the
-    // softmax while the PE array runs the P V; right away where it is the same slot's (a new block's first
-    // P V overwrites the accumulator the final rescale reads).
-    auto finish = [&](size_t u) {
-      const Item& item = work[u];
-      const auto slot = static_cast<size_t>(item.slot);
-      arch::Waits final_waits = {wait_at("pv_done", item.slot)};
-      if (slot_used[slot])
-        final_waits.push_back(wait_at("out_free", item.slot, static_cast<int>(last_stored[slot])));
-      slot_used[slot] = 1;
-      const std::vector<DealtBlock>& stored = store_pieces[item.stream][slot];
-      last_stored[slot] = static_cast<int64_t>(stored.size());
-      arch::Signals full;
-      for (int engine : engines_of(stored))
-        full.push_back(on_side("out_full", fmt::format("[{}]", item.slot), engine));
-      list.push_back(make_instruction(
-          vec_queue,
-          scale_op(blocks[item.block], acc_of(item.slot), out_of(item.slot), stats_of(item.slot), true),
-          final_waits, full));
-    };
-    std::optional<size_t> unfinished;  // a block's last item whose final rescale is deferred
-    for (size_t u = 0; u < work.size(); ++u) {
-      const Item& item = work[u];
-      const QBlock& block = blocks[item.block];
-      const int sb = static_cast<int>(u % scores);
-      const arch::VecOp softmax = softmax_op(block, item.k0, item.cols, item.first, buffers.s[sb],
-                                             buffers.p[sb], stats_of(item.slot));
-      arch::Waits waits = {wait_at("s_full", sb)};
-      if (u >= static_cast<size_t>(scores)) waits.push_back(wait_at("p_free", sb));
-      list.push_back(
-          make_instruction(vec_queue, softmax, waits, {here_at("s_free", sb), here_at("p_full", sb)}));
-      if (!item.first)
-        list.push_back(make_instruction(
-            vec_queue, scale_op(block, acc_of(item.slot), out_of(item.slot), stats_of(item.slot), false),
-            {wait_at("pv_done", item.slot)}, {here_at("acc_ready", item.slot)}));
-      if (unfinished) finish(*std::exchange(unfinished, std::nullopt));
-      if (item.last) {
-        if (u + 1 < work.size() && work[u + 1].slot != item.slot)
-          unfinished = u;
-        else
-          finish(u);
-      }
-    }
-    if (unfinished) finish(*unfinished);
-  }
-  program.number_semaphores_by_appearance();
-  return program;
 }
 
 }  // namespace tessera::mapper

@@ -173,21 +173,316 @@ Cost evaluate_naive(const AttentionStage& stage, const Mapping& mapping, const a
   return cost;
 }
 
+namespace {
+
+// rows x cols fp32 values at `from` times `scale`, rounded to `dtype` at `to`: S = scale * Q K^T, or O (scale
+// 1).
+arch::VecOp round_op(uint64_t from, uint64_t to, int64_t rows, int64_t cols, double scale, DType dtype) {
+  arch::VecOp round;
+  round.kind = arch::VectorKind::map;
+  round.chain = {arch::VecFn::scale};
+  round.scale = scale;
+  round.dtype = DType::fp32;
+  round.out_dtype = dtype;
+  round.x_address = from;
+  round.o_address = to;
+  round.rows = rows;
+  round.cols = cols;
+  return round;
+}
+
+// Each pass of each block is a list of parts, each part instructions in program order: a tile's (or a
+// chunk's) loads, then its compute and store, the loads one tile ahead so that on one DMA engine the next
+// tile's loads are queued before this tile's store. Every wait is on a signal of an earlier part of the same
+// pass, or of an earlier step: the parts' order is one every queue can follow, whatever the queues.
+using Part = std::vector<arch::Instruction>;
+struct Pass {
+  std::vector<Part> loads, rest;  // per tile or chunk
+};
+
+std::vector<Part> parts_of(Pass pass) {
+  std::vector<Part> parts;
+  if (pass.loads.empty()) return parts;
+  parts.push_back(std::move(pass.loads[0]));
+  for (size_t i = 0; i < pass.rest.size(); ++i) {
+    if (i + 1 < pass.loads.size()) parts.push_back(std::move(pass.loads[i + 1]));
+    parts.push_back(std::move(pass.rest[i]));
+  }
+  return parts;
+}
+
+// One K/V tile of a block's S or P V pass: keys [k0, k0 + cols), the core's n-th tile of the pass (its
+// double buffers' parity), the block's first and last, the runs of K (V) rows it reads.
+struct NaiveTile {
+  int64_t k0 = 0, cols = 0, n = 0;
+  bool first = false, last = false;
+  std::vector<attention::Run> runs;
+  int buffer() const { return static_cast<int>(n % 2); }
+};
+
+// The naive form's program (lower_naive), core by core: each block's S, softmax and P V passes, pipelined.
+// A double buffer's semaphores are "name[0]" and "name[1]", those of its tile (chunk, block) n "name[n % 2]".
+class NaiveLowering {
+ public:
+  NaiveLowering(const AttentionStage& stage, const Mapping& mapping, const arch::ArchSpec& spec,
+                arch::Program& program, const attention::ProgramTensors& tensors);
+  // Core `core`'s program, where it has blocks: step s runs block s's S pass, block s-1's softmax and block
+  // s-2's P V.
+  void lower_core(int core);
+
+ private:
+  // A pass of block i, as parts.
+  std::vector<Part> s_pass(size_t i);
+  std::vector<Part> softmax_pass(size_t i);
+  std::vector<Part> pv_pass(size_t i);
+  // The core's n-th tile of its pass, keys from k0 of `block`.
+  NaiveTile tile_of(const Block& block, int64_t k0, int64_t n) const;
+  // An S pass's tile: its loads (the block's Q before its first tile, then K), then S, its rounding and
+  // store.
+  Part s_loads(size_t i, const NaiveTile& tile);
+  Part s_rest(size_t i, const NaiveTile& tile);
+  // A P V pass's tile: its loads (P, then V), then P V and, after the last, O's rounding and store.
+  Part pv_loads(size_t i, const NaiveTile& tile);
+  Part pv_rest(size_t i, const NaiveTile& tile);
+
+  const AttentionStage& stage_;
+  const arch::ArchSpec& spec_;
+  const arch::Dataflow dataflow_;
+  const NaiveTiling tiling_;
+  const NaiveBuffers buffers_;
+  arch::Program& program_;
+  const attention::ProgramTensors& tensors_;
+  const int s_tensor_, p_tensor_;
+  const arch::QueueId load_queue_, store_queue_;
+  const EngineGroup load_group_{0, 1};
+  EngineDealer load_dealer_;
+  const attention::KvLoader loader_;
+  const Semaphores semaphores_;
+  IndexedSemaphores ids_;
+  const std::vector<Block> blocks_;
+  size_t first_ = 0;                                 // the core's first block
+  int64_t s_tiles_ = 0, chunks_ = 0, pv_tiles_ = 0;  // over the core so far: the double buffers' parity
+};
+
+NaiveLowering::NaiveLowering(const AttentionStage& stage, const Mapping& mapping, const arch::ArchSpec& spec,
+                             arch::Program& program, const attention::ProgramTensors& tensors)
+    : stage_(stage),
+      spec_(spec),
+      dataflow_(mapping.dataflow),
+      tiling_(tiling_of(mapping)),
+      buffers_(naive_buffers(stage, tiling_.rows, tiling_.cols, tiling_.softmax_rows)),
+      program_(program),
+      tensors_(tensors),
+      s_tensor_(tensors.intermediates[0]),
+      p_tensor_(tensors.intermediates[1]),
+      load_queue_(dma_queue(0)),
+      store_queue_(dma_queue(spec.core.dma.engines > 1 ? 1 : 0)),
+      load_dealer_(load_group_, spec.core.dma),
+      loader_{program, tensors, load_group_, stage.shape().head_dim, size_bytes(stage.dtype())},
+      semaphores_(program),
+      ids_(program),
+      blocks_(stage.q_blocks(tiling_.rows)) {}
+
+void NaiveLowering::lower_core(int core) {
+  const auto [first, last] = blocks_of_core(core, tiling_.cores, blocks_.size());
+  if (first == last) return;
+  program_.cores.emplace_back();
+  program_.cores.back().coord = arch::core_coord(core, spec_.mesh);
+  std::vector<arch::Instruction>& list = program_.cores.back().instructions;
+  first_ = first;
+  s_tiles_ = chunks_ = pv_tiles_ = 0;
+  // Step s: block s's S pass, block s-1's softmax and block s-2's P V, their parts interleaved evenly (a
+  // part's place: its index over its pass's count), so that each unit has the three passes' work in turn.
+  const size_t count = last - first;
+  for (size_t step = 0; step < count + 2; ++step) {
+    std::vector<std::vector<Part>> passes;
+    if (step < count) passes.push_back(s_pass(first + step));
+    if (step >= 1 && step - 1 < count) passes.push_back(softmax_pass(first + step - 1));
+    if (step >= 2) passes.push_back(pv_pass(first + step - 2));
+    std::vector<std::pair<double, Part*>> order;
+    for (std::vector<Part>& pass : passes)
+      for (size_t p = 0; p < pass.size(); ++p)
+        order.emplace_back((static_cast<double>(p) + 0.5) / static_cast<double>(pass.size()), &pass[p]);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [key, part] : order)
+      for (arch::Instruction& instruction : *part) list.push_back(std::move(instruction));
+  }
+}
+
+NaiveTile NaiveLowering::tile_of(const Block& block, int64_t k0, int64_t n) const {
+  const int64_t keys = stage_.keys_seen(block), cols = std::min(tiling_.cols, keys - k0);
+  return NaiveTile{k0,
+                   cols,
+                   n,
+                   k0 == 0,
+                   k0 + tiling_.cols >= keys,
+                   attention::kv_runs(stage_.shape(), tensors_.table, block.b, block.g, k0, cols)};
+}
+
+std::vector<Part> NaiveLowering::s_pass(size_t i) {
+  const int64_t keys = stage_.keys_seen(blocks_[i]);
+  Pass pass;
+  for (int64_t k0 = 0; k0 < keys; k0 += tiling_.cols, ++s_tiles_) {
+    const NaiveTile tile = tile_of(blocks_[i], k0, s_tiles_);
+    pass.loads.push_back(s_loads(i, tile));
+    pass.rest.push_back(s_rest(i, tile));
+  }
+  return parts_of(std::move(pass));
+}
+
+Part NaiveLowering::s_loads(size_t i, const NaiveTile& tile) {
+  const Block& block = blocks_[i];
+  const int buffer = tile.buffer();
+  Part loads;
+  if (tile.first) {
+    arch::DmaLoad load;
+    load.source = arch::TensorRegion{tensors_.q, block.first_row, block.rows, 0, stage_.shape().head_dim};
+    load.sram_address = buffers_.q;
+    arch::Waits waits;
+    if (i != first_) waits.push_back(semaphores_.wait("q_free"));
+    loads.push_back(make_instruction(load_queue_, load, waits, {semaphores_.here("q_full")}));
+  }
+  attention::append_kv_loads(loads, loader_, {"k", buffer, buffers_.k[buffer]}, tile.runs,
+                             attention::deal_runs(load_dealer_, tile.runs, loader_.d * loader_.element),
+                             tile.n >= 2 ? 1 : 0, {});
+  return loads;
+}
+
+Part NaiveLowering::s_rest(size_t i, const NaiveTile& tile) {
+  const Block& block = blocks_[i];
+  const int buffer = tile.buffer();
+  Part rest;
+  arch::PeMatmul scores =
+      stage_.matmul_op(dataflow_, buffers_.q, buffers_.k[buffer], buffers_.s_accumulator[buffer], block.rows,
+                       tile.cols, stage_.shape().head_dim);
+  scores.w_transposed = true;
+  arch::Waits waits = {ids_.wait("k_full", buffer, static_cast<int>(tile.runs.size()))};
+  if (tile.first) waits.push_back(semaphores_.wait("q_full"));
+  if (tile.n >= 2) waits.push_back(ids_.wait("s_accumulator_free", buffer));
+  arch::Signals signals = {ids_.here("s_accumulator_full", buffer), ids_.here("k_free", buffer)};
+  if (tile.last) signals.push_back(semaphores_.here("q_free"));
+  rest.push_back(make_instruction(pe_queue(), scores, waits, signals));
+  // S = scale * Q K^T in the op's type.
+  arch::Waits round_waits = {ids_.wait("s_accumulator_full", buffer)};
+  if (tile.n >= 2) round_waits.push_back(ids_.wait("s_out_free", buffer));
+  rest.push_back(make_instruction(
+      vec_queue(),
+      round_op(buffers_.s_accumulator[buffer], buffers_.s_out[buffer], block.rows, tile.cols,
+               stage_.shape().effective_scale(), stage_.dtype()),
+      round_waits, {ids_.here("s_accumulator_free", buffer), ids_.here("s_out_full", buffer)}));
+  arch::DmaStore store;
+  store.sram_address = buffers_.s_out[buffer];
+  store.destination = arch::TensorRegion{s_tensor_, block.first_row, block.rows, tile.k0, tile.cols};
+  rest.push_back(make_instruction(store_queue_, store, {ids_.wait("s_out_full", buffer)},
+                                  {ids_.here("s_out_free", buffer), ids_.here("s_stored", i % 2)}));
+  return rest;
+}
+
+std::vector<Part> NaiveLowering::softmax_pass(size_t i) {
+  const Block& block = blocks_[i];
+  const int64_t keys = stage_.keys_seen(block);
+  const int s_stores = static_cast<int>(ceil_div(keys, tiling_.cols));
+  Pass pass;
+  for (int64_t r0 = 0; r0 < block.rows; r0 += tiling_.softmax_rows, ++chunks_) {
+    const int64_t rows = std::min(tiling_.softmax_rows, block.rows - r0), parity = chunks_ % 2;
+    const uint64_t chunk = buffers_.chunk[parity];
+    arch::DmaLoad load;
+    load.source = arch::TensorRegion{s_tensor_, block.first_row + r0, rows, 0, keys};
+    load.sram_address = chunk;
+    arch::Waits waits;
+    if (r0 == 0) waits.push_back(ids_.wait("s_stored", i % 2, s_stores));
+    if (chunks_ >= 2) waits.push_back(ids_.wait("chunk_free", parity));
+    pass.loads.push_back({make_instruction(store_queue_, load, waits, {ids_.here("chunk_full", parity)})});
+    arch::VecOp softmax;
+    softmax.kind = arch::VectorKind::softmax;
+    softmax.dtype = softmax.out_dtype = stage_.dtype();
+    softmax.x_address = softmax.o_address = chunk;
+    softmax.rows = rows;
+    softmax.cols = keys;
+    softmax.causal_shift = chunk_shift(stage_, block, r0, keys);
+    Part rest = {make_instruction(vec_queue(), softmax, {ids_.wait("chunk_full", parity)},
+                                  {ids_.here("chunk_done", parity)})};
+    arch::DmaStore store;
+    store.sram_address = chunk;
+    store.destination = arch::TensorRegion{p_tensor_, block.first_row + r0, rows, 0, keys};
+    rest.push_back(make_instruction(store_queue_, store, {ids_.wait("chunk_done", parity)},
+                                    {ids_.here("chunk_free", parity), ids_.here("p_stored", i % 2)}));
+    pass.rest.push_back(std::move(rest));
+  }
+  return parts_of(std::move(pass));
+}
+
+std::vector<Part> NaiveLowering::pv_pass(size_t i) {
+  const int64_t keys = stage_.keys_seen(blocks_[i]);
+  Pass pass;
+  for (int64_t k0 = 0; k0 < keys; k0 += tiling_.cols, ++pv_tiles_) {
+    const NaiveTile tile = tile_of(blocks_[i], k0, pv_tiles_);
+    pass.loads.push_back(pv_loads(i, tile));
+    pass.rest.push_back(pv_rest(i, tile));
+  }
+  return parts_of(std::move(pass));
+}
+
+Part NaiveLowering::pv_loads(size_t i, const NaiveTile& tile) {
+  const Block& block = blocks_[i];
+  const int buffer = tile.buffer();
+  const int p_stores = static_cast<int>(ceil_div(block.rows, tiling_.softmax_rows));
+  Part loads;
+  arch::DmaLoad load;
+  load.source = arch::TensorRegion{p_tensor_, block.first_row, block.rows, tile.k0, tile.cols};
+  load.sram_address = buffers_.p[buffer];
+  arch::Waits waits;
+  if (tile.first) waits.push_back(ids_.wait("p_stored", i % 2, p_stores));
+  if (tile.n >= 2) waits.push_back(ids_.wait("p_free", buffer));
+  loads.push_back(make_instruction(load_queue_, load, waits, {ids_.here("p_full", buffer)}));
+  attention::append_kv_loads(loads, loader_, {"v", buffer, buffers_.v[buffer]}, tile.runs,
+                             attention::deal_runs(load_dealer_, tile.runs, loader_.d * loader_.element),
+                             tile.n >= 2 ? 1 : 0, {});
+  return loads;
+}
+
+Part NaiveLowering::pv_rest(size_t i, const NaiveTile& tile) {
+  const Block& block = blocks_[i];
+  const int64_t d = stage_.shape().head_dim;
+  const int buffer = tile.buffer();
+  Part rest;
+  arch::PeMatmul pv = stage_.matmul_op(dataflow_, buffers_.p[buffer], buffers_.v[buffer],
+                                       buffers_.accumulator, block.rows, d, tile.cols);
+  pv.accumulate = !tile.first;
+  arch::Waits waits = {ids_.wait("v_full", buffer, static_cast<int>(tile.runs.size())),
+                       ids_.wait("p_full", buffer)};
+  if (tile.first && i != first_) waits.push_back(semaphores_.wait("accumulator_free"));
+  arch::Signals signals = {ids_.here("p_free", buffer), ids_.here("v_free", buffer)};
+  if (tile.last) signals.push_back(semaphores_.here("pv_done"));
+  rest.push_back(make_instruction(pe_queue(), pv, waits, signals));
+  if (!tile.last) return rest;
+  arch::Waits round_waits = {semaphores_.wait("pv_done")};
+  if (i != first_) round_waits.push_back(semaphores_.wait("out_free"));
+  rest.push_back(make_instruction(
+      vec_queue(), round_op(buffers_.accumulator, buffers_.out, block.rows, d, 1.0, stage_.dtype()),
+      round_waits, {semaphores_.here("accumulator_free"), semaphores_.here("out_full")}));
+  arch::DmaStore store;
+  store.sram_address = buffers_.out;
+  store.destination = arch::TensorRegion{tensors_.o, block.first_row, block.rows, 0, d};
+  rest.push_back(
+      make_instruction(store_queue_, store, {semaphores_.wait("out_full")}, {semaphores_.here("out_free")}));
+  return rest;
+}
+
+}  // namespace
+
 arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64_t seed,
                           const Mapping& mapping, const arch::ArchSpec& spec,
                           const std::string& program_name) {
   const ops::AttentionShape& a = stage.shape();
-  const NaiveTiling t = tiling_of(mapping);
-  const DType dtype = stage.dtype();
-  const int64_t d = a.head_dim, element = size_bytes(dtype);
-  const NaiveBuffers buffers = naive_buffers(stage, t.rows, t.cols, t.softmax_rows);
   // S and P: the scores and the probabilities, [b * h * seq_q, seq_kv] in the op's type, written by the
   // program and read back by it.
   std::vector<arch::TensorDecl> intermediates;
   for (const char* name : {"S", "P"}) {
     arch::TensorDecl tensor;
     tensor.name = name;
-    tensor.dtype = dtype;
+    tensor.dtype = stage.dtype();
     tensor.rows = a.batch * a.heads * a.seq_q;
     tensor.cols = a.seq_kv;
     tensor.role = arch::TensorRole::output;
@@ -196,212 +491,8 @@ arch::Program lower_naive(const AttentionStage& stage, const ops::Op& op, uint64
   arch::Program program;
   const attention::ProgramTensors tensors =
       attention::start_attention_program(program, program_name, op, seed, spec, a, intermediates);
-  const int s_tensor = tensors.intermediates[0], p_tensor = tensors.intermediates[1];
-  const arch::QueueId load_queue{arch::QueueKind::dma, 0},
-      store_queue{arch::QueueKind::dma, spec.core.dma.engines > 1 ? 1 : 0}, pe_queue{arch::QueueKind::pe, 0},
-      vec_queue{arch::QueueKind::vec, 0};
-  const EngineGroup load_group{0, 1};
-  EngineDealer load_dealer(load_group, spec.core.dma);
-  auto here = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(name), arch::kSameCore};
-  };
-  auto wait = [&](const std::string& name, int count = 1) { return arch::SemaphoreWait{here(name), count}; };
-  // Semaphore `name` of buffer index % 2 (its two buffers), by id.
-  IndexedSemaphores ids(program);
-  auto here_at = [&](const char* name, int64_t index) {
-    return arch::SemaphoreRef{ids.id(name, index % 2), arch::kSameCore};
-  };
-  auto wait_at = [&](const char* name, int64_t index, int count = 1) {
-    return arch::SemaphoreWait{here_at(name, index), count};
-  };
-  auto round_op = [&](uint64_t from, uint64_t to, int64_t rows, int64_t cols, double scale) {
-    arch::VecOp round;
-    round.kind = arch::VectorKind::map;
-    round.chain = {arch::VecFn::scale};
-    round.scale = scale;
-    round.dtype = DType::fp32;
-    round.out_dtype = dtype;
-    round.x_address = from;
-    round.o_address = to;
-    round.rows = rows;
-    round.cols = cols;
-    return round;
-  };
-  const std::vector<Block> blocks = stage.q_blocks(t.rows);
-  for (int core = 0; core < t.cores; ++core) {
-    // Plain variables, not a structured binding: the pass lambdas below capture them, which C++17 allows
-    // only for variables (clang refuses a captured binding; the fuzz build compiles this file with clang).
-    const std::pair<size_t, size_t> range = blocks_of_core(core, t.cores, blocks.size());
-    const size_t first = range.first, last = range.second;
-    if (first == last) continue;
-    program.cores.emplace_back();
-    program.cores.back().coord = arch::core_coord(core, spec.mesh);
-    std::vector<arch::Instruction>& list = program.cores.back().instructions;
-    // Each pass of each block is a list of parts, each part instructions in program order: a tile's (or a
-    // chunk's) loads, then its compute and store, the loads one tile ahead so that on one DMA engine the next
-    // tile's loads are queued before this tile's store. Every wait is on a signal of an earlier part of the
-    // same pass, or of an earlier step: the parts' order is one every queue can follow, whatever the queues.
-    using Part = std::vector<arch::Instruction>;
-    struct Pass {
-      std::vector<Part> loads, rest;  // per tile or chunk
-    };
-    auto parts_of = [](Pass pass) {
-      std::vector<Part> parts;
-      if (pass.loads.empty()) return parts;
-      parts.push_back(std::move(pass.loads[0]));
-      for (size_t i = 0; i < pass.rest.size(); ++i) {
-        if (i + 1 < pass.loads.size()) parts.push_back(std::move(pass.loads[i + 1]));
-        parts.push_back(std::move(pass.rest[i]));
-      }
-      return parts;
-    };
-    int64_t s_tiles = 0, chunks = 0, pv_tiles = 0;  // over the core so far: the double buffers' parity
-    auto s_pass = [&](size_t i) {
-      const Block& block = blocks[i];
-      const int64_t keys = stage.keys_seen(block);
-      Pass pass;
-      for (int64_t k0 = 0; k0 < keys; k0 += t.cols, ++s_tiles) {
-        const int64_t cols = std::min(t.cols, keys - k0), n = s_tiles;
-        const int buffer = static_cast<int>(n % 2);
-        const bool first_tile = k0 == 0, last_tile = k0 + t.cols >= keys;
-        Part loads, rest;
-        if (first_tile) {
-          arch::DmaLoad load;
-          load.source = arch::TensorRegion{tensors.q, block.first_row, block.rows, 0, d};
-          load.sram_address = buffers.q;
-          arch::Waits waits;
-          if (i != first) waits.push_back(wait("q_free"));
-          loads.push_back(make_instruction(load_queue, load, waits, {here("q_full")}));
-        }
-        const std::vector<attention::Run> runs =
-            attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
-        attention::append_kv_loads(loads, program, load_group, tensors, "k", buffer, buffers.k[buffer], runs,
-                                   attention::deal_runs(load_dealer, runs, d * element), d, element,
-                                   n >= 2 ? 1 : 0, {});
-        arch::PeMatmul s = stage.matmul_op(mapping.dataflow, buffers.q, buffers.k[buffer],
-                                           buffers.s_accumulator[buffer], block.rows, cols, d);
-        s.w_transposed = true;
-        arch::Waits waits = {wait_at("k_full", n, static_cast<int>(runs.size()))};
-        if (first_tile) waits.push_back(wait("q_full"));
-        if (n >= 2) waits.push_back(wait_at("s_accumulator_free", n));
-        arch::Signals signals = {here_at("s_accumulator_full", n), here_at("k_free", n)};
-        if (last_tile) signals.push_back(here("q_free"));
-        rest.push_back(make_instruction(pe_queue, s, waits, signals));
-        // S = scale * Q K^T in the op's type.
-        arch::Waits round_waits = {wait_at("s_accumulator_full", n)};
-        if (n >= 2) round_waits.push_back(wait_at("s_out_free", n));
-        rest.push_back(make_instruction(vec_queue,
-                                        round_op(buffers.s_accumulator[buffer], buffers.s_out[buffer],
-                                                 block.rows, cols, a.effective_scale()),
-                                        round_waits,
-                                        {here_at("s_accumulator_free", n), here_at("s_out_full", n)}));
-        arch::DmaStore store;
-        store.sram_address = buffers.s_out[buffer];
-        store.destination = arch::TensorRegion{s_tensor, block.first_row, block.rows, k0, cols};
-        rest.push_back(make_instruction(store_queue, store, {wait_at("s_out_full", n)},
-                                        {here_at("s_out_free", n), here_at("s_stored", i)}));
-        pass.loads.push_back(std::move(loads));
-        pass.rest.push_back(std::move(rest));
-      }
-      return parts_of(std::move(pass));
-    };
-    auto softmax_pass = [&](size_t i) {
-      const Block& block = blocks[i];
-      const int64_t keys = stage.keys_seen(block);
-      const int s_stores = static_cast<int>(ceil_div(keys, t.cols));
-      Pass pass;
-      for (int64_t r0 = 0; r0 < block.rows; r0 += t.softmax_rows, ++chunks) {
-        const int64_t rows = std::min(t.softmax_rows, block.rows - r0), n = chunks;
-        const uint64_t chunk = buffers.chunk[n % 2];
-        arch::DmaLoad load;
-        load.source = arch::TensorRegion{s_tensor, block.first_row + r0, rows, 0, keys};
-        load.sram_address = chunk;
-        arch::Waits waits;
-        if (r0 == 0) waits.push_back(wait_at("s_stored", i, s_stores));
-        if (n >= 2) waits.push_back(wait_at("chunk_free", n));
-        pass.loads.push_back({make_instruction(store_queue, load, waits, {here_at("chunk_full", n)})});
-        arch::VecOp softmax;
-        softmax.kind = arch::VectorKind::softmax;
-        softmax.dtype = softmax.out_dtype = dtype;
-        softmax.x_address = softmax.o_address = chunk;
-        softmax.rows = rows;
-        softmax.cols = keys;
-        softmax.causal_shift = chunk_shift(stage, block, r0, keys);
-        Part rest = {
-            make_instruction(vec_queue, softmax, {wait_at("chunk_full", n)}, {here_at("chunk_done", n)})};
-        arch::DmaStore store;
-        store.sram_address = chunk;
-        store.destination = arch::TensorRegion{p_tensor, block.first_row + r0, rows, 0, keys};
-        rest.push_back(make_instruction(store_queue, store, {wait_at("chunk_done", n)},
-                                        {here_at("chunk_free", n), here_at("p_stored", i)}));
-        pass.rest.push_back(std::move(rest));
-      }
-      return parts_of(std::move(pass));
-    };
-    auto pv_pass = [&](size_t i) {
-      const Block& block = blocks[i];
-      const int64_t keys = stage.keys_seen(block);
-      const int p_stores = static_cast<int>(ceil_div(block.rows, t.softmax_rows));
-      Pass pass;
-      for (int64_t k0 = 0; k0 < keys; k0 += t.cols, ++pv_tiles) {
-        const int64_t cols = std::min(t.cols, keys - k0), n = pv_tiles;
-        const int buffer = static_cast<int>(n % 2);
-        const bool first_tile = k0 == 0, last_tile = k0 + t.cols >= keys;
-        Part loads, rest;
-        arch::DmaLoad load;
-        load.source = arch::TensorRegion{p_tensor, block.first_row, block.rows, k0, cols};
-        load.sram_address = buffers.p[buffer];
-        arch::Waits waits;
-        if (first_tile) waits.push_back(wait_at("p_stored", i, p_stores));
-        if (n >= 2) waits.push_back(wait_at("p_free", n));
-        loads.push_back(make_instruction(load_queue, load, waits, {here_at("p_full", n)}));
-        const std::vector<attention::Run> runs =
-            attention::kv_runs(a, tensors.table, block.b, block.g, k0, cols);
-        attention::append_kv_loads(loads, program, load_group, tensors, "v", buffer, buffers.v[buffer], runs,
-                                   attention::deal_runs(load_dealer, runs, d * element), d, element,
-                                   n >= 2 ? 1 : 0, {});
-        arch::PeMatmul pv = stage.matmul_op(mapping.dataflow, buffers.p[buffer], buffers.v[buffer],
-                                            buffers.accumulator, block.rows, d, cols);
-        pv.accumulate = !first_tile;
-        arch::Waits pv_waits = {wait_at("v_full", n, static_cast<int>(runs.size())), wait_at("p_full", n)};
-        if (first_tile && i != first) pv_waits.push_back(wait("accumulator_free"));
-        arch::Signals signals = {here_at("p_free", n), here_at("v_free", n)};
-        if (last_tile) signals.push_back(here("pv_done"));
-        rest.push_back(make_instruction(pe_queue, pv, pv_waits, signals));
-        if (last_tile) {
-          arch::Waits round_waits = {wait("pv_done")};
-          if (i != first) round_waits.push_back(wait("out_free"));
-          rest.push_back(make_instruction(vec_queue,
-                                          round_op(buffers.accumulator, buffers.out, block.rows, d, 1.0),
-                                          round_waits, {here("accumulator_free"), here("out_full")}));
-          arch::DmaStore store;
-          store.sram_address = buffers.out;
-          store.destination = arch::TensorRegion{tensors.o, block.first_row, block.rows, 0, d};
-          rest.push_back(make_instruction(store_queue, store, {wait("out_full")}, {here("out_free")}));
-        }
-        pass.loads.push_back(std::move(loads));
-        pass.rest.push_back(std::move(rest));
-      }
-      return parts_of(std::move(pass));
-    };
-    // Step s: block s's S pass, block s-1's softmax and block s-2's P V, their parts interleaved evenly (a
-    // part's place: its index over its pass's count), so that each unit has the three passes' work in turn.
-    const size_t count = last - first;
-    for (size_t step = 0; step < count + 2; ++step) {
-      std::vector<std::vector<Part>> passes;
-      if (step < count) passes.push_back(s_pass(first + step));
-      if (step >= 1 && step - 1 < count) passes.push_back(softmax_pass(first + step - 1));
-      if (step >= 2) passes.push_back(pv_pass(first + step - 2));
-      std::vector<std::pair<double, Part*>> order;
-      for (std::vector<Part>& pass : passes)
-        for (size_t p = 0; p < pass.size(); ++p)
-          order.emplace_back((static_cast<double>(p) + 0.5) / static_cast<double>(pass.size()), &pass[p]);
-      std::stable_sort(order.begin(), order.end(),
-                       [](const auto& x, const auto& y) { return x.first < y.first; });
-      for (const auto& [key, part] : order)
-        for (arch::Instruction& instruction : *part) list.push_back(std::move(instruction));
-    }
-  }
+  NaiveLowering lowering(stage, mapping, spec, program, tensors);
+  for (int core = 0; core < tiling_of(mapping).cores; ++core) lowering.lower_core(core);
   program.number_semaphores_by_appearance();
   return program;
 }

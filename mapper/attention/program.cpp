@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
+#include <utility>
 
 #include "arch/figures.hpp"
 #include "arch/isa/vec_op.hpp"
@@ -16,38 +16,52 @@
 
 namespace tessera::mapper::attention {
 
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks, int kv, int64_t parts,
-                   int scores) {
+BufferCounts BufferCounts::multicast(int blocks, int kv, int scores) {
+  BufferCounts counts;
+  counts.blocks = blocks;
+  counts.kv = kv;
+  counts.scores = scores;
+  return counts;
+}
+
+BufferCounts BufferCounts::split(int64_t parts) {
+  BufferCounts counts;
+  counts.parts = parts;
+  return counts;
+}
+
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, const BufferCounts& counts) {
+  const int blocks = counts.blocks, kv = counts.kv, scores = counts.scores;
+  const int64_t parts = counts.parts;
   TESSERA_ASSERT(
       blocks >= 1 && blocks <= kMostBlocksPerCore && kv >= 1 && kv <= kMostKvBuffers && scores >= 2 &&
           scores <= kMostScoreBuffers,
       "a flash form's core holds 1 to kMostBlocksPerCore Q blocks, 1 to kMostKvBuffers K/V tiles and "
       "2 to kMostScoreBuffers S and P tiles");
   const int64_t element = size_bytes(dtype);
-  Buffers b;
+  Buffers buffers;
   SramCursor sram;
-  auto take = [&](int64_t bytes) { return sram.take(bytes); };
-  b.q = take(rows * dim * element);
-  for (int i = 0; i < kv; ++i) b.k[i] = take(cols * dim * element);
-  for (int i = 0; i < kv; ++i) b.v[i] = take(cols * dim * element);
-  for (int i = 0; i < 2; ++i) b.s[i] = take(rows * cols * 4);
-  for (int i = 0; i < 2; ++i) b.p[i] = take(rows * cols * element);
-  b.accumulator = take(parts * rows * dim * 4);
-  b.out = take(rows * dim * element);
-  b.statistics = take(parts * rows * arch::VecOp::kRowStatistics * 4);
+  buffers.q = sram.take(rows * dim * element);
+  for (int i = 0; i < kv; ++i) buffers.k[i] = sram.take(cols * dim * element);
+  for (int i = 0; i < kv; ++i) buffers.v[i] = sram.take(cols * dim * element);
+  for (int i = 0; i < 2; ++i) buffers.s[i] = sram.take(rows * cols * 4);
+  for (int i = 0; i < 2; ++i) buffers.p[i] = sram.take(rows * cols * element);
+  buffers.accumulator = sram.take(parts * rows * dim * 4);
+  buffers.out = sram.take(rows * dim * element);
+  buffers.statistics = sram.take(parts * rows * arch::VecOp::kRowStatistics * 4);
   for (int slot = 1; slot < blocks; ++slot) {
-    BlockBuffers& more = b.more[slot - 1];
-    more.q = take(rows * dim * element);
-    more.accumulator = take(rows * dim * 4);
-    more.out = take(rows * dim * element);
-    more.statistics = take(rows * arch::VecOp::kRowStatistics * 4);
+    BlockBuffers& more = buffers.more[slot - 1];
+    more.q = sram.take(rows * dim * element);
+    more.accumulator = sram.take(rows * dim * 4);
+    more.out = sram.take(rows * dim * element);
+    more.statistics = sram.take(rows * arch::VecOp::kRowStatistics * 4);
   }
   for (int i = 2; i < scores; ++i) {
-    b.s[i] = take(rows * cols * 4);
-    b.p[i] = take(rows * cols * element);
+    buffers.s[i] = sram.take(rows * cols * 4);
+    buffers.p[i] = sram.take(rows * cols * element);
   }
-  b.end = sram.at;
-  return b;
+  buffers.end = sram.at;
+  return buffers;
 }
 
 std::vector<Run> kv_runs(const ops::AttentionShape& a, const std::vector<int32_t>& table, int64_t b,
@@ -117,36 +131,48 @@ std::vector<int> engines_of(const std::vector<RunBlock>& blocks) {
   return engines;
 }
 
-void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, const EngineGroup& group,
-                     const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
-                     const std::vector<Run>& runs, const std::vector<RunBlock>& blocks, int64_t d,
-                     int64_t element, int frees, const std::vector<int>& destinations) {
-  const bool is_k = std::string(name) == "k";
-  const std::string index = fmt::format("[{}]", buffer);
-  auto semaphore = [&](const std::string& semaphore_name) {
-    return arch::SemaphoreRef{program.semaphore_id(semaphore_name), arch::kSameCore};
-  };
+void append_kv_loads(std::vector<arch::Instruction>& list, const KvLoader& loader, const KvBuffer& buffer,
+                     const std::vector<Run>& runs, const std::vector<RunBlock>& blocks, int frees,
+                     const std::vector<int>& destinations) {
+  const std::string name = buffer.name;
+  const int tensor = name == "k" ? loader.tensors.k : loader.tensors.v;
+  const int64_t d = loader.d;
+  const Semaphores semaphores(loader.program);
   // Every piece signals the tile's one semaphore: named once, not per piece.
-  const arch::SemaphoreRef full = semaphore(fmt::format("{}_full{}", name, index));
+  const arch::SemaphoreRef full = semaphores.here(fmt::format("{}_full[{}]", name, buffer.index));
   std::vector<int> waited;
   for (const RunBlock& piece : blocks) {
     const Run& run = runs[piece.run];
     const int engine = piece.block.engine;
     arch::DmaLoad load;
-    load.source = arch::TensorRegion{is_k ? tensors.k : tensors.v, run.row + piece.block.rows.first,
-                                     piece.block.rows.rows, run.col, d};
-    load.sram_address =
-        sram_address + static_cast<uint64_t>((run.first_key + piece.block.rows.first) * d * element);
+    load.source =
+        arch::TensorRegion{tensor, run.row + piece.block.rows.first, piece.block.rows.rows, run.col, d};
+    load.sram_address = buffer.sram_address +
+                        static_cast<uint64_t>((run.first_key + piece.block.rows.first) * d * loader.element);
     load.destinations = destinations;
     arch::Waits waits;
     if (frees > 0 && std::find(waited.begin(), waited.end(), engine) == waited.end()) {
       waits.push_back(arch::SemaphoreWait{
-          semaphore(engine_semaphore(fmt::format("{}_free", name), index, group, engine)), frees});
+          semaphores.on_engine(name + "_free", buffer.index, loader.group, engine), frees});
       waited.push_back(engine);
     }
     // The tile is full when its last block lands: the blocks' signals are counted by the consumer.
-    list.push_back(make_instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits, {full}));
+    list.push_back(make_instruction(dma_queue(engine), load, waits, {full}));
   }
+}
+
+TileLoads deal_tile(EngineDealer& dealer, std::vector<Run> runs, int64_t row_bytes) {
+  TileLoads tile;
+  tile.k = deal_runs(dealer, runs, row_bytes);
+  tile.v = deal_runs(dealer, runs, row_bytes);
+  tile.runs = std::move(runs);
+  return tile;
+}
+
+void append_tile_loads(std::vector<arch::Instruction>& list, const KvLoader& loader, const Buffers& buffers,
+                       int buffer, const TileLoads& tile, int frees, const std::vector<int>& destinations) {
+  append_kv_loads(list, loader, {"k", buffer, buffers.k[buffer]}, tile.runs, tile.k, frees, destinations);
+  append_kv_loads(list, loader, {"v", buffer, buffers.v[buffer]}, tile.runs, tile.v, frees, destinations);
 }
 
 void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,

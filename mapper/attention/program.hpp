@@ -49,9 +49,18 @@ struct Buffers {
     return slot == 0 ? BlockBuffers{q, accumulator, out, statistics} : more[slot - 1];
   }
 };
-// `blocks` Q blocks a core (1 to kMostBlocksPerCore), `scores` S and P tiles (2 to kMostScoreBuffers).
-Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, int blocks = 1, int kv = 2,
-                   int64_t parts = 1, int scores = 2);
+// How many of each buffer a flash form's core holds: Q blocks (1 to kMostBlocksPerCore), K and V tiles each
+// (1 to kMostKvBuffers), accumulators and statistics side by side (`parts`: the split form's merging core)
+// and S and P tiles (2 to kMostScoreBuffers). The plain form's are the defaults.
+struct BufferCounts {
+  int blocks = 1, kv = 2;
+  int64_t parts = 1;
+  int scores = 2;
+  static BufferCounts multicast(int blocks, int kv, int scores);
+  static BufferCounts split(int64_t parts);
+};
+// The buffers of blocks of `rows` rows and K/V tiles of `cols` keys, rows of `dim` elements in `dtype`.
+Buffers buffers_of(int64_t rows, int64_t cols, int64_t dim, DType dtype, const BufferCounts& counts = {});
 
 // The runs of K or V rows a tile of `cols` keys from k0 reads, in the program's view of the tensor: bhsd
 // (and a paged bhsd pool) as stored, [rows, d]; bshd as [rows / kv_heads, kv_heads * d], a kv head a column
@@ -87,15 +96,40 @@ std::vector<RunBlock> deal_runs(EngineDealer& dealer, const std::vector<Run>& ru
 // The engines of a tile's blocks.
 std::vector<int> engines_of(const std::vector<RunBlock>& blocks);
 
-// A K/V tile's loads of one tensor (`name` "k": K, "v": V) into the buffer at `sram_address`, number `buffer`
-// of its double buffer: a descriptor a block of `blocks` (the tile's runs dealt round `group`). The first
-// block on each engine waits for `frees` frees of the buffer on that engine's semaphore (`<name>_free`, per
-// engine of the group; 0: none); every block signals the buffer full (`<name>_full[<buffer>]`, counted by
-// its one consumer), on each of `destinations` for a multicast (empty: the issuing core).
-void append_kv_loads(std::vector<arch::Instruction>& list, arch::Program& program, const EngineGroup& group,
-                     const ProgramTensors& tensors, const char* name, int buffer, uint64_t sram_address,
-                     const std::vector<Run>& runs, const std::vector<RunBlock>& blocks, int64_t d,
-                     int64_t element, int frees, const std::vector<int>& destinations);
+// Where a lowering's K/V tile loads read and whom they tell: the program (its tensors and semaphores), the
+// engines a tile's row blocks are dealt round, and a row's `d` elements of `element` bytes.
+struct KvLoader {
+  arch::Program& program;
+  const ProgramTensors& tensors;
+  const EngineGroup& group;
+  int64_t d = 0, element = 0;
+};
+// A K/V tile buffer: `name` "k" (K) or "v" (V), number `index` of its buffers, at `sram_address`.
+struct KvBuffer {
+  const char* name = "k";
+  int index = 0;
+  uint64_t sram_address = 0;
+};
+// A K/V tile's loads of one tensor into `buffer`: a descriptor a block of `blocks` (the tile's `runs` dealt
+// round the loader's group). The first block on each engine waits for `frees` frees of the buffer on that
+// engine's semaphore (`<name>_free[<index>]`, per engine of the group; 0: none); every block signals the
+// buffer full (`<name>_full[<index>]`, counted by its one consumer), on each of `destinations` for a
+// multicast (empty: the issuing core).
+void append_kv_loads(std::vector<arch::Instruction>& list, const KvLoader& loader, const KvBuffer& buffer,
+                     const std::vector<Run>& runs, const std::vector<RunBlock>& blocks, int frees,
+                     const std::vector<int>& destinations);
+
+// A K/V tile's runs of rows and their row blocks dealt round the load engines, K's and then V's (the order
+// they are queued in).
+struct TileLoads {
+  std::vector<Run> runs;
+  std::vector<RunBlock> k, v;
+};
+TileLoads deal_tile(EngineDealer& dealer, std::vector<Run> runs, int64_t row_bytes);
+// A K/V tile's loads into the flash buffers' K and V number `buffer`: the K blocks, then the V blocks, as
+// append_kv_loads writes them.
+void append_tile_loads(std::vector<arch::Instruction>& list, const KvLoader& loader, const Buffers& buffers,
+                       int buffer, const TileLoads& tile, int frees, const std::vector<int>& destinations);
 
 // finish_estimate (mapper/kit/unit_cycles.hpp) over the op's MACs (a causal query's visible keys, as
 // ops/kinds/attention.cpp counts them), with two DRAM round trips of overhead.

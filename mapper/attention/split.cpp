@@ -31,6 +31,17 @@ constexpr int64_t kMostDecodeQueries = 16;
 
 constexpr int64_t kStatisticsBytes = arch::VecOp::kRowStatistics * 4;
 
+// A send over the NoC of `rows` rows of `row_bytes` bytes from `address` to `to` on core `core`.
+arch::NocSend noc_send(uint64_t address, int64_t rows, int64_t row_bytes, int core, uint64_t to) {
+  arch::NocSend send;
+  send.source_address = address;
+  send.rows = rows;
+  send.row_bytes = row_bytes;
+  send.destination_core = core;
+  send.destination_address = to;
+  return send;
+}
+
 }  // namespace
 
 std::vector<AttentionStage::SplitPart> AttentionStage::split_parts(int64_t block_rows, int64_t block_cols,
@@ -97,6 +108,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
   CoreCycles work(cores);
   const PassEngines engines = flash_engines(mapping, spec);
+  const FlashCosting costing{mapping, spec, timer, engines, true};
   int64_t kv_bytes = 0, q_reload_bytes = 0, reduction_bytes = 0;
   for (size_t first = 0; first < parts.size(); first += static_cast<size_t>(splits)) {
     const QBlock& block = blocks[parts[first].block];
@@ -106,7 +118,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
       const SplitPart& part = parts[p];
       const size_t core = static_cast<size_t>(part.core);
       // The range's flash loop, its tiles streamed by its core, each tile's step as the plain form's.
-      add_flash_range(work, core, mapping, spec, engines, timer, block, part.begin, part.end, true);
+      add_flash_range(work, core, costing, block, part.begin, part.end);
       kv_bytes += 2 * (part.end - part.begin) * d * element;
       if (part.split == 0) continue;
       q_reload_bytes += block.rows * d * element;  // every range's core loads the block's Q
@@ -142,17 +154,15 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
   const Choice& choice = choice_of(mapping);
   const int64_t rows = choice.block_rows, cols = choice.block_cols, splits = choice.splits;
   const int64_t d = shape_.head_dim;
-  const Buffers buffers = buffers_of(rows, cols, d, dtype_, 1, 2, splits);
+  const Buffers buffers = buffers_of(rows, cols, d, dtype_, attention::BufferCounts::split(splits));
   arch::Program program;
   const ProgramTensors tensors =
       attention::start_attention_program(program, program_name, op, seed, spec, shape_);
   const std::vector<QBlock> blocks = q_blocks(rows);
   const std::vector<SplitPart> parts = split_parts(rows, cols, splits);
-  const arch::QueueId vec_queue{arch::QueueKind::vec, 0}, noc_queue{arch::QueueKind::noc, 0};
   const PassEngines engines = flash_engines(mapping, spec);
-  auto semaphore = [&](const std::string& name, int core = arch::kSameCore) {
-    return arch::SemaphoreRef{program.semaphore_id(name), core};
-  };
+  const Semaphores semaphores(program);
+  const FlashProgram flash{program, tensors, buffers, mapping.dataflow, spec.core.dma, engines, blocks};
   for (const SplitPart& part : parts) {
     program.cores.emplace_back();
     program.cores.back().coord = arch::core_coord(part.core, spec.mesh);
@@ -170,34 +180,27 @@ arch::Program AttentionStage::lower_split(const ops::Op& op, uint64_t seed, cons
         EngineDealer stores(engines.stores, spec.core.dma);
         const std::vector<DealtBlock> pieces = stores.deal(block.rows, d * size_bytes(dtype_));
         list.push_back(make_instruction(
-            vec_queue, merge_op(block, buffers.accumulator, buffers.statistics, buffers.out, splits),
-            {arch::SemaphoreWait{semaphore("pv_done"), 1},
-             arch::SemaphoreWait{semaphore("part_in"), 2 * others}},
-            out_full_signals(program, engines.stores, pieces)));
-        append_block_store(list, program, engines.stores, pieces, tensors, block, buffers.out, "");
+            vec_queue(), merge_op(block, buffers.accumulator, buffers.statistics, buffers.out, splits),
+            {semaphores.wait("pv_done"), semaphores.wait("part_in", 2 * others)},
+            out_full_signals(flash, pieces)));
+        append_block_store(list, flash, pieces, block, "");
         return;
       }
       const uint64_t slot = static_cast<uint64_t>(part.split);
-      auto send = [&](uint64_t address, uint64_t to, int64_t row_bytes) {
-        arch::NocSend noc;
-        noc.source_address = address;
-        noc.rows = block.rows;
-        noc.row_bytes = row_bytes;
-        noc.destination_core = part.merging_core;
-        noc.destination_address = to;
-        return noc;
-      };
-      list.push_back(make_instruction(
-          noc_queue, send(buffers.accumulator, buffers.accumulator + slot * accumulator_bytes, d * 4),
-          {arch::SemaphoreWait{semaphore("partial_done"), 1}}, {semaphore("part_in", part.merging_core)}));
-      list.push_back(make_instruction(
-          noc_queue, send(buffers.statistics, buffers.statistics + slot * statistics_bytes, kStatisticsBytes),
-          {}, {semaphore("part_in", part.merging_core)}));
+      list.push_back(make_instruction(noc_queue(),
+                                      noc_send(buffers.accumulator, block.rows, d * 4, part.merging_core,
+                                               buffers.accumulator + slot * accumulator_bytes),
+                                      {semaphores.wait("partial_done")},
+                                      {semaphores.at("part_in", part.merging_core)}));
+      list.push_back(
+          make_instruction(noc_queue(),
+                           noc_send(buffers.statistics, block.rows, kStatisticsBytes, part.merging_core,
+                                    buffers.statistics + slot * statistics_bytes),
+                           {}, {semaphores.at("part_in", part.merging_core)}));
     };
     // The merge (vector unit) waits for the last P V's pv_done in order after the rescales; the sends (NoC
     // queue) for a signal of their own.
-    append_flash_core(list, program, tensors, buffers, mapping.dataflow, spec.core.dma, engines.loads, blocks,
-                      tiles, finish_block, part.split == 0 ? "pv_done" : "partial_done");
+    append_flash_core(list, flash, tiles, finish_block, part.split == 0 ? "pv_done" : "partial_done");
   }
   program.number_semaphores_by_appearance();
   return program;

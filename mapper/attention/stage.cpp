@@ -4,11 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <deque>
-#include <functional>
 #include <iterator>
-#include <optional>
 #include <utility>
 
 #include "arch/isa/vec_op.hpp"
@@ -103,8 +99,10 @@ std::vector<AttentionStage::Stream> AttentionStage::streams(int64_t block_rows, 
 
 int AttentionStage::multicast_score_buffers(int64_t block_rows, int64_t block_cols, int blocks, int kv,
                                             const arch::ArchSpec& spec) const {
-  const int64_t with_three = static_cast<int64_t>(
-      buffers_of(block_rows, block_cols, shape_.head_dim, dtype_, blocks, kv, 1, kMostScoreBuffers).end);
+  const int64_t with_three =
+      static_cast<int64_t>(buffers_of(block_rows, block_cols, shape_.head_dim, dtype_,
+                                      attention::BufferCounts::multicast(blocks, kv, kMostScoreBuffers))
+                               .end);
   return with_three <= spec.core.sram.bytes ? kMostScoreBuffers : 2;
 }
 
@@ -194,34 +192,34 @@ PassEngines AttentionStage::flash_engines(const Mapping& mapping, const arch::Ar
                       static_cast<double>(rows * row_bytes));
 }
 
-AttentionStage::TileStep AttentionStage::tile_step(CoreCycles& work, const Mapping& mapping,
-                                                   const arch::ArchSpec& spec, const PassEngines& engines,
-                                                   const InstructionTimer& timer, const QBlock& block,
-                                                   int64_t k0, int64_t keys, bool rescale,
-                                                   bool loads_its_tiles) const {
-  const StepKey key{block.rows, keys, tile_masked(block, k0, keys), rescale, loads_its_tiles};
+AttentionStage::TileStep AttentionStage::tile_step(CoreCycles& work, const FlashCosting& costing,
+                                                   const QBlock& block, int64_t k0, int64_t keys,
+                                                   bool rescale) const {
+  const StepKey key{block.rows, keys, tile_masked(block, k0, keys), rescale, costing.loads_its_tiles};
   for (const auto& [known, step] : work.known_steps)
     if (known == key) return step;
   const int64_t d = shape_.head_dim;
-  const arch::VectorSpec& vector = *spec.core.vector;
+  const arch::Dataflow dataflow = costing.mapping.dataflow;
+  const arch::VectorSpec& vector = *costing.spec.core.vector;
   TileStep step;
-  step.pe = timer.matmul(mapping.dataflow, block.rows, keys, d).interval +
-            timer.matmul(mapping.dataflow, block.rows, d, keys).interval;
+  step.pe = costing.timer.matmul(dataflow, block.rows, keys, d).interval +
+            costing.timer.matmul(dataflow, block.rows, d, keys).interval;
   step.vec = vector_cycles(vector, arch::VectorKind::online_softmax, block.rows, keys, key.masked ? 2 : 1) +
              (rescale ? vector_cycles(vector, arch::VectorKind::scale_rows, block.rows, d, 0) : 0);
-  step.load = loads_its_tiles ? tile_load_cycles(mapping, spec, engines.loads, keys) : 0;
+  step.load = costing.loads_its_tiles
+                  ? tile_load_cycles(costing.mapping, costing.spec, costing.engines.loads, keys)
+                  : 0;
   work.known_steps.emplace_back(key, step);
   return step;
 }
 
-void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping,
-                                     const arch::ArchSpec& spec, const PassEngines& engines,
-                                     const InstructionTimer& timer, const QBlock& block, int64_t begin,
-                                     int64_t end, bool loads_its_tiles) const {
-  const int64_t cols = choice_of(mapping).block_cols;
+void AttentionStage::add_flash_range(CoreCycles& work, size_t core, const FlashCosting& costing,
+                                     const QBlock& block, int64_t begin, int64_t end) const {
+  const arch::ArchSpec& spec = costing.spec;
+  const PassEngines& engines = costing.engines;
+  const int64_t cols = choice_of(costing.mapping).block_cols;
   for (int64_t k0 = begin; k0 < end; k0 += cols) {
-    const TileStep step = tile_step(work, mapping, spec, engines, timer, block, k0, std::min(cols, end - k0),
-                                    k0 > begin, loads_its_tiles);
+    const TileStep step = tile_step(work, costing, block, k0, std::min(cols, end - k0), k0 > begin);
     work.cycles[core] += step.cycles();
     work.pe[core] += step.pe;
     work.vec[core] += step.vec;
@@ -258,6 +256,162 @@ Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& wo
   return cost;
 }
 
+namespace {
+
+// A dataflow's rows of candidates, one a form: the plain flash form's, and the multicast, split and naive
+// forms' (listed after every dataflow's plain row).
+struct FormRows {
+  DataflowSearch flash, multicast, split, naive;
+};
+
+// An attention op's search (AttentionStage::search): on each dataflow, every tiling of every form whose
+// buffers fit the SRAM, each candidate evaluated and kept in its form's row.
+class FormSearch {
+ public:
+  FormSearch(const AttentionStage& stage, const std::shared_ptr<const mapper::Form>& self,
+             const arch::ArchSpec& spec, const SearchOptions& options, SearchResult& result);
+  // The rows of `dataflow`.
+  FormRows search(arch::Dataflow dataflow);
+
+ private:
+  // The candidates of blocks of `block_rows` rows and K/V tiles of `block_cols` keys, each form's where it
+  // fits.
+  void add_tiling(FormRows& rows, arch::Dataflow dataflow, int64_t block_rows, int64_t block_cols);
+  // `mapping` evaluated, counted and kept in `to`.
+  void add(DataflowSearch& to, const Mapping& mapping);
+  bool fits(const Buffers& buffers) const {
+    return static_cast<int64_t>(buffers.end) <= spec_.core.sram.bytes;
+  }
+
+  const AttentionStage& stage_;
+  const std::shared_ptr<const mapper::Form>& self_;
+  const arch::ArchSpec& spec_;
+  const SearchOptions& options_;
+  SearchResult& result_;
+  const int machine_cores_;
+  const size_t keep_;
+  bool naive_stored_ = false;   // S and P fit the DRAM (the naive form stores them)
+  int64_t smallest_bytes_ = 0;  // the smallest flash buffers of any tiling so far
+};
+
+Mapping with_choice(Mapping mapping, const AttentionStage::Choice& choice) {
+  mapping.choice = choice;
+  return mapping;
+}
+
+FormSearch::FormSearch(const AttentionStage& stage, const std::shared_ptr<const mapper::Form>& self,
+                       const arch::ArchSpec& spec, const SearchOptions& options, SearchResult& result)
+    : stage_(stage),
+      self_(self),
+      spec_(spec),
+      options_(options),
+      result_(result),
+      machine_cores_(spec.mesh.rows * spec.mesh.cols),
+      keep_(static_cast<size_t>(std::max(1, options.keep_per_dataflow))) {
+  const ops::AttentionShape& a = stage.shape();
+  // The naive form stores S and P: only where they fit the DRAM tessera models (1 TiB a tensor).
+  naive_stored_ = static_cast<double>(a.batch * a.heads * a.seq_q) * static_cast<double>(a.seq_kv) *
+                      static_cast<double>(size_bytes(stage.dtype())) <=
+                  0x1p40;
+}
+
+FormRows FormSearch::search(arch::Dataflow dataflow) {
+  FormRows rows;
+  const std::pair<DataflowSearch*, AttentionStage::Form> forms[] = {
+      {&rows.flash, AttentionStage::flash},
+      {&rows.multicast, AttentionStage::flash_mc},
+      {&rows.split, AttentionStage::flash_split},
+      {&rows.naive, AttentionStage::naive}};
+  for (const auto& [row, form] : forms) {
+    row->dataflow = dataflow;
+    row->stage_kind = "attention";
+    row->label_text = std::string(AttentionStage::form_name(form)) + " " + arch::name_of(dataflow);
+  }
+  const ops::AttentionShape& a = stage_.shape();
+  const int64_t most_rows = stage_.masked() ? a.seq_q : a.group() * a.seq_q;
+  for (int64_t block_rows : kBlockRowChoices) {
+    // A block larger than the rows there are only where the next smaller one does not hold them all.
+    if (block_rows != kBlockRowChoices[0] && block_rows / 2 >= most_rows) continue;
+    for (int64_t block_cols : kBlockColChoices) {
+      if (block_cols != kBlockColChoices[0] && block_cols / 2 >= a.seq_kv) continue;
+      add_tiling(rows, dataflow, std::min(block_rows, most_rows), std::min(block_cols, a.seq_kv));
+    }
+  }
+  if (rows.flash.legal == 0)
+    rows.flash.why_none = Infeasibility{
+        "core.sram.kib", fmt::format("the smallest flash blocks need {} KiB of SRAM, the "
+                                     "core has {} KiB",
+                                     ceil_div(smallest_bytes_, 1024), spec_.core.sram.bytes / 1024)};
+  return rows;
+}
+
+void FormSearch::add_tiling(FormRows& rows, arch::Dataflow dataflow, int64_t block_rows, int64_t block_cols) {
+  const int64_t d = stage_.shape().head_dim;
+  const DType dtype = stage_.dtype();
+  const Buffers buffers = buffers_of(block_rows, block_cols, d, dtype);
+  if (smallest_bytes_ == 0 || static_cast<int64_t>(buffers.end) < smallest_bytes_)
+    smallest_bytes_ = static_cast<int64_t>(buffers.end);
+  const bool flash_fits = fits(buffers);
+  const int64_t blocks = static_cast<int64_t>(stage_.q_blocks(block_rows).size());
+  Mapping mapping;
+  mapping.form = self_;
+  mapping.dataflow = dataflow;
+  AttentionStage::Choice flash_choice;
+  flash_choice.block_rows = block_rows;
+  flash_choice.block_cols = block_cols;
+  flash_choice.cores = std::min<int64_t>(blocks, machine_cores_);
+  mapping.choice = flash_choice;
+  if (flash_fits) add(rows.flash, mapping);
+  // The multicast form, where every stream's blocks fit kMostBlocksPerCore a core and its buffers fit the
+  // SRAM.
+  const std::vector<AttentionStage::Stream> streams =
+      flash_fits && flash_choice.cores > 1 && spec_.noc.multicast
+          ? stage_.streams(block_rows, block_cols, machine_cores_)
+          : std::vector<AttentionStage::Stream>{};
+  if (!streams.empty())
+    // The most K/V buffers first (at equal cost the deeper one ranks first).
+    for (int kv = kMostKvBuffers; kv >= 2; --kv) {
+      const attention::BufferCounts counts =
+          attention::BufferCounts::multicast(AttentionStage::blocks_per_core(streams), kv, 2);
+      if (!fits(buffers_of(block_rows, block_cols, d, dtype, counts))) continue;
+      AttentionStage::Choice multicast = flash_choice;
+      multicast.cores = machine_cores_;
+      multicast.form = AttentionStage::flash_mc;
+      multicast.kv_buffers = kv;
+      add(rows.multicast, with_choice(mapping, multicast));
+    }
+  // The split-KV form, where a decode's blocks leave cores idle and the merging core's partials fit.
+  for (int64_t splits : stage_.split_choices(block_rows, block_cols, machine_cores_)) {
+    if (!fits(buffers_of(block_rows, block_cols, d, dtype, attention::BufferCounts::split(splits)))) continue;
+    AttentionStage::Choice split = flash_choice;
+    split.cores = blocks * splits;
+    split.form = AttentionStage::flash_split;
+    split.splits = splits;
+    add(rows.split, with_choice(mapping, split));
+  }
+  // The naive form, where a chunk of S rows fits the SRAM beside its passes' tiles.
+  const int64_t softmax_rows = naive_softmax_rows(stage_, block_rows, block_cols, spec_.core.sram.bytes);
+  if (naive_stored_ && softmax_rows > 0) {
+    AttentionStage::Choice naive = flash_choice;
+    naive.form = AttentionStage::naive;
+    naive.softmax_rows = softmax_rows;
+    add(rows.naive, with_choice(mapping, naive));
+  }
+}
+
+void FormSearch::add(DataflowSearch& to, const Mapping& mapping) {
+  Candidate candidate;
+  candidate.mapping = mapping;
+  candidate.cost = stage_.evaluate(mapping, spec_);
+  candidate.index = static_cast<uint64_t>(to.legal);
+  ++to.legal;
+  ++result_.evaluated;
+  keep_pareto(to.front, candidate);
+  keep_best(to.best, std::move(candidate), keep_, options_.objective);
+}
+
+}  // namespace
+
 Cost AttentionStage::estimate(const Mapping& mapping, const arch::ArchSpec& spec) const {
   return evaluate(mapping, spec);
 }
@@ -268,7 +422,9 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   if (choice.form == flash_split) return evaluate_split(mapping, spec);
   const InstructionTimer timer(spec);
   const PassEngines engines = flash_engines(mapping, spec);
-  if (choice.form == flash_mc) return multicast_cost(mapping, spec, timer, engines);
+  // The multicast form's cores are sent their tiles; the plain form's load their own.
+  const FlashCosting costing{mapping, spec, timer, engines, choice.form != flash_mc};
+  if (choice.form == flash_mc) return multicast_cost(costing);
   const int cores = static_cast<int>(choice.cores);
   const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
   const std::vector<QBlock> blocks = q_blocks(choice.block_rows);
@@ -278,7 +434,7 @@ Cost AttentionStage::evaluate(const Mapping& mapping, const arch::ArchSpec& spec
   for (size_t i = 0; i < blocks.size(); ++i) {
     const size_t core = i * static_cast<size_t>(cores) / blocks.size();
     const QBlock& block = blocks[i];
-    add_flash_range(work, core, mapping, spec, engines, timer, block, 0, keys_seen(block), true);
+    add_flash_range(work, core, costing, block, 0, keys_seen(block));
     work.cycles[core] += add_block_finish(work, core, spec, engines, block);
     kv_bytes += 2 * keys_seen(block) * d * element;
   }
@@ -289,111 +445,16 @@ SearchResult AttentionStage::search(const std::shared_ptr<const mapper::Form>& s
                                     const arch::ArchSpec& spec, const SearchOptions& options) const {
   require_pe_dtype(dtype_, spec, options);
   const auto started = std::chrono::steady_clock::now();
-  const ops::AttentionShape& a = shape_;
   SearchResult result;
-  const int machine_cores = spec.mesh.rows * spec.mesh.cols;
-  const int64_t most_rows = masked_ ? a.seq_q : a.group() * a.seq_q;
-  const size_t keep = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
-  int64_t smallest_bytes = 0;
+  FormSearch forms(*this, self, spec, options, result);
   std::vector<DataflowSearch> multicast_rows, split_rows, naive_rows;  // listed after the plain rows
-  // The naive form stores S and P: only where they fit the DRAM tessera models (1 TiB a tensor).
-  const bool naive_stored = static_cast<double>(a.batch * a.heads * a.seq_q) * static_cast<double>(a.seq_kv) *
-                                static_cast<double>(size_bytes(dtype_)) <=
-                            0x1p40;
   for (arch::Dataflow dataflow : options.dataflows) {
     if (dataflow == arch::Dataflow::rs) continue;
-    DataflowSearch row, multicast_row, split_row, naive_row;
-    row.dataflow = multicast_row.dataflow = split_row.dataflow = naive_row.dataflow = dataflow;
-    row.stage_kind = multicast_row.stage_kind = split_row.stage_kind = naive_row.stage_kind = "attention";
-    row.label_text = std::string(form_name(flash)) + " " + arch::name_of(dataflow);
-    multicast_row.label_text = std::string(form_name(flash_mc)) + " " + arch::name_of(dataflow);
-    split_row.label_text = std::string(form_name(flash_split)) + " " + arch::name_of(dataflow);
-    naive_row.label_text = std::string(form_name(naive)) + " " + arch::name_of(dataflow);
-    for (int64_t rows : kBlockRowChoices) {
-      // A block larger than the rows there are only where the next smaller one does not hold them all.
-      if (rows != kBlockRowChoices[0] && rows / 2 >= most_rows) continue;
-      for (int64_t cols : kBlockColChoices) {
-        if (cols != kBlockColChoices[0] && cols / 2 >= a.seq_kv) continue;
-        const int64_t block_rows = std::min(rows, most_rows), block_cols = std::min(cols, a.seq_kv);
-        const Buffers buffers = buffers_of(block_rows, block_cols, a.head_dim, dtype_);
-        if (smallest_bytes == 0 || static_cast<int64_t>(buffers.end) < smallest_bytes)
-          smallest_bytes = static_cast<int64_t>(buffers.end);
-        const bool flash_fits = static_cast<int64_t>(buffers.end) <= spec.core.sram.bytes;
-        const int64_t blocks = static_cast<int64_t>(q_blocks(block_rows).size());
-        Mapping mapping;
-        mapping.form = self;
-        mapping.dataflow = dataflow;
-        Choice flash_choice;
-        flash_choice.block_rows = block_rows;
-        flash_choice.block_cols = block_cols;
-        flash_choice.cores = std::min<int64_t>(blocks, machine_cores);
-        mapping.choice = flash_choice;
-        auto add = [&](DataflowSearch& to, const Mapping& candidate_mapping) {
-          Candidate candidate;
-          candidate.mapping = candidate_mapping;
-          candidate.cost = evaluate(candidate_mapping, spec);
-          candidate.index = static_cast<uint64_t>(to.legal);
-          ++to.legal;
-          ++result.evaluated;
-          keep_pareto(to.front, candidate);
-          keep_best(to.best, std::move(candidate), keep, options.objective);
-        };
-        if (flash_fits) add(row, mapping);
-        // The multicast form, where every stream's blocks fit kMostBlocksPerCore a core and its buffers fit
-        // the SRAM.
-        const int cores = static_cast<int>(flash_choice.cores);
-        const std::vector<Stream> multicast_streams = flash_fits && cores > 1 && spec.noc.multicast
-                                                          ? streams(block_rows, block_cols, machine_cores)
-                                                          : std::vector<Stream>{};
-        if (!multicast_streams.empty())
-          // The most K/V buffers first (at equal cost the deeper one ranks first).
-          for (int kv = kMostKvBuffers; kv >= 2; --kv) {
-            if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_,
-                                                blocks_per_core(multicast_streams), kv)
-                                         .end) > spec.core.sram.bytes)
-              continue;
-            Mapping multicast = mapping;
-            Choice multicast_choice = flash_choice;
-            multicast_choice.cores = machine_cores;
-            multicast_choice.form = flash_mc;
-            multicast_choice.kv_buffers = kv;
-            multicast.choice = multicast_choice;
-            add(multicast_row, multicast);
-          }
-        // The split-KV form, where a decode's blocks leave cores idle and the merging core's partials fit.
-        for (int64_t splits : split_choices(block_rows, block_cols, machine_cores)) {
-          if (static_cast<int64_t>(buffers_of(block_rows, block_cols, a.head_dim, dtype_, 1, 2, splits).end) >
-              spec.core.sram.bytes)
-            continue;
-          Mapping split = mapping;
-          Choice split_choice = flash_choice;
-          split_choice.cores = blocks * splits;
-          split_choice.form = flash_split;
-          split_choice.splits = splits;
-          split.choice = split_choice;
-          add(split_row, split);
-        }
-        // The naive form, where a chunk of S rows fits the SRAM beside its passes' tiles.
-        const int64_t softmax_rows = naive_softmax_rows(*this, block_rows, block_cols, spec.core.sram.bytes);
-        if (naive_stored && softmax_rows > 0) {
-          Mapping unfused = mapping;
-          Choice naive_choice = flash_choice;
-          naive_choice.form = naive;
-          naive_choice.softmax_rows = softmax_rows;
-          unfused.choice = naive_choice;
-          add(naive_row, unfused);
-        }
-      }
-    }
-    if (row.legal == 0)
-      row.why_none = Infeasibility{"core.sram.kib",
-                                   fmt::format("the smallest flash blocks need {} KiB of SRAM, the "
-                                               "core has {} KiB",
-                                               ceil_div(smallest_bytes, 1024), spec.core.sram.bytes / 1024)};
-    result.per_dataflow.push_back(std::move(row));
-    if (multicast_row.legal > 0) multicast_rows.push_back(std::move(multicast_row));
-    if (split_row.legal > 0) split_rows.push_back(std::move(split_row));
-    if (naive_row.legal > 0) naive_rows.push_back(std::move(naive_row));
+    FormRows rows = forms.search(dataflow);
+    result.per_dataflow.push_back(std::move(rows.flash));
+    if (rows.multicast.legal > 0) multicast_rows.push_back(std::move(rows.multicast));
+    if (rows.split.legal > 0) split_rows.push_back(std::move(rows.split));
+    if (rows.naive.legal > 0) naive_rows.push_back(std::move(rows.naive));
   }
   for (std::vector<DataflowSearch>* rows : {&multicast_rows, &split_rows, &naive_rows})
     for (DataflowSearch& form_row : *rows) result.per_dataflow.push_back(std::move(form_row));
@@ -456,111 +517,6 @@ arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, 
   op.cols = shape_.head_dim;
   op.by_inverse_sum = final;
   return op;
-}
-
-Cost AttentionStage::multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec,
-                                    const InstructionTimer& timer, const PassEngines& engines) const {
-  const Choice& choice = choice_of(mapping);
-  const int64_t cols = choice.block_cols;
-  const int cores = static_cast<int>(choice.cores);
-  const int kv_buffers = static_cast<int>(std::max<int64_t>(2, choice.kv_buffers));
-  const int64_t d = shape_.head_dim, element = size_bytes(dtype_);
-  const std::vector<QBlock> blocks = q_blocks(choice.block_rows);
-  const std::vector<Stream> all = streams(choice.block_rows, cols, cores);
-  const PassEngines side{engines.stores, engines.stores};  // a core's Q loads and stores
-  const int64_t load = tile_load_cycles(mapping, spec, engines.loads, cols);
-  CoreCycles work(cores);
-  int64_t kv_bytes = 0;
-  // Each core's steps in the lowering's order: per stream, per tile, the core's blocks that see it (a block's
-  // last step with its final rescale); the global index of the tile each reads.
-  struct Step {
-    int64_t tile = 0, cycles = 0;
-    int slot = 0;
-    int64_t q_load = 0;  // a block's first step: its Q load's cycles (else 0)
-    bool last = false;   // a block's last step
-  };
-  std::vector<std::vector<Step>> steps(static_cast<size_t>(cores));
-  std::vector<int> readers;  // per global tile: the cores that read it
-  for (size_t si = 0; si < all.size(); ++si) {
-    const Stream& stream = all[si];
-    for (int64_t j = 0; j < stream.tiles; ++j) {
-      const auto t = static_cast<int64_t>(readers.size());
-      readers.push_back(0);
-      for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
-        bool reads = false;
-        for (size_t slot = 0; slot < stream.slots[c].size(); ++slot) {
-          const QBlock& block = blocks[stream.slots[c][slot]];
-          const int64_t keys = keys_seen(block), k0 = j * cols;
-          if (k0 >= keys) continue;
-          const TileStep step =
-              tile_step(work, mapping, spec, side, timer, block, k0, std::min(cols, keys - k0), j > 0, false);
-          int64_t cycles = step.cycles();
-          work.pe[c] += step.pe;
-          work.vec[c] += step.vec;
-          Step entry{t, 0, static_cast<int>(slot), 0, k0 + cols >= keys};
-          if (entry.last) cycles += add_block_finish(work, c, spec, engines, block);
-          if (j == 0) {
-            entry.q_load = block_transfer_cycles(spec, engines.stores, block);
-            work.dma[c] += entry.q_load;
-          }
-          entry.cycles = cycles;
-          steps[c].push_back(entry);
-          reads = true;
-        }
-        if (reads) ++readers.back();
-      }
-    }
-    work.dma[0] += stream.tiles * load;
-    kv_bytes += 2 * stream.keys * d * element;
-  }
-  // The lockstep: the leader loads tile t after tile t - 1 and once every core that reads tile t - kv_buffers
-  // has freed its buffer; a core's step starts at the later of its previous step's end and its tile's
-  // arrival. A core whose blocks see a tile more often than another's falls behind and holds the loads back.
-  // A block's Q loads on the core's side engines, one after another, once the block before it in its slot
-  // has done its last step (with one block a core, a stream's Q load waits for the previous stream's end).
-  const size_t tiles = readers.size();
-  std::vector<std::vector<int64_t>> slot_free(static_cast<size_t>(cores),
-                                              std::vector<int64_t>(attention::kMostBlocksPerCore, 0));
-  std::vector<int64_t> side_free(static_cast<size_t>(cores), 0);
-  std::vector<int64_t> arrival(tiles, -1), freed(tiles, 0);
-  std::vector<int> pending = readers;
-  std::vector<size_t> at(static_cast<size_t>(cores), 0);
-  size_t next = 0;
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (; next < tiles; ++next) {
-      const int64_t earliest = next > 0 ? arrival[next - 1] : 0;
-      if (next >= static_cast<size_t>(kv_buffers)) {
-        const size_t reused = next - static_cast<size_t>(kv_buffers);
-        if (pending[reused] > 0) break;
-        arrival[next] = std::max(earliest, freed[reused]) + load;
-      } else {
-        arrival[next] = earliest + load;
-      }
-      progress = true;
-    }
-    for (size_t c = 0; c < static_cast<size_t>(cores); ++c) {
-      const std::vector<Step>& list = steps[c];
-      for (size_t& i = at[c]; i < list.size() && arrival[static_cast<size_t>(list[i].tile)] >= 0; ++i) {
-        const auto t = static_cast<size_t>(list[i].tile);
-        const auto slot = static_cast<size_t>(list[i].slot);
-        int64_t start = std::max(work.cycles[c], arrival[t]);
-        if (list[i].q_load > 0) {
-          side_free[c] = std::max(side_free[c], slot_free[c][slot]) + list[i].q_load;
-          start = std::max(start, side_free[c]);
-        }
-        work.cycles[c] = start + list[i].cycles;
-        if (list[i].last) slot_free[c][slot] = work.cycles[c];
-        if (i + 1 == list.size() || list[i + 1].tile != list[i].tile) {
-          --pending[t];
-          freed[t] = std::max(freed[t], work.cycles[c]);
-        }
-        progress = true;
-      }
-    }
-  }
-  TESSERA_ASSERT(next == tiles, "every K/V tile of the multicast form is loaded once its buffer is freed");
-  return flash_cost(spec, work, kv_bytes, 0, 0);
 }
 
 }  // namespace tessera::mapper

@@ -127,6 +127,7 @@ class AttentionStage final : public Form {
                          uint64_t statistics) const;
   arch::VecOp scale_op(const QBlock& block, uint64_t accumulator, uint64_t out, uint64_t statistics,
                        bool final) const;
+  // The multicast form's program (mapper/attention/multicast.cpp).
   arch::Program lower_multicast(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                                 const arch::ArchSpec& spec, const std::string& program_name) const;
 
@@ -154,27 +155,35 @@ class AttentionStage final : public Form {
     std::vector<int64_t> cycles, pe, vec, dma, noc;
     std::vector<std::pair<StepKey, TileStep>> known_steps;
   };
+  // What a flash form's steps cost besides the step itself: the mapping, the machine and its instructions'
+  // timer, the form's DMA engines, and whether a core streams its own K/V tiles (the plain and split forms)
+  // or is sent them (the multicast form).
+  struct FlashCosting {
+    const Mapping& mapping;
+    const arch::ArchSpec& spec;
+    const InstructionTimer& timer;
+    const PassEngines& engines;
+    bool loads_its_tiles = true;
+  };
   // Keys [begin, end) of `block` on `core`: its Q load and its tiles' steps. A tile's step is the slowest of
   // its matmuls, its softmax (the mask's compare on the diagonal tiles only) and rescale (none on the range's
   // first tile), and, where the core streams its own tiles, its loads; tiles of the mapping's block_cols keys
   // but the range's last, which holds what is left of its keys.
-  void add_flash_range(CoreCycles& work, size_t core, const Mapping& mapping, const arch::ArchSpec& spec,
-                       const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
-                       int64_t begin, int64_t end, bool loads_its_tiles) const;
+  void add_flash_range(CoreCycles& work, size_t core, const FlashCosting& costing, const QBlock& block,
+                       int64_t begin, int64_t end) const;
   // A block's end on `core`: its final rescale (O = accumulator / sum) and its store on the store engines,
   // counted busy; returns the cycles they add to the core (the store's only on a machine of one DMA engine,
   // where it cannot run beside the next block).
   int64_t add_block_finish(CoreCycles& work, size_t core, const arch::ArchSpec& spec,
                            const PassEngines& engines, const QBlock& block) const;
   // One tile's step of add_flash_range: keys [k0, k0 + keys) of `block`, with the accumulator's rescale
-  // (`rescale`: not on a range's first tile) and, `loads_its_tiles`, the tile's loads; from work.known_steps
-  // where it is there.
-  TileStep tile_step(CoreCycles& work, const Mapping& mapping, const arch::ArchSpec& spec,
-                     const PassEngines& engines, const InstructionTimer& timer, const QBlock& block,
-                     int64_t k0, int64_t keys, bool rescale, bool loads_its_tiles) const;
-  // The multicast form's cost: its cores' steps in lockstep with the leader's one stream of K/V tiles.
-  Cost multicast_cost(const Mapping& mapping, const arch::ArchSpec& spec, const InstructionTimer& timer,
-                      const PassEngines& engines) const;
+  // (`rescale`: not on a range's first tile) and, where the core loads its tiles, the tile's loads; from
+  // work.known_steps where it is there.
+  TileStep tile_step(CoreCycles& work, const FlashCosting& costing, const QBlock& block, int64_t k0,
+                     int64_t keys, bool rescale) const;
+  // The multicast form's cost: its cores' steps in lockstep with the leader's one stream of K/V tiles
+  // (mapper/attention/multicast.cpp).
+  Cost multicast_cost(const FlashCosting& costing) const;
   // The DMA cycles of a K/V tile of `keys` keys (its K and V runs) and of a Q block's load or store, each
   // cut into row blocks over `group` (mapper/kit/dma_engines.hpp).
   int64_t tile_load_cycles(const Mapping& mapping, const arch::ArchSpec& spec, const EngineGroup& group,
@@ -202,28 +211,42 @@ class AttentionStage final : public Form {
   void append_flash_tiles(const attention::ProgramTensors& tensors, const std::vector<QBlock>& blocks,
                           size_t block, int64_t begin, int64_t end, int64_t cols,
                           std::vector<FlashTile>& tiles) const;
+  // What a flash form's lowering shares among its cores and their steps: the program and its tensors, a
+  // core's SRAM buffers, the mapping's dataflow, the machine's DMA, the form's engines and the Q blocks.
+  struct FlashProgram {
+    arch::Program& program;
+    const attention::ProgramTensors& tensors;
+    const attention::Buffers& buffers;
+    arch::Dataflow dataflow;
+    const arch::DmaSpec& dma;
+    const PassEngines& engines;
+    const std::vector<QBlock>& blocks;
+  };
+  // A core's flash loop written queue by queue (mapper/attention/lower.cpp); the multicast form's schedule
+  // and its cores (mapper/attention/multicast.cpp).
+  class FlashCore;
+  struct MulticastPlan;
+  class MulticastCore;
   // One core's flash loop over `tiles` (the ranges of its blocks, in order): the Q and K/V loads dealt
   // round the load engines, S and P V on the PE array, the online softmax and the accumulator's rescales on
   // the vector unit; after a block's last tile t, finish_block(t) appends what ends the block (after a wait
   // on the signal of its last P V, `last_pv_signal`: pv_done for a vector instruction, in order after the
   // others' waits on it; another name for another queue): the final normalisation and the store, or the split
   // form's sends or merge.
-  void append_flash_core(std::vector<arch::Instruction>& list, arch::Program& program,
-                         const attention::ProgramTensors& tensors, const attention::Buffers& buffers,
-                         arch::Dataflow dataflow, const arch::DmaSpec& dma, const EngineGroup& loads,
-                         const std::vector<QBlock>& blocks, const std::vector<FlashTile>& tiles,
-                         const std::function<void(size_t)>& finish_block,
+  void append_flash_core(std::vector<arch::Instruction>& list, const FlashProgram& flash,
+                         const std::vector<FlashTile>& tiles, const std::function<void(size_t)>& finish_block,
                          const std::string& last_pv_signal = "pv_done") const;
+  // The multicast form's items, tiles and their receivers (MulticastPlan) for K/V tiles of `cols` keys on
+  // `cores` cores, into `plan` (whose streams are set).
+  void plan_multicast(const FlashProgram& flash, int64_t cols, int cores, MulticastPlan& plan) const;
 
-  // The store of `block`'s output from `out` in `pieces` (its rows dealt round `stores`): each piece waits
-  // for out_full on its engine's semaphore (out_full_signals: what the instruction that fills `out` signals)
-  // and signals `free_signal` (none if empty).
-  void append_block_store(std::vector<arch::Instruction>& list, arch::Program& program,
-                          const EngineGroup& stores, const std::vector<DealtBlock>& pieces,
-                          const attention::ProgramTensors& tensors, const QBlock& block, uint64_t out,
+  // The store of `block`'s output from the output buffer in `pieces` (its rows dealt round the store
+  // engines): each piece waits for out_full on its engine's semaphore (out_full_signals: what the instruction
+  // that fills the buffer signals) and signals `free_signal` (none if empty).
+  void append_block_store(std::vector<arch::Instruction>& list, const FlashProgram& flash,
+                          const std::vector<DealtBlock>& pieces, const QBlock& block,
                           const std::string& free_signal) const;
-  arch::Signals out_full_signals(arch::Program& program, const EngineGroup& stores,
-                                 const std::vector<DealtBlock>& pieces) const;
+  arch::Signals out_full_signals(const FlashProgram& flash, const std::vector<DealtBlock>& pieces) const;
   // The split-KV form's (mapper/attention/split.cpp).
   arch::Program lower_split(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                             const arch::ArchSpec& spec, const std::string& program_name) const;

@@ -74,6 +74,10 @@ class IndexedSemaphores {
   arch::SemaphoreRef here(const char* literal, int64_t index) {
     return arch::SemaphoreRef{id(literal, index), arch::kSameCore};
   }
+  // A wait for `count` signals of the core's own "text[index]".
+  arch::SemaphoreWait wait(const char* literal, int64_t index, int count = 1) {
+    return arch::SemaphoreWait{here(literal, index), count};
+  }
 
  private:
   struct Named {
