@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 #include "arch/isa/noc_send.hpp"
+#include "arch/noc.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "arch/topology.hpp"
 #include "mapper/attention/stage.hpp"
@@ -110,6 +112,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
   const PassEngines engines = flash_engines(mapping, spec);
   const FlashCosting costing{mapping, spec, timer, engines, true};
   int64_t kv_bytes = 0, q_reload_bytes = 0, reduction_bytes = 0;
+  const std::unique_ptr<arch::NocModel> noc = arch::make_noc(spec);  // the fabric's routes
   for (size_t first = 0; first < parts.size(); first += static_cast<size_t>(splits)) {
     const QBlock& block = blocks[parts[first].block];
     int64_t arrivals = 0;  // when the last partial has reached the merging core
@@ -124,8 +127,7 @@ Cost AttentionStage::evaluate_split(const Mapping& mapping, const arch::ArchSpec
       q_reload_bytes += block.rows * d * element;  // every range's core loads the block's Q
       // Its accumulator and statistics, two sends on the NoC engine (a setup each, the bytes at the engine's
       // rate), through the routers of the route to the merging core.
-      const int64_t hops =
-          arch::hops(arch::core_coord(part.core, spec.mesh), arch::core_coord(part.merging_core, spec.mesh));
+      const int64_t hops = noc->hops(part.core, part.merging_core);
       const int64_t send = transfer_cycles(spec.core.dma, block.rows * d * 4, 1) +
                            transfer_cycles(spec.core.dma, block.rows * kStatisticsBytes, 1) +
                            (hops + 1) * int64_t{spec.noc.router_latency_cycles};
