@@ -166,7 +166,8 @@ class Lowering {
       tensors.y = tile_tensor_;
       if (bias_tensor_ >= 0) tensors.parameters.push_back(bias_tensor_);
       tensors.o = output_tensor_;
-      append_vector_pass(program_, *mapping_.epilogue_pass, spec_, tensors, "e_", "z_stored", z_stores_);
+      append_vector_pass(program_, *mapping_.epilogue_pass, spec_, tensors,
+                         PassLinks{"e_", "z_stored", z_stores_, {}});
     }
     std::sort(program_.cores.begin(), program_.cores.end(),
               [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
