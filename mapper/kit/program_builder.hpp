@@ -74,6 +74,10 @@ class IndexedSemaphores {
   arch::SemaphoreRef here(const char* literal, int64_t index) {
     return arch::SemaphoreRef{id(literal, index), arch::kSameCore};
   }
+  // "text[index]" of handle `name`, of core `core` (arch::kSameCore: the core's own).
+  arch::SemaphoreRef at(int name, int64_t index, int core = arch::kSameCore) {
+    return arch::SemaphoreRef{id(name, index), core};
+  }
 
  private:
   struct Named {
