@@ -567,7 +567,7 @@ class Lowering {
     const arch::TensorRegion region = stage_.output_region(frame(), last, rows, cols);
     const int64_t row_bytes = cols * size_bytes(accumulator_type_);
     // Queued right after the store that drains this E buffer (o_count tiles back; fused stores are queued
-    // late, see lower_compute_and_output), so that the operands arrive while earlier tiles compute.
+    // late, see lower_output_store), so that the operands arrive while earlier tiles compute.
     const double key =
         r > 0 ? static_cast<double>(previous_last) + 0.45 : static_cast<double>(output.first) - 0.5;
     const arch::QueueId queue = dma_queue(store_group_of(place).engine(buffer));
