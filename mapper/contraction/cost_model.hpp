@@ -45,6 +45,24 @@ class CostModel {
   // gives each of its threads its own).
   mutable const Mapping* pass_estimated_ = nullptr;
   mutable Cost pass_cost_;
+
+  // evaluate_contraction's parts, in the order it computes them (cost_model.cpp): what the estimate reads
+  // throughout, then each resource's share of the estimate, each adding its figures to `cost`.
+  struct EstimateInputs;
+  struct CoreTraffic;
+  struct DmaStreams;
+  double dram_traffic(const EstimateInputs& in, Cost& cost) const;  // returns the output's coding
+  InstructionProfile tile_compute(const EstimateInputs& in, Cost& cost) const;
+  CoreTraffic core_traffic(const EstimateInputs& in, double o_coding, Cost& cost) const;
+  DmaStreams dma_streams(const EstimateInputs& in, const CoreTraffic& core, double o_coding,
+                         Cost& cost) const;
+  void noc_share(const EstimateInputs& in, const CoreTraffic& core, Cost& cost) const;
+  void sram_traffic(const EstimateInputs& in, const CoreTraffic& core, Cost& cost) const;
+  void load_stalls(const EstimateInputs& in, const CoreTraffic& core, const DmaStreams& streams,
+                   const InstructionProfile& pe, double o_coding, Cost& cost) const;
+  void overhead(const EstimateInputs& in, const CoreTraffic& core, const DmaStreams& streams, double o_coding,
+                Cost& cost) const;
+  void energy(const EstimateInputs& in, Cost& cost) const;
 };
 
 }  // namespace tessera::mapper

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "mapper/contraction/buffers.hpp"
+#include "mapper/contraction/core_walk.hpp"
 #include "mapper/contraction/plan.hpp"
 #include "mapper/contraction/stage.hpp"
 #include "mapper/kit/dma_engines.hpp"
@@ -18,67 +19,6 @@
 namespace tessera::mapper {
 
 namespace {
-
-// A core's place in the logical (m, n, k) grid of cores and its tile ranges.
-struct CorePlace {
-  int im = 0, in = 0, ik = 0;
-  int index = 0;  // core index in the mesh
-  std::vector<TileIteration> iterations;
-};
-
-int logical_to_core(int im, int in, int ik, const Mapping& mapping) {
-  return (ik * mapping.split_m + im) * mapping.split_n + in;
-}
-
-// A core's iterations: each group in turn (the outermost loop), its tiles in the mapping's loop order.
-std::vector<TileIteration> iterations_of(const Mapping& mapping, const DimPartition (&parts)[3],
-                                         const int (&place)[3], int64_t groups) {
-  int64_t first[3], count[3];
-  for (int d = 0; d < 3; ++d) {
-    first[d] = parts[d].first_tile(place[d]);
-    count[d] = parts[d].tile_count(place[d]);
-  }
-  std::vector<TileIteration> iterations;
-  const int outer = static_cast<int>(mapping.order[0]), middle = static_cast<int>(mapping.order[1]),
-            inner = static_cast<int>(mapping.order[2]);
-  int64_t index[3];
-  for (int64_t group = 0; group < groups; ++group)
-    for (int64_t a = 0; a < count[outer]; ++a)
-      for (int64_t b = 0; b < count[middle]; ++b)
-        for (int64_t c = 0; c < count[inner]; ++c) {
-          index[outer] = first[outer] + a;
-          index[middle] = first[middle] + b;
-          index[inner] = first[inner] + c;
-          iterations.push_back(TileIteration{index[0], index[1], index[2], group});
-        }
-  return iterations;
-}
-
-// One run of consecutive iterations over which a core keeps the same tile of an operand.
-struct Residency {
-  int64_t key_a = 0, key_b = 0;  // the tile (rows tile, cols tile)
-  int64_t group = 0;
-  size_t first = 0, last = 0;  // iterations
-};
-
-std::vector<Residency> residencies(const std::vector<TileIteration>& iterations, int tensor) {
-  std::vector<Residency> runs;
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    const TileIteration& it = iterations[i];
-    const int64_t a = tensor == kW ? it.k_tile : it.m_tile;
-    const int64_t b = tensor == kA ? it.k_tile : it.n_tile;
-    if (runs.empty() || runs.back().key_a != a || runs.back().key_b != b || runs.back().group != it.group)
-      runs.push_back(Residency{a, b, it.group, i, i});
-    runs.back().last = i;
-  }
-  return runs;
-}
-
-// An instruction with the key that orders it among its core's instructions (the iteration it belongs to).
-struct Keyed {
-  double key;  // ties: creation order
-  arch::Instruction instruction;
-};
 
 class Lowering {
  public:
@@ -139,25 +79,10 @@ class Lowering {
     // it is moved raw (ops/density.hpp), as the cost model counts it.
     if (stores_partial_sums_) program_.tensors[static_cast<size_t>(tensor_[kO])].density = 1.0;
     for (size_t p = 0; p < places_.size(); ++p) {
-      auto& list = keyed_[p];
-      // Sorted by key, ties in creation order (the list's), through a compact copy of the keys: an
-      // instruction is ~340 bytes, and comparing in place reads a cache line per comparison. The instructions
-      // themselves are moved once.
-      struct SortKey {
-        double key;
-        size_t index;
-      };
-      std::vector<SortKey> sorted(list.size());
-      for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = SortKey{list[i].key, i};
-      std::sort(sorted.begin(), sorted.end(), [](const SortKey& a, const SortKey& b) {
-        return a.key != b.key ? a.key < b.key : a.index < b.index;
-      });
       arch::CoreProgram core;
       core.coord = arch::core_coord(places_[p].index, spec_.mesh);
-      core.instructions.reserve(list.size());
-      for (const SortKey& at : sorted) core.instructions.push_back(std::move(list[at.index].instruction));
+      core.instructions = in_key_order(keyed_[p]);
       program_.cores.push_back(std::move(core));
-      list = {};
     }
     // Unfused: after every core's stores of Z (the barrier), the epilogue's pass turns Z into O.
     if (unfused_) {
@@ -166,7 +91,8 @@ class Lowering {
       tensors.y = tile_tensor_;
       if (bias_tensor_ >= 0) tensors.parameters.push_back(bias_tensor_);
       tensors.o = output_tensor_;
-      append_vector_pass(program_, *mapping_.epilogue_pass, spec_, tensors, "e_", "z_stored", z_stores_);
+      append_vector_pass(program_, *mapping_.epilogue_pass, spec_, tensors,
+                         PassLinks{"e_", "z_stored", z_stores_, {}});
     }
     std::sort(program_.cores.begin(), program_.cores.end(),
               [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
@@ -211,19 +137,10 @@ class Lowering {
     return frame;
   }
 
-  // Semaphore `name[buffer]` (`name` interned in semaphores_) of `core`.
-  arch::SemaphoreRef semaphore(int name, int buffer, int core = arch::kSameCore) {
-    return arch::SemaphoreRef{semaphores_.id(name, buffer), core};
-  }
-
   void emit(size_t place, double key, arch::QueueId queue, arch::Operation operation, arch::Waits waits,
             arch::Signals signals) {
-    arch::Instruction instruction;
-    instruction.queue = queue;
-    instruction.operation = std::move(operation);
-    instruction.waits = std::move(waits);
-    instruction.signals = std::move(signals);
-    keyed_[place].push_back(Keyed{key, std::move(instruction)});
+    keyed_[place].push_back(
+        Keyed{key, make_instruction(queue, std::move(operation), std::move(waits), std::move(signals))});
   }
 
   // The core that issues the loads of `tensor` for the core at `place`: the first core of its sharing group
@@ -316,14 +233,14 @@ class Lowering {
         const auto slot = static_cast<size_t>(block.engine - group.first);
         arch::Waits waits;
         if (j >= static_cast<size_t>(buffers) && !waited[slot])
-          waits.push_back(
-              arch::SemaphoreWait{semaphore(free_names[slot], buffer), static_cast<int>(members.size())});
+          waits.push_back(arch::SemaphoreWait{semaphores_.at(free_names[slot], buffer),
+                                              static_cast<int>(members.size())});
         waited[slot] = 1;
         // A load may run as far ahead as its buffer allows: key it just before the iteration `buffers - 1`
         // earlier.
         const double key = static_cast<double>(load.first) - (buffers - 1) - 0.5;
-        emit(place, key, arch::QueueId{arch::QueueKind::dma, block.engine}, operation, std::move(waits),
-             {semaphore(full, buffer)});
+        emit(place, key, dma_queue(block.engine), operation, std::move(waits),
+             {semaphores_.at(full, buffer)});
       }
       // Every member's PE waits for this load's blocks at its first use and frees the buffer after its last
       // use, to each engine of the later load that reuses it.
@@ -347,194 +264,272 @@ class Lowering {
     return found->second;
   }
 
-  void lower_compute_and_output(size_t place) {
+  // The store side of a core's output tiles: each tile's store is cut into row blocks dealt round the store
+  // engines (one block, when its sum waits for the other cores' partial sums: that wait is taken once); a
+  // block waits on its engine's own semaphores, so that an engine with no block of one store cannot take
+  // another's signal.
+  struct OutputStores {
+    const EngineGroup* group = nullptr;
+    std::vector<int64_t> blocks,
+        first_block;                   // per residency of O: its store's blocks, the first one's number
+    std::vector<int> engine_names[2];  // per engine slot: o_done's, v_done's handle (-1: not yet)
+  };
+
+  OutputStores output_stores(size_t place, const std::vector<Residency>& outputs) {
     const CorePlace& core = places_[place];
-    const std::vector<Residency> outputs = residencies(core.iterations, kO);
-    const bool k_split = mapping_.split_k > 1;
-    const bool root = core.ik == 0;
-    const int core_index = core.index;
-    const EngineGroup& store_group = store_group_of(place);
-    // Each output tile's store is cut into row blocks dealt round the store engines (one block, when its sum
-    // waits for the other cores' partial sums: that wait is taken once); a block waits on its engine's own
-    // semaphores, so that an engine with no block of one store cannot take another's signal.
-    auto tile_rows = [&](const Residency& output) {
-      return contraction_.parts[0].tile_size(core.iterations[output.last].m_tile) * stage_.pixels_per_m();
-    };
-    auto tile_row_bytes = [&](const Residency& output) {
-      return contraction_.parts[1].tile_size(core.iterations[output.last].n_tile) * size_bytes(stored_type_);
-    };
-    std::vector<int64_t> store_blocks(outputs.size(), 1), first_block(outputs.size(), 0);
+    OutputStores stores;
+    stores.group = &store_group_of(place);
+    stores.blocks.assign(outputs.size(), 1);
+    stores.first_block.assign(outputs.size(), 0);
     for (size_t r = 0; r < outputs.size(); ++r) {
-      if (!k_split)
-        store_blocks[r] =
-            blocks_of(tile_rows(outputs[r]), tile_row_bytes(outputs[r]), store_group, spec_.core.dma);
-      if (r > 0) first_block[r] = first_block[r - 1] + store_blocks[r - 1];
+      const TileIteration& last = core.iterations[outputs[r].last];
+      if (mapping_.split_k == 1)
+        stores.blocks[r] = blocks_of(contraction_.parts[0].tile_size(last.m_tile) * stage_.pixels_per_m(),
+                                     contraction_.parts[1].tile_size(last.n_tile) * size_bytes(stored_type_),
+                                     *stores.group, spec_.core.dma);
+      if (r > 0) stores.first_block[r] = stores.first_block[r - 1] + stores.blocks[r - 1];
     }
-    // The semaphore `name` (o_done or v_done) of the engine that takes block `block` of store r, its name
-    // interned once per engine.
-    std::vector<int> engine_names[2];
-    auto store_semaphore = [&](int name, size_t r, int64_t block, int buffer) {
-      const int engine = store_group.engine(first_block[r] + block);
-      std::vector<int>& names = engine_names[name == names_of_.v_done ? 1 : 0];
-      const auto slot = static_cast<size_t>(engine - store_group.first);
-      if (slot >= names.size()) names.resize(slot + 1, -1);
-      if (names[slot] < 0)
-        names[slot] = semaphores_.name(engine_semaphore(semaphores_.text(name), "", store_group, engine));
-      return semaphore(names[slot], buffer);
-    };
-    // The core's loads of A and W, and the one in use at the iteration lowered (current_buffer).
-    const std::vector<Residency>* const uses[2] = {&member_residencies(place, kA),
-                                                   &member_residencies(place, kW)};
+    return stores;
+  }
+
+  // The semaphore `name` (o_done or v_done) of the engine that takes block `block` of store r, its name
+  // interned once per engine.
+  arch::SemaphoreRef store_semaphore(OutputStores& stores, int name, size_t r, int64_t block, int buffer) {
+    const EngineGroup& group = *stores.group;
+    const int engine = group.engine(stores.first_block[r] + block);
+    std::vector<int>& names = stores.engine_names[name == names_of_.v_done ? 1 : 0];
+    const auto slot = static_cast<size_t>(engine - group.first);
+    if (slot >= names.size()) names.resize(slot + 1, -1);
+    if (names[slot] < 0)
+      names[slot] = semaphores_.name(engine_semaphore(semaphores_.text(name), "", group, engine));
+    return semaphores_.at(names[slot], buffer);
+  }
+
+  // Output tile r of a core (its residency of O) in its O buffer: whether an earlier tile used the buffer
+  // (and how many blocks of that tile's store drain it), whether a later one will.
+  struct OutputTile {
+    size_t r = 0;
+    const Residency* output = nullptr;
+    size_t previous_last = 0;  // the iteration that finished the tile before (0 for the first)
+    int buffer = 0;
+    int drained_by = 1;
+    bool reuses_buffer = false, buffer_reused_later = false;
+  };
+
+  // A core's loads of A and W, and the one in use at the iteration lowered (current_buffer).
+  struct OperandCursor {
+    const std::vector<Residency>* uses[2] = {nullptr, nullptr};
     size_t in_use[2] = {0, 0};
+  };
+
+  // The PE instructions of the core at `place`, and what becomes of each finished output tile: its store
+  // (after a fused epilogue's vec map), or a k split's send to the root core.
+  void lower_compute_and_output(size_t place) {
+    const std::vector<Residency> outputs = residencies(places_[place].iterations, kO);
+    OutputStores stores = output_stores(place, outputs);
+    OperandCursor cursor;
+    cursor.uses[kA] = &member_residencies(place, kA);
+    cursor.uses[kW] = &member_residencies(place, kW);
     std::map<std::tuple<int64_t, int64_t, int64_t>, int>
         visits;  // O tile -> residencies so far (revisits add)
+    const auto buffers = static_cast<size_t>(plan_.o_count);
     for (size_t r = 0; r < outputs.size(); ++r) {
-      const Residency& output = outputs[r];
-      const int buffer = static_cast<int>(r % plan_.o_count);
+      OutputTile tile;
+      tile.r = r;
+      tile.output = &outputs[r];
+      tile.previous_last = r > 0 ? outputs[r - 1].last : 0;
+      tile.buffer = static_cast<int>(r % buffers);
+      tile.reuses_buffer = r >= buffers;
       // The blocks of the store that last drained this buffer: each signals its freeing.
-      const int drained_by = r >= static_cast<size_t>(plan_.o_count)
-                                 ? static_cast<int>(store_blocks[r - static_cast<size_t>(plan_.o_count)])
-                                 : 1;
-      const bool reuses_buffer = r >= static_cast<size_t>(plan_.o_count);
-      const bool buffer_reused_later = r + plan_.o_count < outputs.size();
-      for (size_t i = output.first; i <= output.last; ++i) {
-        const TileIteration& it = core.iterations[i];
-        const PeOperands tile_operands =
-            operands(current_buffer(kA, *uses[kA], i, in_use[kA]),
-                     current_buffer(kW, *uses[kW], i, in_use[kW]), buffer, i != output.first);
-        arch::Waits waits;
-        arch::Signals signals;
-        if (i == output.first && reuses_buffer)
-          waits.push_back({semaphore(names_of_.o_free, buffer), fused_ ? 1 : drained_by});
-        // A fused epilogue's operands, freed by the blocks of a store; the output path's bias slice, freed
-        // once by the post that reads it.
-        if (i == output.first && ((fused_ && (!k_split || root)) || (array_ && mapping_.epilogue->bias())))
-          lower_epilogue_loads(place, r, output, buffer, r > 0 ? outputs[r - 1].last : 0,
-                               array_ ? 1 : drained_by);
-        for (int tensor : {kA, kW}) {
-          if (const FirstUse& first = first_use_[tensor][place][i]; first.buffer >= 0)
-            waits.push_back(
-                {semaphore(tensor == kA ? names_of_.a_full : names_of_.w_full, first.buffer), first.blocks});
-          if (const LastUse& last = last_use_[tensor][place][i]; last.buffer >= 0)
-            for (int slot = 0; slot < last.engines; ++slot)
-              signals.push_back(
-                  semaphore(free_names_[tensor][static_cast<size_t>(slot)], last.buffer, last.core));
-        }
-        // The output path's post follows the tile's last PE instruction and gives the signals it would have.
-        arch::Signals post_signals;
-        if (i == output.last) {
-          // The epilogue's vec map (fused) or a k split's send to the root core takes the plain semaphore;
-          // a store's blocks their engines'.
-          const bool stored_here = !fused_ && !(k_split && !root);
-          arch::Signals& done = array_ ? post_signals : signals;
-          for (int64_t block = 0; block < (stored_here ? store_blocks[r] : 1); ++block)
-            done.push_back(stored_here ? store_semaphore(names_of_.o_done, r, block, buffer)
-                                       : semaphore(names_of_.o_done, buffer));
-          if (k_split && root)
-            for (const CorePlace& sender : places_)
-              if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
-                signals.push_back(semaphore(names_of_.rdy, buffer, sender.index));
-        }
-        // A tile of several parts (images) runs an instruction per part, in order on the one queue: the first
-        // takes the waits, the last gives the signals.
-        const int64_t parts = stage_.pe_parts();
-        for (int64_t part = 0; part < parts; ++part)
-          emit(place, static_cast<double>(i), arch::QueueId{arch::QueueKind::pe, 0},
-               stage_.pe_operation(frame(), it, tile_operands, part),
-               part == 0 ? std::move(waits) : arch::Waits{},
-               part + 1 == parts ? std::move(signals) : arch::Signals{});
-        if (array_ && i == output.last) lower_post(place, output, buffer, buffer_reused_later, post_signals);
-      }
-      const TileIteration& last = core.iterations[output.last];
-      const int64_t rows = contraction_.parts[0].tile_size(last.m_tile) * stage_.pixels_per_m(),
-                    cols = contraction_.parts[1].tile_size(last.n_tile);
-      const int64_t row_bytes = cols * size_bytes(accumulator_type_);
-      const int64_t pitch = pitch_unless_packed(plan_.o_row_bytes, row_bytes);
-      const double key = static_cast<double>(output.last) + 0.5;
-      if (k_split && !root) {
-        arch::NocSend send;
-        send.source_address = plan_.o_address(buffer);
-        send.source_pitch_bytes = pitch;
-        send.rows = rows;
-        send.row_bytes = row_bytes;
-        send.destination_core = logical_to_core(core.im, core.in, 0, mapping_);
-        send.destination_address = plan_.o_address(buffer);
-        send.destination_pitch_bytes = pitch;
-        send.accumulate = true;
-        send.accumulate_dtype = accumulator_type_;
-        arch::Signals signals = {semaphore(names_of_.psum, buffer, send.destination_core)};
-        if (buffer_reused_later) signals.push_back(semaphore(names_of_.o_free, buffer));
-        emit(place, key, arch::QueueId{arch::QueueKind::noc, 0}, send,
-             {{semaphore(names_of_.o_done, buffer), 1}, {semaphore(names_of_.rdy, buffer), 1}},
-             std::move(signals));
-        continue;
-      }
-      double store_key = key;
-      const arch::TensorRegion destination = stage_.output_region(frame(), last, rows, cols);
-      TESSERA_ASSERT(destination.rows == rows, "an output tile's rows are its region's");
-      // The first residency of an output tile writes it; a later one adds its partial sums to it.
-      const bool accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
-      stores_partial_sums_ = stores_partial_sums_ || accumulate;
-      const int64_t blocks = store_blocks[r];
-      uint64_t source = plan_.o_address(buffer);
-      int ready = names_of_.o_done;
-      arch::Signals signals;  // every block's
-      if (fused_) {
-        // The epilogue reads the finished tile (and frees the O buffer for the next one), writes its result
-        // into the E buffer, and the store drains that.
-        TESSERA_ASSERT(!accumulate, "a fused epilogue's output tiles are finished once");
-        arch::VecOp vec = mapping_.epilogue->tile_op(rows, cols);
-        vec.x_address = plan_.o_address(buffer);
-        vec.x_pitch_bytes = pitch;
-        vec.o_address = plan_.e_address(buffer);
-        vec.o_pitch_bytes = pitch_unless_packed(plan_.e_row_bytes, cols * size_bytes(stored_type_));
-        if (vec.uses_y()) vec.y_address = plan_.e_address(buffer), vec.y_pitch_bytes = pitch;
-        if (vec.uses_b()) vec.b_address = plan_.bias_address(buffer);
-        arch::Waits waits = {{semaphore(names_of_.o_done, buffer), 1}};
-        if (k_split) waits.push_back({semaphore(names_of_.psum, buffer), mapping_.split_k - 1});
-        const int loads = (bias_tensor_ >= 0 ? 1 : 0) + (tile_tensor_ >= 0 ? 1 : 0);
-        if (loads > 0)
-          waits.push_back({semaphore(names_of_.e_full, buffer), loads});
-        else if (reuses_buffer)
-          waits.push_back({semaphore(names_of_.e_free, buffer), drained_by});
-        arch::Signals vec_signals;
-        for (int64_t block = 0; block < blocks; ++block)
-          vec_signals.push_back(store_semaphore(names_of_.v_done, r, block, buffer));
-        if (buffer_reused_later) vec_signals.push_back(semaphore(names_of_.o_free, buffer));
-        emit(place, key, arch::QueueId{arch::QueueKind::vec, 0}, vec, std::move(waits),
-             std::move(vec_signals));
-        source = plan_.e_address(buffer);
-        ready = names_of_.v_done;
-        // Queued after the loads of the next o_count - 1 tiles: a store waiting for a slow vector unit would
-        // otherwise hold back the loads the PE array needs meanwhile, and the array would starve on them
-        // rather than wait, as it should, for the epilogue to free its O buffer.
-        store_key =
-            static_cast<double>(outputs[std::min(r + plan_.o_count - 1, outputs.size() - 1)].last) + 0.4;
-        if (buffer_reused_later) signals.push_back(semaphore(names_of_.e_free, buffer));
-      } else if (buffer_reused_later) {
-        signals.push_back(semaphore(names_of_.o_free, buffer));
-      }
-      if (unfused_) {
-        // Every core's vector pass waits for every store of Z.
-        z_stores_ += static_cast<int>(blocks);
-        signal_every_core(program_, "z_stored", mapping_.epilogue_pass->split_m, core_index, signals);
-      }
-      for (int64_t block = 0; block < blocks; ++block) {
-        const RowBlock part = row_block(rows, blocks, block);
-        arch::DmaStore store;
-        store.sram_address = source + static_cast<uint64_t>(part.first * stored_row_bytes_);
-        store.sram_pitch_bytes = pitch_unless_packed(stored_row_bytes_, cols * size_bytes(stored_type_));
-        store.destination = destination;
-        store.destination.row += part.first;
-        store.destination.rows = part.rows;
-        store.accumulate = accumulate;
-        arch::Waits waits = {{store_semaphore(ready, r, block, buffer), 1}};
-        if (k_split && !fused_) waits.push_back({semaphore(names_of_.psum, buffer), mapping_.split_k - 1});
-        emit(place, store_key,
-             arch::QueueId{arch::QueueKind::dma, store_group.engine(first_block[r] + block)}, store,
-             std::move(waits), signals);
-      }
+      tile.drained_by = tile.reuses_buffer ? static_cast<int>(stores.blocks[r - buffers]) : 1;
+      tile.buffer_reused_later = r + buffers < outputs.size();
+      lower_tile_compute(place, tile, stores, cursor);
+      const FinishedTile finished = finished_tile(place, *tile.output);
+      if (mapping_.split_k > 1 && places_[place].ik != 0)
+        lower_partial_sum_send(place, tile, finished);
+      else
+        lower_output_store(place, tile, finished, stores, outputs, visits);
     }
+  }
+
+  // The PE instructions of output tile `tile`'s iterations on the core at `place`, with their operands'
+  // waits and frees; at the tile's first, the loads of a fused epilogue's or the output path's operands; at
+  // its last, the finished tile's signals (through the output path's post, when the array applies the
+  // epilogue).
+  void lower_tile_compute(size_t place, const OutputTile& tile, OutputStores& stores, OperandCursor& cursor) {
+    const CorePlace& core = places_[place];
+    const Residency& output = *tile.output;
+    const int buffer = tile.buffer;
+    const bool k_split = mapping_.split_k > 1;
+    const bool root = core.ik == 0;
+    for (size_t i = output.first; i <= output.last; ++i) {
+      const TileIteration& it = core.iterations[i];
+      const PeOperands tile_operands =
+          operands(current_buffer(kA, *cursor.uses[kA], i, cursor.in_use[kA]),
+                   current_buffer(kW, *cursor.uses[kW], i, cursor.in_use[kW]), buffer, i != output.first);
+      arch::Waits waits;
+      arch::Signals signals;
+      if (i == output.first && tile.reuses_buffer)
+        waits.push_back({semaphores_.at(names_of_.o_free, buffer), fused_ ? 1 : tile.drained_by});
+      // A fused epilogue's operands, freed by the blocks of a store; the output path's bias slice, freed
+      // once by the post that reads it.
+      if (i == output.first && ((fused_ && (!k_split || root)) || (array_ && mapping_.epilogue->bias())))
+        lower_epilogue_loads(place, tile.r, output, buffer, tile.previous_last, array_ ? 1 : tile.drained_by);
+      for (int tensor : {kA, kW}) {
+        if (const FirstUse& first = first_use_[tensor][place][i]; first.buffer >= 0)
+          waits.push_back({semaphores_.at(tensor == kA ? names_of_.a_full : names_of_.w_full, first.buffer),
+                           first.blocks});
+        if (const LastUse& last = last_use_[tensor][place][i]; last.buffer >= 0)
+          for (int slot = 0; slot < last.engines; ++slot)
+            signals.push_back(
+                semaphores_.at(free_names_[tensor][static_cast<size_t>(slot)], last.buffer, last.core));
+      }
+      // The output path's post follows the tile's last PE instruction and gives the signals it would have.
+      arch::Signals post_signals;
+      if (i == output.last) {
+        // The epilogue's vec map (fused) or a k split's send to the root core takes the plain semaphore;
+        // a store's blocks their engines'.
+        const bool stored_here = !fused_ && !(k_split && !root);
+        arch::Signals& done = array_ ? post_signals : signals;
+        for (int64_t block = 0; block < (stored_here ? stores.blocks[tile.r] : 1); ++block)
+          done.push_back(stored_here ? store_semaphore(stores, names_of_.o_done, tile.r, block, buffer)
+                                     : semaphores_.at(names_of_.o_done, buffer));
+        if (k_split && root)
+          for (const CorePlace& sender : places_)
+            if (sender.im == core.im && sender.in == core.in && sender.ik != 0)
+              signals.push_back(semaphores_.at(names_of_.rdy, buffer, sender.index));
+      }
+      // A tile of several parts (images) runs an instruction per part, in order on the one queue: the first
+      // takes the waits, the last gives the signals.
+      const int64_t parts = stage_.pe_parts();
+      for (int64_t part = 0; part < parts; ++part)
+        emit(place, static_cast<double>(i), pe_queue(), stage_.pe_operation(frame(), it, tile_operands, part),
+             part == 0 ? std::move(waits) : arch::Waits{},
+             part + 1 == parts ? std::move(signals) : arch::Signals{});
+      if (array_ && i == output.last)
+        lower_post(place, output, buffer, tile.buffer_reused_later, post_signals);
+    }
+  }
+
+  // A finished output tile: its last iteration, its rows (its m rows' pixels) and columns, its rows' pitch
+  // in the O buffer, and the key its send or store is queued at (after that iteration).
+  struct FinishedTile {
+    const TileIteration* last = nullptr;
+    int64_t rows = 0, cols = 0, pitch = 0;
+    double key = 0;
+  };
+
+  FinishedTile finished_tile(size_t place, const Residency& output) const {
+    FinishedTile finished;
+    finished.last = &places_[place].iterations[output.last];
+    finished.rows = contraction_.parts[0].tile_size(finished.last->m_tile) * stage_.pixels_per_m();
+    finished.cols = contraction_.parts[1].tile_size(finished.last->n_tile);
+    finished.pitch = pitch_unless_packed(plan_.o_row_bytes, finished.cols * size_bytes(accumulator_type_));
+    finished.key = static_cast<double>(output.last) + 0.5;
+    return finished;
+  }
+
+  // A k split's partial sums of a finished tile, sent by the core at `place` (not its group's root) into the
+  // root's O buffer to be added there, once the root has made the buffer ready for them.
+  void lower_partial_sum_send(size_t place, const OutputTile& tile, const FinishedTile& finished) {
+    const CorePlace& core = places_[place];
+    const int buffer = tile.buffer;
+    arch::NocSend send;
+    send.source_address = plan_.o_address(buffer);
+    send.source_pitch_bytes = finished.pitch;
+    send.rows = finished.rows;
+    send.row_bytes = finished.cols * size_bytes(accumulator_type_);
+    send.destination_core = logical_to_core(core.im, core.in, 0, mapping_);
+    send.destination_address = plan_.o_address(buffer);
+    send.destination_pitch_bytes = finished.pitch;
+    send.accumulate = true;
+    send.accumulate_dtype = accumulator_type_;
+    arch::Signals signals = {semaphores_.at(names_of_.psum, buffer, send.destination_core)};
+    if (tile.buffer_reused_later) signals.push_back(semaphores_.at(names_of_.o_free, buffer));
+    emit(place, finished.key, noc_queue(), send,
+         {{semaphores_.at(names_of_.o_done, buffer), 1}, {semaphores_.at(names_of_.rdy, buffer), 1}},
+         std::move(signals));
+  }
+
+  // The store of a finished tile by the core at `place`, in row blocks over the store engines: of the O
+  // buffer, or (fused) of the E buffer its epilogue's vec map writes. A tile met again later (`visits`) adds
+  // its partial sums to the stored ones.
+  void lower_output_store(size_t place, const OutputTile& tile, const FinishedTile& finished,
+                          OutputStores& stores, const std::vector<Residency>& outputs,
+                          std::map<std::tuple<int64_t, int64_t, int64_t>, int>& visits) {
+    const TileIteration& last = *finished.last;
+    const int buffer = tile.buffer;
+    const int64_t rows = finished.rows, cols = finished.cols;
+    double store_key = finished.key;
+    const arch::TensorRegion destination = stage_.output_region(frame(), last, rows, cols);
+    TESSERA_ASSERT(destination.rows == rows, "an output tile's rows are its region's");
+    // The first residency of an output tile writes it; a later one adds its partial sums to it.
+    const bool accumulate = visits[{last.group, last.m_tile, last.n_tile}]++ > 0;
+    stores_partial_sums_ = stores_partial_sums_ || accumulate;
+    const int64_t blocks = stores.blocks[tile.r];
+    uint64_t source = plan_.o_address(buffer);
+    int ready = names_of_.o_done;
+    arch::Signals signals;  // every block's
+    if (fused_) {
+      TESSERA_ASSERT(!accumulate, "a fused epilogue's output tiles are finished once");
+      lower_epilogue_map(place, tile, finished, stores);
+      source = plan_.e_address(buffer);
+      ready = names_of_.v_done;
+      // Queued after the loads of the next o_count - 1 tiles: a store waiting for a slow vector unit would
+      // otherwise hold back the loads the PE array needs meanwhile, and the array would starve on them
+      // rather than wait, as it should, for the epilogue to free its O buffer.
+      store_key =
+          static_cast<double>(outputs[std::min(tile.r + plan_.o_count - 1, outputs.size() - 1)].last) + 0.4;
+      if (tile.buffer_reused_later) signals.push_back(semaphores_.at(names_of_.e_free, buffer));
+    } else if (tile.buffer_reused_later) {
+      signals.push_back(semaphores_.at(names_of_.o_free, buffer));
+    }
+    if (unfused_) {
+      // Every core's vector pass waits for every store of Z.
+      z_stores_ += static_cast<int>(blocks);
+      signal_every_core(program_, "z_stored", mapping_.epilogue_pass->split_m, places_[place].index, signals);
+    }
+    for (int64_t block = 0; block < blocks; ++block) {
+      const RowBlock part = row_block(rows, blocks, block);
+      arch::DmaStore store;
+      store.sram_address = source + static_cast<uint64_t>(part.first * stored_row_bytes_);
+      store.sram_pitch_bytes = pitch_unless_packed(stored_row_bytes_, cols * size_bytes(stored_type_));
+      store.destination = destination;
+      store.destination.row += part.first;
+      store.destination.rows = part.rows;
+      store.accumulate = accumulate;
+      arch::Waits waits = {{store_semaphore(stores, ready, tile.r, block, buffer), 1}};
+      if (mapping_.split_k > 1 && !fused_)
+        waits.push_back({semaphores_.at(names_of_.psum, buffer), mapping_.split_k - 1});
+      emit(place, store_key, dma_queue(stores.group->engine(stores.first_block[tile.r] + block)), store,
+           std::move(waits), signals);
+    }
+  }
+
+  // A fused epilogue's vec map on a finished tile: it reads the tile (and frees the O buffer for the next
+  // one), writes its result into the E buffer, and each block of the store that drains that waits for it.
+  void lower_epilogue_map(size_t place, const OutputTile& tile, const FinishedTile& finished,
+                          OutputStores& stores) {
+    const int buffer = tile.buffer;
+    arch::VecOp vec = mapping_.epilogue->tile_op(finished.rows, finished.cols);
+    vec.x_address = plan_.o_address(buffer);
+    vec.x_pitch_bytes = finished.pitch;
+    vec.o_address = plan_.e_address(buffer);
+    vec.o_pitch_bytes = pitch_unless_packed(plan_.e_row_bytes, finished.cols * size_bytes(stored_type_));
+    if (vec.uses_y()) vec.y_address = plan_.e_address(buffer), vec.y_pitch_bytes = finished.pitch;
+    if (vec.uses_b()) vec.b_address = plan_.bias_address(buffer);
+    arch::Waits waits = {{semaphores_.at(names_of_.o_done, buffer), 1}};
+    if (mapping_.split_k > 1) waits.push_back({semaphores_.at(names_of_.psum, buffer), mapping_.split_k - 1});
+    const int loads = (bias_tensor_ >= 0 ? 1 : 0) + (tile_tensor_ >= 0 ? 1 : 0);
+    if (loads > 0)
+      waits.push_back({semaphores_.at(names_of_.e_full, buffer), loads});
+    else if (tile.reuses_buffer)
+      waits.push_back({semaphores_.at(names_of_.e_free, buffer), tile.drained_by});
+    arch::Signals signals;
+    for (int64_t block = 0; block < stores.blocks[tile.r]; ++block)
+      signals.push_back(store_semaphore(stores, names_of_.v_done, tile.r, block, buffer));
+    if (tile.buffer_reused_later) signals.push_back(semaphores_.at(names_of_.o_free, buffer));
+    emit(place, finished.key, vec_queue(), vec, std::move(waits), std::move(signals));
   }
 
   // The output path's post on the finished tile of residency `output` (its O buffer `buffer`), after its last
@@ -553,11 +548,10 @@ class Lowering {
     arch::Waits waits;
     if (post.has_bias()) {
       post.b_address = plan_.bias_address(buffer);
-      waits.push_back({semaphore(names_of_.e_full, buffer), 1});
-      if (buffer_reused_later) signals.push_back(semaphore(names_of_.e_free, buffer));
+      waits.push_back({semaphores_.at(names_of_.e_full, buffer), 1});
+      if (buffer_reused_later) signals.push_back(semaphores_.at(names_of_.e_free, buffer));
     }
-    emit(place, static_cast<double>(output.last), arch::QueueId{arch::QueueKind::pe, 0}, post,
-         std::move(waits), std::move(signals));
+    emit(place, static_cast<double>(output.last), pe_queue(), post, std::move(waits), std::move(signals));
   }
 
   // A fused epilogue's operands for residency `r` of the core at `place` (its output tile in O buffer
@@ -573,10 +567,10 @@ class Lowering {
     const arch::TensorRegion region = stage_.output_region(frame(), last, rows, cols);
     const int64_t row_bytes = cols * size_bytes(accumulator_type_);
     // Queued right after the store that drains this E buffer (o_count tiles back; fused stores are queued
-    // late, see lower_compute_and_output), so that the operands arrive while earlier tiles compute.
+    // late, see lower_output_store), so that the operands arrive while earlier tiles compute.
     const double key =
         r > 0 ? static_cast<double>(previous_last) + 0.45 : static_cast<double>(output.first) - 0.5;
-    const arch::QueueId queue{arch::QueueKind::dma, store_group_of(place).engine(buffer)};
+    const arch::QueueId queue = dma_queue(store_group_of(place).engine(buffer));
     bool first = true;
     auto load = [&](int tensor, arch::TensorRegion source, uint64_t address, int64_t pitch) {
       arch::DmaLoad operation;
@@ -586,9 +580,9 @@ class Lowering {
       operation.sram_pitch_bytes = pitch;
       arch::Waits waits;
       if (first && r >= static_cast<size_t>(plan_.o_count))
-        waits.push_back({semaphore(names_of_.e_free, buffer), drained_by});
+        waits.push_back({semaphores_.at(names_of_.e_free, buffer), drained_by});
       first = false;
-      emit(place, key, queue, operation, std::move(waits), {semaphore(names_of_.e_full, buffer)});
+      emit(place, key, queue, operation, std::move(waits), {semaphores_.at(names_of_.e_full, buffer)});
     };
     if (tile_tensor_ >= 0)
       load(tile_tensor_, region, plan_.e_address(buffer), pitch_unless_packed(plan_.o_row_bytes, row_bytes));

@@ -25,6 +25,40 @@ std::string kib(int64_t bytes) {
   return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes / 1024) : fmt::format("{:.1f} KiB", bytes / 1024.0);
 }
 
+// The tile sizes of one dimension (tile_ladder). RS also tries a half and a quarter of its output-row and
+// filter granules: a smaller tile that keeps all its channels' partial sums in SRAM can beat one that fills
+// the array but spills them. Its filters (`even_splits`) also take the even splits of a core's share into
+// 2^a and 3 * 2^a tiles: 64 of 192 filters keep four images' partial sums in a buffer where 72 do not fit,
+// run as 4 groups of 16 filters a PE and leave no ragged last tile (Eyeriss's CONV3-5).
+std::vector<int64_t> dataflow_tile_ladder(arch::Dataflow dataflow, int64_t extent, int parts, int64_t granule,
+                                          bool even_splits) {
+  std::vector<int64_t> tiles = tile_ladder(extent, parts, granule);
+  if (dataflow == arch::Dataflow::rs) {
+    const int64_t per_part = tiles.back();
+    for (int64_t fraction : {granule / 4, granule / 2})
+      if (fraction >= 1 && fraction < tiles.front()) tiles.push_back(fraction);
+    const int64_t smallest = std::max<int64_t>(1, granule / 4);
+    auto even_split = [&](int64_t count) { return (per_part + count - 1) / count; };
+    for (int64_t count = 2; even_splits && count <= per_part && even_split(count) >= smallest;
+         count += count % 3 == 0 ? count / 3 : count / 2)
+      tiles.push_back(even_split(count));
+    std::sort(tiles.begin(), tiles.end());
+    tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
+  }
+  return tiles;
+}
+
+// Gives `mapping` the deepest buffering that fits the core's SRAM: both doubled, else inputs doubled, else
+// the output doubled (a finished tile drains while the next computes), else none. False if none fits.
+bool choose_buffering(Mapping& mapping, const arch::ArchSpec& spec) {
+  for (const auto& [inputs, output] : {std::pair{true, true}, {true, false}, {false, true}, {false, false}}) {
+    mapping.double_buffer_inputs = inputs;
+    mapping.double_buffer_output = output;
+    if (plan_buffers(mapping, spec).total_bytes <= spec.core.sram.bytes) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<Split> splits_of(int cores) {
@@ -66,27 +100,6 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
     return 0;
   if (!stage->obstacle(dataflow, spec).message.empty()) return 0;
   const Granules granules = stage->granules(dataflow, spec);
-  // RS also tries a half and a quarter of its output-row and filter granules: a smaller tile that keeps all
-  // its channels' partial sums in SRAM can beat one that fills the array but spills them. Its filters also
-  // take the even splits of a core's share into 2^a and 3 * 2^a tiles: 64 of 192 filters keep four images'
-  // partial sums in a buffer where 72 do not fit, run as 4 groups of 16 filters a PE and leave no ragged
-  // last tile (Eyeriss's CONV3-5).
-  auto ladder = [&](int64_t extent, int parts, int64_t granule, bool even_splits) {
-    std::vector<int64_t> tiles = tile_ladder(extent, parts, granule);
-    if (dataflow == arch::Dataflow::rs) {
-      const int64_t per_part = tiles.back();
-      for (int64_t fraction : {granule / 4, granule / 2})
-        if (fraction >= 1 && fraction < tiles.front()) tiles.push_back(fraction);
-      const int64_t smallest = std::max<int64_t>(1, granule / 4);
-      auto even_split = [&](int64_t count) { return (per_part + count - 1) / count; };
-      for (int64_t count = 2; even_splits && count <= per_part && even_split(count) >= smallest;
-           count += count % 3 == 0 ? count / 3 : count / 2)
-        tiles.push_back(even_split(count));
-      std::sort(tiles.begin(), tiles.end());
-      tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
-    }
-    return tiles;
-  };
   const std::vector<Split> splits = splits_of(spec.mesh.cores());
   int64_t legal = 0;
   for (size_t s = 0; s < splits.size(); ++s) {
@@ -106,29 +119,17 @@ int64_t enumerate_mappings(const std::shared_ptr<const ContractionStage>& stage,
       mapping.fusion = epilogue.fusion;
       if (epilogue.fusion == Fusion::unfused) mapping.epilogue_pass = epilogue.pass;
     }
-    for (int64_t tile_m : ladder(problem.m, split.m, granules.m, false)) {
+    for (int64_t tile_m : dataflow_tile_ladder(dataflow, problem.m, split.m, granules.m, false)) {
       if (DimPartition(problem.m, tile_m, split.m).tiles() < split.m) continue;
       if (stage->whole_m() && tile_m < problem.m) continue;
-      for (int64_t tile_n : ladder(problem.n, split.n, granules.n, true)) {
+      for (int64_t tile_n : dataflow_tile_ladder(dataflow, problem.n, split.n, granules.n, true)) {
         if (DimPartition(problem.n, tile_n, split.n).tiles() < split.n) continue;
         for (int64_t tile_k : tile_ladder(problem.k, split.k, granules.k)) {
           if (DimPartition(problem.k, tile_k, split.k).tiles() < split.k) continue;
           mapping.tile_m = tile_m;
           mapping.tile_n = tile_n;
           mapping.tile_k = tile_k;
-          // The deepest buffering that fits: both doubled, else inputs doubled, else the output doubled (a
-          // finished tile drains while the next computes), else none.
-          bool fits = false;
-          for (const auto& [inputs, output] :
-               {std::pair{true, true}, {true, false}, {false, true}, {false, false}}) {
-            mapping.double_buffer_inputs = inputs;
-            mapping.double_buffer_output = output;
-            if (plan_buffers(mapping, spec).total_bytes <= spec.core.sram.bytes) {
-              fits = true;
-              break;
-            }
-          }
-          if (!fits) continue;
+          if (!choose_buffering(mapping, spec)) continue;
           if (fused_epilogue &&
               !arch::vector_work_problem(*spec.core.vector,
                                          fused_epilogue

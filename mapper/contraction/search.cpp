@@ -18,6 +18,51 @@
 
 namespace tessera::mapper {
 
+namespace {
+
+// A search thread's kept candidates, in a cache line of its own: the probe is written for every mapping
+// scored.
+struct alignas(64) SearchWorker {
+  std::vector<Candidate> best, front;
+  int64_t legal = 0;
+  Candidate probe;  // a scored mapping's cost and index, its mapping not copied (left empty)
+};
+
+// Runs work(0) .. work(threads - 1), each but the first on a thread of its own. A thread the system refuses:
+// its share runs here after this thread's own (never a joinable thread destroyed; the result is the same,
+// the candidates ranked by their index).
+template <typename Work>
+void run_on_threads(int threads, Work& work) {
+  std::vector<std::thread> pool;
+  std::vector<int> refused;
+  for (int worker = 1; worker < threads; ++worker) {
+    try {
+      pool.emplace_back(work, worker);
+    } catch (const std::system_error&) {
+      refused.push_back(worker);
+    }
+  }
+  work(0);
+  for (int worker : refused) work(worker);
+  for (auto& thread : pool) thread.join();
+}
+
+// A search with no legal mapping of any dataflow: why not, for each.
+[[noreturn]] void throw_no_legal_mapping(const SearchResult& result, const SearchOptions& options) {
+  std::string reasons;
+  std::string field;
+  for (const DataflowSearch& search : result.per_dataflow) {
+    reasons += fmt::format("\n  {}: {}", arch::name_of(search.dataflow),
+                           search.why_none.message.empty() ? "no mapping fits" : search.why_none.message);
+    if (field.empty()) field = search.why_none.field;
+  }
+  const SourceLocation where = options.locate_field ? options.locate_field(field) : SourceLocation{};
+  throw InputError(where, field, fmt::format("no legal mapping for {}:{}", options.op_description, reasons),
+                   "give the core more SRAM (core.sram.kib), or choose another dataflow or machine");
+}
+
+}  // namespace
+
 SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, const arch::ArchSpec& spec,
                           const SearchOptions& options, const EpilogueSearch& epilogue) {
   const auto started = std::chrono::steady_clock::now();
@@ -25,13 +70,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
   SearchResult result;
   for (arch::Dataflow dataflow : options.dataflows) {
-    // A cache line of its own each: the probe is written for every mapping scored.
-    struct alignas(64) Worker {
-      std::vector<Candidate> best, front;
-      int64_t legal = 0;
-      Candidate probe;  // a scored mapping's cost and index, its mapping not copied (left empty)
-    };
-    std::vector<Worker> workers(threads);
+    std::vector<SearchWorker> workers(threads);
     auto work = [&](int worker) {
       // A cost model of its own: its instruction timer's cache of RS profiles is behind a mutex, which two
       // threads sharing one model took turns at for every RS mapping scored (the search ran slower on two
@@ -39,7 +78,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
       const CostModel model(spec);
       uint64_t within_split = 0;
       size_t current_split = ~size_t{0};
-      Worker& mine = workers[worker];
+      SearchWorker& mine = workers[worker];
       // The tile last scored and its loop nest: the orders of one tile come one after another, and two
       // whose loops of more than one trip run in the same order cost the same (the cost model reads the
       // order only through reload factors, which skip loops of one trip).
@@ -77,20 +116,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
           },
           epilogue);
     };
-    // A thread the system refuses: its share runs here after this thread's own (never a joinable thread
-    // destroyed; the result is the same, the candidates ranked by their index).
-    std::vector<std::thread> pool;
-    std::vector<int> refused;
-    for (int worker = 1; worker < threads; ++worker) {
-      try {
-        pool.emplace_back(work, worker);
-      } catch (const std::system_error&) {
-        refused.push_back(worker);
-      }
-    }
-    work(0);
-    for (int worker : refused) work(worker);
-    for (auto& thread : pool) thread.join();
+    run_on_threads(threads, work);
 
     DataflowSearch search;
     search.dataflow = dataflow;
@@ -100,7 +126,7 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
       search.fusion = epilogue.fusion;
       search.label_text += std::string(" ") + name_of(epilogue.fusion);
     }
-    for (Worker& worker : workers) {
+    for (SearchWorker& worker : workers) {
       search.legal += worker.legal;
       for (Candidate& candidate : worker.best)
         keep_best(search.best, std::move(candidate), limit, options.objective);
@@ -113,66 +139,75 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.objective = options.objective;
 
-  if (result.evaluated == 0) {
-    std::string reasons;
-    std::string field;
-    for (const DataflowSearch& search : result.per_dataflow) {
-      reasons += fmt::format("\n  {}: {}", arch::name_of(search.dataflow),
-                             search.why_none.message.empty() ? "no mapping fits" : search.why_none.message);
-      if (field.empty()) field = search.why_none.field;
-    }
-    const SourceLocation where = options.locate_field ? options.locate_field(field) : SourceLocation{};
-    throw InputError(where, field, fmt::format("no legal mapping for {}:{}", options.op_description, reasons),
-                     "give the core more SRAM (core.sram.kib), or choose another dataflow or machine");
-  }
+  if (result.evaluated == 0) throw_no_legal_mapping(result, options);
   return result;
 }
 
 namespace {
 
+// Per stage kind (and fusion), in the order the forms list them: its merged rows, and the error of its first
+// form.
+struct FormGroup {
+  std::string kind;
+  Fusion fusion = Fusion::none;
+  std::shared_ptr<const ContractionStage> stage;  // the first form's
+  std::vector<DataflowSearch> rows;
+  std::optional<InputError> first_error;
+};
+
+// The ways an op's epilogue is searched: fused, then unfused with the best mapping of its pass over the
+// output; with an output path that applies the whole epilogue, also in the PE array (array). Without an
+// epilogue, none.
+std::vector<EpilogueSearch> epilogue_searches(const ContractionForms& stages, const arch::ArchSpec& spec,
+                                              const SearchOptions& options) {
+  if (!stages.epilogue) return {EpilogueSearch{}};
+  std::vector<EpilogueSearch> fusions;
+  if (spec.core.vector) {
+    fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::fused, nullptr});
+    try {
+      const SearchResult pass = search_vector(VectorStage::epilogue_pass(*stages.epilogue), spec, options);
+      fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::unfused,
+                                       std::make_shared<const Mapping>(pass.ranked().front().mapping)});
+    } catch (const InputError&) {
+      // No pass fits the core's SRAM: only the fused form is searched.
+    }
+  }
+  if (stages.epilogue->runs_in(spec.core.pe_array))
+    fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::array, nullptr});
+  return fusions;
+}
+
+// No form of any kind has a legal mapping: the error of the first kind's first form, whose reasons cover
+// every dataflow it was searched for; when only row stationary was asked for, that of a kind that can run
+// it, which says more.
+[[noreturn]] void throw_first_error(const std::vector<FormGroup>& groups, const SearchOptions& options) {
+  const bool only_rs = std::all_of(options.dataflows.begin(), options.dataflows.end(),
+                                   [](arch::Dataflow dataflow) { return dataflow == arch::Dataflow::rs; });
+  const InputError* chosen = groups.front().first_error ? &*groups.front().first_error : nullptr;
+  for (size_t g = 1; g < groups.size(); ++g)
+    if (groups[g].first_error && (only_rs ? groups[g].stage->can_run(arch::Dataflow::rs) : !chosen))
+      chosen = &*groups[g].first_error;
+  TESSERA_ASSERT(chosen, "a search with no legal mapping has a reason");
+  throw *chosen;
+}
+
 // The forms of one op searched side by side (contraction_forms).
 SearchResult search_forms(const ContractionForms& stages, const arch::ArchSpec& spec,
                           const SearchOptions& options) {
   const size_t limit = static_cast<size_t>(std::max(1, options.keep_per_dataflow));
-  // Per stage kind (and fusion), in the order the forms list them: its merged rows, and the error of its
-  // first form.
-  struct Group {
-    std::string kind;
-    Fusion fusion = Fusion::none;
-    std::shared_ptr<const ContractionStage> stage;  // the first form's
-    std::vector<DataflowSearch> rows;
-    std::optional<InputError> first_error;
-  };
-  // An epilogue is searched fused, then unfused with the best mapping of its pass over the output.
-  // With an output path that applies the whole epilogue, also in the PE array (array).
-  std::vector<EpilogueSearch> fusions = {EpilogueSearch{}};
-  if (stages.epilogue) {
-    fusions.clear();
-    if (spec.core.vector) {
-      fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::fused, nullptr});
-      try {
-        const SearchResult pass = search_vector(VectorStage::epilogue_pass(*stages.epilogue), spec, options);
-        fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::unfused,
-                                         std::make_shared<const Mapping>(pass.ranked().front().mapping)});
-      } catch (const InputError&) {
-        // No pass fits the core's SRAM: only the fused form is searched.
-      }
-    }
-    if (stages.epilogue->runs_in(spec.core.pe_array))
-      fusions.push_back(EpilogueSearch{stages.epilogue, Fusion::array, nullptr});
-  }
-  std::vector<Group> groups;
+  const std::vector<EpilogueSearch> fusions = epilogue_searches(stages, spec, options);
+  std::vector<FormGroup> groups;
   SearchResult merged;
   size_t searched = 0;
   for (const EpilogueSearch& fusion : fusions)
     for (size_t f = 0; f < stages.forms.size(); ++f, ++searched) {
       const StageForm& form = stages.forms[f];
-      auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& candidate) {
+      auto group = std::find_if(groups.begin(), groups.end(), [&](const FormGroup& candidate) {
         return candidate.kind == form.stage->kind() && candidate.fusion == fusion.fusion;
       });
       const bool first_of_kind = group == groups.end();
       if (first_of_kind) {
-        groups.push_back(Group{form.stage->kind(), fusion.fusion, form.stage, {}, std::nullopt});
+        groups.push_back(FormGroup{form.stage->kind(), fusion.fusion, form.stage, {}, std::nullopt});
         group = groups.end() - 1;
       }
       SearchOptions form_options = options;
@@ -206,8 +241,8 @@ SearchResult search_forms(const ContractionForms& stages, const arch::ArchSpec& 
       }
     }
   // A dataflow a stage kind can never run (row stationary on a GEMM) is listed where another kind lists it.
-  auto listed_elsewhere = [&](const Group& group, arch::Dataflow dataflow) {
-    for (const Group& other : groups)
+  auto listed_elsewhere = [&](const FormGroup& group, arch::Dataflow dataflow) {
+    for (const FormGroup& other : groups)
       if (other.kind != group.kind)
         for (const StageForm& form : stages.forms)
           if (form.stage->kind() == other.kind &&
@@ -215,22 +250,11 @@ SearchResult search_forms(const ContractionForms& stages, const arch::ArchSpec& 
             return true;
     return false;
   };
-  for (Group& group : groups)
+  for (FormGroup& group : groups)
     for (DataflowSearch& search : group.rows)
       if (group.stage->can_run(search.dataflow) || !listed_elsewhere(group, search.dataflow))
         merged.per_dataflow.push_back(std::move(search));
-  if (merged.evaluated == 0) {
-    const bool only_rs = std::all_of(options.dataflows.begin(), options.dataflows.end(),
-                                     [](arch::Dataflow dataflow) { return dataflow == arch::Dataflow::rs; });
-    // The first kind's reasons cover every dataflow it was searched for; when only row stationary was asked
-    // for, the reasons of a kind that can run it say more.
-    const InputError* chosen = groups.front().first_error ? &*groups.front().first_error : nullptr;
-    for (size_t g = 1; g < groups.size(); ++g)
-      if (groups[g].first_error && (only_rs ? groups[g].stage->can_run(arch::Dataflow::rs) : !chosen))
-        chosen = &*groups[g].first_error;
-    TESSERA_ASSERT(chosen, "a search with no legal mapping has a reason");
-    throw *chosen;
-  }
+  if (merged.evaluated == 0) throw_first_error(groups, options);
   return merged;
 }
 

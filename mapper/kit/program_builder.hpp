@@ -78,6 +78,10 @@ class IndexedSemaphores {
   arch::SemaphoreWait wait(const char* literal, int64_t index, int count = 1) {
     return arch::SemaphoreWait{here(literal, index), count};
   }
+  // "text[index]" of handle `name`, of core `core` (arch::kSameCore: the core's own).
+  arch::SemaphoreRef at(int name, int64_t index, int core = arch::kSameCore) {
+    return arch::SemaphoreRef{id(name, index), core};
+  }
 
  private:
   struct Named {

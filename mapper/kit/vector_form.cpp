@@ -1,5 +1,6 @@
-// A vector stage as a mapped form (mapper/form.hpp): its search, estimate and lowering are
-// mapper/kit/vector_stage.cpp's; here what the reports ask of it.
+// A vector stage as a mapped form (mapper/form.hpp): its search and estimate are
+// mapper/kit/vector_stage.cpp's, its lowering mapper/kit/vector_lowering.cpp's; here what the reports ask of
+// it.
 #include <fmt/format.h>
 
 #include "mapper/kit/vector_stage.hpp"

@@ -1,3 +1,5 @@
+// The vector stage (mapper/kit/vector_stage.hpp): what it is for each vector op kind, its blocks' rows and
+// instructions, its estimate and its search; its lowering is vector_lowering.cpp's.
 #include "mapper/kit/vector_stage.hpp"
 
 #include <fmt/format.h>
@@ -10,11 +12,10 @@
 #include "arch/figures.hpp"
 #include "arch/timing/compression.hpp"
 #include "arch/timing/vector_timing.hpp"
-#include "arch/topology.hpp"
+#include "arch/noc.hpp"
 #include "common/integer_math.hpp"
 #include "mapper/kit/dma_engines.hpp"
-#include "mapper/kit/program_builder.hpp"
-#include "mapper/kit/program_header.hpp"
+#include "mapper/kit/vector_plan.hpp"
 #include "mapper/search.hpp"
 #include "ops/kinds/elementwise.hpp"
 #include "ops/kinds/norm.hpp"
@@ -23,53 +24,6 @@
 #include "ops/kinds/softmax.hpp"
 
 namespace tessera::mapper {
-
-namespace {
-
-// Buffers of SRAM are bank-row aligned, so that blocks start on bank 0 the way the PE lowering's do.
-int64_t aligned(int64_t bytes, int64_t alignment) {
-  return ceil_div(bytes, alignment) * alignment;
-}
-
-// The SRAM a mapping's buffers take, laid out one after another: X blocks, Y blocks, O blocks, row
-// parameters.
-struct VectorBuffers {
-  int count = 2;  // per operand: 2 with double buffering
-  int64_t x_bytes = 0, y_bytes = 0, o_bytes = 0, parameter_bytes = 0;
-  uint64_t x(int buffer) const { return static_cast<uint64_t>(buffer * x_bytes); }
-  uint64_t y(int buffer) const { return static_cast<uint64_t>(count * x_bytes + buffer * y_bytes); }
-  uint64_t o(int buffer) const {
-    return static_cast<uint64_t>(count * (x_bytes + y_bytes) + buffer * o_bytes);
-  }
-  uint64_t parameters() const { return static_cast<uint64_t>(count * (x_bytes + y_bytes + o_bytes)); }
-  int64_t total() const { return count * (x_bytes + y_bytes + o_bytes) + parameter_bytes; }
-};
-
-VectorBuffers buffers_of(const VectorStage& stage, int64_t block_units, bool double_buffer,
-                         const arch::ArchSpec& spec) {
-  const int64_t alignment = spec.core.sram.bank_row_bytes;
-  const int64_t element = size_bytes(stage.dtype()), out_element = size_bytes(stage.out_dtype());
-  VectorBuffers buffers;
-  buffers.count = double_buffer ? 2 : 1;
-  // The largest block's X: a pool block that starts at an image's first row reads the fewest halo rows, so
-  // take the largest over the first blocks of an image and of the middle.
-  int64_t x_elements = 0;
-  for (int64_t first : {int64_t{0}, int64_t{1}})
-    x_elements = std::max(x_elements, stage.x_elements(std::min(first, stage.units() - 1),
-                                                       std::min(block_units, stage.units())));
-  buffers.x_bytes = aligned(x_elements * element, alignment);
-  buffers.y_bytes = aligned(stage.y_elements(block_units) * size_bytes(stage.y_dtype()), alignment);
-  buffers.o_bytes = aligned(stage.o_elements(block_units) * out_element, alignment);
-  buffers.parameter_bytes = aligned(stage.row_parameter_elements() * element, alignment);
-  return buffers;
-}
-
-// Cores used by a split of `units` units into shares of `per_core`.
-int cores_used(int64_t units, int64_t per_core) {
-  return static_cast<int>(ceil_div(units, per_core));
-}
-
-}  // namespace
 
 std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
   auto stage = std::make_shared<VectorStage>();
@@ -287,43 +241,30 @@ arch::Operation VectorStage::instruction(int64_t first_unit, int64_t units, cons
 
 namespace {
 
-// One block's bytes in (X, Y) and out (O): how the cost model and the lowering both count them.
-std::pair<int64_t, int64_t> block_bytes(const VectorStage& stage, int64_t block) {
-  const int64_t load =
-      stage.x_elements(std::min<int64_t>(1, stage.units() - 1), block) * size_bytes(stage.dtype()) +
-      stage.y_elements(block) * size_bytes(stage.y_dtype());
-  return {load, stage.o_elements(block) * size_bytes(stage.out_dtype())};
-}
-
-// The pass's DMA engines, split between its loads and its stores by a block's bytes
-// (mapper/kit/dma_engines.hpp).
-PassEngines pass_engines_of(const VectorStage& stage, int64_t block, const arch::ArchSpec& spec) {
-  const auto [load, store] = block_bytes(stage, block);
-  return pass_engines(spec.core.dma, static_cast<double>(load), static_cast<double>(store));
+// An unfused norm of X + R: the pass X + R -> T over every core, a barrier, then the norm over T: one after
+// the other; T goes to DRAM and comes back.
+Cost evaluate_with_prologue(const Mapping& mapping, const arch::ArchSpec& spec, double output_fraction) {
+  Mapping main = mapping;
+  main.prologue_pass = nullptr;
+  Cost cost = evaluate_vector(main, spec, output_fraction);
+  const Cost first = evaluate_vector(*mapping.prologue_pass, spec);
+  cost.cycles += first.cycles;
+  cost.compute_cycles += first.compute_cycles;
+  cost.dma_cycles += first.dma_cycles;
+  cost.dram_cycles += first.dram_cycles;
+  cost.overhead_cycles += first.overhead_cycles;
+  for (size_t tensor = 0; tensor < cost.dram_bytes_by_tensor.size(); ++tensor)
+    cost.dram_bytes_by_tensor[tensor] += first.dram_bytes_by_tensor[tensor];
+  cost.dram_bytes += first.dram_bytes;
+  cost.sram_bytes += first.sram_bytes;
+  cost.energy_pj += first.energy_pj;
+  return cost;
 }
 
 }  // namespace
 
 Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec, double output_fraction) {
-  if (mapping.prologue_pass) {
-    // Unfused: the pass X + R -> T over every core, a barrier, then this stage over T: one after the other;
-    // T goes to DRAM and comes back.
-    Mapping main = mapping;
-    main.prologue_pass = nullptr;
-    Cost cost = evaluate_vector(main, spec, output_fraction);
-    const Cost first = evaluate_vector(*mapping.prologue_pass, spec);
-    cost.cycles += first.cycles;
-    cost.compute_cycles += first.compute_cycles;
-    cost.dma_cycles += first.dma_cycles;
-    cost.dram_cycles += first.dram_cycles;
-    cost.overhead_cycles += first.overhead_cycles;
-    for (size_t t = 0; t < cost.dram_bytes_by_tensor.size(); ++t)
-      cost.dram_bytes_by_tensor[t] += first.dram_bytes_by_tensor[t];
-    cost.dram_bytes += first.dram_bytes;
-    cost.sram_bytes += first.sram_bytes;
-    cost.energy_pj += first.energy_pj;
-    return cost;
-  }
+  if (mapping.prologue_pass) return evaluate_with_prologue(mapping, spec, output_fraction);
   const VectorStage& stage = vector_stage_of(mapping);
   const int64_t per_core = mapping.tile_n, block = mapping.tile_m;
   const int cores = cores_used(stage.units(), per_core);
@@ -365,7 +306,7 @@ Cost evaluate_vector(const Mapping& mapping, const arch::ArchSpec& spec, double 
   // with one the whole trip is exposed. Leaving it out had a pass of small blocks (an unfused epilogue's
   // 1 KiB blocks) at a third of its simulated cycles (scripts/cost-vs-sim.py).
   const double round_trip =
-      spec.dram.latency_cycles + (arch::average_dram_hops(spec) + 1) * spec.noc.router_latency_cycles;
+      spec.dram.latency_cycles + (arch::dram_round_trip_hops(spec) + 1) * spec.noc.router_latency_cycles;
   const int64_t trip = static_cast<int64_t>(std::ceil(round_trip));
   const int64_t step =
       mapping.double_buffer_inputs
@@ -508,215 +449,6 @@ SearchResult search_vector(const std::shared_ptr<const VectorStage>& stage, cons
   result.evaluated = evaluated;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
-}
-
-arch::Program lower_vector(const ops::Op& op, uint64_t seed, const Mapping& mapping,
-                           const arch::ArchSpec& spec, const std::string& program_name) {
-  const VectorStage& stage = vector_stage_of(mapping);
-  arch::Program program;
-  start_program(program, program_name, op, seed, spec);
-  // The op's tensors in its order: X, then a second input (a tile Y, or a bias row, gamma), beta, O last.
-  std::vector<int> inputs;
-  VectorTensors tensors;
-  int t = -1;  // an unfused norm of X + R: the sum T, an output of the program declared before O (O is last)
-  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
-    if (desc.is_output && mapping.prologue_pass) {
-      arch::TensorDecl sum = declared_tensor(desc, seed);
-      sum.name = "T";
-      t = add_tensor(program, sum);
-    }
-    const int tensor = add_tensor(program, declared_tensor(desc, seed));
-    (desc.is_output ? tensors.o : inputs.emplace_back()) = tensor;
-  }
-  tensors.x = inputs.at(0);
-  if (mapping.prologue_pass) {
-    // Unfused norm of X + R: X + R -> T on the first pass's cores, every store signalling each core of the
-    // norm's pass, which starts once all of them have landed and normalises T into O.
-    const int stores = append_vector_pass(program, *mapping.prologue_pass, spec,
-                                          VectorTensors{tensors.x, inputs.at(1), {}, t}, "a_", "", 0,
-                                          StoreSignal{"t_stored", mapping.split_m});
-    VectorTensors norm;
-    norm.x = t;
-    norm.parameters.assign(inputs.begin() + 2, inputs.end());
-    norm.o = tensors.o;
-    append_vector_pass(program, mapping, spec, norm, "n_", "t_stored", stores);
-  } else {
-    const bool y_tile = stage.y_elements(1) > 0;
-    if (y_tile) tensors.y = inputs.at(1);
-    tensors.parameters.assign(inputs.begin() + (y_tile ? 2 : 1), inputs.end());
-    append_vector_pass(program, mapping, spec, tensors, "", "", 0);
-  }
-  std::sort(program.cores.begin(), program.cores.end(),
-            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
-  program.number_semaphores_by_appearance();
-  return program;
-}
-
-int append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
-                       const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
-                       int barrier_count, const StoreSignal& stored) {
-  int stores = 0;
-  const VectorStage& stage = vector_stage_of(mapping);
-  const VectorBuffers buffers = buffers_of(stage, mapping.tile_m, mapping.double_buffer_inputs, spec);
-  const int nb = buffers.count;
-  auto semaphore = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id(prefix + name), arch::kSameCore};
-  };
-  // A semaphore of one engine of a group (mapper::engine_semaphore): an engine that carries no block of one
-  // transfer must not take the signal meant for one that does.
-  auto engine_semaphore_of = [&](const std::string& name, const EngineGroup& group, int engine, int buffer) {
-    return semaphore(engine_semaphore(name, fmt::format("[{}]", buffer), group, engine));
-  };
-  const auto& instruction = make_instruction;
-  const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
-  const int64_t element = size_bytes(stage.dtype()), y_element = size_bytes(stage.y_dtype());
-  const int64_t out_element = size_bytes(stage.out_dtype());
-  const PassEngines engines = pass_engines_of(stage, mapping.tile_m, spec);
-  const bool y_tile = tensors.y >= 0;
-  const auto parameter_rows = static_cast<int64_t>(tensors.parameters.size());
-  for (int core = 0; core < mapping.split_m; ++core) {
-    const int64_t first = core * mapping.tile_n, last = std::min(stage.units(), first + mapping.tile_n);
-    if (first >= last) continue;
-    // The core's blocks: at most tile_m units, never across an image (pool).
-    std::vector<std::pair<int64_t, int64_t>> blocks;
-    for (int64_t unit = first; unit < last;) {
-      const int64_t units = std::min({mapping.tile_m, last - unit, stage.units_left_in_image(unit)});
-      blocks.emplace_back(unit, units);
-      unit += units;
-    }
-    const arch::Coord coord = arch::core_coord(core, spec.mesh);
-    auto found = std::find_if(program.cores.begin(), program.cores.end(),
-                              [&](const arch::CoreProgram& existing) { return existing.coord == coord; });
-    if (found == program.cores.end()) {
-      program.cores.emplace_back();
-      program.cores.back().coord = coord;
-      found = program.cores.end() - 1;
-    }
-    auto& list = found->instructions;
-    // The first load waits for the barrier, on the load group's first engine; the first load on each other
-    // engine waits for that one (a `go` semaphore), so that the barrier's signals are taken once.
-    std::vector<char> started(static_cast<size_t>(spec.core.dma.engines), barrier_count == 0 ? 1 : 0);
-    auto first_on = [&](int engine, arch::Waits& waits, arch::Signals& signals) {
-      if (started[static_cast<size_t>(engine)]) return;
-      started[static_cast<size_t>(engine)] = 1;
-      if (engine != engines.loads.first) {
-        waits.push_back(arch::SemaphoreWait{engine_semaphore_of("go", engines.loads, engine, 0), 1});
-        return;
-      }
-      waits.insert(waits.begin(),
-                   arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id(barrier), arch::kSameCore},
-                                       barrier_count});
-      for (int other = engines.loads.first + 1; other < engines.loads.first + engines.loads.count; ++other)
-        signals.push_back(engine_semaphore_of("go", engines.loads, other, 0));
-    };
-    // The row parameters (gamma, beta, a bias row), once, on the load group's first engine.
-    for (int64_t p = 0; p < parameter_rows; ++p) {
-      arch::DmaLoad load;
-      load.source = arch::TensorRegion{tensors.parameters[static_cast<size_t>(p)], 0, 1, 0, stage.cols()};
-      load.sram_address = buffers.parameters() + static_cast<uint64_t>(p * stage.cols() * element);
-      arch::Waits waits;
-      arch::Signals signals = {semaphore("p_full")};
-      first_on(engines.loads.first, waits, signals);
-      list.push_back(
-          instruction(arch::QueueId{arch::QueueKind::dma, engines.loads.first}, load, waits, signals));
-    }
-    // Block t's loads: X cut into row blocks, then Y's runs, dealt round the load engines from the first.
-    auto x_blocks = [&](size_t t) {
-      return blocks_of(stage.x_rows(blocks[t].first, blocks[t].second).count, stage.cols() * element,
-                       engines.loads, spec.core.dma);
-    };
-    auto load_pieces = [&](size_t t) {
-      return x_blocks(t) +
-             (y_tile ? static_cast<int64_t>(stage.y_runs(blocks[t].first, blocks[t].second).size()) : 0);
-    };
-    auto store_blocks = [&](size_t t) {
-      return blocks_of(stage.o_rows(blocks[t].first, blocks[t].second).count, stage.cols() * out_element,
-                       engines.stores, spec.core.dma);
-    };
-    auto emit_load = [&](size_t t) {
-      const int buffer = static_cast<int>(t % nb);
-      const auto [unit, units] = blocks[t];
-      std::vector<char> waited(static_cast<size_t>(spec.core.dma.engines), 0);
-      int64_t dealt = 0;
-      auto emit = [&](const arch::DmaLoad& load) {
-        const int engine = engines.loads.engine(dealt++);
-        arch::Waits waits;
-        arch::Signals signals = {semaphore(fmt::format("x_full[{}]", buffer))};
-        if (t >= static_cast<size_t>(nb) && !waited[static_cast<size_t>(engine)])
-          waits.push_back(
-              arch::SemaphoreWait{engine_semaphore_of("x_free", engines.loads, engine, buffer), 1});
-        waited[static_cast<size_t>(engine)] = 1;
-        first_on(engine, waits, signals);
-        list.push_back(instruction(arch::QueueId{arch::QueueKind::dma, engine}, load, waits, signals));
-      };
-      const VectorStage::Rows rows = stage.x_rows(unit, units);
-      const int64_t count = x_blocks(t);
-      for (int64_t b = 0; b < count; ++b) {
-        const RowBlock part = row_block(rows.count, count, b);
-        arch::DmaLoad x;
-        x.source = arch::TensorRegion{tensors.x, rows.first + part.first, part.rows, 0, stage.cols()};
-        x.sram_address = buffers.x(buffer) + static_cast<uint64_t>(part.first * stage.cols() * element);
-        emit(x);
-      }
-      // Y's runs one after another in its buffer: a tile beside X, or a rope's table rows.
-      int64_t y_row = 0;
-      for (const VectorStage::Rows& run :
-           y_tile ? stage.y_runs(unit, units) : std::vector<VectorStage::Rows>{}) {
-        arch::DmaLoad y;
-        y.source = arch::TensorRegion{tensors.y, run.first, run.count, 0, stage.y_cols()};
-        y.sram_address = buffers.y(buffer) + static_cast<uint64_t>(y_row * stage.y_cols() * y_element);
-        y_row += run.count;
-        emit(y);
-      }
-    };
-    for (size_t t = 0; t < blocks.size() && t < static_cast<size_t>(nb); ++t) emit_load(t);
-    for (size_t t = 0; t < blocks.size(); ++t) {
-      const int buffer = static_cast<int>(t % nb);
-      const auto [unit, units] = blocks[t];
-      const arch::Operation op =
-          stage.instruction(unit, units,
-                            VectorStage::BlockAddresses{buffers.x(buffer), buffers.y(buffer),
-                                                        buffers.o(buffer), buffers.parameters()});
-      arch::Waits waits = {arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", buffer)),
-                                               static_cast<int>(load_pieces(t))}};
-      if (t == 0 && parameter_rows > 0)
-        waits.push_back(arch::SemaphoreWait{semaphore("p_full"), static_cast<int>(parameter_rows)});
-      if (t >= static_cast<size_t>(nb))
-        waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("o_free[{}]", buffer)),
-                                            static_cast<int>(store_blocks(t - static_cast<size_t>(nb)))});
-      const int64_t stored_in = store_blocks(t);
-      arch::Signals signals;
-      for (int64_t b = 0; b < stored_in; ++b)
-        signals.push_back(engine_semaphore_of("o_full", engines.stores, engines.stores.engine(b), buffer));
-      const bool reused = t + nb < blocks.size();
-      if (reused) {
-        const int64_t next_engines = std::min<int64_t>(engines.loads.count, load_pieces(t + nb));
-        for (int64_t e = 0; e < next_engines; ++e)
-          signals.push_back(engine_semaphore_of("x_free", engines.loads, engines.loads.engine(e), buffer));
-      }
-      list.push_back(instruction(vec_queue, op, waits, signals));
-      const VectorStage::Rows rows = stage.o_rows(unit, units);
-      for (int64_t b = 0; b < stored_in; ++b) {
-        const RowBlock part = row_block(rows.count, stored_in, b);
-        const int engine = engines.stores.engine(b);
-        arch::DmaStore store;
-        store.sram_address =
-            buffers.o(buffer) + static_cast<uint64_t>(part.first * stage.cols() * out_element);
-        store.destination =
-            arch::TensorRegion{tensors.o, rows.first + part.first, part.rows, 0, stage.cols()};
-        arch::Signals store_signals;
-        if (reused) store_signals.push_back(semaphore(fmt::format("o_free[{}]", buffer)));
-        signal_every_core(program, stored.name, stored.cores, core, store_signals);
-        ++stores;
-        list.push_back(instruction(
-            arch::QueueId{arch::QueueKind::dma, engine}, store,
-            {arch::SemaphoreWait{engine_semaphore_of("o_full", engines.stores, engine, buffer), 1}},
-            std::move(store_signals)));
-      }
-      if (t + nb < blocks.size()) emit_load(t + nb);
-    }
-  }
-  return stores;
 }
 
 }  // namespace tessera::mapper

@@ -123,17 +123,23 @@ struct VectorTensors {
   std::vector<int> parameters;
   int o = -1;
 };
-// Appends a vector stage's instructions to the cores of `program` (after what they already run), its
-// semaphores named with `prefix`. With a `barrier` count, each core's first load waits for that many signals
-// of the barrier semaphore (its name without prefix) on its own core. With `stored` (a name and a core
-// count), every store signals that semaphore on each of those cores: the barrier of a pass after this one.
-// Returns the stores appended.
+// Where a pass sits in a program of several (mapper/kit/vector_lowering.cpp): its semaphores' prefix; with a
+// `barrier_count`, each core's first load waits for that many signals of the `barrier` semaphore (its name
+// without the prefix) on its own core; with `stored` (a name and a core count), every store signals that
+// semaphore on each of those cores: the barrier of a pass after this one.
 struct StoreSignal {
   std::string name;
   int cores = 0;
 };
+struct PassLinks {
+  std::string prefix;
+  std::string barrier;
+  int barrier_count = 0;
+  StoreSignal stored;
+};
+// Appends a vector stage's instructions to the cores of `program` (after what they already run), linked to
+// the passes around it by `links`. Returns the stores appended.
 int append_vector_pass(arch::Program& program, const Mapping& mapping, const arch::ArchSpec& spec,
-                       const VectorTensors& tensors, const std::string& prefix, const std::string& barrier,
-                       int barrier_count, const StoreSignal& stored = {});
+                       const VectorTensors& tensors, const PassLinks& links);
 
 }  // namespace tessera::mapper
