@@ -2,6 +2,7 @@
 // rule of the spec is enforced with a location, and the resolved form written next to a report reads back
 // as the same machine.
 #include "arch/spec.hpp"
+#include "support/input_errors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,17 +17,7 @@ std::string arch_config(const std::string& name) {
   return std::string(TESSERA_SOURCE_DIR) + "/configs/arch/" + name;
 }
 
-// The InputError that `body` throws; fails the test if it throws none.
-template <class Body>
-InputError input_error_of(Body body) {
-  try {
-    body();
-  } catch (const InputError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError(SourceLocation{}, "", "no error");
-}
+using testing_support::input_error_of;
 
 // A small valid machine; tests change one line of it. Line numbers are in the comments of the tests.
 const std::string kMachine =
@@ -42,11 +33,7 @@ const std::string kMachine =
 
 // kMachine with `from` replaced by `to` (which must occur exactly once).
 std::string machine_with(const std::string& from, const std::string& to) {
-  const size_t at = kMachine.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  EXPECT_EQ(kMachine.find(from, at + 1), std::string::npos) << from;
-  std::string text = kMachine;
-  return text.replace(at, from.size(), to);
+  return testing_support::replaced_once(kMachine, from, to);
 }
 
 ArchSpec parse(const std::string& text) {

@@ -1,6 +1,7 @@
 // The strict config reader (STYLE.md, "Configuration"; DESIGN.md, "Outputs and conventions"): what a user
 // sees when a config is wrong is part of the interface, so these tests pin the full message text.
 #include "common/config.hpp"
+#include "support/input_errors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,17 +12,7 @@
 namespace tessera::config {
 namespace {
 
-// The InputError that `body` throws; fails the test if it throws none.
-template <class Body>
-InputError input_error_of(Body body) {
-  try {
-    body();
-  } catch (const InputError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError(SourceLocation{}, "", "no error");
-}
+using testing_support::input_error_of;
 
 // A file under the test's temporary directory, removed when the test ends.
 class TempFile {

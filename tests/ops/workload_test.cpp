@@ -10,6 +10,7 @@
 
 #include "ops/input_generator.hpp"
 #include "ops/kinds/gemm.hpp"
+#include "support/input_errors.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -18,17 +19,7 @@ std::string workload_config(const std::string& name) {
   return std::string(TESSERA_SOURCE_DIR) + "/configs/workloads/" + name;
 }
 
-// The InputError that `body` throws; fails the test if it throws none.
-template <class Body>
-InputError input_error_of(Body body) {
-  try {
-    body();
-  } catch (const InputError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError(SourceLocation{}, "", "no error");
-}
+using testing_support::input_error_of;
 
 // Two ops on lines 4 and 5; in both, m is at column 30, n at 36, k at 42, kind at 21, dtype at 52.
 const std::string kWorkload =
@@ -40,11 +31,7 @@ const std::string kWorkload =
 
 // kWorkload with `from` replaced by `to` (which must occur exactly once).
 std::string workload_with(const std::string& from, const std::string& to) {
-  const size_t at = kWorkload.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  EXPECT_EQ(kWorkload.find(from, at + 1), std::string::npos) << from;
-  std::string text = kWorkload;
-  return text.replace(at, from.size(), to);
+  return testing_support::replaced_once(kWorkload, from, to);
 }
 
 Workload parse(const std::string& text) {
