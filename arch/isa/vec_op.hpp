@@ -76,6 +76,21 @@ struct VecOp {
     return kind == VectorKind::reduce_sum || kind == VectorKind::reduce_max ? 1 : cols;
   }
 
+  // An instruction of `kind` on a rows x cols tile: X at `x` of `dtype`, O at `o` of `out_dtype`; the other
+  // operands and options are the caller's to set.
+  static VecOp on_tile(VectorKind kind, DType dtype, DType out_dtype, int64_t rows, int64_t cols,
+                       uint64_t x = 0, uint64_t o = 0) {
+    VecOp op;
+    op.kind = kind;
+    op.dtype = dtype;
+    op.out_dtype = out_dtype;
+    op.rows = rows;
+    op.cols = cols;
+    op.x_address = x;
+    op.o_address = o;
+    return op;
+  }
+
   static constexpr QueueKind kQueue = QueueKind::vec;
   // What a unit waiting on this instruction's signal is charged.
   static constexpr Cause kWaitersCause = Cause::vector;

@@ -178,16 +178,9 @@ namespace {
 // rows x cols fp32 values at `from` times `scale`, rounded to `dtype` at `to`: S = scale * Q K^T, or O (scale
 // 1).
 arch::VecOp round_op(uint64_t from, uint64_t to, int64_t rows, int64_t cols, double scale, DType dtype) {
-  arch::VecOp round;
-  round.kind = arch::VectorKind::map;
+  arch::VecOp round = arch::VecOp::on_tile(arch::VectorKind::map, DType::fp32, dtype, rows, cols, from, to);
   round.chain = {arch::VecFn::scale};
   round.scale = scale;
-  round.dtype = DType::fp32;
-  round.out_dtype = dtype;
-  round.x_address = from;
-  round.o_address = to;
-  round.rows = rows;
-  round.cols = cols;
   return round;
 }
 
@@ -394,12 +387,8 @@ std::vector<Part> NaiveLowering::softmax_pass(size_t i) {
     if (r0 == 0) waits.push_back(ids_.wait("s_stored", i % 2, s_stores));
     if (chunks_ >= 2) waits.push_back(ids_.wait("chunk_free", parity));
     pass.loads.push_back({make_instruction(store_queue_, load, waits, {ids_.here("chunk_full", parity)})});
-    arch::VecOp softmax;
-    softmax.kind = arch::VectorKind::softmax;
-    softmax.dtype = softmax.out_dtype = stage_.dtype();
-    softmax.x_address = softmax.o_address = chunk;
-    softmax.rows = rows;
-    softmax.cols = keys;
+    arch::VecOp softmax = arch::VecOp::on_tile(arch::VectorKind::softmax, stage_.dtype(), stage_.dtype(),
+                                               rows, keys, chunk, chunk);
     softmax.causal_shift = chunk_shift(stage_, block, r0, keys);
     Part rest = {make_instruction(vec_queue(), softmax, {ids_.wait("chunk_full", parity)},
                                   {ids_.here("chunk_done", parity)})};

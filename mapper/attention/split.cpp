@@ -87,15 +87,9 @@ int64_t AttentionStage::partial_bytes(const QBlock& block) const {
 
 arch::VecOp AttentionStage::merge_op(const QBlock& block, uint64_t partials, uint64_t statistics,
                                      uint64_t out, int64_t parts) const {
-  arch::VecOp op;
-  op.kind = arch::VectorKind::merge_partials;
-  op.dtype = DType::fp32;
-  op.out_dtype = dtype_;
-  op.x_address = partials;
+  arch::VecOp op = arch::VecOp::on_tile(arch::VectorKind::merge_partials, DType::fp32, dtype_, block.rows,
+                                        shape_.head_dim, partials, out);
   op.g_address = statistics;
-  op.o_address = out;
-  op.rows = block.rows;
-  op.cols = shape_.head_dim;
   op.parts = parts;
   return op;
 }

@@ -489,15 +489,9 @@ arch::PeMatmul AttentionStage::matmul_op(arch::Dataflow dataflow, uint64_t a_add
 
 arch::VecOp AttentionStage::softmax_op(const QBlock& block, int64_t k0, int64_t cols, bool first, uint64_t s,
                                        uint64_t p, uint64_t statistics) const {
-  arch::VecOp op;
-  op.kind = arch::VectorKind::online_softmax;
-  op.dtype = accumulator_of(dtype_);
-  op.out_dtype = dtype_;
-  op.x_address = s;
-  op.o_address = p;
+  arch::VecOp op = arch::VecOp::on_tile(arch::VectorKind::online_softmax, accumulator_of(dtype_), dtype_,
+                                        block.rows, cols, s, p);
   op.g_address = statistics;
-  op.rows = block.rows;
-  op.cols = cols;
   op.scale = shape_.effective_scale();
   op.first = first;
   if (tile_masked(block, k0, cols)) op.causal_shift = causal_shift(block, k0);
@@ -506,15 +500,10 @@ arch::VecOp AttentionStage::softmax_op(const QBlock& block, int64_t k0, int64_t 
 
 arch::VecOp AttentionStage::scale_op(const QBlock& block, uint64_t accumulator, uint64_t out,
                                      uint64_t statistics, bool final) const {
-  arch::VecOp op;
-  op.kind = arch::VectorKind::scale_rows;
-  op.dtype = DType::fp32;
-  op.out_dtype = final ? dtype_ : DType::fp32;
-  op.x_address = accumulator;
-  op.o_address = final ? out : accumulator;
+  arch::VecOp op =
+      arch::VecOp::on_tile(arch::VectorKind::scale_rows, DType::fp32, final ? dtype_ : DType::fp32,
+                           block.rows, shape_.head_dim, accumulator, final ? out : accumulator);
   op.g_address = statistics;
-  op.rows = block.rows;
-  op.cols = shape_.head_dim;
   op.by_inverse_sum = final;
   return op;
 }

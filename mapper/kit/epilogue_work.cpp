@@ -63,12 +63,7 @@ std::string EpilogueWork::text() const {
 }
 
 arch::VecOp EpilogueWork::tile_op(int64_t rows, int64_t cols) const {
-  arch::VecOp op;
-  op.kind = arch::VectorKind::map;
-  op.dtype = dtype_;
-  op.out_dtype = out_dtype_;
-  op.rows = rows;
-  op.cols = cols;
+  arch::VecOp op = arch::VecOp::on_tile(arch::VectorKind::map, dtype_, out_dtype_, rows, cols);
   op.chain = chain_;
   return op;
 }

@@ -10,9 +10,9 @@
 #include <optional>
 
 #include "arch/figures.hpp"
+#include "arch/noc.hpp"
 #include "arch/timing/compression.hpp"
 #include "arch/timing/vector_timing.hpp"
-#include "arch/noc.hpp"
 #include "common/integer_math.hpp"
 #include "mapper/kit/dma_engines.hpp"
 #include "mapper/kit/vector_plan.hpp"
@@ -180,11 +180,7 @@ int64_t VectorStage::o_elements(int64_t units) const {
 }
 
 arch::VecOp VectorStage::block(int64_t first_unit, int64_t units) const {
-  arch::VecOp op;
-  op.kind = kind_;
-  op.dtype = dtype_;
-  op.out_dtype = out_dtype_;
-  op.cols = cols_;
+  arch::VecOp op = arch::VecOp::on_tile(kind_, dtype_, out_dtype_, units, cols_);
   op.chain = chain_;
   op.scale = scale_;
   op.eps = eps_;
@@ -201,9 +197,7 @@ arch::VecOp VectorStage::block(int64_t first_unit, int64_t units) const {
     op.pad_left = pad_;
     op.average = average_;
     op.rows = units * q_;
-    return op;
   }
-  op.rows = units;
   return op;
 }
 
