@@ -1,17 +1,12 @@
 #include "mapper/kit/tiling.hpp"
 
+#include <cstddef>
+
 namespace tessera::mapper {
 
 const char* name_of(Dim dim) {
-  switch (dim) {
-    case Dim::m:
-      return "m";
-    case Dim::n:
-      return "n";
-    case Dim::k:
-      return "k";
-  }
-  return "?";
+  constexpr const char* kNames[] = {"m", "n", "k"};  // by the enum's value
+  return kNames[static_cast<std::size_t>(dim)];
 }
 
 }  // namespace tessera::mapper
