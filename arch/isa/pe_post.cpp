@@ -57,7 +57,11 @@ PePost PePost::read(LineReader& in, std::string_view, int operation_column) {
         post.dtype = in.read_dtype("dtype", all_dtype_names());
         break;
       case key_steps:
-        for (const std::string& name : in.read_name_list("an output step", output_step_names()))
+        for (const std::string& name :
+             in.read_name_list("an output step", output_step_names(),
+                               "an output path applies functions of x and a bias row only (the machine's "
+                               "core.pe_array.output_steps, in its order); a step that reads a tile runs on "
+                               "the vector unit"))
           post.steps.push_back(*element_fn_named(name, kInOutputPath));
         break;
       case key_b:

@@ -201,15 +201,18 @@ double LineReader::read_real(std::string_view what) {
 }
 
 std::vector<std::string> LineReader::read_name_list(std::string_view what,
-                                                    const std::vector<std::string>& allowed) {
+                                                    const std::vector<std::string>& allowed,
+                                                    std::string hint) {
   std::vector<std::string> names;
   do {
     const int name_column = column();
     const std::string name(scan_word());
-    if (name.empty()) fail_expected(name_column, what);
+    if (name.empty()) fail_expected(name_column, what, hint);
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
-      fail(name_column, fmt::format("'{}' is not one of {}{}", name, join_alternatives(allowed),
-                                    did_you_mean(name, allowed)));
+      fail(name_column,
+           fmt::format("'{}' is not one of {}{}", name, join_alternatives(allowed),
+                       did_you_mean(name, allowed)),
+           hint);
     names.push_back(name);
   } while (accept('+'));
   return names;

@@ -82,7 +82,12 @@ class LineReader {
   double read_real(std::string_view what);
 
   // Names from `allowed` joined by '+' (fn=bias+gelu), or one name.
-  std::vector<std::string> read_name_list(std::string_view what, const std::vector<std::string>& allowed);
+  // Names of `allowed` joined by '+'; an unknown one fails with `hint` (by default: where the options are
+  // listed).
+  std::vector<std::string> read_name_list(std::string_view what, const std::vector<std::string>& allowed,
+                                          std::string hint =
+                                              "docs/tile-program.md lists each instruction's "
+                                              "options and their values");
 
   // Comma-separated items, each `v`, `a-b` (a, a+1, ..., b; 0 <= a < b) or `v*N` (N copies of v), expanded.
   // Allocates no more than rule.count values, whatever the text says.

@@ -247,8 +247,10 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
         op.o_pitch_bytes = in.read_size("the row pitch of O in bytes");
         break;
       case key_fn:
-        for (const std::string& name :
-             in.read_name_list("the chain's functions", element_fn_names(kInVectorChain)))
+        for (const std::string& name : in.read_name_list(
+                 "the chain's functions", element_fn_names(kInVectorChain),
+                 "a chain is element functions joined by '+' (fn=bias+gelu); an epilogue's residual "
+                 "is the chain's add of the tile at y"))
           op.chain.push_back(*element_fn_named(name, kInVectorChain));
         break;
       case key_scale:

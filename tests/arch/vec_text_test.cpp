@@ -10,6 +10,10 @@
 namespace tessera::arch {
 namespace {
 
+// The hint of an option's value that is none of those listed (arch/isa/text_reader.hpp, read_name_list).
+const std::string kListedOptions =
+    "\n  hint: docs/tile-program.md lists each instruction's options and their values";
+
 const std::string kHeader =
     "tessera-program 1\n"
     "name v\n"
@@ -124,7 +128,7 @@ TEST(VecText, EveryKindReadsAndWritesBackCanonically) {
                 .find("merge_parts must be in [1, 4096]"),
             std::string::npos);
   EXPECT_EQ(error_of("  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=beta"),
-            "v.tprog:5:70: core 0,0 vec #0: 'beta' is not one of alpha or inverse_sum");
+            "v.tprog:5:70: core 0,0 vec #0: 'beta' is not one of alpha or inverse_sum" + kListedOptions);
   // The running statistics must fit in SRAM: 16 rows x 12 B at the last 100 B of the 64 KiB.
   EXPECT_EQ(
       check_error("  vec online_softmax x=0x0 g=0xff9c o=0x800 rows=16 cols=64 dtype=fp32 out=bf16"),
@@ -161,7 +165,9 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
   EXPECT_EQ(
       error_of("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+gleu"),
       "v.tprog:5:59: core 0,0 vec #0: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu, "
-      "swiglu or scale; did you mean 'gelu'?");
+      "swiglu or scale; did you mean 'gelu'?\n  hint: a chain is element functions joined by '+' "
+      "(fn=bias+gelu); "
+      "an epilogue's residual is the chain's add of the tile at y");
   EXPECT_EQ(
       error_of("  vec layernorm x=0x0 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 eps=1e-5x"),
       "v.tprog:5:80: core 0,0 vec #0: malformed number '1e-5x' for eps\n  hint: write it as 0.125 or 1e-05");
@@ -224,7 +230,7 @@ TEST(VecText, ARopeReadsAndWritesBackCanonically) {
 TEST(VecText, ABadRopeIsALocatedErrorOrRefusedByTheChecker) {
   EXPECT_EQ(error_of("  vec rope x=0x0 y=0x2000 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 "
                      "rotary_dim=128 style=halves"),
-            "v.tprog:5:97: core 0,0 vec #0: 'halves' is not one of half or interleaved");
+            "v.tprog:5:97: core 0,0 vec #0: 'halves' is not one of half or interleaved" + kListedOptions);
   const std::string missing =
       error_of("  vec rope x=0x0 o=0x4000 rows=8 cols=256 dtype=bf16 head_dim=128 rotary_dim=128 style=half");
   EXPECT_NE(missing.find("y="), std::string::npos) << missing;
@@ -355,7 +361,8 @@ TEST(VecText, EveryBadRouteOptionIsALocatedErrorOrRefusedByTheChecker) {
             "v.tprog:5:7: core 0,0 vec #0: vec route is missing 'scoring='" + syntax);
   EXPECT_EQ(
       error_of(route + "top_k=2 scoring=softmx"),
-      "v.tprog:5:70: core 0,0 vec #0: 'softmx' is not one of softmax or sigmoid; did you mean 'softmax'?");
+      "v.tprog:5:70: core 0,0 vec #0: 'softmx' is not one of softmax or sigmoid; did you mean 'softmax'?" +
+          kListedOptions);
   EXPECT_EQ(error_of(route + "top_k=2 scoring=softmax groups=2"),
             "v.tprog:5:7: core 0,0 vec #0: vec route takes groups= and topk_groups= together (the groups of "
             "experts and how many are kept)" +
