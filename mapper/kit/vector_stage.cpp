@@ -46,7 +46,7 @@ std::shared_ptr<const VectorStage> VectorStage::of(const ops::Op& op) {
   } else if (const auto* elementwise = op.as<ops::ElementwiseShape>()) {
     stage->kind_ = arch::VectorKind::map;
     stage->rows_ = elementwise->rows, stage->cols_ = elementwise->cols;
-    stage->chain_ = {static_cast<arch::VecFn>(elementwise->fn)};  // the same names in the same order
+    stage->chain_ = {elementwise->fn};  // one element function, the op's
     stage->y_row_ = elementwise->fn == ops::ElementwiseFn::bias;
     stage->y_tile_ = !stage->y_row_ && ops::elementwise_inputs(elementwise->fn) == 2;
   } else if (const auto* rope = op.as<ops::RopeShape>()) {
