@@ -6,7 +6,15 @@
 #include <map>
 #include <utility>
 
+#include "arch/isa/noc_send.hpp"
+#include "arch/isa/vec_op.hpp"
+#include "common/integer_math.hpp"
+#include "mapper/kit/dma_engines.hpp"
+#include "mapper/kit/program_builder.hpp"
+#include "mapper/kit/program_header.hpp"
+#include "mapper/moe/plan.hpp"
 #include "mapper/moe/program_kit.hpp"
+#include "mapper/moe/stage.hpp"
 #include "ops/tensor.hpp"
 
 namespace tessera::mapper {
