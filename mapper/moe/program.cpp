@@ -24,19 +24,19 @@ namespace {
 // check reads).
 void add_ep_tensors(arch::Program& program, const MoeStage& stage, const ops::MoeRouting& routing,
                     const Rows& rows, const arch::TensorDecl& output, Tensors& t) {
-  const ops::MoeShape& s = stage.shape();
+  const ops::MoeShape& shape = stage.shape();
   const DType dtype = stage.dtype();
   auto intermediate = [&](const char* name, int64_t tensor_rows, int64_t cols) {
     return add_tensor(program, intermediate_tensor(name, dtype, tensor_rows, cols));
   };
-  t.h = intermediate("H", rows.kept, s.ffn);
-  if (s.shared_experts > 0) t.hs = intermediate("HS", s.tokens, s.shared_experts * s.ffn);
-  t.y = intermediate("Y", rows.kept + (s.shared_experts > 0 ? s.tokens : 0), s.hidden);
+  t.h = intermediate("H", rows.kept, shape.ffn);
+  if (shape.shared_experts > 0) t.hs = intermediate("HS", shape.tokens, shape.shared_experts * shape.ffn);
+  t.y = intermediate("Y", rows.kept + (shape.shared_experts > 0 ? shape.tokens : 0), shape.hidden);
   arch::TensorDecl xg;
   xg.name = "XG";
   xg.dtype = dtype;
   xg.rows = std::max<int64_t>(1, rows.kept);
-  xg.cols = s.hidden;
+  xg.cols = shape.hidden;
   xg.role = arch::TensorRole::view;
   xg.row_gather = arch::RowGatherView{t.x, routing.expert_tokens};
   if (rows.kept == 0) xg.row_gather->rows = {-1};
@@ -44,17 +44,17 @@ void add_ep_tensors(arch::Program& program, const MoeStage& stage, const ops::Mo
   arch::TensorDecl yg;
   yg.name = "YG";
   yg.dtype = dtype;
-  yg.rows = s.tokens * s.top_k;
-  yg.cols = s.hidden;
+  yg.rows = shape.tokens * shape.top_k;
+  yg.cols = shape.hidden;
   yg.role = arch::TensorRole::view;
-  std::vector<int64_t> gathered(static_cast<size_t>(s.tokens * s.top_k), -1);
+  std::vector<int64_t> gathered(static_cast<size_t>(shape.tokens * shape.top_k), -1);
   std::vector<int64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
   // Expert e's kept tokens are in token order: walking the tokens in order meets them in order.
-  for (int64_t token = 0; token < s.tokens; ++token)
-    for (int64_t j = 0; j < s.top_k; ++j) {
-      const ops::MoeRoute& route = routing.routes[static_cast<size_t>(token * s.top_k + j)];
+  for (int64_t token = 0; token < shape.tokens; ++token)
+    for (int64_t j = 0; j < shape.top_k; ++j) {
+      const ops::MoeRoute& route = routing.routes[static_cast<size_t>(token * shape.top_k + j)];
       if (route.kept)
-        gathered[static_cast<size_t>(token * s.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
+        gathered[static_cast<size_t>(token * shape.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
     }
   yg.row_gather = arch::RowGatherView{t.y, std::move(gathered)};
   t.yg = add_tensor(program, yg);
@@ -146,15 +146,15 @@ class CombineEmitter {
 };
 
 void CombineEmitter::deal() {
-  const ops::MoeShape& s = lowering_.stage.shape();
+  const ops::MoeShape& shape = lowering_.stage.shape();
   const arch::DmaSpec& dma = lowering_.spec.core.dma;
   EngineDealer loads(engines_.loads, dma), stores(engines_.stores, dma);
   dealt_.resize(jobs_.size());
   for (size_t i = 0; i < jobs_.size(); ++i) {
     const CombineJob& job = jobs_[i];
-    if (job.first_chunk) dealt_[i].g = loads.deal(job.rows, s.top_k * 4);
-    dealt_[i].x = loads.deal(job.rows * s.top_k, job.cols * element_);
-    if (s.shared_experts > 0) dealt_[i].y = loads.deal(job.rows, job.cols * element_);
+    if (job.first_chunk) dealt_[i].g = loads.deal(job.rows, shape.top_k * 4);
+    dealt_[i].x = loads.deal(job.rows * shape.top_k, job.cols * element_);
+    if (shape.shared_experts > 0) dealt_[i].y = loads.deal(job.rows, job.cols * element_);
     dealt_[i].out = stores.deal(job.rows, job.cols * element_);
   }
 }
@@ -188,18 +188,18 @@ void CombineEmitter::start(int engine, arch::Waits& waits, arch::Signals& signal
 void CombineEmitter::emit(std::vector<arch::Instruction>& list) {
   for (size_t i = 0; i < jobs_.size(); ++i) {
     // G's buffer: the block's, which a first chunk loads.
-    const int gb = static_cast<int>((g_blocks_ - (jobs_[i].first_chunk ? 0 : 1)) % 2);
+    const int g_buffer = static_cast<int>((g_blocks_ - (jobs_[i].first_chunk ? 0 : 1)) % 2);
     if (jobs_[i].first_chunk) {
-      emit_g_loads(i, gb, list);
+      emit_g_loads(i, g_buffer, list);
       ++g_blocks_;
     }
     emit_row_loads(i, list);
-    emit_sum(i, gb, list);
+    emit_sum(i, g_buffer, list);
     emit_stores(i, list);
   }
 }
 
-void CombineEmitter::emit_g_loads(size_t i, int gb, std::vector<arch::Instruction>& list) {
+void CombineEmitter::emit_g_loads(size_t i, int g_buffer, std::vector<arch::Instruction>& list) {
   const int64_t top_k = lowering_.stage.shape().top_k;
   const CombineJob& job = jobs_[i];
   std::vector<int> waited;
@@ -207,13 +207,13 @@ void CombineEmitter::emit_g_loads(size_t i, int gb, std::vector<arch::Instructio
     arch::DmaLoad load;
     load.source =
         arch::TensorRegion{lowering_.tensors.g, job.first + block.rows.first, block.rows.rows, 0, top_k};
-    load.sram_address = buffers_.g[gb] + static_cast<uint64_t>(block.rows.first * top_k * 4);
+    load.sram_address = buffers_.g[g_buffer] + static_cast<uint64_t>(block.rows.first * top_k * 4);
     arch::Waits waits;
-    arch::Signals signals = {semaphores_.here(fmt::format("g_full[{}]", gb))};
+    arch::Signals signals = {semaphores_.here(fmt::format("g_full[{}]", g_buffer))};
     start(block.engine, waits, signals);
     if (g_blocks_ >= 2 && first_on(waited, block.engine))
       waits.push_back(
-          arch::SemaphoreWait{semaphores_.on_engine("g_free", gb, engines_.loads, block.engine), 1});
+          arch::SemaphoreWait{semaphores_.on_engine("g_free", g_buffer, engines_.loads, block.engine), 1});
     list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
   }
 }
@@ -222,7 +222,7 @@ void CombineEmitter::emit_g_loads(size_t i, int gb, std::vector<arch::Instructio
 void CombineEmitter::emit_row_loads(size_t i, std::vector<arch::Instruction>& list) {
   const int64_t top_k = lowering_.stage.shape().top_k;
   const CombineJob& job = jobs_[i];
-  const int b = static_cast<int>(i % 2);
+  const int buffer = static_cast<int>(i % 2);
   struct RowSource {
     const std::vector<DealtBlock>& blocks;
     int tensor;
@@ -230,8 +230,8 @@ void CombineEmitter::emit_row_loads(size_t i, std::vector<arch::Instruction>& li
     uint64_t sram;
   };
   const RowSource sources[] = {
-      {dealt_[i].x, lowering_.tensors.yg, job.first * top_k, buffers_.x[b]},
-      {dealt_[i].y, lowering_.tensors.y, lowering_.kept_rows + job.first, buffers_.y[b]}};
+      {dealt_[i].x, lowering_.tensors.yg, job.first * top_k, buffers_.x[buffer]},
+      {dealt_[i].y, lowering_.tensors.y, lowering_.kept_rows + job.first, buffers_.y[buffer]}};
   std::vector<int> waited;
   for (const RowSource& rows : sources)
     for (const DealtBlock& block : rows.blocks) {
@@ -240,62 +240,62 @@ void CombineEmitter::emit_row_loads(size_t i, std::vector<arch::Instruction>& li
                                        job.col, job.cols};
       load.sram_address = rows.sram + static_cast<uint64_t>(block.rows.first * job.cols * element_);
       arch::Waits waits;
-      arch::Signals signals = {semaphores_.here(fmt::format("x_full[{}]", b))};
+      arch::Signals signals = {semaphores_.here(fmt::format("x_full[{}]", buffer))};
       start(block.engine, waits, signals);
       if (i >= 2 && first_on(waited, block.engine))
         waits.push_back(
-            arch::SemaphoreWait{semaphores_.on_engine("x_free", b, engines_.loads, block.engine), 1});
+            arch::SemaphoreWait{semaphores_.on_engine("x_free", buffer, engines_.loads, block.engine), 1});
       list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
     }
 }
 
 // O's rows = the routes' rows weighted by G (+ the shared rows).
-void CombineEmitter::emit_sum(size_t i, int gb, std::vector<arch::Instruction>& list) {
-  const ops::MoeShape& s = lowering_.stage.shape();
+void CombineEmitter::emit_sum(size_t i, int g_buffer, std::vector<arch::Instruction>& list) {
+  const ops::MoeShape& shape = lowering_.stage.shape();
   const CombineJob& job = jobs_[i];
   const JobBlocks& blocks = dealt_[i];
-  const int b = static_cast<int>(i % 2);
+  const int buffer = static_cast<int>(i % 2);
   arch::VecOp sum;
   sum.kind = arch::VectorKind::weighted_sum;
   sum.dtype = lowering_.stage.dtype();
   sum.out_dtype = lowering_.stage.dtype();
-  sum.x_address = buffers_.x[b];
-  sum.g_address = buffers_.g[gb];
-  sum.o_address = buffers_.out[b];
+  sum.x_address = buffers_.x[buffer];
+  sum.g_address = buffers_.g[g_buffer];
+  sum.o_address = buffers_.out[buffer];
   sum.rows = job.rows;
   sum.cols = job.cols;
-  sum.parts = s.top_k;
-  if (s.shared_experts > 0) sum.y_address = buffers_.y[b], sum.chain = {arch::VecFn::add};
-  arch::Waits waits = {
-      semaphores_.wait(fmt::format("x_full[{}]", b), static_cast<int>(blocks.x.size() + blocks.y.size()))};
+  sum.parts = shape.top_k;
+  if (shape.shared_experts > 0) sum.y_address = buffers_.y[buffer], sum.chain = {arch::VecFn::add};
+  arch::Waits waits = {semaphores_.wait(fmt::format("x_full[{}]", buffer),
+                                        static_cast<int>(blocks.x.size() + blocks.y.size()))};
   if (job.first_chunk)
-    waits.push_back(semaphores_.wait(fmt::format("g_full[{}]", gb), static_cast<int>(blocks.g.size())));
+    waits.push_back(semaphores_.wait(fmt::format("g_full[{}]", g_buffer), static_cast<int>(blocks.g.size())));
   if (i >= 2)
     waits.push_back(
-        semaphores_.wait(fmt::format("out_free[{}]", b), static_cast<int>(dealt_[i - 2].out.size())));
+        semaphores_.wait(fmt::format("out_free[{}]", buffer), static_cast<int>(dealt_[i - 2].out.size())));
   arch::Signals signals;
   for (int engine : next_x_engines(i))
-    signals.push_back(semaphores_.on_engine("x_free", b, engines_.loads, engine));
+    signals.push_back(semaphores_.on_engine("x_free", buffer, engines_.loads, engine));
   for (int engine : engines_of(blocks.out))
-    signals.push_back(semaphores_.on_engine("out_full", b, engines_.stores, engine));
+    signals.push_back(semaphores_.on_engine("out_full", buffer, engines_.stores, engine));
   if (job.last_chunk)
     for (int engine : next_g_engines(i))
-      signals.push_back(semaphores_.on_engine("g_free", gb, engines_.loads, engine));
+      signals.push_back(semaphores_.on_engine("g_free", g_buffer, engines_.loads, engine));
   list.push_back(make_instruction(vec_queue(), sum, waits, signals));
 }
 
 void CombineEmitter::emit_stores(size_t i, std::vector<arch::Instruction>& list) {
   const CombineJob& job = jobs_[i];
-  const int b = static_cast<int>(i % 2);
+  const int buffer = static_cast<int>(i % 2);
   for (const DealtBlock& block : dealt_[i].out) {
     arch::DmaStore store;
-    store.sram_address = buffers_.out[b] + static_cast<uint64_t>(block.rows.first * job.cols * element_);
+    store.sram_address = buffers_.out[buffer] + static_cast<uint64_t>(block.rows.first * job.cols * element_);
     store.destination = arch::TensorRegion{lowering_.tensors.o, job.first + block.rows.first, block.rows.rows,
                                            job.col, job.cols};
     list.push_back(make_instruction(
         dma_queue(block.engine), store,
-        {arch::SemaphoreWait{semaphores_.on_engine("out_full", b, engines_.stores, block.engine), 1}},
-        {semaphores_.here(fmt::format("out_free[{}]", b))}));
+        {arch::SemaphoreWait{semaphores_.on_engine("out_full", buffer, engines_.stores, block.engine), 1}},
+        {semaphores_.here(fmt::format("out_free[{}]", buffer))}));
   }
 }
 

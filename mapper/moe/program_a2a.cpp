@@ -164,46 +164,48 @@ void A2aCoreEmitter::emit() {
 }
 
 void A2aCoreEmitter::deal_weights() {
-  const int64_t tf = lowering_.ffn_tile, tk = lowering_.k_tile;
+  const int64_t ffn_tile = lowering_.ffn_tile, k_tile = lowering_.k_tile;
   EngineDealer w_dealer(lowering_.engines.loads, lowering_.spec.core.dma),
       wd_dealer(lowering_.engines.loads, lowering_.spec.core.dma);
-  for (size_t x = 0; x < core_plan_.experts.size(); ++x)
-    for (int64_t f = 0; f < shape_.ffn; f += tf) {
-      const int64_t n = std::min(tf, shape_.ffn - f);
-      for (int64_t k0 = 0; k0 < shape_.hidden; k0 += tk) {
+  for (size_t position = 0; position < core_plan_.experts.size(); ++position)
+    for (int64_t first = 0; first < shape_.ffn; first += ffn_tile) {
+      const int64_t cols = std::min(ffn_tile, shape_.ffn - first);
+      for (int64_t k0 = 0; k0 < shape_.hidden; k0 += k_tile) {
         std::vector<DealtBlock> blocks;
-        for (int w = 0; w < w_tensors_; ++w) {
-          const std::vector<DealtBlock> part = w_dealer.deal(std::min(tk, shape_.hidden - k0), n * element_);
+        for (int tensor = 0; tensor < w_tensors_; ++tensor) {
+          const std::vector<DealtBlock> part =
+              w_dealer.deal(std::min(k_tile, shape_.hidden - k0), cols * element_);
           blocks.insert(blocks.end(), part.begin(), part.end());
         }
         w_blocks_.push_back(std::move(blocks));
       }
-      for (int64_t h = 0; h < shape_.hidden; h += tf)
-        wd_blocks_.push_back(wd_dealer.deal(n, std::min(tf, shape_.hidden - h) * element_));
+      for (int64_t col = 0; col < shape_.hidden; col += ffn_tile)
+        wd_blocks_.push_back(wd_dealer.deal(cols, std::min(ffn_tile, shape_.hidden - col) * element_));
     }
 }
 
 // Home: its tokens' X rows, their routing (G stored), and each route's row sent to its expert's core.
 void A2aCoreEmitter::emit_dispatch() {
-  const Tensors& t = lowering_.tensors;
+  const Tensors& tensors = lowering_.tensors;
   const std::vector<DealtBlock> xh_blocks = rows_dealer_.deal(tokens_, row_bytes_);
   for (const DealtBlock& block : xh_blocks) {
     arch::DmaLoad xh;
-    xh.source = arch::TensorRegion{t.x, first_token_ + block.rows.first, block.rows.rows, 0, shape_.hidden};
+    xh.source =
+        arch::TensorRegion{tensors.x, first_token_ + block.rows.first, block.rows.rows, 0, shape_.hidden};
     xh.sram_address = layout_.xh + static_cast<uint64_t>(block.rows.first * row_bytes_);
     list_.push_back(make_instruction(dma_queue(block.engine), xh, {}, {semaphores_.here("xh_full")}));
   }
   TileJob job;
   job.m = tokens_, job.n = shape_.experts, job.k = shape_.hidden, job.chunk = lowering_.k_tile;
-  job.a = moe::Operand{t.x, first_token_, 0, false};
-  job.w.push_back(moe::Operand{t.wr, 0, 0, false});
+  job.a = moe::Operand{tensors.x, first_token_, 0, false};
+  job.w.push_back(moe::Operand{tensors.wr, 0, 0, false});
   job.epilogue = Epilogue::route;
   job.route_row = first_token_;
-  job.out = arch::TensorRegion{t.g, first_token_, tokens_, 0, shape_.top_k};
+  job.out = arch::TensorRegion{tensors.g, first_token_, tokens_, 0, shape_.top_k};
   std::vector<size_t> stores;
   JobEmitter(program_, list_, lowering_.stage, lowering_.mapping.dataflow, lowering_.spec, lowering_.engines,
              "ar_")
-      .emit({job}, layout_.router, t.r, stores);
+      .emit({job}, layout_.router, tensors.r, stores);
   g_stores_ = static_cast<int>(stores.size());
   for (size_t i : stores) list_[i].signals.push_back(semaphores_.here("g_stored"));
   bool first = true;
@@ -266,21 +268,21 @@ void A2aCoreEmitter::emit_gate_up(const A2aPlan::Expert& expert, const FfnChunk&
   const uint64_t a_rows = layout_.xr + static_cast<uint64_t>(expert.first * row_bytes_);
   for (int64_t k0 = 0; k0 < shape_.hidden; k0 += lowering_.k_tile, ++chunks_) {
     const int64_t k = std::min(lowering_.k_tile, shape_.hidden - k0);
-    const int cb = static_cast<int>(chunks_ % 2);
+    const int w_buffer = static_cast<int>(chunks_ % 2);
     emit_gate_up_loads(expert, ffn, k0);
-    for (int w = 0; w < w_tensors_; ++w) {
+    for (int tensor = 0; tensor < w_tensors_; ++tensor) {
       arch::PeMatmul mm;
       mm.dataflow = lowering_.mapping.dataflow;
       mm.dtype = lowering_.stage.dtype();
       mm.a_address = a_rows + static_cast<uint64_t>(k0 * element_);
       mm.a_pitch_bytes = row_bytes_;
-      mm.w_address = layout_.w[cb][w];
-      mm.o_address = layout_.acc[ffn.buffer][w];
+      mm.w_address = layout_.w[w_buffer][tensor];
+      mm.o_address = layout_.acc[ffn.buffer][tensor];
       mm.m = expert.rows, mm.n = ffn.cols, mm.k = k;
       mm.accumulate = k0 > 0;
       arch::Waits waits;
-      if (w == 0) {
-        waits.push_back(semaphores_.wait(fmt::format("w_full[{}]", cb),
+      if (tensor == 0) {
+        waits.push_back(semaphores_.wait(fmt::format("w_full[{}]", w_buffer),
                                          static_cast<int>(w_blocks_[static_cast<size_t>(chunks_)].size())));
         if (first_matmul_)
           waits.push_back(semaphores_.wait("x_in", static_cast<int>(core_plan_.rows.size())));
@@ -289,8 +291,8 @@ void A2aCoreEmitter::emit_gate_up(const A2aPlan::Expert& expert, const FfnChunk&
       }
       first_matmul_ = false;
       arch::Signals signals;
-      if (w == w_tensors_ - 1) {
-        free_signals("w_free", cb, w_blocks_, static_cast<size_t>(chunks_ + 2), signals);
+      if (tensor == w_tensors_ - 1) {
+        free_signals("w_free", w_buffer, w_blocks_, static_cast<size_t>(chunks_ + 2), signals);
         if (k0 + k >= shape_.hidden)
           signals.push_back(semaphores_.here(fmt::format("acc_full[{}]", ffn.buffer)));
       }
@@ -300,91 +302,93 @@ void A2aCoreEmitter::emit_gate_up(const A2aPlan::Expert& expert, const FfnChunk&
   emit_activation(expert, ffn);
 }
 
-// The W tensors' blocks of one contraction chunk, one after another: tensor w's are the w-th share of them.
+// The W tensors' blocks of one contraction chunk, one after another: tensor i's are the i-th share of them.
 void A2aCoreEmitter::emit_gate_up_loads(const A2aPlan::Expert& expert, const FfnChunk& ffn, int64_t k0) {
-  const Tensors& t = lowering_.tensors;
-  const int cb = static_cast<int>(chunks_ % 2);
+  const Tensors& tensors = lowering_.tensors;
+  const int w_buffer = static_cast<int>(chunks_ % 2);
   const std::vector<DealtBlock>& blocks = w_blocks_[static_cast<size_t>(chunks_)];
   std::vector<int> waited;
   for (size_t piece = 0; piece < blocks.size(); ++piece) {
-    const int w = static_cast<int>(piece * static_cast<size_t>(w_tensors_) / blocks.size());
+    const int tensor = static_cast<int>(piece * static_cast<size_t>(w_tensors_) / blocks.size());
     const DealtBlock& block = blocks[piece];
     arch::DmaLoad load;
-    load.source = arch::TensorRegion{w == 0 && w_tensors_ == 2 ? t.wg : t.wu,
+    load.source = arch::TensorRegion{tensor == 0 && w_tensors_ == 2 ? tensors.wg : tensors.wu,
                                      expert.expert * shape_.hidden + k0 + block.rows.first, block.rows.rows,
                                      ffn.first, ffn.cols};
-    load.sram_address = layout_.w[cb][w] + static_cast<uint64_t>(block.rows.first * ffn.cols * element_);
+    load.sram_address =
+        layout_.w[w_buffer][tensor] + static_cast<uint64_t>(block.rows.first * ffn.cols * element_);
     arch::Waits waits;
     if (chunks_ >= 2 && first_on(waited, block.engine))
-      waits.push_back(
-          arch::SemaphoreWait{semaphores_.on_engine("w_free", cb, lowering_.engines.loads, block.engine), 1});
+      waits.push_back(arch::SemaphoreWait{
+          semaphores_.on_engine("w_free", w_buffer, lowering_.engines.loads, block.engine), 1});
     list_.push_back(make_instruction(dma_queue(block.engine), load, waits,
-                                     {semaphores_.here(fmt::format("w_full[{}]", cb))}));
+                                     {semaphores_.here(fmt::format("w_full[{}]", w_buffer))}));
   }
 }
 
 // H chunk = act(gate) * up, in the op's type.
 void A2aCoreEmitter::emit_activation(const A2aPlan::Expert& expert, const FfnChunk& ffn) {
-  const int p = ffn.buffer;
+  const int buffer = ffn.buffer;
   arch::VecOp act;
   act.kind = arch::VectorKind::map;
   act.dtype = DType::fp32;
   act.out_dtype = lowering_.stage.dtype();
-  act.x_address = layout_.acc[p][0];
-  act.o_address = layout_.h[p];
+  act.x_address = layout_.acc[buffer][0];
+  act.o_address = layout_.h[buffer];
   act.rows = expert.rows, act.cols = ffn.cols;
   if (shape_.swiglu()) {
     act.chain = {arch::VecFn::swiglu};
-    act.y_address = layout_.acc[p][1];
+    act.y_address = layout_.acc[buffer][1];
   } else {
     act.chain = {arch::VecFn::gelu};
   }
-  arch::Waits waits = {semaphores_.wait(fmt::format("acc_full[{}]", p))};
-  if (ffn.index >= 2) waits.push_back(semaphores_.wait(fmt::format("h_free[{}]", p)));
-  list_.push_back(make_instruction(
-      vec_queue(), act, waits,
-      {semaphores_.here(fmt::format("acc_free[{}]", p)), semaphores_.here(fmt::format("h_full[{}]", p))}));
+  arch::Waits waits = {semaphores_.wait(fmt::format("acc_full[{}]", buffer))};
+  if (ffn.index >= 2) waits.push_back(semaphores_.wait(fmt::format("h_free[{}]", buffer)));
+  list_.push_back(make_instruction(vec_queue(), act, waits,
+                                   {semaphores_.here(fmt::format("acc_free[{}]", buffer)),
+                                    semaphores_.here(fmt::format("h_full[{}]", buffer))}));
 }
 
 // The H chunk's part of every hidden tile of Y (the expert at `position` of the core's waits for the Y
 // accumulator the one before it has rounded).
 void A2aCoreEmitter::emit_down(const A2aPlan::Expert& expert, size_t position, const FfnChunk& ffn) {
-  const int64_t tf = lowering_.ffn_tile;
-  const int p = ffn.buffer;
-  for (int64_t h = 0; h < shape_.hidden; h += tf, ++downs_) {
-    const int64_t cols = std::min(tf, shape_.hidden - h);
-    const int db = static_cast<int>(downs_ % 2);
+  const int64_t ffn_tile = lowering_.ffn_tile;
+  const int h_buffer = ffn.buffer;
+  for (int64_t col = 0; col < shape_.hidden; col += ffn_tile, ++downs_) {
+    const int64_t cols = std::min(ffn_tile, shape_.hidden - col);
+    const int w_buffer = static_cast<int>(downs_ % 2);
     const std::vector<DealtBlock>& blocks = wd_blocks_[static_cast<size_t>(downs_)];
     std::vector<int> waited;
     for (const DealtBlock& block : blocks) {
       arch::DmaLoad load;
       load.source =
           arch::TensorRegion{lowering_.tensors.wd, expert.expert * shape_.ffn + ffn.first + block.rows.first,
-                             block.rows.rows, h, cols};
-      load.sram_address = layout_.wd[db] + static_cast<uint64_t>(block.rows.first * cols * element_);
+                             block.rows.rows, col, cols};
+      load.sram_address = layout_.wd[w_buffer] + static_cast<uint64_t>(block.rows.first * cols * element_);
       arch::Waits waits;
       if (downs_ >= 2 && first_on(waited, block.engine))
         waits.push_back(arch::SemaphoreWait{
-            semaphores_.on_engine("wd_free", db, lowering_.engines.loads, block.engine), 1});
+            semaphores_.on_engine("wd_free", w_buffer, lowering_.engines.loads, block.engine), 1});
       list_.push_back(make_instruction(dma_queue(block.engine), load, waits,
-                                       {semaphores_.here(fmt::format("wd_full[{}]", db))}));
+                                       {semaphores_.here(fmt::format("wd_full[{}]", w_buffer))}));
     }
     arch::PeMatmul mm;
     mm.dataflow = lowering_.mapping.dataflow;
     mm.dtype = lowering_.stage.dtype();
-    mm.a_address = layout_.h[p];
-    mm.w_address = layout_.wd[db];
-    mm.o_address = layout_.yacc + static_cast<uint64_t>(h * 4);
+    mm.a_address = layout_.h[h_buffer];
+    mm.w_address = layout_.wd[w_buffer];
+    mm.o_address = layout_.yacc + static_cast<uint64_t>(col * 4);
     mm.o_pitch_bytes = shape_.hidden * 4;
     mm.m = expert.rows, mm.n = cols, mm.k = ffn.cols;
     mm.accumulate = ffn.first > 0;
-    arch::Waits waits = {semaphores_.wait(fmt::format("wd_full[{}]", db), static_cast<int>(blocks.size()))};
-    if (h == 0) waits.push_back(semaphores_.wait(fmt::format("h_full[{}]", p)));
-    if (ffn.first == 0 && h == 0 && position > 0) waits.push_back(semaphores_.wait("yacc_free"));
+    arch::Waits waits = {
+        semaphores_.wait(fmt::format("wd_full[{}]", w_buffer), static_cast<int>(blocks.size()))};
+    if (col == 0) waits.push_back(semaphores_.wait(fmt::format("h_full[{}]", h_buffer)));
+    if (ffn.first == 0 && col == 0 && position > 0) waits.push_back(semaphores_.wait("yacc_free"));
     arch::Signals signals;
-    free_signals("wd_free", db, wd_blocks_, static_cast<size_t>(downs_ + 2), signals);
-    const bool last_tile = h + cols >= shape_.hidden;
-    if (last_tile) signals.push_back(semaphores_.here(fmt::format("h_free[{}]", p)));
+    free_signals("wd_free", w_buffer, wd_blocks_, static_cast<size_t>(downs_ + 2), signals);
+    const bool last_tile = col + cols >= shape_.hidden;
+    if (last_tile) signals.push_back(semaphores_.here(fmt::format("h_free[{}]", h_buffer)));
     if (last_tile && ffn.first + ffn.cols >= shape_.ffn) signals.push_back(semaphores_.here("y_done"));
     list_.push_back(make_instruction(pe_queue(), mm, waits, signals));
   }

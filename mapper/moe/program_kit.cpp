@@ -173,20 +173,22 @@ void JobEmitter::emit_matmuls(const TileJob& job, size_t index, const Chunk& chu
                               const GemmBuffers& buffers, const Dealt& dealt) {
   const int tensors = static_cast<int>(job.w.size());
   const int accumulators = static_cast<int>(index % 2);
-  const int cb = chunk.buffer;
+  const int buffer = chunk.buffer;
   for (int i = 0; i < tensors; ++i) {
     arch::PeMatmul mm;
     mm.dataflow = dataflow_;
     mm.dtype = stage_.dtype();
-    mm.a_address = buffers.a[cb];
-    mm.w_address = buffers.w[cb][i];
+    mm.a_address = buffers.a[buffer];
+    mm.w_address = buffers.w[buffer][i];
     mm.o_address = buffers.acc[accumulators][i];
     mm.m = job.m, mm.n = job.n, mm.k = chunk.k;
     mm.accumulate = chunk.k0 > 0;
     arch::Waits waits;
     if (i == 0) {
-      waits.push_back(arch::SemaphoreWait{indexed("a_full", cb), static_cast<int>(chunk.blocks->a.size())});
-      waits.push_back(arch::SemaphoreWait{indexed("w_full", cb), static_cast<int>(chunk.blocks->w.size())});
+      waits.push_back(
+          arch::SemaphoreWait{indexed("a_full", buffer), static_cast<int>(chunk.blocks->a.size())});
+      waits.push_back(
+          arch::SemaphoreWait{indexed("w_full", buffer), static_cast<int>(chunk.blocks->w.size())});
       if (chunk.k0 == 0 && index >= 2)
         waits.push_back(arch::SemaphoreWait{indexed("acc_free", accumulators), 1});
     }
@@ -194,9 +196,9 @@ void JobEmitter::emit_matmuls(const TileJob& job, size_t index, const Chunk& chu
     if (i == tensors - 1) {
       const auto next = static_cast<size_t>(chunks_ + 2);
       for (int engine : load_engines(dealt, next, true))
-        signals.push_back(indexed("a_free", cb, engines_.loads, engine));
+        signals.push_back(indexed("a_free", buffer, engines_.loads, engine));
       for (int engine : load_engines(dealt, next, false))
-        signals.push_back(indexed("w_free", cb, engines_.loads, engine));
+        signals.push_back(indexed("w_free", buffer, engines_.loads, engine));
       if (chunk.k0 + chunk.k >= job.k) signals.push_back(indexed("acc_full", accumulators));
     }
     list_.push_back(make_instruction(pe_queue(), mm, waits, signals));
@@ -206,21 +208,21 @@ void JobEmitter::emit_matmuls(const TileJob& job, size_t index, const Chunk& chu
 // The epilogue: the accumulators become the stored tile (the router's: its block's routing).
 void JobEmitter::emit_epilogue(const TileJob& job, size_t index, const GemmBuffers& buffers,
                                const Dealt& dealt) {
-  const int tb = static_cast<int>(index % 2);
-  arch::Waits waits = {arch::SemaphoreWait{indexed("acc_full", tb), 1}};
+  const int tile_buffer = static_cast<int>(index % 2);
+  arch::Waits waits = {arch::SemaphoreWait{indexed("acc_full", tile_buffer), 1}};
   if (index >= 2)
-    waits.push_back(
-        arch::SemaphoreWait{indexed("out_free", tb), static_cast<int>(dealt.stores[index - 2].size())});
-  arch::Signals signals = {indexed("acc_free", tb)};
+    waits.push_back(arch::SemaphoreWait{indexed("out_free", tile_buffer),
+                                        static_cast<int>(dealt.stores[index - 2].size())});
+  arch::Signals signals = {indexed("acc_free", tile_buffer)};
   for (int engine : engines_of(dealt.stores[index]))
-    signals.push_back(indexed("out_full", tb, engines_.stores, engine));
+    signals.push_back(indexed("out_full", tile_buffer, engines_.stores, engine));
   if (job.epilogue == Epilogue::route) {
     waits.push_back(arch::SemaphoreWait{plain("r_full"), 1});
     signals.push_back(plain("r_free"));
     arch::VecRoute route = stage_.route_op(job.m);
-    route.x_address = buffers.acc[tb][0];
+    route.x_address = buffers.acc[tile_buffer][0];
     route.i_address = buffers.r;
-    route.o_address = buffers.out[tb];
+    route.o_address = buffers.out[tile_buffer];
     list_.push_back(make_instruction(vec_queue(), route, waits, signals));
     return;
   }
@@ -228,15 +230,15 @@ void JobEmitter::emit_epilogue(const TileJob& job, size_t index, const GemmBuffe
   op.kind = arch::VectorKind::map;
   op.dtype = DType::fp32;
   op.out_dtype = stage_.dtype();
-  op.x_address = buffers.acc[tb][0];
-  op.o_address = buffers.out[tb];
+  op.x_address = buffers.acc[tile_buffer][0];
+  op.o_address = buffers.out[tile_buffer];
   op.rows = job.m;
   op.cols = job.n;
   if (job.epilogue == Epilogue::round) {
     op.chain = {arch::VecFn::scale};
   } else if (stage_.shape().swiglu()) {
     op.chain = {arch::VecFn::swiglu};
-    op.y_address = buffers.acc[tb][1];
+    op.y_address = buffers.acc[tile_buffer][1];
   } else {
     op.chain = {arch::VecFn::gelu};
   }
@@ -245,22 +247,22 @@ void JobEmitter::emit_epilogue(const TileJob& job, size_t index, const GemmBuffe
 
 void JobEmitter::emit_stores(const TileJob& job, size_t index, const GemmBuffers& buffers, const Dealt& dealt,
                              std::vector<size_t>& stores) {
-  const int tb = static_cast<int>(index % 2);
+  const int tile_buffer = static_cast<int>(index % 2);
   const int64_t row_bytes =
       job.epilogue == Epilogue::route ? stage_.shape().top_k * 4 : job.n * size_bytes(stage_.dtype());
   const std::vector<DealtBlock>& stored_in = dealt.stores[index];
   for (const DealtBlock& block : stored_in) {
     arch::DmaStore store;
-    store.sram_address = buffers.out[tb] + static_cast<uint64_t>(block.rows.first * row_bytes);
+    store.sram_address = buffers.out[tile_buffer] + static_cast<uint64_t>(block.rows.first * row_bytes);
     store.destination = job.out;
     store.destination.row += block.rows.first;
     store.destination.rows = block.rows.rows;
-    arch::Signals stored = {indexed("out_free", tb)};
+    arch::Signals stored = {indexed("out_free", tile_buffer)};
     if (job.stores_h) stored.push_back(semaphores_.here(h_stored_name(job.out.tensor, job.out.row)));
     stores.push_back(list_.size());
     list_.push_back(make_instruction(
         dma_queue(block.engine), store,
-        {arch::SemaphoreWait{indexed("out_full", tb, engines_.stores, block.engine), 1}}, stored));
+        {arch::SemaphoreWait{indexed("out_full", tile_buffer, engines_.stores, block.engine), 1}}, stored));
   }
   if (job.stores_h) h_blocks_[{job.out.tensor, job.out.row}] += static_cast<int>(stored_in.size());
 }
