@@ -163,6 +163,8 @@ void A2aCoreEmitter::emit() {
   if (tokens_ > 0) emit_combine();
 }
 
+// Every W load's blocks dealt before any is emitted: a GEMM signals its W buffer's free to the engines of the
+// load two chunks on.
 void A2aCoreEmitter::deal_weights() {
   const int64_t ffn_tile = lowering_.ffn_tile, k_tile = lowering_.k_tile;
   EngineDealer w_dealer(lowering_.engines.loads, lowering_.spec.core.dma),

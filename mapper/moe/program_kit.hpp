@@ -1,5 +1,5 @@
 // What the MoE placements' lowerings share (mapper/moe/program.cpp: ep and ep-split; program_a2a.cpp:
-// all-to-all): the GEMM tile jobs' emitter, the program's start and finish.
+// all-to-all), defined in program_kit.cpp: the GEMM tile jobs' emitter, the program's start and finish.
 #pragma once
 
 #include <cstdint>
