@@ -130,16 +130,16 @@ Plan plan_of(const MoeStage& stage, const Mapping& mapping, const arch::ArchSpec
   return plan;
 }
 
-GemmBuffers gemm_buffers(SramCursor& sram, int64_t m, int64_t n, int64_t k, int64_t nw, int64_t element,
+GemmBuffers gemm_buffers(SramCursor& sram, const Tiles& tile, int64_t w_tensors, int64_t element,
                          int64_t out_element, int64_t route_cols) {
   GemmBuffers b;
-  for (auto& a : b.a) a = sram.take(m * k * element);
+  for (auto& a : b.a) a = sram.take(tile.m * tile.k * element);
   for (auto& pair : b.w)
-    for (int64_t i = 0; i < nw; ++i) pair[i] = sram.take(k * n * element);
+    for (int64_t i = 0; i < w_tensors; ++i) pair[i] = sram.take(tile.k * tile.n * element);
   for (auto& pair : b.acc)
-    for (int64_t i = 0; i < nw; ++i) pair[i] = sram.take(m * n * 4);
-  for (auto& out : b.out) out = sram.take(m * (route_cols > 0 ? route_cols : n) * out_element);
-  if (route_cols > 0) b.r = sram.take(m * route_cols * 4);
+    for (int64_t i = 0; i < w_tensors; ++i) pair[i] = sram.take(tile.m * tile.n * 4);
+  for (auto& out : b.out) out = sram.take(tile.m * (route_cols > 0 ? route_cols : tile.n) * out_element);
+  if (route_cols > 0) b.r = sram.take(tile.m * route_cols * 4);
   return b;
 }
 
@@ -148,8 +148,8 @@ Layout layout_of(const MoeStage& stage, int64_t tm, int64_t tn, int64_t tk) {
   const int64_t element = size_bytes(stage.dtype());
   Layout layout;
   SramCursor sram;
-  layout.router = gemm_buffers(sram, stage.router_rows(), s.experts, tk, 1, element, 4, s.top_k);
-  layout.experts = gemm_buffers(sram, tm, tn, tk, s.swiglu() ? 2 : 1, element, element, 0);
+  layout.router = gemm_buffers(sram, Tiles{stage.router_rows(), s.experts, tk}, 1, element, 4, s.top_k);
+  layout.experts = gemm_buffers(sram, Tiles{tm, tn, tk}, s.swiglu() ? 2 : 1, element, element, 0);
   SramCursor after;
   const int64_t cr = stage.combine_rows(), cc = stage.combine_cols();
   for (auto& g : layout.combine.g) g = after.take(cr * s.top_k * 4);
@@ -220,7 +220,7 @@ A2aLayout a2a_layout(const MoeStage& stage, const A2aPlan& plan, int core, int64
                 rows = std::max<int64_t>(1, static_cast<int64_t>(c.rows.size()));
   A2aLayout layout;
   SramCursor sram;
-  layout.router = gemm_buffers(sram, hb, s.experts, tk, 1, e, 4, s.top_k);
+  layout.router = gemm_buffers(sram, Tiles{hb, s.experts, tk}, 1, e, 4, s.top_k);
   layout.xh = sram.take(hb * s.hidden * e);
   layout.slots = sram.take(hb * s.top_k * s.hidden * e);
   layout.g = sram.take(hb * s.top_k * 4);

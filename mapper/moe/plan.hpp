@@ -82,7 +82,10 @@ struct GemmBuffers {
   uint64_t a[2] = {}, w[2][2] = {}, acc[2][2] = {}, out[2] = {}, r = 0;
 };
 
-GemmBuffers gemm_buffers(SramCursor& sram, int64_t m, int64_t n, int64_t k, int64_t nw, int64_t element,
+// A GEMM's buffers taken from `sram`: two A chunks, two sets of W chunks and of fp32 accumulators
+// (`w_tensors` each: gate and up, or one) and two output tiles; with `route_cols` > 0 the router's, whose
+// output is the routing's `route_cols` gate weights a row and whose `r` holds its block's chosen experts.
+GemmBuffers gemm_buffers(SramCursor& sram, const Tiles& tile, int64_t w_tensors, int64_t element,
                          int64_t out_element, int64_t route_cols);
 
 struct CombineBuffers {

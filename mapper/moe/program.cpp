@@ -3,320 +3,331 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
-#include "arch/isa/noc_send.hpp"
 #include "arch/isa/vec_op.hpp"
-#include "arch/isa/vec_route.hpp"
-#include "common/integer_math.hpp"
 #include "mapper/kit/dma_engines.hpp"
 #include "mapper/kit/program_builder.hpp"
 #include "mapper/kit/program_header.hpp"
 #include "mapper/moe/plan.hpp"
 #include "mapper/moe/program_kit.hpp"
 #include "mapper/moe/stage.hpp"
-#include "ops/tensor.hpp"
 
 namespace tessera::mapper {
 
 using namespace moe;  // NOLINT: the plan's types
 
-namespace moe {
+namespace {
 
-// The cores' instruction lists (core c's at index c; a core without any is left out) as the program's cores
-// in mesh order, and its semaphores numbered.
-void finish_program(arch::Program& program, std::vector<std::vector<arch::Instruction>>& lists,
-                    const arch::ArchSpec& spec) {
-  for (size_t c = 0; c < lists.size(); ++c) {
-    if (lists[c].empty()) continue;
-    program.cores.emplace_back();
-    program.cores.back().coord = arch::core_coord(static_cast<int>(c), spec.mesh);
-    program.cores.back().instructions = std::move(lists[c]);
-  }
-  std::sort(program.cores.begin(), program.cores.end(),
-            [](const arch::CoreProgram& a, const arch::CoreProgram& b) { return a.coord < b.coord; });
-  program.number_semaphores_by_appearance();
-}
-
-// An intermediate the program writes and reads back (at least one row).
-arch::TensorDecl intermediate_tensor(const char* name, DType dtype, int64_t rows, int64_t cols) {
-  arch::TensorDecl tensor;
-  tensor.name = name;
-  tensor.dtype = dtype;
-  tensor.rows = std::max<int64_t>(1, rows);
-  tensor.cols = cols;
-  tensor.role = arch::TensorRole::output;
-  return tensor;
-}
-
-// The program's start: the op line, the op's inputs as it declares them (not P: the host's routing follows
-// the forced deal), R (each token's chosen experts, by falling weight: the routing's, for vec route) and G
-// (the gate weights vec route writes); `output` is O's declaration, for the caller to add last (the tensor
-// the numerics check reads).
-Tensors start_moe_program(arch::Program& program, const std::string& name, const ops::Op& op, uint64_t seed,
-                          const arch::ArchSpec& spec, const ops::MoeRouting& routing,
-                          arch::TensorDecl& output) {
-  const ops::MoeShape& s = *op.as<ops::MoeShape>();
-  start_program(program, name, op, seed, spec);
-  Tensors t;
-  for (const ops::TensorDesc& desc : ops::tensors_of(op)) {
-    if (desc.name == "P") continue;
-    if (desc.is_output) {
-      output = declared_tensor(desc, seed);
-      continue;
+// The ep program's tensors after the op's: the intermediates H, HS and Y; the gathers, X's rows in expert
+// order (the permutation) and each token's routes' rows of Y; and O, the last tensor (the one the numerics
+// check reads).
+void add_ep_tensors(arch::Program& program, const MoeStage& stage, const ops::MoeRouting& routing,
+                    const Rows& rows, const arch::TensorDecl& output, Tensors& t) {
+  const ops::MoeShape& shape = stage.shape();
+  const DType dtype = stage.dtype();
+  auto intermediate = [&](const char* name, int64_t tensor_rows, int64_t cols) {
+    return add_tensor(program, intermediate_tensor(name, dtype, tensor_rows, cols));
+  };
+  t.h = intermediate("H", rows.kept, shape.ffn);
+  if (shape.shared_experts > 0) t.hs = intermediate("HS", shape.tokens, shape.shared_experts * shape.ffn);
+  t.y = intermediate("Y", rows.kept + (shape.shared_experts > 0 ? shape.tokens : 0), shape.hidden);
+  arch::TensorDecl xg;
+  xg.name = "XG";
+  xg.dtype = dtype;
+  xg.rows = std::max<int64_t>(1, rows.kept);
+  xg.cols = shape.hidden;
+  xg.role = arch::TensorRole::view;
+  xg.row_gather = arch::RowGatherView{t.x, routing.expert_tokens};
+  if (rows.kept == 0) xg.row_gather->rows = {-1};
+  t.xg = add_tensor(program, xg);
+  arch::TensorDecl yg;
+  yg.name = "YG";
+  yg.dtype = dtype;
+  yg.rows = shape.tokens * shape.top_k;
+  yg.cols = shape.hidden;
+  yg.role = arch::TensorRole::view;
+  std::vector<int64_t> gathered(static_cast<size_t>(shape.tokens * shape.top_k), -1);
+  std::vector<int64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
+  // Expert e's kept tokens are in token order: walking the tokens in order meets them in order.
+  for (int64_t token = 0; token < shape.tokens; ++token)
+    for (int64_t j = 0; j < shape.top_k; ++j) {
+      const ops::MoeRoute& route = routing.routes[static_cast<size_t>(token * shape.top_k + j)];
+      if (route.kept)
+        gathered[static_cast<size_t>(token * shape.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
     }
-    const int index = add_tensor(program, declared_tensor(desc, seed));
-    (desc.name == "X"        ? t.x
-     : desc.name == "Wr"     ? t.wr
-     : desc.name == "W_gate" ? t.wg
-     : desc.name == "W_up"   ? t.wu
-     : desc.name == "W_down" ? t.wd
-     : desc.name == "S_gate" ? t.sg
-     : desc.name == "S_up"   ? t.su
-                             : t.sd) = index;
-  }
-  arch::TensorDecl r;
-  r.name = "R";
-  r.dtype = DType::int32;
-  r.rows = s.tokens;
-  r.cols = s.top_k;
-  r.role = arch::TensorRole::input;
-  std::vector<int64_t> values(static_cast<size_t>(s.tokens * s.top_k));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = routing.routes[i].expert;
-  r.values = std::move(values);
-  t.r = add_tensor(program, r);
-  t.g = add_tensor(program, intermediate_tensor("G", DType::fp32, s.tokens, s.top_k));
-  return t;
+  yg.row_gather = arch::RowGatherView{t.y, std::move(gathered)};
+  t.yg = add_tensor(program, yg);
+  t.o = add_tensor(program, output);
 }
 
-}  // namespace moe
+// What the ep lowering's phases share: the plan, its SRAM layout, the program's tensors, and the cores'
+// lists with who works in phases 1 and 2 and who combines in phase 3.
+struct EpLowering {
+  const MoeStage& stage;
+  const Mapping& mapping;
+  const arch::ArchSpec& spec;
+  const Plan& plan;
+  const Layout& layout;
+  const Tensors& tensors;
+  int64_t kept_rows = 0;  // the routed rows of Y; the shared experts' follow them
+  std::vector<int> working, combining;
+  std::vector<std::vector<arch::Instruction>> lists;
+};
+
+// Phases 1 and 2 of core `core`, then its part of the barrier: its last store waits for its others and tells
+// every combining core.
+void emit_work(arch::Program& program, EpLowering& lowering, int core) {
+  auto& list = lowering.lists[static_cast<size_t>(core)];
+  std::vector<TileJob> router_jobs, expert_jobs;
+  for (const TileJob& job : lowering.plan.work[static_cast<size_t>(core)])
+    (job.epilogue == Epilogue::route ? router_jobs : expert_jobs).push_back(job);
+  std::vector<size_t> stores;
+  const PassEngines engines = lowering.stage.job_engines(lowering.mapping, lowering.spec);
+  const arch::Dataflow dataflow = lowering.mapping.dataflow;
+  JobEmitter(program, list, lowering.stage, dataflow, lowering.spec, engines, "r_")
+      .emit(router_jobs, lowering.layout.router, lowering.tensors.r, stores);
+  JobEmitter(program, list, lowering.stage, dataflow, lowering.spec, engines, "e_")
+      .emit(expert_jobs, lowering.layout.experts, lowering.tensors.r, stores);
+  const Semaphores barrier(program);
+  for (size_t i = 0; i + 1 < stores.size(); ++i) list[stores[i]].signals.push_back(barrier.here("stored"));
+  arch::Instruction& last = list[stores.back()];
+  if (stores.size() > 1) last.waits.push_back(barrier.wait("stored", static_cast<int>(stores.size() - 1)));
+  for (int to : lowering.combining)
+    last.signals.push_back(barrier.at("experts_done", to == core ? arch::kSameCore : to));
+}
+
+// Phase 3 on one core: the combine. Its loads (G, the gathered rows, the shared rows) cut into row blocks
+// dealt round the load engines, its stores round the store engines; a buffer's free signalled to each engine
+// of its next load; the barrier taken once, by the first load engine, which lets each other engine go.
+class CombineEmitter {
+ public:
+  CombineEmitter(arch::Program& program, const EpLowering& lowering, int core)
+      : lowering_(lowering),
+        jobs_(lowering.plan.combine[static_cast<size_t>(core)]),
+        buffers_(lowering.layout.combine),
+        engines_(lowering.stage.combine_engines(lowering.spec)),
+        semaphores_(program, "c_"),
+        barrier_(program),
+        element_(size_bytes(lowering.stage.dtype())),
+        started_(static_cast<size_t>(lowering.spec.core.dma.engines), 0) {
+    deal();
+  }
+
+  void emit(std::vector<arch::Instruction>& list);
+
+ private:
+  // A job's blocks: G (a block's first chunk), the gathered rows, the shared rows, the stores.
+  struct JobBlocks {
+    std::vector<DealtBlock> g, x, y, out;
+  };
+  void deal();
+  // The engines of the next G load after job i (into the same buffer: two blocks on), and of job i + 2's
+  // rows (none left: the first engine's, unwaited).
+  std::vector<int> next_g_engines(size_t i) const;
+  std::vector<int> next_x_engines(size_t i) const;
+  // The barrier, on an engine's first load: the first load engine waits for every working core and lets the
+  // others go.
+  void start(int engine, arch::Waits& waits, arch::Signals& signals);
+  void emit_g_loads(size_t i, int gb, std::vector<arch::Instruction>& list);
+  void emit_row_loads(size_t i, std::vector<arch::Instruction>& list);
+  void emit_sum(size_t i, int gb, std::vector<arch::Instruction>& list);
+  void emit_stores(size_t i, std::vector<arch::Instruction>& list);
+
+  const EpLowering& lowering_;
+  const std::vector<CombineJob>& jobs_;
+  const CombineBuffers& buffers_;
+  const PassEngines engines_;
+  const Semaphores semaphores_, barrier_;
+  const int64_t element_;
+  std::vector<JobBlocks> dealt_;
+  std::vector<char> started_;  // per engine: its first load emitted
+  int64_t g_blocks_ = 0;       // the G loads so far (a block's first chunk each)
+};
+
+void CombineEmitter::deal() {
+  const ops::MoeShape& shape = lowering_.stage.shape();
+  const arch::DmaSpec& dma = lowering_.spec.core.dma;
+  EngineDealer loads(engines_.loads, dma), stores(engines_.stores, dma);
+  dealt_.resize(jobs_.size());
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    const CombineJob& job = jobs_[i];
+    if (job.first_chunk) dealt_[i].g = loads.deal(job.rows, shape.top_k * 4);
+    dealt_[i].x = loads.deal(job.rows * shape.top_k, job.cols * element_);
+    if (shape.shared_experts > 0) dealt_[i].y = loads.deal(job.rows, job.cols * element_);
+    dealt_[i].out = stores.deal(job.rows, job.cols * element_);
+  }
+}
+
+std::vector<int> CombineEmitter::next_g_engines(size_t i) const {
+  int seen = 0;
+  for (size_t j = i + 1; j < jobs_.size(); ++j)
+    if (jobs_[j].first_chunk && ++seen == 2) return engines_of(dealt_[j].g);
+  return std::vector<int>{engines_.loads.first};
+}
+
+std::vector<int> CombineEmitter::next_x_engines(size_t i) const {
+  if (i + 2 >= jobs_.size()) return std::vector<int>{engines_.loads.first};
+  std::vector<DealtBlock> rows = dealt_[i + 2].x;
+  rows.insert(rows.end(), dealt_[i + 2].y.begin(), dealt_[i + 2].y.end());
+  return engines_of(rows);
+}
+
+void CombineEmitter::start(int engine, arch::Waits& waits, arch::Signals& signals) {
+  if (started_[static_cast<size_t>(engine)]) return;
+  started_[static_cast<size_t>(engine)] = 1;
+  if (engine != engines_.loads.first) {
+    waits.push_back(arch::SemaphoreWait{semaphores_.on_engine("go", 0, engines_.loads, engine), 1});
+    return;
+  }
+  waits.insert(waits.begin(), barrier_.wait("experts_done", static_cast<int>(lowering_.working.size())));
+  for (int other = engines_.loads.first + 1; other < engines_.loads.first + engines_.loads.count; ++other)
+    signals.push_back(semaphores_.on_engine("go", 0, engines_.loads, other));
+}
+
+void CombineEmitter::emit(std::vector<arch::Instruction>& list) {
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    // G's buffer: the block's, which a first chunk loads.
+    const int g_buffer = static_cast<int>((g_blocks_ - (jobs_[i].first_chunk ? 0 : 1)) % 2);
+    if (jobs_[i].first_chunk) {
+      emit_g_loads(i, g_buffer, list);
+      ++g_blocks_;
+    }
+    emit_row_loads(i, list);
+    emit_sum(i, g_buffer, list);
+    emit_stores(i, list);
+  }
+}
+
+void CombineEmitter::emit_g_loads(size_t i, int g_buffer, std::vector<arch::Instruction>& list) {
+  const int64_t top_k = lowering_.stage.shape().top_k;
+  const CombineJob& job = jobs_[i];
+  std::vector<int> waited;
+  for (const DealtBlock& block : dealt_[i].g) {
+    arch::DmaLoad load;
+    load.source =
+        arch::TensorRegion{lowering_.tensors.g, job.first + block.rows.first, block.rows.rows, 0, top_k};
+    load.sram_address = buffers_.g[g_buffer] + static_cast<uint64_t>(block.rows.first * top_k * 4);
+    arch::Waits waits;
+    arch::Signals signals = {semaphores_.here(fmt::format("g_full[{}]", g_buffer))};
+    start(block.engine, waits, signals);
+    if (g_blocks_ >= 2 && first_on(waited, block.engine))
+      waits.push_back(
+          arch::SemaphoreWait{semaphores_.on_engine("g_free", g_buffer, engines_.loads, block.engine), 1});
+    list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
+  }
+}
+
+// The gathered rows, then the shared rows into the buffer beside them: both wait for the buffers' free.
+void CombineEmitter::emit_row_loads(size_t i, std::vector<arch::Instruction>& list) {
+  const int64_t top_k = lowering_.stage.shape().top_k;
+  const CombineJob& job = jobs_[i];
+  const int buffer = static_cast<int>(i % 2);
+  struct RowSource {
+    const std::vector<DealtBlock>& blocks;
+    int tensor;
+    int64_t first_row;
+    uint64_t sram;
+  };
+  const RowSource sources[] = {
+      {dealt_[i].x, lowering_.tensors.yg, job.first * top_k, buffers_.x[buffer]},
+      {dealt_[i].y, lowering_.tensors.y, lowering_.kept_rows + job.first, buffers_.y[buffer]}};
+  std::vector<int> waited;
+  for (const RowSource& rows : sources)
+    for (const DealtBlock& block : rows.blocks) {
+      arch::DmaLoad load;
+      load.source = arch::TensorRegion{rows.tensor, rows.first_row + block.rows.first, block.rows.rows,
+                                       job.col, job.cols};
+      load.sram_address = rows.sram + static_cast<uint64_t>(block.rows.first * job.cols * element_);
+      arch::Waits waits;
+      arch::Signals signals = {semaphores_.here(fmt::format("x_full[{}]", buffer))};
+      start(block.engine, waits, signals);
+      if (i >= 2 && first_on(waited, block.engine))
+        waits.push_back(
+            arch::SemaphoreWait{semaphores_.on_engine("x_free", buffer, engines_.loads, block.engine), 1});
+      list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
+    }
+}
+
+// O's rows = the routes' rows weighted by G (+ the shared rows).
+void CombineEmitter::emit_sum(size_t i, int g_buffer, std::vector<arch::Instruction>& list) {
+  const ops::MoeShape& shape = lowering_.stage.shape();
+  const CombineJob& job = jobs_[i];
+  const JobBlocks& blocks = dealt_[i];
+  const int buffer = static_cast<int>(i % 2);
+  arch::VecOp sum;
+  sum.kind = arch::VectorKind::weighted_sum;
+  sum.dtype = lowering_.stage.dtype();
+  sum.out_dtype = lowering_.stage.dtype();
+  sum.x_address = buffers_.x[buffer];
+  sum.g_address = buffers_.g[g_buffer];
+  sum.o_address = buffers_.out[buffer];
+  sum.rows = job.rows;
+  sum.cols = job.cols;
+  sum.parts = shape.top_k;
+  if (shape.shared_experts > 0) sum.y_address = buffers_.y[buffer], sum.chain = {arch::VecFn::add};
+  arch::Waits waits = {semaphores_.wait(fmt::format("x_full[{}]", buffer),
+                                        static_cast<int>(blocks.x.size() + blocks.y.size()))};
+  if (job.first_chunk)
+    waits.push_back(semaphores_.wait(fmt::format("g_full[{}]", g_buffer), static_cast<int>(blocks.g.size())));
+  if (i >= 2)
+    waits.push_back(
+        semaphores_.wait(fmt::format("out_free[{}]", buffer), static_cast<int>(dealt_[i - 2].out.size())));
+  arch::Signals signals;
+  for (int engine : next_x_engines(i))
+    signals.push_back(semaphores_.on_engine("x_free", buffer, engines_.loads, engine));
+  for (int engine : engines_of(blocks.out))
+    signals.push_back(semaphores_.on_engine("out_full", buffer, engines_.stores, engine));
+  if (job.last_chunk)
+    for (int engine : next_g_engines(i))
+      signals.push_back(semaphores_.on_engine("g_free", g_buffer, engines_.loads, engine));
+  list.push_back(make_instruction(vec_queue(), sum, waits, signals));
+}
+
+void CombineEmitter::emit_stores(size_t i, std::vector<arch::Instruction>& list) {
+  const CombineJob& job = jobs_[i];
+  const int buffer = static_cast<int>(i % 2);
+  for (const DealtBlock& block : dealt_[i].out) {
+    arch::DmaStore store;
+    store.sram_address = buffers_.out[buffer] + static_cast<uint64_t>(block.rows.first * job.cols * element_);
+    store.destination = arch::TensorRegion{lowering_.tensors.o, job.first + block.rows.first, block.rows.rows,
+                                           job.col, job.cols};
+    list.push_back(make_instruction(
+        dma_queue(block.engine), store,
+        {arch::SemaphoreWait{semaphores_.on_engine("out_full", buffer, engines_.stores, block.engine), 1}},
+        {semaphores_.here(fmt::format("out_free[{}]", buffer))}));
+  }
+}
+
+}  // namespace
 
 arch::Program MoeStage::lower(const ops::Op& op, uint64_t seed, const Mapping& mapping,
                               const arch::ArchSpec& spec, const std::string& program_name) const {
   if (choice_of(mapping).placement == a2a) return lower_a2a(op, seed, mapping, spec, program_name);
-  const ops::MoeShape& s = shape_;
   const std::shared_ptr<const ops::MoeRouting> routing = routing_of(op, seed);
-  std::vector<int64_t> counts(static_cast<size_t>(s.experts));
-  for (int64_t e = 0; e < s.experts; ++e) counts[static_cast<size_t>(e)] = routing->count(e);
+  std::vector<int64_t> counts(static_cast<size_t>(shape_.experts));
+  for (int64_t expert = 0; expert < shape_.experts; ++expert)
+    counts[static_cast<size_t>(expert)] = routing->count(expert);
   const Rows rows = rows_of(counts);
 
   arch::Program program;
   arch::TensorDecl output;
-  Tensors t = start_moe_program(program, program_name, op, seed, spec, *routing, output);
-  auto intermediate = [&](const char* name, DType dtype, int64_t tensor_rows, int64_t cols) {
-    return add_tensor(program, intermediate_tensor(name, dtype, tensor_rows, cols));
-  };
-  t.h = intermediate("H", dtype_, rows.kept, s.ffn);
-  if (s.shared_experts > 0) t.hs = intermediate("HS", dtype_, s.tokens, s.shared_experts * s.ffn);
-  t.y = intermediate("Y", dtype_, rows.kept + (s.shared_experts > 0 ? s.tokens : 0), s.hidden);
-  // The gathers: X's rows in expert order (the permutation), and each token's routes' rows of Y.
-  {
-    arch::TensorDecl xg;
-    xg.name = "XG";
-    xg.dtype = dtype_;
-    xg.rows = std::max<int64_t>(1, rows.kept);
-    xg.cols = s.hidden;
-    xg.role = arch::TensorRole::view;
-    xg.row_gather = arch::RowGatherView{t.x, routing->expert_tokens};
-    if (rows.kept == 0) xg.row_gather->rows = {-1};
-    t.xg = add_tensor(program, xg);
-    arch::TensorDecl yg;
-    yg.name = "YG";
-    yg.dtype = dtype_;
-    yg.rows = s.tokens * s.top_k;
-    yg.cols = s.hidden;
-    yg.role = arch::TensorRole::view;
-    std::vector<int64_t> gathered(static_cast<size_t>(s.tokens * s.top_k), -1);
-    std::vector<int64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
-    // Expert e's kept tokens are in token order: walking the tokens in order meets them in order.
-    for (int64_t token = 0; token < s.tokens; ++token)
-      for (int64_t j = 0; j < s.top_k; ++j) {
-        const ops::MoeRoute& route = routing->routes[static_cast<size_t>(token * s.top_k + j)];
-        if (route.kept)
-          gathered[static_cast<size_t>(token * s.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
-      }
-    yg.row_gather = arch::RowGatherView{t.y, std::move(gathered)};
-    t.yg = add_tensor(program, yg);
-  }
-  t.o = add_tensor(program, output);  // the last tensor: the one the numerics check reads
+  Tensors tensors = start_moe_program(program, program_name, op, seed, spec, *routing, output);
+  add_ep_tensors(program, *this, *routing, rows, output, tensors);
 
-  const Plan plan = plan_of(*this, mapping, spec, counts, t);
+  const Plan plan = plan_of(*this, mapping, spec, counts, tensors);
   const Choice& choice = choice_of(mapping);
   const Layout layout = layout_of(*this, choice.tile_m, choice.tile_n, choice.tile_k);
-  const GemmBuffers& router = layout.router;
-  const GemmBuffers& experts = layout.experts;
-  const CombineBuffers& buffers = layout.combine;
-
-  // Phases 1 and 2 per core, then the barrier: each core's last store waits for its others and tells every
-  // combining core.
-  std::vector<int> combining, working;
+  EpLowering lowering{*this, mapping, spec, plan, layout, tensors, rows.kept, {}, {}, {}};
   for (int c = 0; c < plan.cores; ++c) {
-    if (!plan.combine[static_cast<size_t>(c)].empty()) combining.push_back(c);
-    if (!plan.work[static_cast<size_t>(c)].empty()) working.push_back(c);
+    if (!plan.combine[static_cast<size_t>(c)].empty()) lowering.combining.push_back(c);
+    if (!plan.work[static_cast<size_t>(c)].empty()) lowering.working.push_back(c);
   }
-  std::vector<std::vector<arch::Instruction>> lists(static_cast<size_t>(plan.cores));
-  for (int c : working) {
-    auto& list = lists[static_cast<size_t>(c)];
-    std::vector<TileJob> router_jobs, expert_jobs;
-    for (const TileJob& job : plan.work[static_cast<size_t>(c)])
-      (job.epilogue == Epilogue::route ? router_jobs : expert_jobs).push_back(job);
-    std::vector<size_t> stores;
-    const PassEngines engines = job_engines(mapping, spec);
-    JobEmitter(program, list, *this, mapping.dataflow, spec, engines, "r_")
-        .emit(router_jobs, router, t.r, stores);
-    JobEmitter(program, list, *this, mapping.dataflow, spec, engines, "e_")
-        .emit(expert_jobs, experts, t.r, stores);
-    for (size_t i = 0; i + 1 < stores.size(); ++i)
-      list[stores[i]].signals.push_back(arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore});
-    arch::Instruction& last = list[stores.back()];
-    if (stores.size() > 1)
-      last.waits.push_back(
-          arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("stored"), arch::kSameCore},
-                              static_cast<int>(stores.size() - 1)});
-    for (int to : combining)
-      last.signals.push_back(
-          arch::SemaphoreRef{program.semaphore_id("experts_done"), to == c ? arch::kSameCore : to});
-  }
-  // Phase 3: the combine. Its loads (G, the gathered rows, the shared rows) cut into row blocks dealt round
-  // the load engines, its stores round the store engines; a buffer's free signalled to each engine of its
-  // next load; the barrier taken once, by the first load engine, which lets each other engine go.
-  const PassEngines engines = combine_engines(spec);
-  const arch::DmaSpec& dma = spec.core.dma;
-  const int64_t e = size_bytes(dtype_);
-  const arch::QueueId vec_queue{arch::QueueKind::vec, 0};
-  auto semaphore = [&](const std::string& name) {
-    return arch::SemaphoreRef{program.semaphore_id("c_" + name), arch::kSameCore};
-  };
-  auto on = [&](const char* name, int index, const EngineGroup& group, int engine) {
-    return semaphore(engine_semaphore(name, fmt::format("[{}]", index), group, engine));
-  };
-  auto dma_queue = [](int engine) { return arch::QueueId{arch::QueueKind::dma, engine}; };
-  for (int c : combining) {
-    auto& list = lists[static_cast<size_t>(c)];
-    const auto& jobs = plan.combine[static_cast<size_t>(c)];
-    // Every job's blocks, in queue order: G (a block's first chunk), the gathered rows, the shared rows.
-    struct JobBlocks {
-      std::vector<DealtBlock> g, x, y, out;
-    };
-    std::vector<JobBlocks> dealt(jobs.size());
-    {
-      EngineDealer loads(engines.loads, dma), stores(engines.stores, dma);
-      for (size_t i = 0; i < jobs.size(); ++i) {
-        const CombineJob& job = jobs[i];
-        if (job.first_chunk) dealt[i].g = loads.deal(job.rows, s.top_k * 4);
-        dealt[i].x = loads.deal(job.rows * s.top_k, job.cols * e);
-        if (s.shared_experts > 0) dealt[i].y = loads.deal(job.rows, job.cols * e);
-        dealt[i].out = stores.deal(job.rows, job.cols * e);
-      }
-    }
-    // The engines of the next G load after job i (into the same buffer: two blocks on), and of job i + 2's
-    // rows (none left: the first engine's, unwaited).
-    auto next_g_engines = [&](size_t i) {
-      int seen = 0;
-      for (size_t j = i + 1; j < jobs.size(); ++j)
-        if (jobs[j].first_chunk && ++seen == 2) return engines_of(dealt[j].g);
-      return std::vector<int>{engines.loads.first};
-    };
-    auto next_x_engines = [&](size_t i) {
-      if (i + 2 >= jobs.size()) return std::vector<int>{engines.loads.first};
-      std::vector<DealtBlock> rows = dealt[i + 2].x;
-      rows.insert(rows.end(), dealt[i + 2].y.begin(), dealt[i + 2].y.end());
-      return engines_of(rows);
-    };
-    std::vector<char> started(static_cast<size_t>(dma.engines), 0);
-    auto first_on = [&](int engine, arch::Waits& waits, arch::Signals& signals) {
-      if (started[static_cast<size_t>(engine)]) return;
-      started[static_cast<size_t>(engine)] = 1;
-      if (engine != engines.loads.first) {
-        waits.push_back(arch::SemaphoreWait{on("go", 0, engines.loads, engine), 1});
-        return;
-      }
-      waits.insert(waits.begin(), arch::SemaphoreWait{arch::SemaphoreRef{program.semaphore_id("experts_done"),
-                                                                         arch::kSameCore},
-                                                      static_cast<int>(working.size())});
-      for (int other = engines.loads.first + 1; other < engines.loads.first + engines.loads.count; ++other)
-        signals.push_back(on("go", 0, engines.loads, other));
-    };
-    int64_t blocks = 0;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const CombineJob& job = jobs[i];
-      const JobBlocks& at = dealt[i];
-      const int b = static_cast<int>(i % 2);
-      const int gb = static_cast<int>((blocks - (job.first_chunk ? 0 : 1)) % 2);
-      if (job.first_chunk) {
-        std::vector<int> waited;
-        for (const DealtBlock& block : at.g) {
-          arch::DmaLoad load;
-          load.source = arch::TensorRegion{t.g, job.first + block.rows.first, block.rows.rows, 0, s.top_k};
-          load.sram_address = buffers.g[gb] + static_cast<uint64_t>(block.rows.first * s.top_k * 4);
-          arch::Waits waits;
-          arch::Signals signals = {semaphore(fmt::format("g_full[{}]", gb))};
-          first_on(block.engine, waits, signals);
-          if (blocks >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
-            waits.push_back(arch::SemaphoreWait{on("g_free", gb, engines.loads, block.engine), 1});
-            waited.push_back(block.engine);
-          }
-          list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
-        }
-        ++blocks;
-      }
-      // The gathered rows, then the shared rows into the buffer beside them: both wait for the buffers' free.
-      std::vector<int> waited;
-      auto emit_rows = [&](const DealtBlock& block, int tensor, int64_t first_row, uint64_t sram) {
-        arch::DmaLoad load;
-        load.source =
-            arch::TensorRegion{tensor, first_row + block.rows.first, block.rows.rows, job.col, job.cols};
-        load.sram_address = sram + static_cast<uint64_t>(block.rows.first * job.cols * e);
-        arch::Waits waits;
-        arch::Signals signals = {semaphore(fmt::format("x_full[{}]", b))};
-        first_on(block.engine, waits, signals);
-        if (i >= 2 && std::find(waited.begin(), waited.end(), block.engine) == waited.end()) {
-          waits.push_back(arch::SemaphoreWait{on("x_free", b, engines.loads, block.engine), 1});
-          waited.push_back(block.engine);
-        }
-        list.push_back(make_instruction(dma_queue(block.engine), load, waits, signals));
-      };
-      for (const DealtBlock& block : at.x) emit_rows(block, t.yg, job.first * s.top_k, buffers.x[b]);
-      for (const DealtBlock& block : at.y) emit_rows(block, t.y, rows.kept + job.first, buffers.y[b]);
-      arch::VecOp sum;
-      sum.kind = arch::VectorKind::weighted_sum;
-      sum.dtype = dtype_;
-      sum.out_dtype = dtype_;
-      sum.x_address = buffers.x[b];
-      sum.g_address = buffers.g[gb];
-      sum.o_address = buffers.out[b];
-      sum.rows = job.rows;
-      sum.cols = job.cols;
-      sum.parts = s.top_k;
-      if (s.shared_experts > 0) sum.y_address = buffers.y[b], sum.chain = {arch::VecFn::add};
-      arch::Waits sum_waits = {arch::SemaphoreWait{semaphore(fmt::format("x_full[{}]", b)),
-                                                   static_cast<int>(at.x.size() + at.y.size())}};
-      if (job.first_chunk)
-        sum_waits.push_back(
-            arch::SemaphoreWait{semaphore(fmt::format("g_full[{}]", gb)), static_cast<int>(at.g.size())});
-      if (i >= 2)
-        sum_waits.push_back(arch::SemaphoreWait{semaphore(fmt::format("out_free[{}]", b)),
-                                                static_cast<int>(dealt[i - 2].out.size())});
-      arch::Signals signals;
-      for (int engine : next_x_engines(i)) signals.push_back(on("x_free", b, engines.loads, engine));
-      for (int engine : engines_of(at.out)) signals.push_back(on("out_full", b, engines.stores, engine));
-      if (job.last_chunk)
-        for (int engine : next_g_engines(i)) signals.push_back(on("g_free", gb, engines.loads, engine));
-      list.push_back(make_instruction(vec_queue, sum, sum_waits, signals));
-      for (const DealtBlock& block : at.out) {
-        arch::DmaStore store;
-        store.sram_address = buffers.out[b] + static_cast<uint64_t>(block.rows.first * job.cols * e);
-        store.destination =
-            arch::TensorRegion{t.o, job.first + block.rows.first, block.rows.rows, job.col, job.cols};
-        list.push_back(
-            make_instruction(dma_queue(block.engine), store,
-                             {arch::SemaphoreWait{on("out_full", b, engines.stores, block.engine), 1}},
-                             {semaphore(fmt::format("out_free[{}]", b))}));
-      }
-    }
-  }
-  finish_program(program, lists, spec);
+  lowering.lists.resize(static_cast<size_t>(plan.cores));
+  for (int c : lowering.working) emit_work(program, lowering, c);
+  for (int c : lowering.combining)
+    CombineEmitter(program, lowering, c).emit(lowering.lists[static_cast<size_t>(c)]);
+  finish_program(program, lowering.lists, spec);
   return program;
 }
 
