@@ -72,15 +72,8 @@ std::vector<std::pair<int, int64_t>> placed_rows(const A2aPlan& plan, int64_t ro
 
 // A copy of `rows` x `cols` from `from` to `to` by the vector unit, `in` rounded to `out`.
 arch::VecOp copy_op(uint64_t from, uint64_t to, int64_t rows, int64_t cols, DType in, DType out) {
-  arch::VecOp op;
-  op.kind = arch::VectorKind::map;
-  op.chain = {arch::VecFn::scale};
-  op.dtype = in;
-  op.out_dtype = out;
-  op.x_address = from;
-  op.o_address = to;
-  op.rows = rows;
-  op.cols = cols;
+  arch::VecOp op = arch::VecOp::on_tile(arch::VectorKind::map, in, out, rows, cols, from, to);
+  op.chain = {arch::VecFn::scale};  // x * 1: a copy, rounded to `out`
   return op;
 }
 
