@@ -22,8 +22,8 @@ constexpr std::array<ElementFnInfo, 10> kTable = {{
     {ElementFn::gelu, "gelu", FnOperand::none, 4, 1, kEverywhere},            // mul, erf, add, mul, mul
     {ElementFn::gelu_tanh, "gelu_tanh", FnOperand::none, 8, 1, kEverywhere},  // x^2, x^3, *c, +x, *k, tanh,
                                                                               // +1, *x, *0.5
-    {ElementFn::silu, "silu", FnOperand::none, 3, 2, kEverywhere},          // negate, exp, add, 1/, mul
-    {ElementFn::residual, "residual", FnOperand::tile, 1, 0, kInEpilogue},  // lowered as a chain's add
+    {ElementFn::silu, "silu", FnOperand::none, 3, 2, kEverywhere},            // negate, exp, add, 1/, mul
+    {ElementFn::residual, "residual", FnOperand::tile, 1, 0, kInEpilogue},    // lowered as a chain's add
     {ElementFn::swiglu, "swiglu", FnOperand::tile, 4, 2, kChainAndOp | kInEpilogue},  // silu(x) * y
     {ElementFn::scale, "scale", FnOperand::factor, 1, 0, kInVectorChain},
 }};
