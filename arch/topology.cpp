@@ -87,24 +87,13 @@ Coord dram_channel_router(int channel, const ArchSpec& spec) {
 }
 
 double average_dram_hops(const ArchSpec& spec) {
-  struct Known {
-    int rows = 0, cols = 0, channels = 0;
-    DramPlacement placement = DramPlacement::perimeter;
-    double hops = 0;
-  };
-  thread_local Known known;
-  if (known.rows == spec.mesh.rows && known.cols == spec.mesh.cols && known.channels == spec.dram.channels &&
-      known.placement == spec.dram.placement)
-    return known.hops;
   double hops_sum = 0;
   for (int channel = 0; channel < spec.dram.channels; ++channel) {
     const Coord router = dram_channel_router(channel, spec);
     for (int core = 0; core < spec.mesh.cores(); ++core)
       hops_sum += hops(router, core_coord(core, spec.mesh));
   }
-  known = Known{spec.mesh.rows, spec.mesh.cols, spec.dram.channels, spec.dram.placement,
-                hops_sum / (static_cast<double>(spec.dram.channels) * spec.mesh.cores())};
-  return known.hops;
+  return hops_sum / (static_cast<double>(spec.dram.channels) * spec.mesh.cores());
 }
 
 }  // namespace tessera::arch

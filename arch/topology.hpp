@@ -51,9 +51,8 @@ Coord perimeter_router(const MeshSpec& mesh, int64_t index);
 Coord dram_channel_router(int channel, const ArchSpec& spec);
 
 // The mean XY distance in hops from a DRAM channel's router to a core, over every channel and core: what the
-// cost model's estimates of a load's round trip count. A function of the mesh's size, the channel count and
-// their placement, remembered per thread for the last of those it was asked about (the cost model asks for
-// every vector pass it scores).
+// cost model's estimates of a load's round trip count (the mesh's answer to NocModel::average_dram_hops,
+// which arch/noc.hpp's dram_round_trip_hops remembers per thread).
 double average_dram_hops(const ArchSpec& spec);
 
 // The channel serving `address`: its interleave block, XOR-folded (channel_hash: xor) in slices of

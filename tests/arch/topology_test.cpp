@@ -1,5 +1,7 @@
 #include "arch/topology.hpp"
 
+#include "arch/noc.hpp"
+
 #include <gtest/gtest.h>
 
 namespace tessera::arch {
@@ -52,7 +54,7 @@ TEST(Perimeter, EachRouterInClosedFormIsTheWalksAroundTheEdge) {
 }
 
 TEST(DramChannels, AverageHopsFollowTheMachineAskedAbout) {
-  // Remembered per thread for the last machine: asking about another must not return the first one's.
+  // Asking about another machine must not return the first one's (dram_round_trip_hops remembers the last).
   ArchSpec spec;
   spec.mesh = MeshSpec{4, 4};
   spec.dram.channels = 4;
@@ -64,6 +66,23 @@ TEST(DramChannels, AverageHopsFollowTheMachineAskedAbout) {
   spec.mesh = MeshSpec{2, 2};
   spec.dram.channels = 1;  // the mean of r + c over a 2x2 mesh
   EXPECT_DOUBLE_EQ(average_dram_hops(spec), 1.0);
+}
+
+TEST(DramChannels, RoundTripHopsAreTheNetworksAndFollowTheMachineAskedAbout) {
+  // Remembered per thread for the last network and geometry: asking about another must not return the
+  // first's.
+  ArchSpec spec;
+  spec.mesh = MeshSpec{4, 4};
+  spec.dram.channels = 4;
+  const double four = dram_round_trip_hops(spec);
+  EXPECT_DOUBLE_EQ(four, average_dram_hops(spec));  // the mesh's own answer
+  spec.dram.channels = 1;
+  EXPECT_DOUBLE_EQ(dram_round_trip_hops(spec), 3.0);
+  spec.dram.channels = 4;
+  EXPECT_DOUBLE_EQ(dram_round_trip_hops(spec), four);
+  spec.mesh = MeshSpec{2, 2};
+  spec.dram.channels = 1;
+  EXPECT_DOUBLE_EQ(dram_round_trip_hops(spec), 1.0);
 }
 
 TEST(DramChannels, SpreadEvenlyAroundThePerimeter) {

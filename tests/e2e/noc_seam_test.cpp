@@ -93,14 +93,14 @@ TEST(NocSeam, TheFabricAndTheCostModelAskTheMachinesModelAndTheRunMovesAsACrossb
   const arch::ArchSpec mesh = load_arch("mesh4x4");
   arch::ArchSpec crossbar = mesh;
   crossbar.noc.impl = "crossbar-test";
+  const int round_trips_before = round_trips_asked;
   EXPECT_DOUBLE_EQ(arch::dram_round_trip_hops(crossbar), 15.0 / 16.0);  // one hop but to its own router
+  EXPECT_GT(round_trips_asked, round_trips_before) << "the round trip's hops are the crossbar's answer";
   EXPECT_GT(arch::dram_round_trip_hops(mesh), 1.0);
-  const int trees_before = trees_built, round_trips_before = round_trips_asked,
-            hottest_before = hottest_asked;
+  const int trees_before = trees_built, hottest_before = hottest_asked;
   const traces::RunRecord on_crossbar = best_row(crossbar);
   EXPECT_GT(trees_built, trees_before) << "the simulator's fabric asked the crossbar for its multicast trees";
   EXPECT_GT(hottest_asked, hottest_before) << "the cost model asked the crossbar for its hottest link";
-  (void)round_trips_before;  // remembered per thread: asked above already
   ASSERT_GT(on_crossbar.noc_bytes, 0);
   // On the crossbar no byte crosses more than one link (on the 4x4 mesh most cross several: SystemC
   // elaborates once a process, so that run is another test's).
