@@ -286,9 +286,12 @@ void check_sram_ranges(const VecOp& op, const InstructionChecks& checks) {
 VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_column) {
   VecOp op;
   const auto& kinds = vector_kinds();
-  op.kind = std::find_if(kinds.begin(), kinds.end(), [&](const VectorKindInfo& info) {
-              return info.is_vec_op && info.mnemonic == mnemonic;
-            })->kind;
+  const auto named = std::find_if(kinds.begin(), kinds.end(), [&](const VectorKindInfo& info) {
+    return info.is_vec_op && info.mnemonic == mnemonic;
+  });
+  TESSERA_ASSERT(named != kinds.end(),
+                 "an operation word is checked against mnemonics_of(queue) before it is read");
+  op.kind = named->kind;
   const VectorKindInfo& info = info_of(op.kind);
   const std::string operation = std::string("vec ") + std::string(mnemonic);
   const char* syntax = vec_syntax().c_str();

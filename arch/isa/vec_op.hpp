@@ -92,7 +92,7 @@ struct VecOp {
   static constexpr QueueKind kQueue = QueueKind::vec;
   // What a unit waiting on this instruction's signal is charged.
   static constexpr Cause kWaitersCause = Cause::vector;
-  static const std::vector<std::string>& mnemonics();  // map, reduce_sum, ..., weighted_sum
+  static const std::vector<std::string>& mnemonics();  // the table's VecOp kinds: map, ..., weighted_sum
   static VecOp read(LineReader& in, std::string_view mnemonic, int column);
   void write(LineWriter& out) const;
   void check(const InstructionChecks& checks) const;
