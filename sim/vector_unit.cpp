@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "arch/isa/vector_kinds/vector_kind_info.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "common/error.hpp"
 #include "ops/vector_kernels.hpp"
+#include "sim/vector_kind_kernels.hpp"
 
 namespace tessera::sim {
 
@@ -65,18 +67,18 @@ void VectorUnit::execute(const arch::Instruction& instruction, int32_t position)
   if (op.uses_y())
     fabric.count_bank_words(op.y_address, op.rows, op.cols * element,
                             packed_or(op.y_pitch_bytes, op.cols * element), 1, bank_words_);
-  if (op.kind == arch::VectorKind::layernorm || op.kind == arch::VectorKind::rmsnorm)
+  const arch::GRole g_role = arch::info_of(op.kind).operands.g;
+  if (g_role == arch::GRole::parameter_row)  // gamma: read once per row
     fabric.count_bank_words(op.g_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
   if (op.uses_b())  // beta, or a bias row: read once per row
     fabric.count_bank_words(op.b_address, 1, op.cols * element, op.cols * element, op.rows, bank_words_);
-  if (op.uses_statistics()) {  // the running statistics: read (unless first) and written once per row
+  if (op.uses_statistics()) {  // the running statistics: read (unless first) and written (if updated) once
     const int64_t row_bytes = arch::VecOp::kRowStatistics * size_bytes(DType::fp32);
-    const bool writes = op.kind == arch::VectorKind::online_softmax;
     const int64_t accesses =
-        (op.kind == arch::VectorKind::online_softmax && op.first ? 0 : 1) + (writes ? 1 : 0);
+        (op.reads_statistics() ? 1 : 0) + (g_role == arch::GRole::statistics_updated ? 1 : 0);
     fabric.count_bank_words(op.g_address, op.statistics_rows(), row_bytes, row_bytes, accesses, bank_words_);
   }
-  if (op.kind == arch::VectorKind::weighted_sum) {  // the gate weights: read once
+  if (g_role == arch::GRole::weights) {  // the gate weights: read once
     const int64_t row_bytes = op.parts * size_bytes(DType::fp32);
     fabric.count_bank_words(op.g_address, op.rows, row_bytes, row_bytes, 1, bank_words_);
   }
@@ -200,105 +202,11 @@ void VectorUnit::run(const arch::Instruction& instruction, int32_t position, con
 }
 
 std::function<void()> VectorUnit::functional_commit(const arch::VecOp& op) {
-  const uint8_t* sram = machine_.cores[core_].sram.data();
-  const int64_t element = size_bytes(op.dtype);
-  const int64_t x_rows = op.x_rows();
-  const std::vector<float> x = ops::read_tile(
-      op.dtype, sram + op.x_address, packed_or(op.x_pitch_bytes, op.cols * element), x_rows, op.cols);
-  std::vector<float> out, statistics;
-  int64_t out_cols = op.cols;
+  VectorResult result =
+      compute_vector_result(read_vector_operands(machine_.cores[core_].sram.data(), op), op);
+  std::vector<float> out = std::move(result.out), statistics = std::move(result.statistics);
+  const int64_t out_cols = op.o_cols();
   const int64_t statistics_pitch = arch::VecOp::kRowStatistics * size_bytes(DType::fp32);
-  if (op.uses_statistics() && !(op.kind == arch::VectorKind::online_softmax && op.first))
-    statistics = ops::read_tile(DType::fp32, sram + op.g_address, statistics_pitch, op.statistics_rows(),
-                                arch::VecOp::kRowStatistics);
-  switch (op.kind) {
-    case arch::VectorKind::map: {
-      std::vector<float> second, bias;
-      if (op.uses_y())
-        second = ops::read_tile(op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element),
-                                op.rows, op.cols);
-      if (op.uses_b()) bias = ops::read_tile(op.dtype, sram + op.b_address, op.cols * element, 1, op.cols);
-      out = x;
-      ops::apply_chain(op.chain, out, second, bias, op.rows, op.cols, static_cast<float>(op.scale));
-      break;
-    }
-    case arch::VectorKind::reduce_sum:
-    case arch::VectorKind::reduce_max:
-      out = ops::reduce_rows(x, op.rows, op.cols, op.kind == arch::VectorKind::reduce_max);
-      out_cols = 1;
-      break;
-    case arch::VectorKind::softmax:
-      out.resize(x.size());
-      ops::softmax_rows(
-          x.data(), out.data(), op.rows, op.cols, static_cast<float>(op.scale),
-          op.causal_shift == arch::kNoCausalMask ? std::nullopt : std::optional<int64_t>(op.causal_shift));
-      break;
-    case arch::VectorKind::layernorm:
-    case arch::VectorKind::rmsnorm: {
-      const std::vector<float> gamma =
-          ops::read_tile(op.dtype, sram + op.g_address, op.cols * element, 1, op.cols);
-      std::vector<float> input = x;
-      if (op.norm_adds_y()) {
-        // X + Y, kept in the output tile by the first pass and read back by the others: rounded to its type.
-        const std::vector<float> y = ops::read_tile(
-            op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element), op.rows, op.cols);
-        for (size_t i = 0; i < input.size(); ++i) input[i] += y[i];
-        const int64_t out_element = size_bytes(op.out_dtype);
-        std::vector<uint8_t> stored(static_cast<size_t>(op.rows * op.cols * out_element));
-        ops::write_tile(op.out_dtype, input, stored.data(), op.cols * out_element, op.rows, op.cols);
-        input = ops::read_tile(op.out_dtype, stored.data(), op.cols * out_element, op.rows, op.cols);
-      }
-      out.resize(input.size());
-      if (op.kind == arch::VectorKind::layernorm) {
-        const std::vector<float> beta =
-            ops::read_tile(op.dtype, sram + op.b_address, op.cols * element, 1, op.cols);
-        ops::layernorm_rows(input.data(), gamma.data(), beta.data(), out.data(), op.rows, op.cols,
-                            static_cast<float>(op.eps));
-      } else {
-        ops::rmsnorm_rows(input.data(), gamma.data(), out.data(), op.rows, op.cols,
-                          static_cast<float>(op.eps));
-      }
-      break;
-    }
-    case arch::VectorKind::pool:
-      out = ops::pool_tile(x, ops::PoolTileGeometry{op.ih, op.iw, op.e, op.q, op.cols, op.r, op.s, op.stride,
-                                                    op.pad_top, op.pad_left, op.average});
-      break;
-    case arch::VectorKind::online_softmax:
-      out.resize(x.size());
-      statistics.resize(static_cast<size_t>(op.rows * arch::VecOp::kRowStatistics));
-      ops::online_softmax_rows(
-          x.data(), out.data(), statistics.data(), op.rows, op.cols, static_cast<float>(op.scale),
-          op.causal_shift == arch::kNoCausalMask ? std::nullopt : std::optional<int64_t>(op.causal_shift),
-          op.first);
-      break;
-    case arch::VectorKind::scale_rows:
-      out.resize(x.size());
-      ops::scale_rows(x.data(), statistics.data(), out.data(), op.rows, op.cols, op.by_inverse_sum);
-      break;
-    case arch::VectorKind::merge_partials:
-      out.resize(static_cast<size_t>(op.rows * op.cols));
-      ops::merge_partials(x.data(), statistics.data(), out.data(), op.rows, op.cols, op.parts);
-      break;
-    case arch::VectorKind::weighted_sum: {
-      const int64_t weights_pitch = op.parts * size_bytes(DType::fp32);
-      const std::vector<float> weights =
-          ops::read_tile(DType::fp32, sram + op.g_address, weights_pitch, op.rows, op.parts);
-      std::vector<float> y;
-      if (op.uses_y())
-        y = ops::read_tile(op.dtype, sram + op.y_address, packed_or(op.y_pitch_bytes, op.cols * element),
-                           op.rows, op.cols);
-      out.resize(static_cast<size_t>(op.rows * op.cols));
-      ops::weighted_sum(x.data(), weights.data(), op.uses_y() ? y.data() : nullptr, out.data(), op.rows,
-                        op.cols, op.parts);
-      break;
-    }
-    case arch::VectorKind::rope:
-    case arch::VectorKind::route:
-      TESSERA_ASSERT(false, "a rope is an arch::VecRope and a route an arch::VecRoute, never a VecOp");
-      break;
-  }
-  if (op.kind != arch::VectorKind::online_softmax) statistics.clear();  // written back only by online_softmax
   const int64_t pitch = packed_or(op.o_pitch_bytes, out_cols * size_bytes(op.out_dtype));
   return [this, op, out = std::move(out), statistics = std::move(statistics), statistics_pitch, out_cols,
           pitch]() {

@@ -169,7 +169,7 @@ constexpr Dataflow last_of(Dataflow) {
   return Dataflow::rs;
 }
 constexpr VectorKind last_of(VectorKind) {
-  return VectorKind::route;
+  return static_cast<VectorKind>(kVectorKindCount - 1);
 }
 constexpr ElementFn last_of(ElementFn) {  // a vector chain's and an output path's steps
   return ElementFn::scale;

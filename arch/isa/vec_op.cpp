@@ -8,153 +8,111 @@
 #include "arch/isa/instruction_checks.hpp"
 #include "arch/isa/text_reader.hpp"
 #include "arch/isa/text_writer.hpp"
+#include "arch/isa/vector_kinds/vector_kind_info.hpp"
 #include "common/error.hpp"
 
 namespace tessera::arch {
 
 namespace {
 
-constexpr const char* kVecSyntax =
-    "a vector instruction is written: map|reduce_sum|reduce_max|softmax|layernorm|rmsnorm x=ADDR o=ADDR "
-    "rows=R cols=C dtype=DT [out=DT] [x_pitch=B] [o_pitch=B], then map: fn=F[+F...] [y=ADDR] [y_pitch=B] "
-    "[b=ADDR] [scale=S]; "
-    "softmax: "
-    "[scale=S] [causal_shift=N]; layernorm: g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]; rmsnorm: g=ADDR "
-    "eps=E [fn=add y=ADDR [y_pitch=B]]; or pool x=ADDR "
-    "o=ADDR "
-    "cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] mode=max|avg; or "
-    "online_softmax x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] "
-    "[first=yes]; or scale_rows x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum; "
-    "or "
-    "merge_partials x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N; or "
-    "weighted_sum "
-    "x=ADDR g=ADDR o=ADDR rows=R cols=C parts=P dtype=DT [out=DT] [y=ADDR] [x_pitch=B] [o_pitch=B] "
-    "[y_pitch=B]";
-
-enum VecOption : size_t {
-  key_x,
-  key_y,
-  key_g,
-  key_b,
-  key_o,
-  key_rows,
-  key_cols,
-  key_dtype,
-  key_x_pitch,
-  key_y_pitch,
-  key_o_pitch,
-  key_fn,
-  key_scale,
-  key_causal_shift,
-  key_eps,
-  key_ih,
-  key_iw,
-  key_e,
-  key_q,
-  key_r,
-  key_s,
-  key_stride,
-  key_pad_top,
-  key_pad_left,
-  key_mode,
-  key_out,
-  key_first,
-  key_by,
-  key_parts,
-};
-
-const std::vector<std::string>& option_names() {
-  static const std::vector<std::string> names = {
-      "x",       "y",       "g",       "b",  "o",     "rows",         "cols",    "dtype",
-      "x_pitch", "y_pitch", "o_pitch", "fn", "scale", "causal_shift", "eps",     "ih",
-      "iw",      "e",       "q",       "r",  "s",     "stride",       "pad_top", "pad_left",
-      "mode",    "out",     "first",   "by", "parts"};
-  return names;
-}
-
-constexpr uint32_t bit(VecOption option) {
-  return uint32_t{1} << option;
-}
-
-// The options each kind requires, and those it may take.
-uint32_t required_of(VectorKind kind) {
-  const uint32_t tile = bit(key_x) | bit(key_o) | bit(key_rows) | bit(key_cols) | bit(key_dtype);
-  switch (kind) {
-    case VectorKind::map:
-      return tile | bit(key_fn);
-    case VectorKind::layernorm:
-      return tile | bit(key_g) | bit(key_b) | bit(key_eps);
-    case VectorKind::rmsnorm:
-      return tile | bit(key_g) | bit(key_eps);
-    case VectorKind::pool:
-      return bit(key_x) | bit(key_o) | bit(key_cols) | bit(key_dtype) | bit(key_ih) | bit(key_iw) |
-             bit(key_e) | bit(key_q) | bit(key_r) | bit(key_s) | bit(key_mode);
-    case VectorKind::online_softmax:
-      return tile | bit(key_g);
-    case VectorKind::scale_rows:
-      return tile | bit(key_g) | bit(key_by);
-    case VectorKind::merge_partials:
-    case VectorKind::weighted_sum:
-      return tile | bit(key_g) | bit(key_parts);
-    default:
-      return tile;
+// "a vector instruction is written: " and each VecOp kind's syntax: the kinds of the shared tile form first
+// ("map|reduce_sum|... x=ADDR ..., then map: ...; softmax: ..."), then each of the others ("; or pool ...").
+std::string compose_vec_syntax() {
+  std::string shared_kinds, shared_options, own_lines;
+  for (const VectorKindInfo& info : vector_kinds()) {
+    if (!info.is_vec_op) continue;
+    if (!info.shares_tile_syntax) {
+      own_lines += fmt::format("; or {} {}", info.mnemonic, info.syntax);
+      continue;
+    }
+    shared_kinds += (shared_kinds.empty() ? "" : "|") + std::string(info.mnemonic);
+    if (*info.syntax != '\0')
+      shared_options +=
+          fmt::format("{}{}: {}", shared_options.empty() ? "" : "; ", info.mnemonic, info.syntax);
   }
+  return fmt::format(
+      "a vector instruction is written: {} x=ADDR o=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] "
+      "[o_pitch=B], then {}{}",
+      shared_kinds, shared_options, own_lines);
 }
 
-uint32_t allowed_of(VectorKind kind) {
-  const uint32_t pitches = bit(key_x_pitch) | bit(key_o_pitch) | bit(key_out);
-  switch (kind) {
-    case VectorKind::map:  // scale=: the factor of a `scale` step
-      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch) | bit(key_b) | bit(key_scale);
-    case VectorKind::softmax:
-      return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift);
-    case VectorKind::online_softmax:
-      return required_of(kind) | pitches | bit(key_scale) | bit(key_causal_shift) | bit(key_first);
-    case VectorKind::pool:
-      return required_of(kind) | pitches | bit(key_stride) | bit(key_pad_top) | bit(key_pad_left);
-    case VectorKind::layernorm:
-    case VectorKind::rmsnorm:  // fn=add: the tile at y added to X before normalising (a residual)
-      return required_of(kind) | pitches | bit(key_fn) | bit(key_y) | bit(key_y_pitch);
-    case VectorKind::weighted_sum:  // y=: a tile of the output's shape added
-      return required_of(kind) | pitches | bit(key_y) | bit(key_y_pitch);
-    default:
-      return required_of(kind) | pitches;
-  }
+const std::string& vec_syntax() {
+  static const std::string syntax = compose_vec_syntax();
+  return syntax;
+}
+
+bool reads_tile(VecFn fn) {
+  return info_of(fn).operand == FnOperand::tile;
+}
+
+// Whether `chain` is empty or only the add of the tile at y.
+bool adds_y_at_most(const std::vector<VecFn>& chain) {
+  return chain.empty() || chain == std::vector<VecFn>{VecFn::add};
 }
 
 }  // namespace
 
 const std::vector<std::string>& VecOp::mnemonics() {
-  static const std::vector<std::string> names = {
-      "map",  "reduce_sum",     "reduce_max", "softmax",        "layernorm",   "rmsnorm",
-      "pool", "online_softmax", "scale_rows", "merge_partials", "weighted_sum"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> vec_op_kinds;
+    for (const VectorKindInfo& info : vector_kinds())
+      if (info.is_vec_op) vec_op_kinds.emplace_back(info.mnemonic);
+    return vec_op_kinds;
+  }();
   return names;
 }
 
-namespace {
-bool reads_tile(VecFn fn) {
-  return info_of(fn).operand == FnOperand::tile;
-}
-}  // namespace
-
 bool VecOp::uses_statistics() const {
-  return kind == VectorKind::online_softmax || kind == VectorKind::scale_rows ||
-         kind == VectorKind::merge_partials;
+  const GRole g = info_of(kind).operands.g;
+  return g == GRole::statistics_read || g == GRole::statistics_updated;
+}
+
+bool VecOp::reads_statistics() const {
+  return uses_statistics() && !(info_of(kind).operands.g == GRole::statistics_updated && first);
 }
 
 bool VecOp::uses_y() const {
-  return (kind == VectorKind::map || kind == VectorKind::weighted_sum || norm_adds_y()) &&
-         std::any_of(chain.begin(), chain.end(), reads_tile);
+  switch (info_of(kind).operands.y) {
+    case YRole::chain_step:
+      return std::any_of(chain.begin(), chain.end(), reads_tile);
+    case YRole::residual:
+      return norm_adds_y();
+    case YRole::none:
+      break;
+  }
+  return false;
 }
 
 bool VecOp::norm_adds_y() const {
-  return (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) &&
-         chain == std::vector<VecFn>{VecFn::add};
+  return info_of(kind).operands.y == YRole::residual && chain == std::vector<VecFn>{VecFn::add};
 }
 
 bool VecOp::uses_b() const {
-  return kind == VectorKind::layernorm ||
-         (kind == VectorKind::map && std::find(chain.begin(), chain.end(), VecFn::bias) != chain.end());
+  switch (info_of(kind).operands.b) {
+    case BRole::parameter_row:
+      return true;
+    case BRole::bias_step:
+      return std::find(chain.begin(), chain.end(), VecFn::bias) != chain.end();
+    case BRole::none:
+      break;
+  }
+  return false;
+}
+
+int64_t VecOp::x_rows() const {
+  switch (info_of(kind).operands.x_rows) {
+    case XRows::pool_input:
+      return ih * iw;
+    case XRows::parts_of_rows:
+      return parts * rows;
+    case XRows::rows:
+      break;
+  }
+  return rows;
+}
+
+int64_t VecOp::o_cols() const {
+  return info_of(kind).operands.o_cols == OutputCols::one ? 1 : cols;
 }
 
 VectorWork VecOp::work() const {
@@ -193,163 +151,201 @@ bool VecOp::operator==(const VecOp& other) const {
          by_inverse_sum == other.by_inverse_sum && parts == other.parts;
 }
 
+namespace {
+
+// The value of `option` into `op`.
+void read_option_value(LineReader& in, vec_option::Option option, VecOp& op) {
+  switch (option) {
+    case vec_option::x:
+      op.x_address = in.read_unsigned("the SRAM address of X");
+      break;
+    case vec_option::y:
+      op.y_address = in.read_unsigned("the SRAM address of Y");
+      break;
+    case vec_option::g:
+      op.g_address =
+          in.read_unsigned(info_of(op.kind).operands.g == GRole::weights ? "the SRAM address of the weights"
+                                                                         : "the SRAM address of gamma");
+      break;
+    case vec_option::b:
+      op.b_address = in.read_unsigned(info_of(op.kind).operands.b == BRole::bias_step
+                                          ? "the SRAM address of the bias row"
+                                          : "the SRAM address of beta");
+      break;
+    case vec_option::o:
+      op.o_address = in.read_unsigned("the SRAM address of O");
+      break;
+    case vec_option::rows:
+      op.rows = in.read_positive("rows");
+      break;
+    case vec_option::cols:
+      op.cols = in.read_positive("cols");
+      break;
+    case vec_option::dtype:
+      op.dtype = in.read_dtype("dtype", all_dtype_names());
+      break;
+    case vec_option::out:
+      op.out_dtype = in.read_dtype("out", all_dtype_names());
+      break;
+    case vec_option::x_pitch:
+      op.x_pitch_bytes = in.read_size("the row pitch of X in bytes");
+      break;
+    case vec_option::y_pitch:
+      op.y_pitch_bytes = in.read_size("the row pitch of Y in bytes");
+      break;
+    case vec_option::o_pitch:
+      op.o_pitch_bytes = in.read_size("the row pitch of O in bytes");
+      break;
+    case vec_option::fn:
+      for (const std::string& name : in.read_name_list(
+               "the chain's functions", element_fn_names(kInVectorChain),
+               "a chain is element functions joined by '+' (fn=bias+gelu); an epilogue's residual "
+               "is the chain's add of the tile at y"))
+        op.chain.push_back(*element_fn_named(name, kInVectorChain));
+      break;
+    case vec_option::scale:
+      op.scale = in.read_real("scale");
+      break;
+    case vec_option::causal_shift:
+      op.causal_shift = in.read_signed("causal_shift");
+      break;
+    case vec_option::eps:
+      op.eps = in.read_real("eps");
+      break;
+    case vec_option::ih:
+      op.ih = in.read_positive("ih");
+      break;
+    case vec_option::iw:
+      op.iw = in.read_positive("iw");
+      break;
+    case vec_option::e:
+      op.e = in.read_positive("e");
+      break;
+    case vec_option::q:
+      op.q = in.read_positive("q");
+      break;
+    case vec_option::r:
+      op.r = in.read_positive("r");
+      break;
+    case vec_option::s:
+      op.s = in.read_positive("s");
+      break;
+    case vec_option::stride:
+      op.stride = in.read_positive("stride");
+      break;
+    case vec_option::pad_top:
+      op.pad_top = in.read_size("pad_top");
+      break;
+    case vec_option::pad_left:
+      op.pad_left = in.read_size("pad_left");
+      break;
+    case vec_option::mode:
+      op.average = in.read_name_list("the pooling mode (max or avg)", {"max", "avg"}).at(0) == "avg";
+      break;
+    case vec_option::first:
+      op.first =
+          in.read_name_list("whether this is the rows' first K/V tile (yes or no)", {"no", "yes"}).at(0) ==
+          "yes";
+      break;
+    case vec_option::parts:
+      op.parts = in.read_positive("parts");
+      break;
+    case vec_option::by:
+      op.by_inverse_sum =
+          in.read_name_list("the factor (alpha or inverse_sum)", {"alpha", "inverse_sum"}).at(0) ==
+          "inverse_sum";
+      break;
+    case vec_option::count:
+      break;
+  }
+}
+
+// The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.
+void check_sram_ranges(const VecOp& op, const InstructionChecks& checks) {
+  const VectorOperandRoles& operands = info_of(op.kind).operands;
+  const int64_t element = size_bytes(op.dtype), out_element = size_bytes(op.out_dtype);
+  const int64_t sram = checks.spec().core.sram.bytes;
+  if (op.x_rows() > sram || op.cols > sram / 4) checks.fail("the tiles are larger than the core's SRAM");
+  checks.sram_range("operand x", op.x_address, op.x_rows(), op.cols * element, op.x_pitch_bytes);
+  checks.sram_range("result o", op.o_address, op.rows, op.o_cols() * out_element, op.o_pitch_bytes);
+  if (op.uses_y()) checks.sram_range("operand y", op.y_address, op.rows, op.cols * element, op.y_pitch_bytes);
+  if (operands.b == BRole::bias_step && op.uses_b())
+    checks.sram_range("bias row b", op.b_address, 1, op.cols * element, 0);
+  if (operands.g == GRole::parameter_row) checks.sram_range("gamma", op.g_address, 1, op.cols * element, 0);
+  if (operands.b == BRole::parameter_row) checks.sram_range("beta", op.b_address, 1, op.cols * element, 0);
+  if (op.uses_statistics())
+    checks.sram_range("running statistics g", op.g_address, op.statistics_rows(),
+                      VecOp::kRowStatistics * size_bytes(DType::fp32), 0);
+  // parts <= kMaxMergeParts (vector_work_problem) and rows <= the SRAM: the product fits int64.
+  if (operands.g == GRole::weights)
+    checks.sram_range("gate weights g", op.g_address, op.rows, op.parts * size_bytes(DType::fp32), 0);
+}
+
+}  // namespace
+
 VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_column) {
   VecOp op;
-  const auto& kinds = mnemonics();
-  op.kind = static_cast<VectorKind>(std::find(kinds.begin(), kinds.end(), mnemonic) - kinds.begin());
+  const auto& kinds = vector_kinds();
+  const auto named = std::find_if(kinds.begin(), kinds.end(), [&](const VectorKindInfo& info) {
+    return info.is_vec_op && info.mnemonic == mnemonic;
+  });
+  TESSERA_ASSERT(named != kinds.end(),
+                 "an operation word is checked against mnemonics_of(queue) before it is read");
+  op.kind = named->kind;
+  const VectorKindInfo& info = info_of(op.kind);
   const std::string operation = std::string("vec ") + std::string(mnemonic);
-  const uint32_t allowed = allowed_of(op.kind);
-  uint32_t given = 0;
+  const char* syntax = vec_syntax().c_str();
+  VecOptionSet given = 0;
   while (!in.at_operation_end()) {
     const int option_column = in.column();
     const auto option =
-        static_cast<VecOption>(in.read_option(option_names(), 0, given, operation, kVecSyntax));
-    if ((allowed & bit(option)) == 0)
-      in.fail(option_column, fmt::format("{} takes no {}=", operation, option_names()[option]), kVecSyntax);
-    switch (option) {
-      case key_x:
-        op.x_address = in.read_unsigned("the SRAM address of X");
-        break;
-      case key_y:
-        op.y_address = in.read_unsigned("the SRAM address of Y");
-        break;
-      case key_g:
-        op.g_address =
-            in.read_unsigned(op.kind == VectorKind::weighted_sum ? "the SRAM address of the weights"
-                                                                 : "the SRAM address of gamma");
-        break;
-      case key_b:
-        op.b_address = in.read_unsigned(op.kind == VectorKind::map ? "the SRAM address of the bias row"
-                                                                   : "the SRAM address of beta");
-        break;
-      case key_o:
-        op.o_address = in.read_unsigned("the SRAM address of O");
-        break;
-      case key_rows:
-        op.rows = in.read_positive("rows");
-        break;
-      case key_cols:
-        op.cols = in.read_positive("cols");
-        break;
-      case key_dtype:
-        op.dtype = in.read_dtype("dtype", all_dtype_names());
-        break;
-      case key_out:
-        op.out_dtype = in.read_dtype("out", all_dtype_names());
-        break;
-      case key_x_pitch:
-        op.x_pitch_bytes = in.read_size("the row pitch of X in bytes");
-        break;
-      case key_y_pitch:
-        op.y_pitch_bytes = in.read_size("the row pitch of Y in bytes");
-        break;
-      case key_o_pitch:
-        op.o_pitch_bytes = in.read_size("the row pitch of O in bytes");
-        break;
-      case key_fn:
-        for (const std::string& name : in.read_name_list(
-                 "the chain's functions", element_fn_names(kInVectorChain),
-                 "a chain is element functions joined by '+' (fn=bias+gelu); an epilogue's residual "
-                 "is the chain's add of the tile at y"))
-          op.chain.push_back(*element_fn_named(name, kInVectorChain));
-        break;
-      case key_scale:
-        op.scale = in.read_real("scale");
-        break;
-      case key_causal_shift:
-        op.causal_shift = in.read_signed("causal_shift");
-        break;
-      case key_eps:
-        op.eps = in.read_real("eps");
-        break;
-      case key_ih:
-        op.ih = in.read_positive("ih");
-        break;
-      case key_iw:
-        op.iw = in.read_positive("iw");
-        break;
-      case key_e:
-        op.e = in.read_positive("e");
-        break;
-      case key_q:
-        op.q = in.read_positive("q");
-        break;
-      case key_r:
-        op.r = in.read_positive("r");
-        break;
-      case key_s:
-        op.s = in.read_positive("s");
-        break;
-      case key_stride:
-        op.stride = in.read_positive("stride");
-        break;
-      case key_pad_top:
-        op.pad_top = in.read_size("pad_top");
-        break;
-      case key_pad_left:
-        op.pad_left = in.read_size("pad_left");
-        break;
-      case key_mode:
-        op.average = in.read_name_list("the pooling mode (max or avg)", {"max", "avg"}).at(0) == "avg";
-        break;
-      case key_first:
-        op.first =
-            in.read_name_list("whether this is the rows' first K/V tile (yes or no)", {"no", "yes"}).at(0) ==
-            "yes";
-        break;
-      case key_parts:
-        op.parts = in.read_positive("parts");
-        break;
-      case key_by:
-        op.by_inverse_sum =
-            in.read_name_list("the factor (alpha or inverse_sum)", {"alpha", "inverse_sum"}).at(0) ==
-            "inverse_sum";
-        break;
-    }
+        static_cast<vec_option::Option>(in.read_option(vec_option_names(), 0, given, operation, syntax));
+    if (!has(info.allowed(), option))
+      in.fail(option_column, fmt::format("{} takes no {}=", operation, vec_option_names()[option]), syntax);
+    read_option_value(in, option, op);
   }
-  in.require_options(option_names(), given, required_of(op.kind), operation_column, operation, kVecSyntax);
-  if ((given & bit(key_out)) == 0) op.out_dtype = op.dtype;
-  if ((op.kind == VectorKind::layernorm || op.kind == VectorKind::rmsnorm) &&
-      ((given & bit(key_fn)) != 0) != ((given & bit(key_y)) != 0))
+  in.require_options(vec_option_names(), given, info.required, operation_column, operation, syntax);
+  if (!has(given, vec_option::out)) op.out_dtype = op.dtype;
+  if (info.operands.y == YRole::residual && has(given, vec_option::fn) != has(given, vec_option::y))
     in.fail(operation_column,
             fmt::format("{} takes fn=add and y=ADDR together (the tile at y added to X before normalising)",
                         operation),
-            kVecSyntax);
-  if (op.kind == VectorKind::pool) op.rows = op.e * op.q;
-  if (op.kind == VectorKind::weighted_sum && (given & bit(key_y)) != 0) op.chain = {VecFn::add};
-  if (op.kind == VectorKind::weighted_sum && (given & bit(key_y_pitch)) != 0 && (given & bit(key_y)) == 0)
+            syntax);
+  if (info.operands.x_rows == XRows::pool_input) op.rows = op.e * op.q;
+  // A kind whose chain reads y but takes no fn=: y= is its chain's one step, the add of the tile.
+  const bool y_is_the_chain = info.operands.y == YRole::chain_step && !has(info.allowed(), vec_option::fn);
+  if (y_is_the_chain && has(given, vec_option::y)) op.chain = {VecFn::add};
+  if (y_is_the_chain && has(given, vec_option::y_pitch) && !has(given, vec_option::y))
     in.fail(operation_column, fmt::format("{} takes y_pitch= only with y=ADDR (the tile added)", operation),
-            kVecSyntax);
+            syntax);
   return op;
 }
 
+// The options in their canonical order; those the kind does not take, and defaults, left out.
 void VecOp::write(LineWriter& out) const {
-  out.put("{} x=0x{:x}", mnemonics()[static_cast<size_t>(kind)], x_address);
+  const VectorKindInfo& info = info_of(kind);
+  const VecOptionSet allowed = info.allowed();
+  out.put("{} x=0x{:x}", info.mnemonic, x_address);
   if (uses_y()) out.put(" y=0x{:x}", y_address);
-  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm || uses_statistics() ||
-      kind == VectorKind::weighted_sum)
-    out.put(" g=0x{:x}", g_address);
+  if (info.operands.g != GRole::none) out.put(" g=0x{:x}", g_address);
   if (uses_b()) out.put(" b=0x{:x}", b_address);
   out.put(" o=0x{:x}", o_address);
-  if (kind != VectorKind::pool) out.put(" rows={}", rows);
+  if (has(allowed, vec_option::rows)) out.put(" rows={}", rows);
   out.put(" cols={} dtype={}", cols, name_of(dtype));
   if (out_dtype != dtype) out.put(" out={}", name_of(out_dtype));
   out.write_pitch("x_pitch", x_pitch_bytes);
   if (uses_y()) out.write_pitch("y_pitch", y_pitch_bytes);
   out.write_pitch("o_pitch", o_pitch_bytes);
-  if (kind == VectorKind::map) {
-    out.put(" fn={}", joined_names(chain));
-    if (scale != 1.0) out.put(" scale={}", scale);
-  }
-  const bool softmax_like = kind == VectorKind::softmax || kind == VectorKind::online_softmax;
-  if (softmax_like && scale != 1.0) out.put(" scale={}", scale);
-  if (softmax_like && causal_shift != kNoCausalMask) out.put(" causal_shift={}", causal_shift);
-  if (kind == VectorKind::online_softmax && first) out.put(" first=yes");
-  if (kind == VectorKind::scale_rows) out.put(" by={}", by_inverse_sum ? "inverse_sum" : "alpha");
-  if (kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum) out.put(" parts={}", parts);
-  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) out.put(" eps={}", eps);
+  if (has(info.required, vec_option::fn)) out.put(" fn={}", joined_names(chain));
+  if (has(allowed, vec_option::scale) && scale != 1.0) out.put(" scale={}", scale);
+  if (has(allowed, vec_option::causal_shift) && causal_shift != kNoCausalMask)
+    out.put(" causal_shift={}", causal_shift);
+  if (has(allowed, vec_option::first) && first) out.put(" first=yes");
+  if (has(allowed, vec_option::by)) out.put(" by={}", by_inverse_sum ? "inverse_sum" : "alpha");
+  if (has(allowed, vec_option::parts)) out.put(" parts={}", parts);
+  if (has(allowed, vec_option::eps)) out.put(" eps={}", eps);
   if (norm_adds_y()) out.put(" fn=add");
-  if (kind == VectorKind::pool) {
+  if (info.operands.x_rows == XRows::pool_input) {
     out.put(" ih={} iw={} e={} q={} r={} s={}", ih, iw, e, q, r, s);
     if (stride != 1) out.put(" stride={}", stride);
     if (pad_top != 0) out.put(" pad_top={}", pad_top);
@@ -359,8 +355,8 @@ void VecOp::write(LineWriter& out) const {
 }
 
 void VecOp::check(const InstructionChecks& checks) const {
-  TESSERA_ASSERT(kind != VectorKind::rope && kind != VectorKind::route,
-                 "a rope is an arch::VecRope and a route an arch::VecRoute, never a VecOp");
+  const VectorKindInfo& info = info_of(kind);
+  TESSERA_ASSERT(info.is_vec_op, "a rope is an arch::VecRope and a route an arch::VecRoute, never a VecOp");
   const auto& vector = checks.spec().core.vector;
   if (!vector)
     checks.fail("the machine has no vector unit", "give its cores one: core.vector (docs/vector-unit.md)");
@@ -368,63 +364,17 @@ void VecOp::check(const InstructionChecks& checks) const {
     if (type != DType::fp32 && type != DType::bf16 && type != DType::fp16)
       checks.fail(
           fmt::format("a vector instruction reads and stores fp32, bf16 or fp16, not {}", name_of(type)));
-  if (kind == VectorKind::map) {
-    const auto readers_of_y = std::count_if(chain.begin(), chain.end(), reads_tile);
-    if (readers_of_y > 1)
-      checks.fail("a chain reads y in at most one step", "split the chain into two vec map instructions");
-    if (std::count(chain.begin(), chain.end(), VecFn::bias) > 1)
-      checks.fail("a chain adds the bias row at b in at most one step",
-                  "split the chain into two vec map instructions");
-    const bool scales = std::find(chain.begin(), chain.end(), VecFn::scale) != chain.end();
-    if (!scales && scale != 1.0)
-      checks.fail(fmt::format("scale={} has no scale step to apply it", scale), "add scale to fn=");
-    if (scales && !std::isfinite(scale)) checks.fail(fmt::format("scale must be finite, got {}", scale));
-  }
-  if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !chain.empty() && !norm_adds_y())
-    checks.fail(fmt::format("a {}'s fn= is add (the tile at y added to X before normalising), nothing else",
-                            name_of(kind)));
-  if ((kind == VectorKind::layernorm || kind == VectorKind::rmsnorm) && !(eps > 0 && std::isfinite(eps)))
-    checks.fail(fmt::format("eps must be a positive number, got {}", eps));
-  if ((kind == VectorKind::softmax || kind == VectorKind::online_softmax) &&
-      !(scale > 0 && std::isfinite(scale)))
-    checks.fail(fmt::format("scale must be a positive number, got {}", scale));
-  // Every output window of a pool must see a pixel of the tile: padding (above, left, and past the tile's
-  // last row or column) takes no part in a max and counts as zero in an average.
-  if (kind == VectorKind::pool && (pad_top >= r || pad_left >= s || (e - 1) * stride - pad_top >= ih ||
-                                   (q - 1) * stride - pad_left >= iw))
-    checks.fail(
-        fmt::format("an e x q = {}x{} output of a {}x{}/{} window (pad_top {}, pad_left {}) has windows "
-                    "outside the {}x{} input tile",
-                    e, q, r, s, stride, pad_top, pad_left, ih, iw));
-  if (kind == VectorKind::weighted_sum && parts > kMaxMergeParts)
-    checks.fail(fmt::format("a weighted_sum takes at most {} parts, got {}", kMaxMergeParts, parts));
+  if (info.check) info.check(*this, checks);
   if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
     checks.fail(problem);
-  if ((kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum) &&
-      parts > checks.spec().core.sram.bytes / rows)
+  if (info.operands.x_rows == XRows::parts_of_rows && parts > checks.spec().core.sram.bytes / rows)
     checks.fail(fmt::format("{} parts of {} rows are larger than the core's SRAM", parts, rows));
   for (VecFn fn : chain)
     if (!usable_in(fn, kInVectorChain))
       checks.fail(fmt::format("a vector chain has no step {}", name_of(fn)));
-  if (kind == VectorKind::weighted_sum && !(chain.empty() || chain == std::vector<VecFn>{VecFn::add}))
-    checks.fail("a weighted_sum's only step is the add of the tile at y");
-  // The tiles in SRAM: sizes are bounded by vector_work_problem and the SRAM, so these products fit int64.
-  const int64_t element = size_bytes(dtype), out_element = size_bytes(out_dtype);
-  const int64_t sram = checks.spec().core.sram.bytes;
-  if (x_rows() > sram || cols > sram / 4) checks.fail("the tiles are larger than the core's SRAM");
-  checks.sram_range("operand x", x_address, x_rows(), cols * element, x_pitch_bytes);
-  checks.sram_range("result o", o_address, rows, o_cols() * out_element, o_pitch_bytes);
-  if (uses_y()) checks.sram_range("operand y", y_address, rows, cols * element, y_pitch_bytes);
-  if (kind == VectorKind::map && uses_b()) checks.sram_range("bias row b", b_address, 1, cols * element, 0);
-  if (kind == VectorKind::layernorm || kind == VectorKind::rmsnorm)
-    checks.sram_range("gamma", g_address, 1, cols * element, 0);
-  if (kind == VectorKind::layernorm) checks.sram_range("beta", b_address, 1, cols * element, 0);
-  if (uses_statistics())
-    checks.sram_range("running statistics g", g_address, statistics_rows(),
-                      kRowStatistics * size_bytes(DType::fp32), 0);
-  // parts <= kMaxMergeParts (vector_work_problem) and rows <= the SRAM: the product fits int64.
-  if (kind == VectorKind::weighted_sum)
-    checks.sram_range("gate weights g", g_address, rows, parts * size_bytes(DType::fp32), 0);
+  if (info.operands.y == YRole::chain_step && !has(info.allowed(), vec_option::fn) && !adds_y_at_most(chain))
+    checks.fail(fmt::format("a {}'s only step is the add of the tile at y", info.mnemonic));
+  check_sram_ranges(*this, checks);
 }
 
 }  // namespace tessera::arch

@@ -55,11 +55,15 @@ struct VecOp {
   // fp32 weights at g (rows x parts, packed), `chain` {add} when the tile at y is added.
   int64_t parts = 1;
 
+  // What the operands hold follows the kind's descriptor (arch/isa/vector_kinds/vector_kind_info.hpp).
   // online_softmax and scale_rows keep each row's running max, sum and correction (fp32) at g;
   // merge_partials reads each part's.
   static constexpr int64_t kRowStatistics = 3;
   bool uses_statistics() const;
-  int64_t statistics_rows() const { return kind == VectorKind::merge_partials ? parts * rows : rows; }
+  // The statistics are read (all but an online_softmax of the rows' first K/V tile).
+  bool reads_statistics() const;
+  // One row of statistics per row of X (merge_partials: each part's).
+  int64_t statistics_rows() const { return x_rows(); }
   // a map with a step that reads the tile at y (add, mul, swiglu), norm_adds_y, or a weighted_sum with y=
   bool uses_y() const;
   bool norm_adds_y() const;  // a layernorm or rmsnorm of X + Y (fn=add: a residual added first)
@@ -67,14 +71,8 @@ struct VecOp {
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
   bool operator==(const VecOp& other) const;
-  int64_t x_rows() const {
-    return kind == VectorKind::pool                                                 ? ih * iw
-           : kind == VectorKind::merge_partials || kind == VectorKind::weighted_sum ? parts * rows
-                                                                                    : rows;
-  }
-  int64_t o_cols() const {
-    return kind == VectorKind::reduce_sum || kind == VectorKind::reduce_max ? 1 : cols;
-  }
+  int64_t x_rows() const;  // pool: ih * iw; merge_partials, weighted_sum: parts * rows; else rows
+  int64_t o_cols() const;  // reduce_*: 1; else cols
 
   // An instruction of `kind` on a rows x cols tile: X at `x` of `dtype`, O at `o` of `out_dtype`; the other
   // operands and options are the caller's to set.
@@ -94,7 +92,7 @@ struct VecOp {
   static constexpr QueueKind kQueue = QueueKind::vec;
   // What a unit waiting on this instruction's signal is charged.
   static constexpr Cause kWaitersCause = Cause::vector;
-  static const std::vector<std::string>& mnemonics();  // map, reduce_sum, ..., weighted_sum
+  static const std::vector<std::string>& mnemonics();  // the table's VecOp kinds: map, ..., weighted_sum
   static VecOp read(LineReader& in, std::string_view mnemonic, int column);
   void write(LineWriter& out) const;
   void check(const InstructionChecks& checks) const;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "arch/isa/vector_kinds/vector_kind_info.hpp"
+
 namespace tessera::arch {
 
 namespace {
@@ -31,57 +33,7 @@ class CheckedArithmetic {
 std::string work_rule_problem(const VectorWork& work) {
   if (work.rows < 1) return fmt::format("rows must be >= 1, got {}", work.rows);
   if (work.cols < 1) return fmt::format("cols must be >= 1, got {}", work.cols);
-  switch (work.kind) {
-    case VectorKind::map:
-      if (work.map_simple_ops < 0)
-        return fmt::format("map_simple_ops must be >= 0, got {}", work.map_simple_ops);
-      if (work.map_special_ops < 0)
-        return fmt::format("map_special_ops must be >= 0, got {}", work.map_special_ops);
-      if (work.map_simple_ops == 0 && work.map_special_ops == 0)
-        return "a map needs at least one op per element (map_simple_ops + map_special_ops >= 1)";
-      if (work.map_tile_operands < 0 || work.map_row_operands < 0 || work.map_tile_operands > 4 ||
-          work.map_row_operands > 4)
-        return fmt::format("a map takes 0 to 4 tile and 0 to 4 row operands, got {} and {}",
-                           work.map_tile_operands, work.map_row_operands);
-      break;
-    case VectorKind::softmax:
-    case VectorKind::online_softmax:
-      if (work.softmax_extra_simple_ops < 0)
-        return fmt::format("softmax_extra_simple_ops must be >= 0, got {}", work.softmax_extra_simple_ops);
-      break;
-    case VectorKind::pool:
-      if (work.pool_window < 1) return fmt::format("pool_window must be >= 1, got {}", work.pool_window);
-      break;
-    case VectorKind::merge_partials:
-    case VectorKind::weighted_sum:
-      if (work.merge_parts < 1 || work.merge_parts > kMaxMergeParts)
-        return fmt::format("merge_parts must be in [1, {}], got {}", kMaxMergeParts, work.merge_parts);
-      break;
-    case VectorKind::route:
-      if (work.cols > kMaxRouteExperts)
-        return fmt::format("a route scores at most {} experts (cols), got {}", kMaxRouteExperts, work.cols);
-      if (work.route_groups < 1 || work.cols % work.route_groups != 0)
-        return fmt::format("route_groups must divide the {} experts (cols), got {}", work.cols,
-                           work.route_groups);
-      if (work.route_topk_groups < 1 || work.route_topk_groups > work.route_groups)
-        return fmt::format("route_topk_groups must be in [1, route_groups] = [1, {}], got {}",
-                           work.route_groups, work.route_topk_groups);
-      if (work.route_top_k < 1 || work.route_top_k > work.route_topk_groups * (work.cols / work.route_groups))
-        return fmt::format("route_top_k must be in [1, the experts of the kept groups] = [1, {}], got {}",
-                           work.route_topk_groups * (work.cols / work.route_groups), work.route_top_k);
-      break;
-    case VectorKind::rope:
-      if (work.rope_rotated_cols < 1 || work.rope_rotated_cols > work.cols)
-        return fmt::format("rope_rotated_cols must be in [1, cols] = [1, {}], got {}", work.cols,
-                           work.rope_rotated_cols);
-      break;
-    case VectorKind::reduce_sum:
-    case VectorKind::reduce_max:
-    case VectorKind::layernorm:
-    case VectorKind::rmsnorm:
-    case VectorKind::scale_rows:
-      break;
-  }
+  if (const auto work_problem = info_of(work.kind).work_problem) return work_problem(work);
   return "";
 }
 
@@ -93,26 +45,6 @@ std::string error_field(VectorKind kind) {
 std::string overflow_problem(const VectorSpec& spec, const VectorWork& work) {
   return fmt::format("{} x {} elements on {} lanes: the cycle count overflows int64", work.rows, work.cols,
                      spec.lanes);
-}
-
-// A pass of `simple_ops` simple ops per element that reads the input tile once.
-VectorPass simple_pass(const char* what, int64_t simple_ops) {
-  VectorPass pass;
-  pass.what = what;
-  pass.simple_ops = simple_ops;
-  pass.input_reads = 1;
-  return pass;
-}
-
-// A softmax's exponential pass: sub [+ mul by the scale] [+ select of the mask], exp, add, after the row max;
-// the exp values go to the output tile.
-VectorPass exp_pass(const char* what, const VectorWork& work) {
-  VectorPass exp = simple_pass(what, 2 + work.softmax_extra_simple_ops);
-  exp.special_ops = 1;
-  exp.reduces = true;
-  exp.depends = true;
-  exp.output_writes = 1;
-  return exp;
 }
 
 // The closed form of docs/vector-unit.md, "Closed form". Only rows 0 and rows-1 of each pass are computed:
@@ -185,272 +117,14 @@ VectorTiming closed_form(const VectorSpec& spec, const VectorWork& work, bool& o
 }  // namespace
 
 const char* name_of(VectorKind kind) {
-  switch (kind) {
-    case VectorKind::map:
-      return "map";
-    case VectorKind::reduce_sum:
-      return "reduce_sum";
-    case VectorKind::reduce_max:
-      return "reduce_max";
-    case VectorKind::softmax:
-      return "softmax";
-    case VectorKind::layernorm:
-      return "layernorm";
-    case VectorKind::rmsnorm:
-      return "rmsnorm";
-    case VectorKind::pool:
-      return "pool";
-    case VectorKind::online_softmax:
-      return "online_softmax";
-    case VectorKind::scale_rows:
-      return "scale_rows";
-    case VectorKind::merge_partials:
-      return "merge_partials";
-    case VectorKind::weighted_sum:
-      return "weighted_sum";
-    case VectorKind::rope:
-      return "rope";
-    case VectorKind::route:
-      return "route";
-  }
-  return "?";
+  if (static_cast<size_t>(kind) >= static_cast<size_t>(kVectorKindCount)) return "?";
+  return info_of(kind).mnemonic;
 }
 
-namespace {
-
-// route over a rows x experts tile of fp32 logits at x (docs/vector-unit.md, "route"): the scores written
-// over the logits, the selection as the hardware makes it (group scores, kept groups, top_k arg-max passes),
-// then the chosen experts' weights into o. The pass that writes the scores also takes the selection's first
-// step on them (the group scores, or the first arg-max) while they are in the unit: a separate pass would
-// read them back right behind their writes.
-template <class Add>
-void add_route_passes(const VectorWork& work, Add&& add) {
-  const bool grouped = work.route_groups > 1;
-  // The first step: each group's two highest scores (a compare against each of the two running best), or
-  // the row's arg-max (a compare and a select); either way the row ends in the lane tree.
-  constexpr int64_t kFirstStepOps = 2;
-  if (work.route_sigmoid) {
-    VectorPass sigmoid = simple_pass(
-        grouped ? "scores sigmoid(x) over x, group top-2 sums" : "scores sigmoid(x) over x, first arg-max",
-        kFirstStepOps);
-    sigmoid.special_ops = 1;
-    sigmoid.output_writes = 1;
-    sigmoid.reduces = true;
-    add(sigmoid);
-  } else {
-    VectorPass max = simple_pass("row max", 1);
-    max.reduces = true;
-    add(max);
-    VectorPass exp = simple_pass("exp(x - max) over x, row sum", 2);  // sub, exp, add
-    exp.special_ops = 1;
-    exp.reduces = true;
-    exp.depends = true;
-    exp.output_writes = 1;
-    add(exp);
-    VectorPass normalise = simple_pass(
-        grouped ? "scores exp * 1/sum over x, group top-2 sums" : "scores exp * 1/sum over x, first arg-max",
-        1 + kFirstStepOps);
-    normalise.output_writes = 1;
-    normalise.reduces = true;
-    normalise.depends = true;
-    normalise.scalar_special = true;  // the reciprocal of the sum
-    add(normalise);
-  }
-  int64_t choices_left = work.route_top_k;
-  if (grouped) {
-    // The kept groups: topk_groups arg-max passes over the row's group scores (kept in the unit like a row
-    // statistic), each after the previous one's winner.
-    VectorPass keep = simple_pass("kept groups: arg-max of the group scores", 2);  // compare, select
-    keep.cols = work.route_groups;
-    keep.input_reads = 0;
-    keep.reduces = true;
-    keep.depends = true;
-    keep.repeats = work.route_topk_groups;
-    add(keep);
-  } else {
-    --choices_left;  // the first arg-max was the scores pass's
-  }
-  if (choices_left > 0) {
-    // The remaining arg-max passes over the kept groups' experts (a compare and a select an element, the
-    // experts chosen so far masked), each after the previous one's winner.
-    VectorPass select = simple_pass("top-k: arg-max of the scores", 2);
-    select.cols = work.route_topk_groups * (work.cols / work.route_groups);
-    select.reduces = true;
-    select.depends = true;
-    select.repeats = choices_left;
-    add(select);
-  }
-  // The chosen experts' scores (the int32 table at i, top_k a row) gathered into o, their row sum; then
-  // times routed_scaling / sum (the reciprocal a scalar special function of the sum).
-  VectorPass gather = simple_pass("gather the chosen scores into o, row sum", 1);
-  gather.cols = work.route_top_k;
-  gather.row_statistic_reads = work.route_top_k;
-  gather.output_writes = 1;
-  gather.reduces = true;
-  gather.depends = true;
-  add(gather);
-  VectorPass weights = simple_pass("weights: o * scaling/sum", 1);
-  weights.cols = work.route_top_k;
-  weights.input_reads = 0;
-  weights.output_reads = 1;
-  weights.output_writes = 1;
-  weights.depends = true;
-  weights.scalar_special = true;
-  add(weights);
-}
-
-}  // namespace
-
-// docs/vector-unit.md, "Instruction kinds and their passes", is this table in words.
+// docs/vector-unit.md, "Instruction kinds and their passes", says each kind's descriptor's passes in words.
 VectorPasses vector_passes(const VectorWork& work) {
   VectorPasses passes;
-  auto add = [&](const VectorPass& pass) { passes.pass[passes.count++] = pass; };
-  switch (work.kind) {
-    case VectorKind::map: {
-      VectorPass chain = simple_pass("elementwise chain", work.map_simple_ops);
-      chain.special_ops = work.map_special_ops;
-      chain.input_reads += work.map_tile_operands;
-      chain.parameter_reads = work.map_row_operands;
-      chain.output_writes = 1;
-      add(chain);
-      break;
-    }
-    case VectorKind::reduce_sum:
-    case VectorKind::reduce_max: {
-      VectorPass reduce = simple_pass(work.kind == VectorKind::reduce_sum ? "row sum" : "row max", 1);
-      reduce.reduces = true;
-      reduce.writes_row_statistic = true;
-      add(reduce);
-      break;
-    }
-    case VectorKind::softmax: {
-      VectorPass max = simple_pass("row max", 1);
-      max.reduces = true;
-      add(max);
-      add(exp_pass("exp(x*scale - max) and row sum", work));
-      VectorPass normalise = simple_pass("exp values * 1/sum", 1);
-      normalise.input_reads = 0;
-      normalise.output_reads = 1;
-      normalise.output_writes = 1;
-      normalise.depends = true;
-      normalise.scalar_special = true;  // the reciprocal of the sum
-      add(normalise);
-      break;
-    }
-    case VectorKind::layernorm: {
-      VectorPass sum = simple_pass(work.norm_adds_tile ? "x + y kept in o, row sum (mean)" : "row sum (mean)",
-                                   work.norm_adds_tile ? 2 : 1);
-      sum.reduces = true;
-      add(sum);
-      VectorPass deviations = simple_pass("row sum of squared deviations (variance)", 3);  // sub, mul, add
-      deviations.reduces = true;
-      deviations.depends = true;
-      add(deviations);
-      VectorPass normalise = simple_pass("(x - mean) * rstd * gamma + beta", 4);  // sub, mul, mul, add
-      normalise.parameter_reads = 2;
-      normalise.output_writes = 1;
-      normalise.depends = true;
-      normalise.scalar_special = true;  // rsqrt of the variance
-      add(normalise);
-      break;
-    }
-    case VectorKind::rmsnorm: {
-      VectorPass squares =
-          simple_pass(work.norm_adds_tile ? "x + y kept in o, row sum of squares" : "row sum of squares",
-                      work.norm_adds_tile ? 3 : 2);  // [add,] mul, add
-      squares.reduces = true;
-      add(squares);
-      VectorPass normalise = simple_pass("x * rstd * gamma", 2);  // mul, mul
-      normalise.parameter_reads = 1;
-      normalise.output_writes = 1;
-      normalise.depends = true;
-      normalise.scalar_special = true;  // rsqrt of the mean square
-      add(normalise);
-      break;
-    }
-    case VectorKind::online_softmax: {
-      // The row max of this tile [scaled, masked]; the new running max is the larger of it and the old one.
-      VectorPass max = simple_pass("row max of x*scale", 1 + work.softmax_extra_simple_ops);
-      max.reduces = true;
-      add(max);
-      // p = exp(x*scale - new max) to the output tile (the next matmul's operand), its row sum; then per row
-      // the correction exp(old max - new max) and the running sum (a scalar special function each row).
-      VectorPass exp = exp_pass("p = exp(x*scale - max), row sum", work);
-      exp.row_statistic_reads = work.online_first ? 0 : 2;  // the old max and sum
-      exp.row_statistic_writes = 3;                         // max, sum, correction
-      add(exp);
-      break;
-    }
-    case VectorKind::scale_rows: {
-      // The accumulator's rows times the step's correction (or 1/sum: the reciprocal is a scalar per row).
-      VectorPass scale = simple_pass("x * the row's factor", 1);
-      scale.output_writes = 1;
-      scale.row_statistic_reads = 1;
-      add(scale);
-      break;
-    }
-    case VectorKind::merge_partials: {
-      // Per row, off the issue port (as online_softmax's correction): m = the largest of the parts' maxima,
-      // each part's weight w = exp(m_i - m) and 1/L, L = the sum of w_i * l_i. The pass: w_0 x_0, then a
-      // multiply and an add for each further part, times 1/L.
-      VectorPass merge =
-          simple_pass("sum of w_i * x_i over the parts, times 1/sum of w_i * l_i", 2 * work.merge_parts);
-      merge.input_reads = work.merge_parts;
-      merge.output_writes = 1;
-      merge.row_statistic_reads = 2 * work.merge_parts;  // each part's max and sum
-      add(merge);
-      break;
-    }
-    case VectorKind::rope: {
-      // Per rotated pair (a, b): a*cos, b*cos, then the fused a*cos - b*sin and b*cos + a*sin: 4 simple ops
-      // per 2 elements, reading the table row's cos and sin (one fp32 word per element). The columns past
-      // rotary_dim in each head are copied (one op), in a second pass over them alone.
-      VectorPass rotate = simple_pass("rotate pairs: x*cos -+ x'*sin", 2);
-      rotate.cols = work.rope_rotated_cols;
-      rotate.parameter_reads = 1;
-      rotate.output_writes = 1;
-      add(rotate);
-      if (work.rope_rotated_cols < work.cols) {
-        VectorPass copy = simple_pass("copy the columns past rotary_dim", 1);
-        copy.cols = work.cols - work.rope_rotated_cols;
-        copy.output_writes = 1;
-        add(copy);
-      }
-      break;
-    }
-    case VectorKind::weighted_sum: {
-      // Per vector: g_0 x_0, then a multiply-add for each further part (the row's weights are scalar
-      // operands, read once a row), [+ y].
-      const int64_t parts = work.merge_parts, tile = work.weighted_adds_tile ? 1 : 0;
-      VectorPass sum = simple_pass("sum of g_p * x_p over the parts [+ y]", parts + tile);
-      sum.input_reads = parts + tile;
-      sum.output_writes = 1;
-      sum.row_statistic_reads = parts;  // the row's P fp32 weights
-      add(sum);
-      break;
-    }
-    case VectorKind::route:
-      add_route_passes(work, add);
-      break;
-    case VectorKind::pool: {
-      // max or add over the window in each lane, then the multiply by 1/(r*s) for an average.
-      VectorPass window = simple_pass("window max or sum", work.pool_window + (work.pool_average ? 1 : 0));
-      window.input_reads = work.pool_window;
-      window.output_writes = 1;
-      add(window);
-      break;
-    }
-  }
-  // A norm of X + Y: the first pass reads both and writes their sum into the output tile; every later pass
-  // reads that sum back instead of X (the unit holds no tile).
-  if (work.norm_adds_tile && (work.kind == VectorKind::layernorm || work.kind == VectorKind::rmsnorm)) {
-    passes.pass[0].input_reads = 2;
-    passes.pass[0].output_writes = 1;
-    for (int p = 1; p < passes.count; ++p) {
-      passes.pass[p].input_reads = 0;
-      passes.pass[p].output_reads = 1;
-    }
-  }
+  info_of(work.kind).add_passes(work, passes);
   return passes;
 }
 

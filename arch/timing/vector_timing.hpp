@@ -8,33 +8,21 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/isa/vector_kinds/vector_kind_list.hpp"
 #include "arch/vector_spec.hpp"
 
 namespace tessera::arch {
 
-// online_softmax and scale_rows are attention's (flash-style): one K/V tile's step of a running softmax, and
-// the rescale of the output accumulator's rows by the step's correction or by the final 1/sum; merge_partials
-// is split-KV decode's: the merge of several cores' partial accumulators of the same rows by their
-// statistics. rope rotates pairs of each head's first columns by a per-row table of cos and sin (rotary
-// position embedding). weighted_sum is a mixture-of-experts combine: each row the sum of its parts' rows
-// weighted by per-row gate weights; route computes a mixture-of-experts router's scores and selection and the
-// gate weights of a row's chosen experts.
+// The kinds, one per line of arch/isa/vector_kinds/vector_kind_list.hpp (what each computes is said there);
+// each kind's descriptor (arch/isa/vector_kinds/vector_kind_info.hpp) holds its passes and rules.
 enum class VectorKind : uint8_t {
-  map,
-  reduce_sum,
-  reduce_max,
-  softmax,
-  layernorm,
-  rmsnorm,
-  pool,
-  online_softmax,
-  scale_rows,
-  merge_partials,
-  weighted_sum,  // VecOp::mnemonics() lists the kinds through weighted_sum: rope is a VecRope, route a
-                 // VecRoute
-  rope,
-  route
+#define TESSERA_VECTOR_KIND_ENUMERATOR(name) name,
+  TESSERA_VECTOR_KINDS(TESSERA_VECTOR_KIND_ENUMERATOR)
+#undef TESSERA_VECTOR_KIND_ENUMERATOR
 };
+#define TESSERA_COUNT_VECTOR_KIND(name) +1
+inline constexpr int kVectorKindCount = 0 TESSERA_VECTOR_KINDS(TESSERA_COUNT_VECTOR_KIND);
+#undef TESSERA_COUNT_VECTOR_KIND
 const char* name_of(VectorKind kind);
 
 // What the timing of one vector instruction depends on: its kind and a tile of rows x cols elements (fp32
@@ -115,12 +103,13 @@ struct VectorPass {
 struct VectorPasses {
   std::array<VectorPass, kMaxVectorPasses> pass{};
   int count = 0;
+  void add(const VectorPass& next) { pass[count++] = next; }
   const VectorPass* begin() const { return pass.data(); }
   const VectorPass* end() const { return pass.data() + count; }
 };
 
 // The passes of an instruction, in the order the unit runs them (pass-major: every row of a pass, then the
-// next pass). The one table of the vector unit's instruction kinds.
+// next pass): its kind descriptor's.
 VectorPasses vector_passes(const VectorWork& work);
 
 // Cycles count from the instruction's first issue cycle, 0. "End" cycles are exclusive (the cycle after).

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "arch/figures.hpp"
+#include "arch/isa/vector_kinds/vector_kind_info.hpp"
 #include "arch/noc.hpp"
 #include "arch/timing/compression.hpp"
 #include "arch/timing/vector_timing.hpp"
@@ -96,7 +97,7 @@ std::shared_ptr<const VectorStage> VectorStage::epilogue_pass(const EpilogueWork
 }
 
 bool VectorStage::norm_adds_tile() const {
-  return (kind_ == arch::VectorKind::layernorm || kind_ == arch::VectorKind::rmsnorm) && y_tile_;
+  return arch::info_of(kind_).operands.y == arch::YRole::residual && y_tile_;
 }
 
 std::shared_ptr<const VectorStage> VectorStage::norm_alone() const {
@@ -171,9 +172,11 @@ int64_t VectorStage::y_elements(int64_t units) const {
   return y_tile_ ? units * y_cols_ : 0;
 }
 int64_t VectorStage::row_parameter_elements() const {
-  if (kind_ == arch::VectorKind::layernorm) return 2 * cols_;
-  if (kind_ == arch::VectorKind::rmsnorm || y_row_) return cols_;
-  return 0;
+  // Gamma and beta rows of a norm, or an epilogue's bias row.
+  const arch::VectorOperandRoles& operands = arch::info_of(kind_).operands;
+  const int64_t parameter_rows =
+      (operands.g == arch::GRole::parameter_row ? 1 : 0) + (operands.b == arch::BRole::parameter_row ? 1 : 0);
+  return (parameter_rows > 0 ? parameter_rows : y_row_ ? 1 : 0) * cols_;
 }
 int64_t VectorStage::o_elements(int64_t units) const {
   return o_rows(0, units).count * cols_;
@@ -224,12 +227,13 @@ arch::Operation VectorStage::instruction(int64_t first_unit, int64_t units, cons
   if (y_tile_) op.y_address = at.y;
   // Only the addresses the kind reads, so that the program's text (which writes no others) reads back as
   // this very instruction.
-  if (kind_ == arch::VectorKind::layernorm || kind_ == arch::VectorKind::rmsnorm)
-    op.g_address = at.parameters;
+  const arch::VectorOperandRoles& operands = arch::info_of(kind_).operands;
+  if (operands.g == arch::GRole::parameter_row) op.g_address = at.parameters;
   if (op.uses_b())
-    op.b_address = kind_ == arch::VectorKind::map
-                       ? at.parameters  // a bias row
-                       : at.parameters + static_cast<uint64_t>(cols_ * size_bytes(dtype_));
+    op.b_address =
+        operands.b == arch::BRole::bias_step
+            ? at.parameters                                                       // a bias row
+            : at.parameters + static_cast<uint64_t>(cols_ * size_bytes(dtype_));  // beta after gamma
   return op;
 }
 

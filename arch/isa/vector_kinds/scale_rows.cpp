@@ -1,0 +1,31 @@
+// vec scale_rows: each row of an attention accumulator times its step's correction or its final 1/sum.
+#include "arch/isa/vector_kinds/shared.hpp"
+
+namespace tessera::arch {
+
+namespace {
+
+void scale_rows_passes(const VectorWork& work, VectorPasses& passes) {
+  // The accumulator's rows times the step's correction (or 1/sum: the reciprocal is a scalar per row).
+  VectorPass scale = simple_pass("x * the row's factor", 1);
+  scale.output_writes = 1;
+  scale.row_statistic_reads = 1;
+  passes.add(scale);
+}
+
+}  // namespace
+
+VectorKindInfo scale_rows_kind_info() {
+  using namespace vec_option;
+  VectorKindInfo info;
+  info.kind = VectorKind::scale_rows;
+  info.mnemonic = "scale_rows";
+  info.required = kTileOptions | options({g, by});
+  info.optional = kStorageOptions;
+  info.operands.g = GRole::statistics_read;
+  info.syntax = "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum";
+  info.add_passes = &scale_rows_passes;
+  return info;
+}
+
+}  // namespace tessera::arch

@@ -1,0 +1,64 @@
+#include "arch/isa/vector_kinds/shared.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "arch/isa/instruction_checks.hpp"
+#include "arch/isa/vec_op.hpp"
+
+namespace tessera::arch {
+
+VectorPass simple_pass(const char* what, int64_t simple_ops) {
+  VectorPass pass;
+  pass.what = what;
+  pass.simple_ops = simple_ops;
+  pass.input_reads = 1;
+  return pass;
+}
+
+VectorPass exp_pass(const char* what, const VectorWork& work) {
+  VectorPass exp = simple_pass(what, 2 + work.softmax_extra_simple_ops);
+  exp.special_ops = 1;
+  exp.reduces = true;
+  exp.depends = true;
+  exp.output_writes = 1;
+  return exp;
+}
+
+void read_norm_sum_back(const VectorWork& work, VectorPasses& passes) {
+  if (!work.norm_adds_tile) return;
+  passes.pass[0].input_reads = 2;
+  passes.pass[0].output_writes = 1;
+  for (int p = 1; p < passes.count; ++p) {
+    passes.pass[p].input_reads = 0;
+    passes.pass[p].output_reads = 1;
+  }
+}
+
+std::string softmax_work_problem(const VectorWork& work) {
+  if (work.softmax_extra_simple_ops < 0)
+    return fmt::format("softmax_extra_simple_ops must be >= 0, got {}", work.softmax_extra_simple_ops);
+  return "";
+}
+
+std::string parts_work_problem(const VectorWork& work) {
+  if (work.merge_parts < 1 || work.merge_parts > kMaxMergeParts)
+    return fmt::format("merge_parts must be in [1, {}], got {}", kMaxMergeParts, work.merge_parts);
+  return "";
+}
+
+void check_norm(const VecOp& op, const InstructionChecks& checks) {
+  if (!op.chain.empty() && !op.norm_adds_y())
+    checks.fail(fmt::format("a {}'s fn= is add (the tile at y added to X before normalising), nothing else",
+                            name_of(op.kind)));
+  if (!(op.eps > 0 && std::isfinite(op.eps)))
+    checks.fail(fmt::format("eps must be a positive number, got {}", op.eps));
+}
+
+void check_softmax_scale(const VecOp& op, const InstructionChecks& checks) {
+  if (!(op.scale > 0 && std::isfinite(op.scale)))
+    checks.fail(fmt::format("scale must be a positive number, got {}", op.scale));
+}
+
+}  // namespace tessera::arch
