@@ -8,8 +8,10 @@
 namespace tessera::arch {
 
 void InstructionChecks::fail(const std::string& message, const std::string& hint) const {
-  throw InputError(location_of(program_, instruction_),
-                   describe_instruction(program_, core_, instruction_, position_), message, hint);
+  throw InputError(
+      location_of(program_, instruction_), describe_instruction(program_, core_, instruction_, position_),
+      message,
+      hint.empty() ? "docs/tile-program.md gives each instruction's options and their limits" : hint);
 }
 
 void InstructionChecks::sram_range(const char* what, uint64_t address, int64_t rows, int64_t row_bytes,

@@ -178,7 +178,8 @@ uint64_t LineReader::read_unsigned(std::string_view what, uint64_t maximum) {
 int64_t LineReader::read_positive(std::string_view what) {
   const int number_column = column();
   const int64_t value = read_size(what);
-  if (value == 0) fail(number_column, fmt::format("{} must be at least 1", what));
+  if (value == 0)
+    fail(number_column, fmt::format("{} must be at least 1", what), "a count or a size: 1 or more");
   return value;
 }
 

@@ -318,6 +318,21 @@ VecOp VecOp::read(LineReader& in, std::string_view mnemonic, int operation_colum
   if (y_is_the_chain && has(given, vec_option::y_pitch) && !has(given, vec_option::y))
     in.fail(operation_column, fmt::format("{} takes y_pitch= only with y=ADDR (the tile added)", operation),
             syntax);
+  // A chain's steps read the operands they name, at addresses the line must give: without y= or b= the
+  // step would read whatever sits at address 0.
+  if (info.operands.y == YRole::chain_step && has(info.allowed(), vec_option::fn)) {
+    if (op.uses_y() != has(given, vec_option::y))
+      in.fail(operation_column,
+              op.uses_y()
+                  ? fmt::format("{}'s chain reads the tile at y (add, mul, swiglu): y= is missing", operation)
+                  : fmt::format("{} gives y= but no step of its chain reads it", operation),
+              "give y=ADDR exactly when a step adds, multiplies by or gates with the tile at y");
+    if (info.operands.b == BRole::bias_step && op.uses_b() != has(given, vec_option::b))
+      in.fail(operation_column,
+              op.uses_b() ? fmt::format("{}'s chain adds the bias row at b: b= is missing", operation)
+                          : fmt::format("{} gives b= but its chain has no bias step", operation),
+              "give b=ADDR exactly when the chain has a bias step");
+  }
   return op;
 }
 

@@ -143,18 +143,24 @@ void VecRoute::check(const InstructionChecks& checks) const {
   if (!vector)
     checks.fail("the machine has no vector unit", "give its cores one: core.vector (docs/vector-unit.md)");
   if (experts > kMaxRouteExperts)
-    checks.fail(fmt::format("a route scores at most {} experts, got {}", kMaxRouteExperts, experts));
-  if (top_k > experts) checks.fail(fmt::format("top_k {} is more than the {} experts", top_k, experts));
+    checks.fail(fmt::format("a route scores at most {} experts, got {}", kMaxRouteExperts, experts),
+                "every shipped model has at most 256");
+  if (top_k > experts)
+    checks.fail(fmt::format("top_k {} is more than the {} experts", top_k, experts),
+                "each row chooses top_k distinct experts: at most experts");
   if (experts % groups != 0)
     checks.fail(fmt::format("groups {} does not divide the {} experts", groups, experts),
                 "the groups are equal runs of consecutive experts");
   if (topk_groups > groups)
-    checks.fail(fmt::format("topk_groups {} is more than the {} groups", topk_groups, groups));
+    checks.fail(fmt::format("topk_groups {} is more than the {} groups", topk_groups, groups),
+                "the groups kept are some of the groups: at most groups");
   if (top_k > topk_groups * (experts / groups))
     checks.fail(fmt::format("top_k {} is more than the {} experts of the {} kept groups", top_k,
-                            topk_groups * (experts / groups), topk_groups));
+                            topk_groups * (experts / groups), topk_groups),
+                "keep more groups (topk_groups) or choose fewer experts");
   if (!(scaling > 0 && std::isfinite(scaling)))
-    checks.fail(fmt::format("scaling must be a positive number, got {}", scaling));
+    checks.fail(fmt::format("scaling must be a positive number, got {}", scaling),
+                "the gate weights' factor (DeepSeek-V3's routed_scaling 2.5); leave it out for 1");
   if (const std::string problem = vector_work_problem(*vector, work()); !problem.empty())
     checks.fail(problem);
   // The tiles in SRAM: experts <= 2^16 and rows bounded by the SRAM before the products are formed.

@@ -19,13 +19,14 @@ namespace {
 
 const std::string kHeader = "tessera-program 1\nname v\nmesh 1x1\ncore 0,0\n";
 
-// A value each option reads (the pool's window fits its 4x4 input; fn=add reads the tile at y).
+// A value each option reads (the pool's window fits its 4x4 input; fn=relu reads no operand, so a map with
+// its required options alone is whole).
 const std::map<std::string, std::string> kSampleValues = {{"x", "0x0"},      {"y", "0x1000"},
                                                           {"g", "0x2000"},   {"b", "0x3000"},
                                                           {"o", "0x4000"},   {"rows", "4"},
                                                           {"cols", "8"},     {"dtype", "fp32"},
                                                           {"x_pitch", "64"}, {"y_pitch", "64"},
-                                                          {"o_pitch", "64"}, {"fn", "add"},
+                                                          {"o_pitch", "64"}, {"fn", "relu"},
                                                           {"scale", "0.5"},  {"causal_shift", "1"},
                                                           {"eps", "0.001"},  {"ih", "4"},
                                                           {"iw", "4"},       {"e", "2"},

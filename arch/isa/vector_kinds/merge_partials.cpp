@@ -31,6 +31,7 @@ VectorKindInfo merge_partials_kind_info() {
   info.operands.g = GRole::statistics_read;
   info.syntax = "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N";
   info.work_problem = &parts_work_problem;
+  info.check = &check_parts;
   info.add_passes = &merge_partials_passes;
   return info;
 }

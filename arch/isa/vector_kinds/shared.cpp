@@ -53,12 +53,22 @@ void check_norm(const VecOp& op, const InstructionChecks& checks) {
     checks.fail(fmt::format("a {}'s fn= is add (the tile at y added to X before normalising), nothing else",
                             name_of(op.kind)));
   if (!(op.eps > 0 && std::isfinite(op.eps)))
-    checks.fail(fmt::format("eps must be a positive number, got {}", op.eps));
+    checks.fail(
+        fmt::format("eps must be a positive number, got {}", op.eps),
+        "eps is added to the variance (mean square) before its square root: 1e-5 or 1e-6 as models use");
+}
+
+void check_parts(const VecOp& op, const InstructionChecks& checks) {
+  if (op.parts > kMaxMergeParts)
+    checks.fail(
+        fmt::format("a {} takes at most {} parts, got {}", name_of(op.kind), kMaxMergeParts, op.parts),
+        "one part per core of a split: a mesh has at most 64x64 cores");
 }
 
 void check_softmax_scale(const VecOp& op, const InstructionChecks& checks) {
   if (!(op.scale > 0 && std::isfinite(op.scale)))
-    checks.fail(fmt::format("scale must be a positive number, got {}", op.scale));
+    checks.fail(fmt::format("scale must be a positive number, got {}", op.scale),
+                "the logits' factor, e.g. 1/sqrt(head_dim); leave it out for 1");
 }
 
 }  // namespace tessera::arch

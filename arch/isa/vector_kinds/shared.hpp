@@ -26,6 +26,8 @@ std::string parts_work_problem(const VectorWork& work);
 // layernorm, rmsnorm: fn= is the residual's add or nothing, eps a positive number.
 void check_norm(const VecOp& op, const InstructionChecks& checks);
 // softmax, online_softmax: the logits' scale is a positive number.
+// merge_partials and weighted_sum: at most kMaxMergeParts parts.
+void check_parts(const VecOp& op, const InstructionChecks& checks);
 void check_softmax_scale(const VecOp& op, const InstructionChecks& checks);
 
 }  // namespace tessera::arch

@@ -21,11 +21,6 @@ void weighted_sum_passes(const VectorWork& work, VectorPasses& passes) {
   passes.add(sum);
 }
 
-void check_weighted_sum(const VecOp& op, const InstructionChecks& checks) {
-  if (op.parts > kMaxMergeParts)
-    checks.fail(fmt::format("a weighted_sum takes at most {} parts, got {}", kMaxMergeParts, op.parts));
-}
-
 }  // namespace
 
 VectorKindInfo weighted_sum_kind_info() {
@@ -43,7 +38,7 @@ VectorKindInfo weighted_sum_kind_info() {
       "[y_pitch=B]";
   info.work_problem = &parts_work_problem;
   info.add_passes = &weighted_sum_passes;
-  info.check = &check_weighted_sum;
+  info.check = &check_parts;
   return info;
 }
 
