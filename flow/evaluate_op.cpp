@@ -149,7 +149,8 @@ struct PlannedOp {
     for (size_t j = 0; j < pending.size(); ++j) {
       if (pending[j].row != pending[i].row || pending[j].rank >= pending[i].rank) continue;
       const auto* timing = known(j);
-      if (timing && !timing->stopped && (!fewest || timing->cycles < *fewest)) fewest = timing->cycles;
+      if (timing && !timing->stopped && (!fewest || timing->counters.cycles < *fewest))
+        fewest = timing->counters.cycles;
     }
     return fewest;
   }
@@ -307,7 +308,7 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
               fmt::format("{}: candidate {} of {} in ({}): {} in {:.1f} s", job.plan->op->name, runs_in,
                           runs.size(), job.plan->pending[job.index].candidate.mapping.describe(),
                           timing.stopped ? fmt::format("stopped past {} cycles", timing.bound_cycles)
-                                         : fmt::format("{} cycles", timing.cycles),
+                                         : fmt::format("{} cycles", timing.counters.cycles),
                           timing.host_seconds));
       },
       // Each worker lowers the candidates it runs (program_of reads only the plans, made before this call,
@@ -333,19 +334,21 @@ bool finish_needs_machine(const PlannedOp& plan, const RunSettings& settings) {
   if (!plan.mapped) return false;
   if (!settings.timing_only || settings.trace) return true;
   // The stop decisions of finish_op without their runs: does a stop at a looser bound need a run again?
+  // A candidate's run as fewest_before reads it (stopped, counters.cycles, bound_cycles).
   struct Known {
     bool stopped = false;
-    int64_t cycles = 0, bound_cycles = 0;
+    RunCounters counters;
+    int64_t bound_cycles = 0;
   };
   std::vector<Known> known;
   for (const Pending& candidate : plan.pending)
     known.push_back(
-        Known{candidate.timing->stopped, candidate.timing->cycles, candidate.timing->bound_cycles});
+        Known{candidate.timing->stopped, candidate.timing->counters, candidate.timing->bound_cycles});
   for (size_t i = 0; i < known.size(); ++i) {
     const std::optional<int64_t> bound =
         plan.fewest_before(i, settings.objective, [&](size_t j) -> const Known* { return &known[j]; });
     if (known[i].stopped && (!bound || known[i].bound_cycles < *bound)) return true;
-    if (bound && (known[i].stopped || known[i].cycles > *bound)) known[i] = Known{true, 0, *bound};
+    if (bound && (known[i].stopped || known[i].counters.cycles > *bound)) known[i] = Known{true, {}, *bound};
   }
   return false;
 }
@@ -381,13 +384,13 @@ OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& m
   // A simulated run's figure of the objective, and which of two runs is the better (ties: fewer cycles).
   auto judged = [&](const sim::RunResult& timing) {
     const traces::RunRecord record = record_of(timing, spec, op.macs());
-    return mapper::objective_value(settings.objective, static_cast<double>(record.cycles), record.energy_uj,
-                                   static_cast<double>(record.dram_bytes));
+    return mapper::objective_value(settings.objective, static_cast<double>(record.counters.cycles),
+                                   record.energy_uj, static_cast<double>(record.dram_bytes));
   };
   auto judged_before = [&](const sim::RunResult& a, const sim::RunResult& b) {
-    if (settings.objective == mapper::Objective::cycles) return a.cycles < b.cycles;
+    if (settings.objective == mapper::Objective::cycles) return a.counters.cycles < b.counters.cycles;
     const double va = judged(a), vb = judged(b);
-    return va != vb ? va < vb : a.cycles < b.cycles;
+    return va != vb ? va < vb : a.counters.cycles < b.counters.cycles;
   };
   // Each row in the mapper's order: the stop decisions, then the best by the objective (the first of equals).
   std::vector<Simulated> rows(pick.rows.size());
@@ -400,11 +403,11 @@ OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& m
     // A stop at a bound below this one (a cached run of another row) says nothing: run it again here.
     if (timing.stopped && (!bound || timing.bound_cycles < *bound))
       timing = machine.run(program_of(candidate), sim::RunOptions{false, false, bound});
-    if (bound && (timing.stopped || timing.cycles > *bound)) {
+    if (bound && (timing.stopped || timing.counters.cycles > *bound)) {
       sim::RunResult stopped;
       stopped.stopped = true;
       stopped.bound_cycles = *bound;
-      stopped.instructions = timing.instructions;
+      stopped.counters.instructions = timing.counters.instructions;
       timing = std::move(stopped);
     }
     Simulated& row = rows[candidate.row];
@@ -441,7 +444,7 @@ OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& m
     say(fmt::format("{}: {} best of {} simulated{}: {} cycles", op.name, pick.rows[r].label,
                     rows[r].simulated,
                     rows[r].stopped > 0 ? fmt::format(" ({} stopped early)", rows[r].stopped) : "",
-                    rows[r].timing.cycles));
+                    rows[r].timing.counters.cycles));
   size_t winner = 0;
   for (size_t i = 1; i < rows.size(); ++i)
     if (judged_before(rows[i].timing, rows[winner].timing)) winner = i;
@@ -470,7 +473,7 @@ OpOutcome finish_op(PlannedOp& plan, const arch::ArchSpec& spec, sim::Machine& m
       functional.threads = settings.threads;
       result = machine.run(row.program, functional);
       // Arithmetic never changes timing: the functional run must reproduce the timing-only one exactly.
-      TESSERA_ASSERT(result.cycles == row.timing.cycles,
+      TESSERA_ASSERT(result.counters.cycles == row.timing.counters.cycles,
                      "functional and timing-only runs take the same cycles");
     }
     traces::RunRecord record = record_of(result, spec, op.macs());

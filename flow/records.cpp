@@ -6,7 +6,6 @@
 
 #include "arch/figures.hpp"
 #include "arch/isa/program_text.hpp"
-#include "sim/stats.hpp"
 
 namespace tessera::flow {
 
@@ -33,40 +32,30 @@ traces::Report empty_report(const std::string& command, const arch::ArchSpec& sp
 
 traces::RunRecord record_of(const sim::RunResult& result, const arch::ArchSpec& spec, int64_t useful_macs) {
   traces::RunRecord record;
-  record.cycles = result.cycles;
-  record.time_us = static_cast<double>(result.cycles) / (spec.clock_ghz * 1000.0);
-  record.macs = useful_macs >= 0 ? useful_macs : result.macs;
-  record.pe_macs = result.macs;
-  record.active_pes = result.active_pes;
-  record.pe_utilization = arch::pe_utilization(spec, record.macs, result.cycles);
-  const sim::TrafficCounters& traffic = result.traffic;
-  record.dram_bytes = traffic.dram_read_bytes + traffic.dram_write_bytes;
+  const RunCounters& counters = result.counters;
+  record.counters = counters;
+  record.time_us = static_cast<double>(counters.cycles) / (spec.clock_ghz * 1000.0);
+  record.macs = useful_macs >= 0 ? useful_macs : counters.pe_macs;
+  record.pe_utilization = arch::pe_utilization(spec, record.macs, counters.cycles);
+  record.dram_bytes = counters.dram_read_bytes + counters.dram_write_bytes;
   // bytes per ns is GB/s
   record.dram_gbps =
-      result.cycles > 0 ? static_cast<double>(record.dram_bytes) * spec.clock_ghz / result.cycles : 0;
-  record.sram_read_bytes = traffic.sram_read_bytes;
-  record.sram_write_bytes = traffic.sram_write_bytes;
-  record.noc_bytes = traffic.noc_bytes;
-  record.noc_byte_hops = traffic.noc_byte_hops;
+      counters.cycles > 0 ? static_cast<double>(record.dram_bytes) * spec.clock_ghz / counters.cycles : 0;
   arch::EnergyCounts counts;
-  counts.macs = static_cast<double>(result.macs);
-  counts.sram_bytes = static_cast<double>(traffic.sram_read_bytes + traffic.sram_write_bytes);
+  counts.macs = static_cast<double>(counters.pe_macs);
+  counts.sram_bytes = static_cast<double>(counters.sram_read_bytes + counters.sram_write_bytes);
   counts.dram_bytes = static_cast<double>(record.dram_bytes);
-  counts.noc_byte_hops = static_cast<double>(traffic.noc_byte_hops);
-  counts.cycles = result.cycles;
+  counts.noc_byte_hops = static_cast<double>(counters.noc_byte_hops);
+  counts.cycles = counters.cycles;
   const double picojoules = arch::energy_pj(spec, counts);
   record.energy_uj = picojoules / 1e6;
-  record.instructions = result.instructions;
-  record.sram_hazards = result.sram_hazards;
   for (const sim::UnitResult& unit : result.units) {
     traces::UnitBubbles bubbles;
     bubbles.unit = unit.name;
     bubbles.kind = arch::name_of(unit.queue.kind);
     for (arch::Cause cause : arch::all_causes())
       bubbles.cycles.emplace_back(arch::name_of(cause), unit.cycles[static_cast<int>(cause)]);
-    for (const sim::CounterDecl<sim::UnitCounters>& counter : sim::unit_counters())
-      if (const int64_t value = unit.counters.*counter.member; value != 0)
-        bubbles.counters.emplace_back(counter.name, value);
+    bubbles.counters = unit.counters;
     record.bubbles.push_back(std::move(bubbles));
   }
   return record;

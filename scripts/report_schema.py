@@ -105,13 +105,14 @@ run_props = {"dataflow": STR, "winner": BOOL, **stats,
              "bubbles": {"type": "object", "additionalProperties": causes},
              "unit_counters": {"type": "object", "additionalProperties": {
                  "type": "object", "propertyNames": {"pattern": "^[a-z_]+$"}, "additionalProperties": NONNEG},
-                 "description": "per unit, the simulator's counters that are not 0, as sim/stats.cpp declares "
-                                "them (instructions, macs, folds, active_pes, bytes_moved, bursts, "
+                 "description": "per unit, the simulator's counters that are not 0, as common/counters.hpp "
+                                "declares them (instructions, macs, folds, active_pes, bytes_moved, bursts, "
                                 "vector_elements): a counter added there needs no change here"},
              "core_load": core_load, "program": STR, "loses_because": STR}
 run = obj(run_props, required=sorted(["dataflow", "winner", *stats, "fusion", "mapping", "numerics", "bubbles_by_kind", "bubbles",
                                       "unit_counters"]),
-          desc="one simulated mapping of an op: a row of the table; its figures are declared in traces/run_stats.cpp")
+          desc="one simulated mapping of an op: a row of the table; its figures are the simulator's counters "
+               "(common/counters.hpp) and those derived from them (traces/run_stats.cpp)")
 side = obj({"dataflow": STR, "cycles": NONNEG, "dram_bytes": NONNEG, "sram_bytes": NONNEG})
 fusion = obj({"fused": side, "unfused": side, "array": side, "winner": {"enum": ["fused", "unfused", "array"]},
               "unfused_vs_fused_cycles": NONNEGNUM}, required=["fused", "unfused", "winner", "unfused_vs_fused_cycles"])

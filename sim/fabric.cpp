@@ -35,7 +35,7 @@ void Fabric::reset() {
   for (auto* group : {&channels_, &links_, &inject_, &eject_, &banks_})
     for (auto& calendar : *group) calendar.reset();
   std::fill(bank_leader_.begin(), bank_leader_.end(), 0);
-  traffic_ = TrafficCounters{};
+  traffic_ = RunCounters{};
   destinations_.clear();
   tree_sets_.clear();
   trees_ = &tree_sets_[destinations_];

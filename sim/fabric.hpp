@@ -90,7 +90,9 @@ class Fabric {
   // Forgets every resource's epochs before `now` (no booking starts earlier any more). Lazy: each calendar
   // forgets when it is next booked.
   void retire_before(Tick now) { horizon_ = now; }
-  TrafficCounters& traffic() { return traffic_; }
+  // The run's traffic counters (DRAM, SRAM and NoC bytes, bank conflicts), counted by the fabric and the
+  // units.
+  RunCounters& traffic() { return traffic_; }
   const arch::ArchSpec& spec() const { return spec_; }
 
  private:
@@ -136,7 +138,7 @@ class Fabric {
   std::map<std::vector<int>, std::vector<Tree>> tree_sets_;
   std::vector<Tree>* trees_ = nullptr;
   std::vector<Flow> tree_flows_;  // scratch: the flow after each tree link
-  TrafficCounters traffic_;
+  RunCounters traffic_;
   Tick horizon_ = 0;  // no booking starts before this any more
   arch::DramChannelMap channel_map_;
   double link_ticks_per_byte_ = 0;     // a NoC link's (and port's)

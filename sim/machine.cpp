@@ -185,7 +185,7 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
     RunResult stopped;
     stopped.stopped = true;
     stopped.bound_cycles = *options.cycle_bound;
-    stopped.instructions = program.instruction_count();
+    stopped.counters.instructions = program.instruction_count();
     stopped.functional = options.functional;
     state_->program = nullptr;
     stopped.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -205,17 +205,20 @@ RunResult Machine::run(const arch::Program& program, const RunOptions& options) 
 
   RunResult result;
   result.end_ticks = state_->last_completion;
-  result.cycles = ticks_to_cycles_ceil(result.end_ticks);
-  result.instructions = program.instruction_count();
+  // The fabric's traffic, the run's own counters, and its units' merged by each counter's rule.
+  result.counters = state_->fabric.traffic();
+  result.counters.cycles = ticks_to_cycles_ceil(result.end_ticks);
+  result.counters.instructions = program.instruction_count();
   result.functional = options.functional;
+  UnitCounters all_units;
   for (auto& unit : units_) {
     UnitResult unit_result = unit->finish(result.end_ticks);
-    result.macs += unit_result.counters.macs;
-    result.active_pes = std::max(result.active_pes, unit_result.counters.active_pes);
+    merge_into(all_units, unit_result.counters, unit_counters());
     result.units.push_back(std::move(unit_result));
   }
-  result.traffic = state_->fabric.traffic();
-  result.sram_hazards = state_->hazards;
+  result.counters.pe_macs = all_units.macs;
+  result.counters.active_pes = all_units.active_pes;
+  result.counters.sram_hazards = state_->hazards;
   if (options.functional) {
     for (size_t i = 0; i < program.tensors.size(); ++i) {
       const arch::TensorDecl& tensor = program.tensors[i];

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "arch/isa/program_binary.hpp"
+#include "common/counters.hpp"
 #include "common/error.hpp"
 #include "sim/machine.hpp"
-#include "sim/stats.hpp"
 #include "sim/worker_pool.hpp"
 
 namespace tessera::sim {
@@ -20,7 +20,8 @@ namespace tessera::sim {
 namespace {
 
 // A RunResult of a timing-only run without trace, as bytes: whether it stopped at its bound, its end, every
-// declared counter (sim/stats.hpp), each unit's identity, cycles per cause and counters, and the host time.
+// declared counter (common/counters.hpp), each unit's identity, cycles per cause and counters, and the host
+// time.
 class Writer {
  public:
   void integer(int64_t value) { bytes_.append(reinterpret_cast<const char*>(&value), sizeof value); }
@@ -77,8 +78,7 @@ std::string serialize(const RunResult& result) {
   out.integer(result.stopped ? 1 : 0);
   out.integer(result.bound_cycles);
   out.integer(static_cast<int64_t>(result.end_ticks));
-  for (const auto& counter : run_counters()) out.integer(result.*counter.member);
-  for (const auto& counter : traffic_counters()) out.integer(result.traffic.*counter.member);
+  for (const auto& counter : run_counters()) out.integer(result.counters.*counter.member);
   out.integer(static_cast<int64_t>(result.units.size()));
   for (const UnitResult& unit : result.units) {
     out.integer(unit.core);
@@ -98,8 +98,7 @@ RunResult deserialize(const std::string& bytes) {
   result.stopped = in.integer() != 0;
   result.bound_cycles = in.integer();
   result.end_ticks = static_cast<Tick>(in.integer());
-  for (const auto& counter : run_counters()) result.*counter.member = in.integer();
-  for (const auto& counter : traffic_counters()) result.traffic.*counter.member = in.integer();
+  for (const auto& counter : run_counters()) result.counters.*counter.member = in.integer();
   result.units.resize(static_cast<size_t>(in.integer()));
   for (UnitResult& unit : result.units) {
     unit.core = static_cast<int>(in.integer());

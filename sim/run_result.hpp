@@ -1,7 +1,8 @@
 // What one simulated run of a tile program produces: cycles, per-unit time split into busy and bubbles by
 // cause, traffic and work counters, the optional trace, and (with functional execution) the output tensors.
-// Stats are typed integers counted on the hot path; derived figures (bandwidth, utilisation, energy) are
-// computed when the report is built (cli/report_builder.cpp), and the report's keys carry the units.
+// Stats are typed integers counted on the hot path, declared once in common/counters.hpp; derived figures
+// (bandwidth, utilisation, energy) are computed when the report is built (flow/records.cpp), and the report's
+// keys carry the units.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "arch/isa/program.hpp"
+#include "common/counters.hpp"
 #include "ops/tensor.hpp"
 #include "sim/time.hpp"
 
@@ -27,35 +29,13 @@ struct TraceSegment {
   int32_t instruction = -1;  // index into the unit's instruction list, -1 for idle time between instructions
 };
 
-// The counters of a unit, of the fabric and of a run: typed integers counted on the hot path, each declared
-// once with its unit and meaning in sim/stats.cpp, which every walker of them reads.
-struct UnitCounters {
-  int64_t instructions = 0;
-  int64_t macs = 0;
-  int64_t folds = 0;
-  int64_t active_pes = 0;
-  int64_t bytes_moved = 0;
-  int64_t bursts = 0;
-  int64_t vector_elements = 0;
-};
-
 struct UnitResult {
   int core = 0;
   arch::QueueId queue;
   std::string name;  // "core0,1.pe"
   CauseCycles cycles{};
-  UnitCounters counters;
+  UnitCounters counters;            // declared in common/counters.hpp
   std::vector<TraceSegment> trace;  // empty unless tracing was asked for
-};
-
-struct TrafficCounters {
-  int64_t dram_read_bytes = 0;
-  int64_t dram_write_bytes = 0;
-  int64_t sram_read_bytes = 0;
-  int64_t sram_write_bytes = 0;
-  int64_t noc_bytes = 0;
-  int64_t noc_byte_hops = 0;
-  int64_t bank_conflict_ticks = 0;
 };
 
 struct RunResult {
@@ -63,13 +43,8 @@ struct RunResult {
   // bound_cycles cycles, and no other figure of it is known (cycles and the rest stay zero).
   bool stopped = false;
   int64_t bound_cycles = 0;
-  Tick end_ticks = 0;  // the last unit finished here, relative to the run's start
-  int64_t cycles = 0;  // the run's counters (sim/stats.cpp)
-  int64_t instructions = 0;
-  int64_t macs = 0;
-  int64_t active_pes = 0;
-  int64_t sram_hazards = 0;
-  TrafficCounters traffic;
+  Tick end_ticks = 0;    // the last unit finished here, relative to the run's start
+  RunCounters counters;  // cycles, work and traffic, declared in common/counters.hpp
   std::vector<UnitResult> units;
   bool functional = false;
   std::map<int, ops::HostTensor> outputs;  // program tensor index -> contents at the end (functional runs)

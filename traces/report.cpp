@@ -60,8 +60,8 @@ Json run_json(const RunRecord& run) {
   Json json;
   json["dataflow"] = run.dataflow;
   json["winner"] = run.winner;
-  for (const RunStat& stat : run_stats())
-    std::visit([&](auto member) { json[stat.key] = run.*member; }, stat.member);
+  for (const RunFigure& figure : run_figures())
+    with_value(run, figure, [&](const auto& value) { json[figure.key] = value; });
   json["mapping"] = mapping_json(run.mapping);
   Json numerics = Json::array();
   for (const Numerics& check : run.numerics) {
@@ -88,13 +88,13 @@ Json run_json(const RunRecord& run) {
   json["bubbles"] = units;
   Json counters = Json::object();
   for (const UnitBubbles& unit : run.bubbles) {
-    if (unit.counters.empty()) continue;
     Json values = Json::object();
-    for (const auto& [name, value] : unit.counters) values[name] = value;
-    counters[unit.unit] = values;
+    for (const CounterDecl<UnitCounters>& counter : unit_counters())
+      if (const int64_t value = unit.counters.*counter.member; value != 0) values[counter.name] = value;
+    if (!values.empty()) counters[unit.unit] = values;
   }
   json["unit_counters"] = counters;
-  if (const CoreLoads loads = core_loads(run, run.cycles); !loads.cores.empty()) {
+  if (const CoreLoads loads = core_loads(run, run.counters.cycles); !loads.cores.empty()) {
     Json per_core = Json::array();
     for (const CoreLoad& core : loads.cores)
       per_core.push_back({{"core", core.core}, {"pe_busy_cycles", core.pe_busy}, {"done_cycles", core.done}});
@@ -135,15 +135,24 @@ Json position_json(const RooflinePosition& position) {
 }
 
 // A number figure of a run as a double (exact for every count a run reaches).
-double number_of(const RunRecord& run, const RunStat& stat) {
-  return std::visit(
-      [&](auto member) -> double {
-        if constexpr (std::is_same_v<decltype(member), std::string RunRecord::*>)
-          return 0;
-        else
-          return static_cast<double>(run.*member);
-      },
-      stat.member);
+double number_of(const RunRecord& run, const RunFigure& figure) {
+  double number = 0;
+  with_value(run, figure, [&](const auto& value) {
+    if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>)
+      number = static_cast<double>(value);
+  });
+  return number;
+}
+
+// The table's figure columns (the run figures that have one): their headings, or `run`'s cells.
+std::string figure_columns(const RunRecord* run) {
+  std::string out;
+  for (const RunFigure& figure : run_figures())
+    if (figure.table.cell != Cell::none)
+      out += fmt::format(" {:>{}}",
+                         run ? table_cell(figure.table.cell, number_of(*run, figure)) : figure.table.heading,
+                         figure.table.width);
+  return out;
 }
 
 std::string numerics_cell(const RunRecord& run) {
@@ -185,8 +194,9 @@ std::string layer_table(const Report& report) {
     std::string others;
     for (const RunRecord& run : op.runs)
       if (!run.winner)
-        others += fmt::format("{}{} {:.2f}", others.empty() ? "" : " ", run_label(run),
-                              best.cycles > 0 ? static_cast<double>(run.cycles) / best.cycles : 0.0);
+        others += fmt::format(
+            "{}{} {:.2f}", others.empty() ? "" : " ", run_label(run),
+            best.counters.cycles > 0 ? static_cast<double>(run.counters.cycles) / best.counters.cycles : 0.0);
     return others.empty() ? std::string("-") : others;
   };
   for (const OpRecord& op : report.ops) {
@@ -257,7 +267,7 @@ std::string layer_table(const Report& report) {
         "{:>8} "
         " {}\n",
         op.name, name_width, op.kind, kind_width, op.shape, shape_width, run_label(best), win_width,
-        grouped(best.cycles), best.time_us, 100 * best.pe_utilization, best.active_pes,
+        grouped(best.counters.cycles), best.time_us, 100 * best.pe_utilization, best.counters.active_pes,
         megabytes(best.dram_bytes), others, others_width, top_pe_bubble(best), cells[0], cells[1], cells[2],
         numerics);
   }
@@ -317,27 +327,30 @@ std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
     const std::string& cause = loser_shares[i].first;
     if (cause == "busy") continue;
     // Cycles per PE array spent on this cause beyond the winner's.
-    const double excess = loser_shares[i].second * static_cast<double>(loser.cycles) -
-                          winner_shares[i].second * static_cast<double>(winner.cycles);
+    const double excess = loser_shares[i].second * static_cast<double>(loser.counters.cycles) -
+                          winner_shares[i].second * static_cast<double>(winner.counters.cycles);
     if (excess > worst_excess) {
       worst_excess = excess, worst = cause;
       loser_share = loser_shares[i].second, winner_share = winner_shares[i].second;
     }
   }
   // Faster, yet not the winner: the run is judged by energy, energy x delay or DRAM bytes.
-  if (loser.cycles < winner.cycles - winner.cycles / 200)
-    return fmt::format("{:.2f}x the cycles (faster), {:.2f}x the energy, {:.2f}x the DRAM traffic",
-                       static_cast<double>(loser.cycles) / static_cast<double>(winner.cycles),
-                       winner.energy_uj > 0 ? loser.energy_uj / winner.energy_uj : 0.0,
-                       winner.dram_bytes > 0
-                           ? static_cast<double>(loser.dram_bytes) / static_cast<double>(winner.dram_bytes)
-                           : 0.0);
-  if (std::abs(loser.cycles - winner.cycles) <= winner.cycles / 200)
-    return loser.cycles >= winner.cycles
-               ? fmt::format("a tie: {} cycles more (within 0.5%)", loser.cycles - winner.cycles)
-               : fmt::format("a tie: {} cycles fewer (within 0.5%)", winner.cycles - loser.cycles);
-  std::string text = fmt::format("{:.2f}x the cycles",
-                                 winner.cycles > 0 ? static_cast<double>(loser.cycles) / winner.cycles : 0.0);
+  if (loser.counters.cycles < winner.counters.cycles - winner.counters.cycles / 200)
+    return fmt::format(
+        "{:.2f}x the cycles (faster), {:.2f}x the energy, {:.2f}x the DRAM traffic",
+        static_cast<double>(loser.counters.cycles) / static_cast<double>(winner.counters.cycles),
+        winner.energy_uj > 0 ? loser.energy_uj / winner.energy_uj : 0.0,
+        winner.dram_bytes > 0 ? static_cast<double>(loser.dram_bytes) / static_cast<double>(winner.dram_bytes)
+                              : 0.0);
+  if (std::abs(loser.counters.cycles - winner.counters.cycles) <= winner.counters.cycles / 200)
+    return loser.counters.cycles >= winner.counters.cycles
+               ? fmt::format("a tie: {} cycles more (within 0.5%)",
+                             loser.counters.cycles - winner.counters.cycles)
+               : fmt::format("a tie: {} cycles fewer (within 0.5%)",
+                             winner.counters.cycles - loser.counters.cycles);
+  std::string text = fmt::format(
+      "{:.2f}x the cycles",
+      winner.counters.cycles > 0 ? static_cast<double>(loser.counters.cycles) / winner.counters.cycles : 0.0);
   // A vector op's PE arrays have no work: their waits say nothing of why it lost.
   const bool pe_work = loser.pe_utilization > 0 || winner.pe_utilization > 0;
   for (const auto& [cause, what] : kWhat)
@@ -350,9 +363,9 @@ std::string explain_gap(const RunRecord& loser, const RunRecord& winner) {
   if (!loser.fusion.empty() && loser.fusion != winner.fusion)
     text += fmt::format("; {}{}: {} MB of DRAM and {} MB of SRAM traffic (the {} winner {} and {})",
                         loser.fusion, pe_work ? " epilogue" : "", megabytes(loser.dram_bytes),
-                        megabytes(loser.sram_read_bytes + loser.sram_write_bytes), winner.fusion,
-                        megabytes(winner.dram_bytes),
-                        megabytes(winner.sram_read_bytes + winner.sram_write_bytes));
+                        megabytes(loser.counters.sram_read_bytes + loser.counters.sram_write_bytes),
+                        winner.fusion, megabytes(winner.dram_bytes),
+                        megabytes(winner.counters.sram_read_bytes + winner.counters.sram_write_bytes));
   if (loser.pe_utilization > 0 && loser.mapping.edge_waste > winner.mapping.edge_waste + 0.05)
     text +=
         fmt::format("; {:.0f}% of its PE slots idle on ragged edge folds", 100 * loser.mapping.edge_waste);
@@ -366,7 +379,7 @@ FusionComparison fusion_comparison(const OpRecord& op) {
                              : run.fusion == "unfused" ? &comparison.unfused
                              : run.fusion == "array"   ? &comparison.array
                                                        : nullptr;
-    if (slot && (!*slot || run.cycles < (*slot)->cycles)) *slot = &run;
+    if (slot && (!*slot || run.counters.cycles < (*slot)->counters.cycles)) *slot = &run;
   }
   return comparison;
 }
@@ -375,25 +388,29 @@ std::string FusionComparison::text() const {
   if (!available()) return "";
   auto side = [](const RunRecord& run) {
     return fmt::format("{} {} {} cycles, {} MB DRAM, {} MB SRAM traffic", run.fusion, run.dataflow,
-                       grouped(run.cycles), megabytes(run.dram_bytes),
-                       megabytes(run.sram_read_bytes + run.sram_write_bytes));
+                       grouped(run.counters.cycles), megabytes(run.dram_bytes),
+                       megabytes(run.counters.sram_read_bytes + run.counters.sram_write_bytes));
   };
-  const bool fused_wins = fused->cycles <= unfused->cycles;
+  const bool fused_wins = fused->counters.cycles <= unfused->counters.cycles;
   const RunRecord& faster = fused_wins ? *fused : *unfused;
   const RunRecord& slower = fused_wins ? *unfused : *fused;
-  std::string text =
-      fmt::format("{} vs {}: {} is {:.2f}x faster", side(*fused), side(*unfused), faster.fusion,
-                  faster.cycles > 0 ? static_cast<double>(slower.cycles) / faster.cycles : 0.0);
+  std::string text = fmt::format(
+      "{} vs {}: {} is {:.2f}x faster", side(*fused), side(*unfused), faster.fusion,
+      faster.counters.cycles > 0 ? static_cast<double>(slower.counters.cycles) / faster.counters.cycles
+                                 : 0.0);
   if (array)
     text += fmt::format("; in the PE array's output path: {}, {:.2f}x the {}'s cycles", side(*array),
-                        faster.cycles > 0 ? static_cast<double>(array->cycles) / faster.cycles : 0.0,
+                        faster.counters.cycles > 0
+                            ? static_cast<double>(array->counters.cycles) / faster.counters.cycles
+                            : 0.0,
                         faster.fusion);
   return text;
 }
 
 const char* FusionComparison::winner() const {
-  const RunRecord* best = fused && (!unfused || fused->cycles <= unfused->cycles) ? fused : unfused;
-  if (array && (!best || array->cycles < best->cycles)) best = array;
+  const RunRecord* best =
+      fused && (!unfused || fused->counters.cycles <= unfused->counters.cycles) ? fused : unfused;
+  if (array && (!best || array->counters.cycles < best->counters.cycles)) best = array;
   return best == array ? "array" : best == fused ? "fused" : "unfused";
 }
 
@@ -453,15 +470,16 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     if (const FusionComparison fusion = fusion_comparison(op); fusion.available()) {
       auto side = [](const RunRecord& run) {
         return Json{{"dataflow", run.dataflow},
-                    {"cycles", run.cycles},
+                    {"cycles", run.counters.cycles},
                     {"dram_bytes", run.dram_bytes},
-                    {"sram_bytes", run.sram_read_bytes + run.sram_write_bytes}};
+                    {"sram_bytes", run.counters.sram_read_bytes + run.counters.sram_write_bytes}};
       };
-      entry["fusion"] = {{"fused", side(*fusion.fused)},
-                         {"unfused", side(*fusion.unfused)},
-                         {"winner", fusion.winner()},
-                         {"unfused_vs_fused_cycles", static_cast<double>(fusion.unfused->cycles) /
-                                                         std::max<int64_t>(1, fusion.fused->cycles)}};
+      entry["fusion"] = {
+          {"fused", side(*fusion.fused)},
+          {"unfused", side(*fusion.unfused)},
+          {"winner", fusion.winner()},
+          {"unfused_vs_fused_cycles", static_cast<double>(fusion.unfused->counters.cycles) /
+                                          std::max<int64_t>(1, fusion.fused->counters.cycles)}};
       if (fusion.array) entry["fusion"]["array"] = side(*fusion.array);
     }
     Json gpu = Json::array();
@@ -520,7 +538,7 @@ std::string to_json(const Report& report, bool include_host_seconds) {
     ops.push_back(entry);
     if (op.winner >= 0) {
       const RunRecord& best = op.best();
-      cycles += best.cycles;
+      cycles += best.counters.cycles;
       macs += best.macs;
       dram_bytes += best.dram_bytes;
       time_us += best.time_us;
@@ -554,15 +572,10 @@ std::string to_table(const Report& report) {
     const auto& label = run_label;
     size_t width = 9;
     for (const RunRecord& run : op.runs) width = std::max(width, label(run).size());
-    out += fmt::format("  {:<3} {:<{}}", "", "dataflow", width);
-    for (const RunStat& stat : run_stats())
-      if (stat.table_cell) out += fmt::format(" {:>{}}", stat.table_heading, stat.table_width);
+    out += fmt::format("  {:<3} {:<{}}", "", "dataflow", width) + figure_columns(nullptr);
     out += fmt::format("  {:<44} {}\n", "mapping", "numerics");
     for (const RunRecord& run : op.runs) {
-      out += fmt::format("  {:<3} {:<{}}", run.winner ? "*" : "", label(run), width);
-      for (const RunStat& stat : run_stats())
-        if (stat.table_cell)
-          out += fmt::format(" {:>{}}", stat.table_cell(number_of(run, stat)), stat.table_width);
+      out += fmt::format("  {:<3} {:<{}}", run.winner ? "*" : "", label(run), width) + figure_columns(&run);
       out += fmt::format("  {:<44} {}\n", run.mapping.description, numerics_cell(run));
     }
     for (const RunRecord& run : op.runs)
@@ -651,7 +664,7 @@ std::string to_table(const Report& report) {
         out += fmt::format(" {:>12} ({:>4.1f}%)", grouped(value), sum > 0 ? 100.0 * value / sum : 0.0);
       out += "\n";
     }
-    if (const CoreLoads loads = core_loads(best, best.cycles);
+    if (const CoreLoads loads = core_loads(best, best.counters.cycles);
         !loads.cores.empty() && loads.imbalance_cycles > 0) {
       std::vector<int64_t> busy;
       for (const CoreLoad& core : loads.cores) busy.push_back(core.pe_busy);
@@ -663,7 +676,7 @@ std::string to_table(const Report& report) {
           loads.cores.size(), grouped(busy.front()), grouped(busy[busy.size() / 2]), grouped(busy.back()),
           straggler.core, grouped(loads.imbalance_cycles));
     }
-    total_cycles += best.cycles;
+    total_cycles += best.counters.cycles;
     total_us += best.time_us;
     total_dram += best.dram_bytes;
     total_energy += best.energy_uj;
@@ -712,8 +725,8 @@ CoreLoads core_loads(const RunRecord& run, int64_t cycles) {
 
 std::string to_csv(const Report& report) {
   std::string out = "op,kind,shape,dtype,dataflow,winner";
-  for (const RunStat& stat : run_stats())
-    if (stat.csv) out += fmt::format(",{}", stat.key);
+  for (const RunFigure& figure : run_figures())
+    if (figure.csv) out += fmt::format(",{}", figure.key);
   out += ",mapping,numerics_pass,rel_l2_err\n";
   for (const OpRecord& op : report.ops)
     for (const RunRecord& run : op.runs) {
@@ -725,8 +738,8 @@ std::string to_csv(const Report& report) {
       }
       out += fmt::format("{},{},{},{},{},{}", op.name, op.kind, op.shape, op.dtype, run.dataflow,
                          run.winner ? 1 : 0);
-      for (const RunStat& stat : run_stats())
-        if (stat.csv) std::visit([&](auto member) { out += fmt::format(",{}", run.*member); }, stat.member);
+      for (const RunFigure& figure : run_figures())
+        if (figure.csv) with_value(run, figure, [&](const auto& value) { out += fmt::format(",{}", value); });
       out += fmt::format(",\"{}\",{},{}\n", run.mapping.description,
                          run.numerics.empty() ? "" : (pass ? "1" : "0"),
                          run.numerics.empty() ? "" : fmt::format("{}", worst));

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/counters.hpp"
 #include "common/named_value.hpp"
 
 namespace tessera::traces {
@@ -18,9 +19,7 @@ struct UnitBubbles {
   std::string unit;  // "core0,1.pe"
   std::string kind;  // "pe", "dma", "noc"
   std::vector<std::pair<std::string, int64_t>> cycles;
-  // The unit's counters as the simulator declares them (sim/stats.cpp, unit_counters: instructions, MACs,
-  // folds, bytes moved, bursts, vector elements), in that order, those that stayed 0 left out.
-  std::vector<std::pair<std::string, int64_t>> counters;
+  UnitCounters counters;  // as the simulator counted them (common/counters.hpp)
 };
 
 struct Numerics {
@@ -41,29 +40,22 @@ struct MappingSummary {
   std::string description;
 };
 
-// One simulated mapping of an op: a row of the table. Its figures (cycles .. candidates_stopped) are
-// declared once, with their units and meaning, in traces/run_stats.cpp, and every writer walks that list.
+// One simulated mapping of an op: a row of the table. Its figures are the simulator's counters, declared once
+// in common/counters.hpp, and the figures derived from them and from the search, declared in
+// traces/run_stats.cpp; every writer walks both.
 struct RunRecord {
   std::string dataflow;
   bool winner = false;
   std::string fusion;  // an epilogue's: "fused", "unfused"; "" for an op without one
-  int64_t cycles = 0;
+  RunCounters counters;
   double time_us = 0;
-  int64_t macs = 0;
-  int64_t pe_macs = 0;
-  int64_t active_pes = 0;
+  int64_t macs = 0;  // the op's: fewer than counters.pe_macs when packed groups multiply zeros
   double pe_utilization = 0;
-  int64_t dram_bytes = 0;
+  int64_t dram_bytes = 0;  // read and written
   double dram_gbps = 0;
-  int64_t sram_read_bytes = 0;
-  int64_t sram_write_bytes = 0;
-  int64_t noc_bytes = 0;
-  int64_t noc_byte_hops = 0;
   double energy_uj = 0;
   int64_t analytical_cycles = 0;
   std::string analytical_bound;
-  int64_t instructions = 0;
-  int64_t sram_hazards = 0;
   int64_t candidates_simulated = 0;
   int64_t candidates_stopped = 0;
   MappingSummary mapping;

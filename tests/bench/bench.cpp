@@ -63,12 +63,13 @@ int run(int argc, char** argv) {
       const auto numerics_start = Clock::now();
       const sim::RunResult functional = machine.run(program, sim::RunOptions{true, false});
       numerics_seconds = seconds_since(numerics_start);
-      if (functional.cycles != timing.cycles) fmt::print("  (functional and timing-only cycles differ!)\n");
+      if (functional.counters.cycles != timing.counters.cycles)
+        fmt::print("  (functional and timing-only cycles differ!)\n");
     }
     fmt::print("{:>6} {:>10} {:>12.3g} {:>9.3f} {:>12} {:>11.3f} {:>13.3g} {:>12.3f} {:>13} {:>14.3g}\n",
-               size, search.evaluated, search.evaluated / search_seconds, lower_seconds, timing.instructions,
-               timing_seconds, timing.instructions / timing_seconds, numerics_seconds, timing.cycles,
-               static_cast<double>(op.macs()) / timing_seconds);
+               size, search.evaluated, search.evaluated / search_seconds, lower_seconds,
+               timing.counters.instructions, timing_seconds, timing.counters.instructions / timing_seconds,
+               numerics_seconds, timing.counters.cycles, static_cast<double>(op.macs()) / timing_seconds);
     fmt::print("       mapping: {}\n", mapping.describe());
     if (size != 4096) continue;
     // What a program costs to send to a worker process (sim/parallel_runs.cpp): its binary form written here,
@@ -99,10 +100,11 @@ int run(int argc, char** argv) {
         "  program for a worker, us per instruction written / read (bytes each): binary {:.3f} / {:.3f} "
         "({}){}, "
         "text {:.2f} / {:.2f} ({}){}\n",
-        1e6 * binary_write_seconds / timing.instructions, 1e6 * binary_read_seconds / timing.instructions,
-        bytes.size() / timing.instructions, binary_same ? "" : " (read back differs!)",
-        1e6 * write_seconds / timing.instructions, 1e6 * read_seconds / timing.instructions,
-        text.size() / timing.instructions, text_same ? "" : " (read back differs!)");
+        1e6 * binary_write_seconds / timing.counters.instructions,
+        1e6 * binary_read_seconds / timing.counters.instructions, bytes.size() / timing.counters.instructions,
+        binary_same ? "" : " (read back differs!)", 1e6 * write_seconds / timing.counters.instructions,
+        1e6 * read_seconds / timing.counters.instructions, text.size() / timing.counters.instructions,
+        text_same ? "" : " (read back differs!)");
     // Same MACs, other tile sizes: host time follows the instructions and bursts, not the arithmetic.
     fmt::print("  4096^3 timing-only with other tiles of the same split (same MACs):\n");
     fmt::print("  {:>16} {:>12} {:>10} {:>10} {:>12}\n", "tile", "instructions", "bursts", "timing_s",
@@ -117,8 +119,8 @@ int run(int argc, char** argv) {
       int64_t bursts = 0;
       for (const sim::UnitResult& unit : result.units) bursts += unit.counters.bursts;
       fmt::print("  {:>16} {:>12} {:>10} {:>10.3f} {:>12}\n",
-                 fmt::format("{}x{}x{}", variant.tile_m, variant.tile_n, tile_k), result.instructions, bursts,
-                 seconds, result.cycles);
+                 fmt::format("{}x{}x{}", variant.tile_m, variant.tile_n, tile_k),
+                 result.counters.instructions, bursts, seconds, result.counters.cycles);
     }
   }
   return 0;

@@ -69,9 +69,9 @@ int run(int argc, char** argv) {
     const double timing_seconds = std::max(0.0, seconds_since(start) - check_seconds);
     std::string label = mapping.describe();
     if (label.size() > 48) label = label.substr(0, 45) + "...";
-    fmt::print("  {:<48} {:>12} {:>8.2f} {:>8.2f} {:>9.2f} {:>9.2f} {:>13}\n", label, result.instructions,
-               lower_seconds, check_seconds, timing_seconds, 1e6 * timing_seconds / result.instructions,
-               result.cycles);
+    fmt::print("  {:<48} {:>12} {:>8.2f} {:>8.2f} {:>9.2f} {:>9.2f} {:>13}\n", label,
+               result.counters.instructions, lower_seconds, check_seconds, timing_seconds,
+               1e6 * timing_seconds / result.counters.instructions, result.counters.cycles);
   }
   return 0;
 }

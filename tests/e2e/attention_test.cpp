@@ -73,18 +73,18 @@ static void run_every_candidate(const std::string& machine_name) {
           ASSERT_NO_THROW(run = machine.run(program, sim::RunOptions{})) << where;
           std::string detail;
           EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
-          EXPECT_EQ(candidate.cost.dram_bytes, run.traffic.dram_read_bytes + run.traffic.dram_write_bytes)
+          EXPECT_EQ(candidate.cost.dram_bytes, run.counters.dram_read_bytes + run.counters.dram_write_bytes)
               << where;
           // Into the mesh: the DRAM traffic and the partial results sent to be merged (a multicast load
           // counts once per destination).
           if (candidate.mapping.label().rfind("flash-mc ", 0) != 0) {
-            EXPECT_EQ(run.traffic.noc_bytes, candidate.cost.dram_bytes + candidate.cost.reduction_bytes)
+            EXPECT_EQ(run.counters.noc_bytes, candidate.cost.dram_bytes + candidate.cost.reduction_bytes)
                 << where;
           }
           for (const sim::UnitResult& unit : run.units) {
             int64_t sum = 0;
             for (int64_t cycles : unit.cycles) sum += cycles;
-            EXPECT_EQ(sum, run.cycles) << where << " " << unit.name;
+            EXPECT_EQ(sum, run.counters.cycles) << where << " " << unit.name;
           }
         }
       }
@@ -260,7 +260,8 @@ ops:
           machine.run(mapper::lower(op, workload.seed, mapping, spec, op.name), sim::RunOptions{});
       std::string detail;
       EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
-      EXPECT_EQ(run.traffic.dram_read_bytes + run.traffic.dram_write_bytes, op.minimum_dram_bytes()) << where;
+      EXPECT_EQ(run.counters.dram_read_bytes + run.counters.dram_write_bytes, op.minimum_dram_bytes())
+          << where;
       EXPECT_EQ(stage.evaluate(mapping, spec).dram_bytes, op.minimum_dram_bytes()) << where;
     }
   }
@@ -334,7 +335,7 @@ TEST(Attention, WhereABlockHoldsAHeadsQueriesTheNaiveFormMovesTheMinimumPlusSAnd
   sim::Machine machine(spec);
   const sim::RunResult run =
       machine.run(mapper::lower(op, workload.seed, mapping, spec, op.name), sim::RunOptions{});
-  EXPECT_EQ(run.traffic.dram_read_bytes + run.traffic.dram_write_bytes, expected);
+  EXPECT_EQ(run.counters.dram_read_bytes + run.counters.dram_write_bytes, expected);
   std::string detail;
   EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << detail;
 }

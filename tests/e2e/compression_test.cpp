@@ -59,14 +59,14 @@ TEST(Compression, ASparseConvMovesItsActivationsCodedAndTheCostModelCountsIt) {
   const std::map<int, int64_t> loads = loaded_bytes(dense_program);
   ASSERT_EQ(loads.size(), 2U);  // X and W
   const int64_t x = loads.at(0), w = loads.at(1);
-  EXPECT_EQ(raw.traffic.dram_read_bytes, x + w);
+  EXPECT_EQ(raw.counters.dram_read_bytes, x + w);
   // The weights move raw, the input coded (each burst rounded up to a whole byte).
   const double expected_read = static_cast<double>(w) + input * static_cast<double>(x);
-  EXPECT_NEAR(static_cast<double>(coded.traffic.dram_read_bytes), expected_read, 0.01 * expected_read);
-  EXPECT_GE(static_cast<double>(coded.traffic.dram_read_bytes), expected_read);
+  EXPECT_NEAR(static_cast<double>(coded.counters.dram_read_bytes), expected_read, 0.01 * expected_read);
+  EXPECT_GE(static_cast<double>(coded.counters.dram_read_bytes), expected_read);
   // The output coded too, each store burst rounded up to a whole byte: at most one byte more a burst (a
   // burst ends at a row of the store's region and at burst_bytes).
-  const double expected_write = output * static_cast<double>(raw.traffic.dram_write_bytes);
+  const double expected_write = output * static_cast<double>(raw.counters.dram_write_bytes);
   int64_t store_bursts = 0;
   for (const arch::CoreProgram& core : dense_program.cores)
     for (const arch::Instruction& instruction : core.instructions)
@@ -74,18 +74,18 @@ TEST(Compression, ASparseConvMovesItsActivationsCodedAndTheCostModelCountsIt) {
         store_bursts +=
             store->destination.rows *
             ((store->destination.cols * 2 + spec.core.dma.burst_bytes - 1) / spec.core.dma.burst_bytes);
-  EXPECT_GE(static_cast<double>(coded.traffic.dram_write_bytes), expected_write);
-  EXPECT_LE(static_cast<double>(coded.traffic.dram_write_bytes),
+  EXPECT_GE(static_cast<double>(coded.counters.dram_write_bytes), expected_write);
+  EXPECT_LE(static_cast<double>(coded.counters.dram_write_bytes),
             expected_write + static_cast<double>(store_bursts));
   // SRAM sees the values, not the code: the same bytes land in the banks.
-  EXPECT_EQ(coded.traffic.sram_write_bytes, raw.traffic.sram_write_bytes);
+  EXPECT_EQ(coded.counters.sram_write_bytes, raw.counters.sram_write_bytes);
   // The cost model's DRAM bytes are the simulation's, within the bursts' rounding.
   const mapper::CostModel model(spec);
   const double estimated = static_cast<double>(model.evaluate(mapping).dram_bytes);
   const double simulated =
-      static_cast<double>(coded.traffic.dram_read_bytes + coded.traffic.dram_write_bytes);
+      static_cast<double>(coded.counters.dram_read_bytes + coded.counters.dram_write_bytes);
   EXPECT_NEAR(estimated, simulated, 0.01 * simulated);
-  EXPECT_LT(coded.cycles, raw.cycles + 1);  // fewer bytes over the link never take longer
+  EXPECT_LT(coded.counters.cycles, raw.counters.cycles + 1);  // fewer bytes over the link never take longer
 }
 
 // An output whose tiles are stored as partial sums and added to later (k tiles outermost, more output tiles
@@ -116,7 +116,7 @@ TEST(Compression, AnOutputThatTakesPartialSumsThroughDramMovesRaw) {
   sim::Machine machine(spec);
   const sim::RunResult result = machine.run(program, sim::RunOptions(/*functional_run=*/false));
   // Three passes over k store every output tile three times, two of them adding (a read and a write).
-  EXPECT_EQ(result.traffic.dram_write_bytes, 3 * 96 * 64 * 2);
+  EXPECT_EQ(result.counters.dram_write_bytes, 3 * 96 * 64 * 2);
   const mapper::CostModel model(spec);
   EXPECT_EQ(model.evaluate(mapping).dram_bytes_by_tensor[2], 5 * 96 * 64 * 2);
 }

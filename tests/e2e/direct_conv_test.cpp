@@ -79,15 +79,15 @@ TEST_P(DirectConv, MatchesTheReferenceAndMovesTheBytesTheCostModelCounts) {
   const sim::RunResult result = machine.run(program, sim::RunOptions{});
   std::string detail;
   EXPECT_TRUE(output_matches_reference(op, 5, result, &detail)) << mapping.describe() << " " << detail;
-  EXPECT_EQ(result.macs, op.macs());
-  EXPECT_GT(result.active_pes, 0);
-  EXPECT_LE(result.active_pes, spec.core.pe_array.pes());
+  EXPECT_EQ(result.counters.pe_macs, op.macs());
+  EXPECT_GT(result.counters.active_pes, 0);
+  EXPECT_LE(result.counters.active_pes, spec.core.pe_array.pes());
 
   // Input tiles overlap by their halo and skip padding rows; the cost model shares them out by extent, so
   // allow 3% on the total.
   const mapper::Cost cost = mapper::CostModel(spec).evaluate(mapping);
   const double simulated =
-      static_cast<double>(result.traffic.dram_read_bytes + result.traffic.dram_write_bytes);
+      static_cast<double>(result.counters.dram_read_bytes + result.counters.dram_write_bytes);
   EXPECT_NEAR(simulated, static_cast<double>(cost.dram_bytes), 0.03 * cost.dram_bytes) << mapping.describe();
 }
 
@@ -144,7 +144,7 @@ TEST(DirectConvBatch, ATileOfFourImagesReadsEachFilterTileOnceForThemAll) {
     std::string detail;
     EXPECT_TRUE(output_matches_reference(op, 6, result, &detail)) << mapping->describe() << " " << detail;
     const mapper::Cost cost = mapper::CostModel(spec).evaluate(*mapping);
-    dram[mapping == &single] = result.traffic.dram_read_bytes + result.traffic.dram_write_bytes;
+    dram[mapping == &single] = result.counters.dram_read_bytes + result.counters.dram_write_bytes;
     EXPECT_EQ(dram[mapping == &single], cost.dram_bytes) << mapping->describe();
     if (mapping == &batched) filter_bytes = cost.dram_bytes_by_tensor[mapper::kW];
   }
@@ -166,7 +166,7 @@ TEST(DirectConvSram, EstimatedSramBytesAreTheSimulatedOnesWhateverTheChannelTile
     mapping.double_buffer_inputs = mapping.double_buffer_output = false;
     const sim::RunResult result = machine.run(mapper::lower(op, 2, mapping, spec, "sram"), sim::RunOptions{});
     const double simulated =
-        static_cast<double>(result.traffic.sram_read_bytes + result.traffic.sram_write_bytes);
+        static_cast<double>(result.counters.sram_read_bytes + result.counters.sram_write_bytes);
     const mapper::Cost cost = mapper::CostModel(spec).evaluate(mapping);
     EXPECT_NEAR(static_cast<double>(cost.sram_bytes), simulated, 0.01 * simulated) << mapping.describe();
   }

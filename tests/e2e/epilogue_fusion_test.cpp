@@ -72,12 +72,13 @@ void run_every_candidate(const std::string& machine_name) {
         EXPECT_TRUE(output_matches_reference(op, workload.seed, result, &detail))
             << machine_name << " " << op.name << " " << mapping.describe() << ": " << detail;
         // The cost model's DRAM bytes, the epilogue's included, are the program's.
-        EXPECT_EQ(candidate.cost.dram_bytes, result.traffic.dram_read_bytes + result.traffic.dram_write_bytes)
+        EXPECT_EQ(candidate.cost.dram_bytes,
+                  result.counters.dram_read_bytes + result.counters.dram_write_bytes)
             << machine_name << " " << op.name << " " << mapping.describe();
         for (const sim::UnitResult& unit : result.units) {
           int64_t sum = 0;
           for (int64_t cycles : unit.cycles) sum += cycles;
-          EXPECT_EQ(sum, result.cycles) << unit.name;
+          EXPECT_EQ(sum, result.counters.cycles) << unit.name;
         }
       }
     }
@@ -177,7 +178,7 @@ TEST(EpilogueFusion, ANarrowOutputTypeIsStoredInHalfTheBytesRoundedOnce) {
   const sim::RunResult result = machine.run(fused.program, sim::RunOptions{});
   const ops::HostTensor& output = result.outputs.rbegin()->second;
   EXPECT_EQ(output.dtype, DType::bf16);
-  EXPECT_EQ(result.traffic.dram_write_bytes, 256 * 256 * 2);
+  EXPECT_EQ(result.counters.dram_write_bytes, 256 * 256 * 2);
   std::string detail;
   EXPECT_TRUE(output_matches_reference(fused.op, epilogue_workload().seed, result, &detail)) << detail;
   const std::vector<arch::VecOp*> original = vec_ops(const_cast<arch::Program&>(fused.program));

@@ -51,7 +51,8 @@ TEST(Eyeriss, AlexnetConvLayersUseThePublishedPesAndRunNearThePublishedTimes) {
     const flow::OpOutcome outcome = flow::evaluate_op(bare, workload.seed, spec, machine, settings);
     const traces::RunRecord& best = outcome.record.best();
     EXPECT_EQ(best.dataflow, "rs");
-    EXPECT_EQ(best.active_pes, published.active_pes) << published.name << ": " << best.mapping.description;
+    EXPECT_EQ(best.counters.active_pes, published.active_pes)
+        << published.name << ": " << best.mapping.description;
     // Without the layer's run-length coded activations and its epilogue: the band is wide enough for that and
     // tight enough to catch a mapping or timing model gone wrong.
     const double latency_ms = best.time_us / 1e3;

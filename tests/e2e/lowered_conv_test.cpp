@@ -77,11 +77,11 @@ TEST_P(LoweredConv, MatchesTheReferenceAndMovesOnlyTheNonPaddingBytes) {
   // exact. Padding is spread unevenly over the tiles, so allow 2% on the total.
   const mapper::Cost cost = mapper::CostModel(spec).evaluate(mapping);
   const double simulated =
-      static_cast<double>(result.traffic.dram_read_bytes + result.traffic.dram_write_bytes);
+      static_cast<double>(result.counters.dram_read_bytes + result.counters.dram_write_bytes);
   EXPECT_NEAR(simulated, static_cast<double>(cost.dram_bytes), 0.02 * cost.dram_bytes) << mapping.describe();
   // The PE arrays also multiply the block-diagonal zeros of packed groups.
-  EXPECT_EQ(result.macs, mapper::stage_of(mapping).macs());
-  EXPECT_EQ(result.macs * mapper::stage_of(mapping).useful_macs(),
+  EXPECT_EQ(result.counters.pe_macs, mapper::stage_of(mapping).macs());
+  EXPECT_EQ(result.counters.pe_macs * mapper::stage_of(mapping).useful_macs(),
             op.macs() * mapper::stage_of(mapping).macs());
 }
 
@@ -114,10 +114,11 @@ TEST(PackedGroups, TheMapperPacksADepthwiseConvAndTheSimulatorConfirmsIt) {
 
   sim::Machine machine(spec);
   const int64_t packed_cycles =
-      machine.run(mapper::lower(op, 1, packed.mapping, spec, "packed"), sim::RunOptions{false, false}).cycles;
+      machine.run(mapper::lower(op, 1, packed.mapping, spec, "packed"), sim::RunOptions{false, false})
+          .counters.cycles;
   const int64_t unpacked_cycles =
       machine.run(mapper::lower(op, 1, unpacked.mapping, spec, "unpacked"), sim::RunOptions{false, false})
-          .cycles;
+          .counters.cycles;
   EXPECT_LT(packed_cycles * 4, unpacked_cycles) << packed_cycles << " vs " << unpacked_cycles;
 }
 

@@ -17,7 +17,7 @@ TEST(LoweredGemm, DefaultMachineWsBf16MatchesReference) {
   const sim::RunResult result = machine.run(program, sim::RunOptions{});
   std::string detail;
   EXPECT_TRUE(output_matches_reference(op, 9, result, &detail)) << mapping.describe() << " " << detail;
-  EXPECT_GT(result.cycles, 0);
+  EXPECT_GT(result.counters.cycles, 0);
 }
 
 }  // namespace tessera
@@ -32,10 +32,10 @@ TEST(LoweredGemm, AProgramTakesTheSameCyclesEveryTimeAndWithOrWithoutArithmetic)
   const arch::Program program =
       mapper::lower(op, 1, best_mapping(op, spec, arch::Dataflow::ws), spec, "again");
   sim::Machine machine(spec);
-  const int64_t first = machine.run(program, sim::RunOptions{false, false}).cycles;
-  EXPECT_EQ(machine.run(program, sim::RunOptions{false, false}).cycles, first);
-  EXPECT_EQ(machine.run(program, sim::RunOptions{true, false}).cycles, first);
-  EXPECT_EQ(machine.run(program, sim::RunOptions{false, true}).cycles, first);
+  const int64_t first = machine.run(program, sim::RunOptions{false, false}).counters.cycles;
+  EXPECT_EQ(machine.run(program, sim::RunOptions{false, false}).counters.cycles, first);
+  EXPECT_EQ(machine.run(program, sim::RunOptions{true, false}).counters.cycles, first);
+  EXPECT_EQ(machine.run(program, sim::RunOptions{false, true}).counters.cycles, first);
 }
 
 }  // namespace tessera

@@ -82,12 +82,12 @@ TEST(Moe, EveryKeptMappingOfBothPlacementsIsCorrectAndMovesTheDramBytesItsCostSa
         // combine's blocks).
         const mapper::Cost exact = stage->evaluate_counts(candidate.mapping, spec, counts);
         if (stage->shape().capacity_factor == 0) {
-          EXPECT_EQ(exact.dram_bytes, run.traffic.dram_read_bytes + run.traffic.dram_write_bytes) << where;
+          EXPECT_EQ(exact.dram_bytes, run.counters.dram_read_bytes + run.counters.dram_write_bytes) << where;
         }
         for (const sim::UnitResult& unit : run.units) {
           int64_t sum = 0;
           for (int64_t cycles : unit.cycles) sum += cycles;
-          EXPECT_EQ(sum, run.cycles) << where << " " << unit.name;
+          EXPECT_EQ(sum, run.counters.cycles) << where << " " << unit.name;
         }
       }
     }
@@ -151,9 +151,9 @@ ops:
       if (unit.queue.kind != arch::QueueKind::pe) continue;
       busiest = std::max(busiest, busy_of(unit));
       imbalance += unit.cycles[static_cast<size_t>(arch::Cause::imbalance)];
-      pe_cycles += run.cycles;
+      pe_cycles += run.counters.cycles;
     }
-    EXPECT_GE(run.cycles, busiest) << op.name;
+    EXPECT_GE(run.counters.cycles, busiest) << op.name;
     imbalance_share[op.name] = static_cast<double>(imbalance) / static_cast<double>(pe_cycles);
   }
   EXPECT_GT(imbalance_share["zipf"], 0.3);
@@ -215,8 +215,8 @@ ops:
             mapper::lower(op, workload.seed, candidate.mapping, spec, op.name), sim::RunOptions{});
         std::string detail;
         EXPECT_TRUE(output_matches_reference(op, workload.seed, run, &detail)) << where << ": " << detail;
-        const int64_t dram = run.traffic.dram_read_bytes + run.traffic.dram_write_bytes;
-        EXPECT_EQ(run.traffic.noc_bytes - dram, expected) << where;
+        const int64_t dram = run.counters.dram_read_bytes + run.counters.dram_write_bytes;
+        EXPECT_EQ(run.counters.noc_bytes - dram, expected) << where;
         EXPECT_EQ(candidate.cost.dram_bytes, dram) << where;
       }
   }

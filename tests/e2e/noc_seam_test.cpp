@@ -101,10 +101,10 @@ TEST(NocSeam, TheFabricAndTheCostModelAskTheMachinesModelAndTheRunMovesAsACrossb
   const traces::RunRecord on_crossbar = best_row(crossbar);
   EXPECT_GT(trees_built, trees_before) << "the simulator's fabric asked the crossbar for its multicast trees";
   EXPECT_GT(hottest_asked, hottest_before) << "the cost model asked the crossbar for its hottest link";
-  ASSERT_GT(on_crossbar.noc_bytes, 0);
+  ASSERT_GT(on_crossbar.counters.noc_bytes, 0);
   // On the crossbar no byte crosses more than one link (on the 4x4 mesh most cross several: SystemC
   // elaborates once a process, so that run is another test's).
-  EXPECT_LE(on_crossbar.noc_byte_hops, on_crossbar.noc_bytes);
+  EXPECT_LE(on_crossbar.counters.noc_byte_hops, on_crossbar.counters.noc_bytes);
 }
 
 }  // namespace

@@ -72,8 +72,8 @@ TEST(OutputPath, ABiasAndReluInTheArraysOutputPathComputeTheReferenceWithoutAVec
   bare_mapping.epilogue = nullptr;
   bare_mapping.fusion = mapper::Fusion::none;
   const sim::RunOptions timing(/*functional_run=*/false);
-  const int64_t with_path = machine.run(program, timing).cycles;
-  const int64_t bare = machine.run(mapper::lower(op, 6, bare_mapping, spec, "bare"), timing).cycles;
+  const int64_t with_path = machine.run(program, timing).counters.cycles;
+  const int64_t bare = machine.run(mapper::lower(op, 6, bare_mapping, spec, "bare"), timing).counters.cycles;
   EXPECT_GE(with_path, bare);
   EXPECT_LE(with_path, bare * 103 / 100) << bare;
   // Without the ReLU step the output path leaves negative values: the numbers no longer match.

@@ -11,11 +11,13 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "arch/isa/program_text.hpp"
 #include "common/config.hpp"
+#include "common/counters.hpp"
 #include "e2e/pipeline_fixture.hpp"
 #include "e2e/process_table.hpp"
 #include "flow/candidates.hpp"
@@ -58,20 +60,20 @@ std::string error_of(Body&& body) {
   return "";
 }
 
+// Every declared counter (common/counters.hpp) of the run and of each unit, walked from the lists.
 void expect_same_run(const sim::RunResult& a, const sim::RunResult& b, const std::string& what) {
   EXPECT_EQ(a.stopped, b.stopped) << what;
   EXPECT_EQ(a.bound_cycles, b.bound_cycles) << what;
   EXPECT_EQ(a.end_ticks, b.end_ticks) << what;
-  EXPECT_EQ(a.cycles, b.cycles) << what;
-  EXPECT_EQ(a.macs, b.macs) << what;
-  EXPECT_EQ(a.traffic.dram_read_bytes, b.traffic.dram_read_bytes) << what;
-  EXPECT_EQ(a.traffic.noc_byte_hops, b.traffic.noc_byte_hops) << what;
-  EXPECT_EQ(a.traffic.bank_conflict_ticks, b.traffic.bank_conflict_ticks) << what;
+  for (const CounterDecl<RunCounters>& counter : run_counters())
+    EXPECT_EQ(a.counters.*counter.member, b.counters.*counter.member) << what << " " << counter.name;
   ASSERT_EQ(a.units.size(), b.units.size()) << what;
   for (size_t u = 0; u < a.units.size(); ++u) {
     EXPECT_EQ(a.units[u].name, b.units[u].name) << what;
     EXPECT_EQ(a.units[u].cycles, b.units[u].cycles) << what << " " << a.units[u].name;
-    EXPECT_EQ(a.units[u].counters.bursts, b.units[u].counters.bursts) << what << " " << a.units[u].name;
+    for (const CounterDecl<UnitCounters>& counter : unit_counters())
+      EXPECT_EQ(a.units[u].counters.*counter.member, b.units[u].counters.*counter.member)
+          << what << " " << a.units[u].name << " " << counter.name;
   }
 }
 
@@ -81,19 +83,19 @@ TEST(CycleBound, ARunAfterAStoppedRunTakesWhatItTakesOnAFreshMachine) {
   const sim::RunResult fresh = machine.run(programs.ws, sim::RunOptions{false, false});
   ASSERT_FALSE(fresh.stopped);
   // Stopped early (units mid-instruction, semaphore waits, pending completions), then again near its end.
-  for (const int64_t bound : {int64_t{1000}, fresh.cycles / 2}) {
+  for (const int64_t bound : {int64_t{1000}, fresh.counters.cycles / 2}) {
     const sim::RunResult stopped = machine.run(programs.os, sim::RunOptions{false, false, bound});
     EXPECT_TRUE(stopped.stopped) << bound;
     EXPECT_EQ(stopped.bound_cycles, bound);
-    EXPECT_EQ(stopped.cycles, 0) << "a stopped run has no cycles";
+    EXPECT_EQ(stopped.counters.cycles, 0) << "a stopped run has no cycles";
     EXPECT_TRUE(stopped.units.empty());
     expect_same_run(machine.run(programs.ws, sim::RunOptions{false, false}), fresh,
                     "after a run stopped at " + std::to_string(bound));
   }
   // With arithmetic too: the stopped run left no byte or semaphore behind that changes the outputs.
-  machine.run(programs.ws, sim::RunOptions{false, false, fresh.cycles / 3});
+  machine.run(programs.ws, sim::RunOptions{false, false, fresh.counters.cycles / 3});
   const sim::RunResult functional = machine.run(programs.ws, sim::RunOptions{true, false});
-  EXPECT_EQ(functional.cycles, fresh.cycles);
+  EXPECT_EQ(functional.counters.cycles, fresh.counters.cycles);
   std::string detail;
   EXPECT_TRUE(output_matches_reference(programs.op, 1, functional, &detail)) << detail;
 }
@@ -103,14 +105,44 @@ TEST(CycleBound, StopsARunExactlyWhenItsCyclesWouldExceedTheBound) {
   sim::Machine machine(programs.spec);
   const sim::RunResult full = machine.run(programs.os, sim::RunOptions{false, false});
   // A bound at or above the run's cycles stops nothing: the result is the unbounded one.
-  for (const int64_t bound : {full.cycles, full.cycles + 1, int64_t{1} << 62, INT64_MAX})
+  for (const int64_t bound : {full.counters.cycles, full.counters.cycles + 1, int64_t{1} << 62, INT64_MAX})
     expect_same_run(machine.run(programs.os, sim::RunOptions{false, false, bound}), full,
                     "bound " + std::to_string(bound));
   // One cycle less: stopped.
-  const sim::RunResult stopped = machine.run(programs.os, sim::RunOptions{false, false, full.cycles - 1});
+  const sim::RunResult stopped =
+      machine.run(programs.os, sim::RunOptions{false, false, full.counters.cycles - 1});
   EXPECT_TRUE(stopped.stopped);
-  EXPECT_EQ(stopped.bound_cycles, full.cycles - 1);
-  EXPECT_EQ(stopped.instructions, programs.os.instruction_count());
+  EXPECT_EQ(stopped.bound_cycles, full.counters.cycles - 1);
+  EXPECT_EQ(stopped.counters.instructions, programs.os.instruction_count());
+}
+
+// Every declared counter comes back from a worker process as run() gives it (the fork-and-merge walks the
+// lists), and the run's totals over its units merge them by their rule. Counters that stay 0 in this run
+// carry nothing to compare: the test names them, so a new counter that this run exercises is checked.
+TEST(Counters, EveryCounterComesBackFromAWorkerAsRunGivesIt) {
+  const TwoPrograms programs;
+  sim::Machine machine(programs.spec);
+  const sim::RunResult here = machine.run(programs.ws, sim::RunOptions{false, false});
+  const sim::RunResult os_here = machine.run(programs.os, sim::RunOptions{false, false});
+  // Two threads: the parent runs one program, its worker the other and sends its result back.
+  const std::vector<const arch::Program*> batch = {&programs.os, &programs.ws};
+  const std::vector<sim::RunResult> from_workers = machine.run_timing(
+      batch.size(), [&](size_t i) -> const arch::Program& { return *batch[i]; }, 2);
+  ASSERT_EQ(machine.workers_started(), 1);
+  expect_same_run(from_workers[0], os_here, "os, parent or worker");
+  expect_same_run(from_workers[1], here, "ws, parent or worker");
+  // A timing-only run has no hazards (functional runs only), this GEMM's transfers meet no bank conflict,
+  // and without an epilogue it has no vector work.
+  const std::set<std::string> zero_here = {"sram_hazards", "bank_conflict_ticks"},
+                              zero_in_units = {"vector_elements"};
+  for (const CounterDecl<RunCounters>& counter : run_counters())
+    EXPECT_EQ(here.counters.*counter.member == 0, zero_here.count(counter.name) == 1) << counter.name;
+  UnitCounters all_units;
+  for (const sim::UnitResult& unit : here.units) merge_into(all_units, unit.counters, unit_counters());
+  for (const CounterDecl<UnitCounters>& counter : unit_counters())
+    EXPECT_EQ(all_units.*counter.member == 0, zero_in_units.count(counter.name) == 1) << counter.name;
+  EXPECT_EQ(here.counters.pe_macs, all_units.macs);
+  EXPECT_EQ(here.counters.active_pes, all_units.active_pes);
 }
 
 TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
@@ -118,7 +150,8 @@ TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
   sim::Machine machine(programs.spec);
   const sim::RunResult ws = machine.run(programs.ws, sim::RunOptions{false, false});
   const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
-  const sim::RunResult os_stopped = machine.run(programs.os, sim::RunOptions{false, false, os.cycles - 1});
+  const sim::RunResult os_stopped =
+      machine.run(programs.os, sim::RunOptions{false, false, os.counters.cycles - 1});
   const std::vector<const arch::Program*> batch = {&programs.ws, &programs.os, &programs.ws, &programs.os,
                                                    &programs.os};
   int made = 0;
@@ -127,14 +160,15 @@ TEST(Workers, GiveTheResultsOfRunInOrderAndAreForkedOnce) {
     return *batch[i];
   };
   // The last program is bounded by the fewest cycles of the OS runs before it that have finished when it
-  // starts: with or without a finished one, its bound stops it (os.cycles - 1 at most).
+  // starts: with or without a finished one, its bound stops it (os.counters.cycles - 1 at most).
   auto bound_of = [&](size_t i,
                       const std::vector<const sim::RunResult*>& finished) -> std::optional<int64_t> {
     if (i != 4) return std::nullopt;
     std::optional<int64_t> fewest;
     for (size_t j : {size_t{1}, size_t{3}})
-      if (finished[j] && (!fewest || finished[j]->cycles < *fewest)) fewest = finished[j]->cycles;
-    return fewest ? *fewest - 1 : os.cycles - 1;
+      if (finished[j] && (!fewest || finished[j]->counters.cycles < *fewest))
+        fewest = finished[j]->counters.cycles;
+    return fewest ? *fewest - 1 : os.counters.cycles - 1;
   };
   for (int round = 0; round < 2; ++round) {
     const std::vector<sim::RunResult> results = machine.run_timing(batch.size(), program_of, 3, bound_of);
@@ -200,10 +234,12 @@ TEST(Workers, ThatMakeTheirOwnProgramsGiveTheResultsOfRunInOrderAndAreForkedForE
   sim::Machine machine(programs.spec);
   const sim::RunResult ws = machine.run(programs.ws, sim::RunOptions{false, false});
   const sim::RunResult os = machine.run(programs.os, sim::RunOptions{false, false});
-  const sim::RunResult os_stopped = machine.run(programs.os, sim::RunOptions{false, false, os.cycles - 1});
-  const sim::RunResult ws_stopped = machine.run(programs.ws, sim::RunOptions{false, false, os.cycles - 1});
+  const sim::RunResult os_stopped =
+      machine.run(programs.os, sim::RunOptions{false, false, os.counters.cycles - 1});
+  const sim::RunResult ws_stopped =
+      machine.run(programs.ws, sim::RunOptions{false, false, os.counters.cycles - 1});
   auto bound_of = [&](size_t i, const std::vector<const sim::RunResult*>&) -> std::optional<int64_t> {
-    if (i == 5) return os.cycles - 1;
+    if (i == 5) return os.counters.cycles - 1;
     return std::nullopt;
   };
   for (int round = 0; round < 2; ++round) {
@@ -368,12 +404,12 @@ TEST(EarlyStop, RowsKeepTheirBestAndACandidateStopsExactlyWhenAnEarlierOneOfItsR
     int stopped = 0;
     for (const mapper::Candidate& candidate : pick.rows[r].candidates) {
       const arch::Program program = mapper::lower(op, workload.seed, candidate.mapping, spec, "check");
-      const int64_t cycles = machine.run(program, sim::RunOptions{false, false}).cycles;
+      const int64_t cycles = machine.run(program, sim::RunOptions{false, false}).counters.cycles;
       if (fewest && cycles > *fewest) ++stopped;
       if (!fewest || cycles < *fewest) fewest = cycles;
     }
     const traces::RunRecord& record = outcome.record.runs[r];
-    EXPECT_EQ(record.cycles, *fewest) << pick.rows[r].label;
+    EXPECT_EQ(record.counters.cycles, *fewest) << pick.rows[r].label;
     EXPECT_EQ(record.candidates_simulated, static_cast<int64_t>(pick.rows[r].candidates.size()));
     EXPECT_EQ(record.candidates_stopped, stopped) << pick.rows[r].label;
     stopped_in_all += stopped;

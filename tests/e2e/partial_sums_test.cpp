@@ -129,10 +129,10 @@ TEST(PartialSums, SixteenBitPartialSumsTakeHalfTheOBuffersAndTheirPeTraffic) {
         o_writes += half.o_writes;
       }
   EXPECT_EQ(writes_saved, o_writes * 64 * 96 * 2);
-  EXPECT_EQ(w.traffic.sram_write_bytes - n.traffic.sram_write_bytes, writes_saved);
-  EXPECT_EQ(w.traffic.sram_read_bytes - n.traffic.sram_read_bytes, reads_saved + 64 * 96 * 2);
-  EXPECT_EQ(w.traffic.dram_write_bytes, 64 * 96 * 4);
-  EXPECT_EQ(n.traffic.dram_write_bytes, 64 * 96 * 2);
+  EXPECT_EQ(w.counters.sram_write_bytes - n.counters.sram_write_bytes, writes_saved);
+  EXPECT_EQ(w.counters.sram_read_bytes - n.counters.sram_read_bytes, reads_saved + 64 * 96 * 2);
+  EXPECT_EQ(w.counters.dram_write_bytes, 64 * 96 * 4);
+  EXPECT_EQ(n.counters.dram_write_bytes, 64 * 96 * 2);
 }
 
 }  // namespace

@@ -103,8 +103,9 @@ ops:
 }
 
 // The simulator's per-unit counters reach report.json (issue "forms in family rooms", item 5: a stat declared
-// once, in sim/stats.cpp, that every writer walks): the PE arrays' MACs add up to the row's pe_macs, every
-// unit's instructions to the program's, and a fused epilogue's vector units count the output's elements.
+// once, in common/counters.hpp, that every writer walks): the PE arrays' MACs add up to the row's pe_macs,
+// every unit's instructions to the program's, and a fused epilogue's vector units count the output's
+// elements.
 TEST(ReportCounters, PerUnitCountersAddUpToTheRowsFigures) {
   ScratchDir scratch;
   write_text(scratch.file("w.yaml"), R"(name: counters

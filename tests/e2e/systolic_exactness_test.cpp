@@ -121,8 +121,8 @@ void check_exact(arch::Dataflow dataflow, arch::FoldOverlap overlap_folds) {
     const double round_trip =
         spec.dram.latency_cycles + spec.core.dma.setup_cycles + 2 * spec.noc.router_latency_cycles + 2;
     const double bound = bytes / spec.dram.channel_bytes_per_cycle + round_trips * round_trip;
-    EXPECT_GE(result.cycles, model_span);
-    EXPECT_LE(static_cast<double>(result.cycles - model_span), bound) << mapping.describe();
+    EXPECT_GE(result.counters.cycles, model_span);
+    EXPECT_LE(static_cast<double>(result.counters.cycles - model_span), bound) << mapping.describe();
   }
 }
 

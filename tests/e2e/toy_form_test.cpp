@@ -109,7 +109,7 @@ TEST(ToyForm, AFormAddedThroughTheInterfaceAloneIsSearchedSimulatedCheckedAndRep
   const traces::RunRecord& row = op.runs.front();
   EXPECT_EQ(row.dataflow, "toy");
   EXPECT_EQ(row.candidates_simulated, 3);
-  EXPECT_GT(row.cycles, 0);
+  EXPECT_GT(row.counters.cycles, 0);
   ASSERT_FALSE(row.numerics.empty());
   for (const traces::Numerics& numerics : row.numerics) EXPECT_TRUE(numerics.pass) << numerics.reference;
   EXPECT_EQ(row.mapping.description.rfind("toy blocks of ", 0), 0u) << row.mapping.description;

@@ -78,13 +78,14 @@ void run_every_candidate(const std::string& machine_name) {
         EXPECT_TRUE(output_matches_reference(op, workload.seed, result, &detail))
             << machine_name << " " << op.name << " " << candidate.mapping.describe() << ": " << detail;
         // The cost model's DRAM bytes are the program's.
-        EXPECT_EQ(candidate.cost.dram_bytes, result.traffic.dram_read_bytes + result.traffic.dram_write_bytes)
+        EXPECT_EQ(candidate.cost.dram_bytes,
+                  result.counters.dram_read_bytes + result.counters.dram_write_bytes)
             << op.name << " " << candidate.mapping.describe();
         // Every unit's busy cycles and bubbles add up to the run's.
         for (const sim::UnitResult& unit : result.units) {
           int64_t sum = 0;
           for (int64_t cycles : unit.cycles) sum += cycles;
-          EXPECT_EQ(sum, result.cycles) << unit.name;
+          EXPECT_EQ(sum, result.counters.cycles) << unit.name;
         }
       }
     }

@@ -91,8 +91,8 @@ TEST(RowGatherDma, ALoadGathersTheListedRowsOutOfOrderRepeatedAndZero) {
   EXPECT_TRUE(holds_gathered_rows(result.outputs.at(2), x, rows, 2, 4, 8, &detail)) << detail;
   // Only non-zero rows come from DRAM: 7 whole rows, then 3 of the 4 part rows' 8 columns; the stores write
   // O and P whole.
-  EXPECT_EQ(result.traffic.dram_read_bytes, (7 * 16 + 3 * 8) * 4);
-  EXPECT_EQ(result.traffic.dram_write_bytes, (8 * 16 + 4 * 8) * 4);
+  EXPECT_EQ(result.counters.dram_read_bytes, (7 * 16 + 3 * 8) * 4);
+  EXPECT_EQ(result.counters.dram_write_bytes, (8 * 16 + 4 * 8) * 4);
 
   // The same program with every listed row one lower (a permutation off by one) moves other rows: the
   // comparison must catch it.
@@ -119,28 +119,28 @@ TEST(RowGatherDma, AWholeRowRegionOfConsecutiveRowsIsOneRun) {
   const RunResult whole = run("load G[0:9, 0:16] -> 0x0");
   EXPECT_EQ(bursts_of(whole, 0), 4);
   EXPECT_EQ(arch::row_gather_traffic(view, 16, 0, 9, 0, 16).runs, 4);
-  EXPECT_EQ(whole.traffic.dram_read_bytes, 7 * 64);
-  EXPECT_EQ(whole.traffic.sram_write_bytes, 9 * 64);  // the zero rows land in SRAM too
+  EXPECT_EQ(whole.counters.dram_read_bytes, 7 * 64);
+  EXPECT_EQ(whole.counters.sram_write_bytes, 9 * 64);  // the zero rows land in SRAM too
 
   // Columns 0..7 of rows 0-3: four 32-byte runs, though the rows are consecutive.
   const RunResult part = run("load G[0:4, 0:8] -> 0x0");
   EXPECT_EQ(bursts_of(part, 0), 4);
   EXPECT_EQ(arch::row_gather_traffic(view, 16, 0, 4, 0, 8).runs, 4);
-  EXPECT_EQ(part.traffic.dram_read_bytes, 4 * 32);
+  EXPECT_EQ(part.counters.dram_read_bytes, 4 * 32);
 
   // A gathered tile of consecutive whole rows costs what the plain tile of X costs, cycle for cycle.
   const RunResult gathered = run("load G[0:4, 0:16] -> 0x0");
   const RunResult plain = run("load X[0:4, 0:16] -> 0x0");
   EXPECT_EQ(bursts_of(gathered, 0), 1);
   EXPECT_EQ(bursts_of(plain, 0), 1);
-  EXPECT_EQ(gathered.cycles, plain.cycles);
-  EXPECT_EQ(gathered.traffic.dram_read_bytes, plain.traffic.dram_read_bytes);
+  EXPECT_EQ(gathered.counters.cycles, plain.counters.cycles);
+  EXPECT_EQ(gathered.counters.dram_read_bytes, plain.counters.dram_read_bytes);
 
   // Zero rows alone: no DRAM traffic at all, the tile still written.
   const RunResult zeros = run("load G[5:7, 0:16] -> 0x0");
   EXPECT_EQ(bursts_of(zeros, 0), 0);
-  EXPECT_EQ(zeros.traffic.dram_read_bytes, 0);
-  EXPECT_EQ(zeros.traffic.sram_write_bytes, 2 * 64);
+  EXPECT_EQ(zeros.counters.dram_read_bytes, 0);
+  EXPECT_EQ(zeros.counters.sram_write_bytes, 2 * 64);
 }
 
 // The combine's shape: a gather of an output the program wrote, ordered by its semaphores.

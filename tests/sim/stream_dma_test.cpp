@@ -38,8 +38,8 @@ TEST(StreamDma, ALoneLoadTakesSetupItsBytesAtTheEngineRateAndTheLatency) {
   // channel's stream is a quarter of the bytes over the whole window; the port takes all four at its full
   // rate. Booked burst by burst (before streams), each burst saw its own stream's earlier bursts as spread
   // over the epoch and the port slowed the stream down: 645 cycles.
-  EXPECT_EQ(result.cycles, 16 + 512 + 100 + 1);
-  EXPECT_EQ(result.traffic.dram_read_bytes, 32768);
+  EXPECT_EQ(result.counters.cycles, 16 + 512 + 100 + 1);
+  EXPECT_EQ(result.counters.dram_read_bytes, 32768);
 }
 
 TEST(StreamDma, AnIssueBoundLoadSpeedsUpWithTheEngine) {
@@ -47,7 +47,7 @@ TEST(StreamDma, AnIssueBoundLoadSpeedsUpWithTheEngine) {
   // stays. (Burst by burst, the last burst passed the channel at the channel's rate, not the engine's: 1140.)
   Machine machine(machine_spec(32));
   const RunResult result = machine.run(arch::read_program(kLoad, "lone.tprog"), RunOptions{false, false});
-  EXPECT_EQ(result.cycles, 16 + 1024 + 100 + 1);
+  EXPECT_EQ(result.counters.cycles, 16 + 1024 + 100 + 1);
 }
 
 }  // namespace tessera::sim

@@ -9,7 +9,7 @@ namespace {
 
 RunRecord run(int64_t cycles, int64_t dram_bytes, double energy_uj) {
   RunRecord record;
-  record.cycles = cycles;
+  record.counters.cycles = cycles;
   record.dram_bytes = dram_bytes;
   record.energy_uj = energy_uj;
   return record;
