@@ -20,57 +20,23 @@ namespace {
 
 constexpr char kMagic[8] = {'t', 'p', 'r', 'o', 'g', 'b', 'i', 'n'};
 
-// A field added to one of these structs must be added to its list below too: the sizes catch most additions
-// at compile time (where they do not hold, e.g. another ABI, check the lists and update the sizes).
+// A field added to one of these structs must be added to its field list too (its own `fields`, or VecOp's
+// below): the sizes catch most additions at compile time (where they do not hold, e.g. another ABI, check the
+// lists and update the sizes).
 static_assert(sizeof(TensorRegion) == 40 && sizeof(DmaLoad) == 80 && sizeof(DmaStore) == 64 &&
                   sizeof(PeMatmul) == 88 && sizeof(PeConv) == 160 && sizeof(PePost) == 72 &&
                   sizeof(NocSend) == 64 && sizeof(VecOp) == 224 && sizeof(VecRope) == 96 &&
                   sizeof(VecRoute) == 96,
-              "an instruction kind's fields changed: update its fields() list in program_binary.cpp");
+              "an instruction kind's fields changed: update its fields() list (its own file; VecOp's here)");
 static_assert(
     sizeof(Im2colView) == 88 && sizeof(BlockDiagonalView) == 48 && sizeof(RowGatherView) == 32 &&
         sizeof(RopeTableFill) == 16 && sizeof(ValuesFill) == 24,
     "a view's or fill's fields changed: update its fields() list (arch/isa/views/, arch/isa/fills/)");
 
-// The fields of each value type, in the order they travel. `visit` is called on each (a reference to it:
-// the encoder reads it, the decoder assigns it).
-template <class F>
-void fields(TensorRegion& region, F& visit) {
-  visit(region.tensor), visit(region.row), visit(region.rows), visit(region.col), visit(region.cols);
-}
-template <class F>
-void fields(DmaLoad& load, F& visit) {
-  visit(load.source), visit(load.sram_address), visit(load.sram_pitch_bytes), visit(load.destinations);
-}
-template <class F>
-void fields(DmaStore& store, F& visit) {
-  visit(store.sram_address), visit(store.sram_pitch_bytes), visit(store.destination), visit(store.accumulate);
-}
-template <class F>
-void fields(PeMatmul& pe, F& visit) {
-  visit(pe.dataflow), visit(pe.dtype), visit(pe.a_address), visit(pe.w_address), visit(pe.o_address);
-  visit(pe.a_pitch_bytes), visit(pe.w_pitch_bytes), visit(pe.o_pitch_bytes);
-  visit(pe.m), visit(pe.n), visit(pe.k), visit(pe.accumulate), visit(pe.w_transposed), visit(pe.psum);
-}
-template <class F>
-void fields(PeConv& pe, F& visit) {
-  visit(pe.dataflow), visit(pe.dtype), visit(pe.a_address), visit(pe.w_address), visit(pe.o_address);
-  visit(pe.a_pitch_bytes), visit(pe.w_pitch_bytes), visit(pe.o_pitch_bytes);
-  visit(pe.e), visit(pe.q), visit(pe.m), visit(pe.c), visit(pe.ih), visit(pe.iw);
-  visit(pe.r), visit(pe.s), visit(pe.stride), visit(pe.dilation), visit(pe.pad_top), visit(pe.pad_left);
-  visit(pe.accumulate), visit(pe.psum);
-}
-template <class F>
-void fields(PePost& post, F& visit) {
-  visit(post.dtype), visit(post.o_address), visit(post.b_address), visit(post.o_pitch_bytes);
-  visit(post.rows), visit(post.cols), visit(post.steps);
-}
-template <class F>
-void fields(NocSend& send, F& visit) {
-  visit(send.source_address), visit(send.source_pitch_bytes), visit(send.rows), visit(send.row_bytes);
-  visit(send.destination_core), visit(send.destination_address), visit(send.destination_pitch_bytes);
-  visit(send.accumulate), visit(send.accumulate_dtype);
-}
+// The fields of each value type without a list of its own, in the order they travel. `visit` is called on
+// each (a reference to it: the encoder reads it, the decoder assigns it). VecOp's stays here while its kinds
+// are reworked (arch/isa/vec_op.hpp); moving it to a static `fields` there, as the other kinds have, changes no
+// byte.
 template <class F>
 void fields(VecOp& op, F& visit) {
   visit(op.kind), visit(op.dtype), visit(op.out_dtype);
@@ -80,18 +46,6 @@ void fields(VecOp& op, F& visit) {
   visit(op.ih), visit(op.iw), visit(op.e), visit(op.q), visit(op.r), visit(op.s), visit(op.stride);
   visit(op.pad_top), visit(op.pad_left), visit(op.average), visit(op.first), visit(op.by_inverse_sum);
   visit(op.parts);
-}
-template <class F>
-void fields(VecRope& op, F& visit) {
-  visit(op.dtype), visit(op.x_address), visit(op.y_address), visit(op.o_address);
-  visit(op.x_pitch_bytes), visit(op.y_pitch_bytes), visit(op.o_pitch_bytes);
-  visit(op.rows), visit(op.cols), visit(op.head_dim), visit(op.rotary_dim), visit(op.interleaved);
-}
-template <class F>
-void fields(VecRoute& op, F& visit) {
-  visit(op.x_address), visit(op.i_address), visit(op.o_address), visit(op.x_pitch_bytes);
-  visit(op.o_pitch_bytes), visit(op.rows), visit(op.experts), visit(op.top_k), visit(op.groups);
-  visit(op.topk_groups), visit(op.sigmoid), visit(op.scaling);
 }
 template <class F>
 void fields(QueueId& queue, F& visit) {

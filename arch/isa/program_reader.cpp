@@ -457,7 +457,8 @@ class ProgramReader : public LineReader {
     if (Kind::kReadsOutputs && source.role == TensorRole::view)
       fail(line.source_column,
            fmt::format("the {} view's source {} is a view", Kind::kKeyword, line.source_name),
-           "a gather reads the DRAM of an input or of an output written earlier in the program");
+           fmt::format("a {} reads the DRAM of an input or of an output written earlier in the program",
+                       Kind::kKeyword));
     if (!Kind::kReadsOutputs && source.role != TensorRole::input)
       fail(line.source_column, fmt::format("the view's source {} is not an input tensor", line.source_name),
            "a view reads a generated input");
