@@ -35,8 +35,8 @@ static_assert(
 
 // The fields of each value type without a list of its own, in the order they travel. `visit` is called on
 // each (a reference to it: the encoder reads it, the decoder assigns it). VecOp's stays here while its kinds
-// are reworked (arch/isa/vec_op.hpp); moving it to a static `fields` there, as the other kinds have, changes no
-// byte.
+// are reworked (arch/isa/vec_op.hpp); moving it to a static `fields` there, as the other kinds have, changes
+// no byte.
 template <class F>
 void fields(VecOp& op, F& visit) {
   visit(op.kind), visit(op.dtype), visit(op.out_dtype);
