@@ -102,11 +102,13 @@ void Machine::prepare_memory(const arch::Program& program, bool functional) {
   if (!functional) return;
   for (size_t i = 0; i < program.tensors.size(); ++i) {
     const arch::TensorDecl& tensor = program.tensors[i];
-    if (tensor.role == arch::TensorRole::input && tensor.values) {
-      state_->dram[i] = ops::tensor_of_values(tensor.dtype, tensor.rows, tensor.cols, *tensor.values).bytes;
+    const auto* listed = tensor.fill_if<arch::ValuesFill>();
+    if (tensor.role == arch::TensorRole::input && listed) {
+      state_->dram[i] = ops::tensor_of_values(tensor.dtype, tensor.rows, tensor.cols, listed->values).bytes;
     } else if (tensor.role == arch::TensorRole::input) {
       std::optional<ops::RopeTableFill> table;
-      if (tensor.rope_table) table = ops::RopeTableFill{tensor.rope_table->position, tensor.rope_table->base};
+      if (const auto* rope = tensor.fill_if<arch::RopeTableFill>())
+        table = ops::RopeTableFill{rope->position, rope->base};
       state_->dram[i] =
           ops::generate_input(tensor.dtype, tensor.rows, tensor.cols, tensor.seed, tensor.generator_id, table)
               .bytes;

@@ -264,7 +264,7 @@ bool TransferEngine::add_gather_bursts(const arch::TensorDecl& view, const arch:
   const int64_t element = size_bytes(view.dtype);
   const int64_t interleave = machine_.spec.dram.interleave_bytes;
   if ((view.cols * element) % interleave != 0) return false;
-  const std::vector<int64_t>& rows = view.row_gather->rows;
+  const std::vector<int64_t>& rows = view.view_if<arch::RowGatherView>()->rows;
   gather_addresses_.clear();
   for (int64_t r = 0; r < region.rows; ++r) {
     const int64_t row = rows[static_cast<size_t>(region.row + r)];
@@ -299,25 +299,11 @@ void for_each_load_piece(const arch::Program& program, const arch::TensorRegion&
       piece(row, 0, ((region.row + row) * tensor.cols + region.col) * element, region.cols * element);
     return;
   }
-  if (tensor.row_gather) {
-    // Consecutive source rows of a whole-row region are one run.
-    arch::for_each_row_gather_region_run(*tensor.row_gather, tensor.cols, region.row, region.rows, region.col,
-                                         region.cols,
-                                         [&](int64_t row, int64_t, int64_t source, int64_t count) {
-                                           piece(row, 0, source < 0 ? -1 : source * element, count * element);
-                                         });
-    return;
-  }
-  for (int64_t row = 0; row < region.rows; ++row) {
-    const auto run = [&](int64_t offset, int64_t source, int64_t count) {
-      piece(row, offset * element, source < 0 ? -1 : source * element, count * element);
-    };
-    if (tensor.block_diagonal)
-      arch::for_each_block_diagonal_run(*tensor.block_diagonal, region.row + row, region.col, region.cols,
-                                        run);
-    else
-      arch::for_each_im2col_run(*tensor.im2col, region.row + row, region.col, region.cols, run);
-  }
+  // Each view's own runs (a row gather's run of consecutive whole rows spans them all).
+  arch::for_each_view_run(*tensor.view, tensor.cols, region.row, region.rows, region.col, region.cols,
+                          [&](int64_t row, int64_t offset, int64_t source, int64_t count) {
+                            piece(row, offset * element, source < 0 ? -1 : source * element, count * element);
+                          });
 }
 // Lands a load's bytes from its storage's DRAM image into `rows` rows of `row_bytes`, `pitch` apart, at `out`
 // (the banks, or a packed staging buffer): each piece where the region says, one that runs over several rows
@@ -365,7 +351,7 @@ void TransferEngine::run_load(const arch::DmaLoad& load, Transfer& transfer) {
   const auto latency = [&](int channel) { return fabric.load_latency(channel); };
   if (grid) {
     add_burst_grid(*grid, true, latency);
-  } else if (!(tensor.row_gather &&
+  } else if (!(tensor.view_if<arch::RowGatherView>() &&
                add_gather_bursts(tensor, program.tensors[storage], load.source, latency))) {
     // Padding zeros cost no DRAM or NoC traffic; the engine writes them with the rest of the tile.
     for_each_load_piece(program, load.source, [&](int64_t, int64_t, int64_t source, int64_t bytes) {

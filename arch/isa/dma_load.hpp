@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/isa/region.hpp"
 
@@ -23,10 +24,13 @@ struct DmaLoad {
   uint64_t sram_address = 0;
   int64_t sram_pitch_bytes = 0;   // bytes between rows in SRAM; 0 = rows packed (cols * element size)
   std::vector<int> destinations;  // core indices; empty = the issuing core only
-  bool operator==(const DmaLoad& other) const {
-    return source == other.source && sram_address == other.sram_address &&
-           sram_pitch_bytes == other.sram_pitch_bytes && destinations == other.destinations;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("source", &DmaLoad::source), visit("sram_address", &DmaLoad::sram_address);
+    visit("sram_pitch_bytes", &DmaLoad::sram_pitch_bytes), visit("destinations", &DmaLoad::destinations);
   }
+  bool operator==(const DmaLoad& other) const { return equal_fields(*this, other); }
 
   static constexpr QueueKind kQueue = QueueKind::dma;
   // What a unit waiting on this instruction's signal is charged.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/isa/region.hpp"
 
@@ -22,10 +23,13 @@ struct DmaStore {
   int64_t sram_pitch_bytes = 0;
   TensorRegion destination;
   bool accumulate = false;
-  bool operator==(const DmaStore& other) const {
-    return sram_address == other.sram_address && sram_pitch_bytes == other.sram_pitch_bytes &&
-           destination == other.destination && accumulate == other.accumulate;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("sram_address", &DmaStore::sram_address), visit("sram_pitch_bytes", &DmaStore::sram_pitch_bytes);
+    visit("destination", &DmaStore::destination), visit("accumulate", &DmaStore::accumulate);
   }
+  bool operator==(const DmaStore& other) const { return equal_fields(*this, other); }
 
   static constexpr QueueKind kQueue = QueueKind::dma;
   // What a unit waiting on this instruction's signal is charged.

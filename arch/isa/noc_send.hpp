@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "common/dtype.hpp"
 
@@ -28,6 +29,18 @@ struct NocSend {
   int64_t destination_pitch_bytes = 0;  // 0 = packed
   bool accumulate = false;
   DType accumulate_dtype = DType::fp32;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("source_address", &NocSend::source_address);
+    visit("source_pitch_bytes", &NocSend::source_pitch_bytes), visit("rows", &NocSend::rows);
+    visit("row_bytes", &NocSend::row_bytes), visit("destination_core", &NocSend::destination_core);
+    visit("destination_address", &NocSend::destination_address);
+    visit("destination_pitch_bytes", &NocSend::destination_pitch_bytes);
+    visit("accumulate", &NocSend::accumulate), visit("accumulate_dtype", &NocSend::accumulate_dtype);
+  }
+  // Not equal_fields: a send that does not accumulate has no accumulate dtype to compare (the text leaves
+  // it out, and reads it back as the default).
   bool operator==(const NocSend& other) const {
     return source_address == other.source_address && source_pitch_bytes == other.source_pitch_bytes &&
            rows == other.rows && row_bytes == other.row_bytes && destination_core == other.destination_core &&

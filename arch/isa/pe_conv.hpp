@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/spec.hpp"
 #include "arch/timing/conv_timing.hpp"
@@ -41,15 +42,21 @@ struct PeConv {
   DType o_dtype() const { return partial_sum_of(dtype, psum); }
 
   int64_t macs() const { return e * q * m * c * r * s; }
-  bool operator==(const PeConv& other) const {
-    return dataflow == other.dataflow && dtype == other.dtype && a_address == other.a_address &&
-           w_address == other.w_address && o_address == other.o_address &&
-           a_pitch_bytes == other.a_pitch_bytes && w_pitch_bytes == other.w_pitch_bytes &&
-           o_pitch_bytes == other.o_pitch_bytes && e == other.e && q == other.q && m == other.m &&
-           c == other.c && ih == other.ih && iw == other.iw && r == other.r && s == other.s &&
-           stride == other.stride && dilation == other.dilation && pad_top == other.pad_top &&
-           pad_left == other.pad_left && accumulate == other.accumulate && psum == other.psum;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("dataflow", &PeConv::dataflow), visit("dtype", &PeConv::dtype);
+    visit("a_address", &PeConv::a_address), visit("w_address", &PeConv::w_address);
+    visit("o_address", &PeConv::o_address), visit("a_pitch_bytes", &PeConv::a_pitch_bytes);
+    visit("w_pitch_bytes", &PeConv::w_pitch_bytes), visit("o_pitch_bytes", &PeConv::o_pitch_bytes);
+    visit("e", &PeConv::e), visit("q", &PeConv::q), visit("m", &PeConv::m), visit("c", &PeConv::c);
+    visit("ih", &PeConv::ih), visit("iw", &PeConv::iw), visit("r", &PeConv::r), visit("s", &PeConv::s);
+    visit("stride", &PeConv::stride), visit("dilation", &PeConv::dilation),
+        visit("pad_top", &PeConv::pad_top);
+    visit("pad_left", &PeConv::pad_left), visit("accumulate", &PeConv::accumulate);
+    visit("psum", &PeConv::psum);
   }
+  bool operator==(const PeConv& other) const { return equal_fields(*this, other); }
 
   static constexpr QueueKind kQueue = QueueKind::pe;
   // What a unit waiting on this instruction's signal is charged.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/spec.hpp"
 #include "common/dtype.hpp"
@@ -36,13 +37,18 @@ struct PeMatmul {
   // W's rows and row length in SRAM.
   int64_t w_rows() const { return w_transposed ? n : k; }
   int64_t w_cols() const { return w_transposed ? k : n; }
-  bool operator==(const PeMatmul& other) const {
-    return dataflow == other.dataflow && dtype == other.dtype && a_address == other.a_address &&
-           w_address == other.w_address && o_address == other.o_address &&
-           a_pitch_bytes == other.a_pitch_bytes && w_pitch_bytes == other.w_pitch_bytes &&
-           o_pitch_bytes == other.o_pitch_bytes && m == other.m && n == other.n && k == other.k &&
-           accumulate == other.accumulate && w_transposed == other.w_transposed && psum == other.psum;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("dataflow", &PeMatmul::dataflow), visit("dtype", &PeMatmul::dtype);
+    visit("a_address", &PeMatmul::a_address), visit("w_address", &PeMatmul::w_address);
+    visit("o_address", &PeMatmul::o_address), visit("a_pitch_bytes", &PeMatmul::a_pitch_bytes);
+    visit("w_pitch_bytes", &PeMatmul::w_pitch_bytes), visit("o_pitch_bytes", &PeMatmul::o_pitch_bytes);
+    visit("m", &PeMatmul::m), visit("n", &PeMatmul::n), visit("k", &PeMatmul::k);
+    visit("accumulate", &PeMatmul::accumulate), visit("w_transposed", &PeMatmul::w_transposed);
+    visit("psum", &PeMatmul::psum);
   }
+  bool operator==(const PeMatmul& other) const { return equal_fields(*this, other); }
 
   static constexpr QueueKind kQueue = QueueKind::pe;
   // What a unit waiting on this instruction's signal is charged.

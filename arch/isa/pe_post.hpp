@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/isa/vec_op.hpp"
 #include "arch/spec.hpp"
@@ -30,11 +31,14 @@ struct PePost {
   int64_t rows = 0, cols = 0;
   std::vector<OutputStep> steps;  // in order; a machine's output_steps in the same order
   bool has_bias() const;
-  bool operator==(const PePost& other) const {
-    return dtype == other.dtype && o_address == other.o_address && b_address == other.b_address &&
-           o_pitch_bytes == other.o_pitch_bytes && rows == other.rows && cols == other.cols &&
-           steps == other.steps;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("dtype", &PePost::dtype), visit("o_address", &PePost::o_address);
+    visit("b_address", &PePost::b_address), visit("o_pitch_bytes", &PePost::o_pitch_bytes);
+    visit("rows", &PePost::rows), visit("cols", &PePost::cols), visit("steps", &PePost::steps);
   }
+  bool operator==(const PePost& other) const { return equal_fields(*this, other); }
 
   static constexpr QueueKind kQueue = QueueKind::pe;
   // What a unit waiting on this instruction's signal is charged.

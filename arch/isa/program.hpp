@@ -10,8 +10,11 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
+#include "arch/isa/fields.hpp"
+#include "arch/isa/fills.hpp"
 #include "arch/isa/instruction_table.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/isa/views.hpp"
@@ -71,23 +74,9 @@ struct CoreProgram {
 
 enum class TensorRole : uint8_t { input, output, view };
 
-// An input filled with a rope op's cos/sin table (ops/input_generator.hpp, rope_table_fp32) rather than the
-// generator's pseudorandom values: `fill=rope_table position=P base=B` in the text.
-struct RopeTableFill {
-  int64_t position = 0;
-  double base = 10000;
-  bool operator==(const RopeTableFill& other) const {
-    return position == other.position && base == other.base;
-  }
-};
-
-// The most elements a list in the program text states: a row-gather view's rows, a values-filled input's
-// values (docs/tile-program.md, "Limits"). Checked before anything is allocated.
-constexpr int64_t kMaxListedElements = int64_t{1} << 26;
-
-// A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), or with a rope
-// table, or with the values the program states; outputs start zero. A view has no storage of its own (its
-// rows and cols are the view's).
+// A tensor in DRAM: inputs are filled by the counter-based generator (seed, generator id), or as their fill
+// says (fills.hpp); outputs start zero. A view has no storage of its own (views.hpp; its rows and cols are
+// the view's).
 struct TensorDecl {
   std::string name;
   DType dtype = DType::fp32;
@@ -97,31 +86,44 @@ struct TensorDecl {
   TensorRole role = TensorRole::input;
   uint64_t seed = 0;
   uint32_t generator_id = 0;
-  std::optional<RopeTableFill> rope_table;  // an input holding a rope table
-  // An input holding these values, row-major, rows*cols of them, each fitting the dtype (int8, int32): an
-  // MoE routing's expert indices, decided when the program is written. `fill=values values=<list>` in the
-  // text; seed and id are still written (every input line has them) and mean nothing to the fill.
-  std::optional<std::vector<int64_t>> values;
-  std::optional<Im2colView> im2col;                 // role == view: one of the three
-  std::optional<BlockDiagonalView> block_diagonal;  //
-  std::optional<RowGatherView> row_gather;          //
+  std::optional<Fill> fill;  // an input holding a rope table, or the values the program lists
+  std::optional<View> view;  // role == view: what it gathers
   // Of an activation's values, the fraction that are non-zero (ops/density.hpp): a machine that run-length
   // codes DRAM traffic (dram.rlc) moves this tensor's regions in fewer bytes. `density=` in the text; 1:
   // dense.
   double density = 1.0;
-  int view_source() const {
-    return im2col ? im2col->source : block_diagonal ? block_diagonal->source : row_gather->source;
+
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("name", &TensorDecl::name), visit("dtype", &TensorDecl::dtype), visit("rows", &TensorDecl::rows);
+    visit("cols", &TensorDecl::cols), visit("dram_address", &TensorDecl::dram_address);
+    visit("role", &TensorDecl::role), visit("seed", &TensorDecl::seed);
+    visit("generator_id", &TensorDecl::generator_id), visit("fill", &TensorDecl::fill);
+    visit("view", &TensorDecl::view), visit("density", &TensorDecl::density);
+  }
+
+  int view_source() const { return source_of(*view); }
+  // The view or fill as kind T, or null when the tensor has none of that kind.
+  template <class T>
+  const T* view_if() const {
+    return view ? std::get_if<T>(&*view) : nullptr;
+  }
+  template <class T>
+  T* view_if() {
+    return view ? std::get_if<T>(&*view) : nullptr;
+  }
+  template <class T>
+  const T* fill_if() const {
+    return fill ? std::get_if<T>(&*fill) : nullptr;
+  }
+  template <class T>
+  T* fill_if() {
+    return fill ? std::get_if<T>(&*fill) : nullptr;
   }
 
   // DRAM bytes the tensor occupies (0 for a view).
   int64_t size_in_bytes() const { return role == TensorRole::view ? 0 : rows * cols * size_bytes(dtype); }
-  bool operator==(const TensorDecl& other) const {
-    return name == other.name && dtype == other.dtype && rows == other.rows && cols == other.cols &&
-           dram_address == other.dram_address && role == other.role && seed == other.seed &&
-           generator_id == other.generator_id && rope_table == other.rope_table && values == other.values &&
-           im2col == other.im2col && block_diagonal == other.block_diagonal &&
-           row_gather == other.row_gather && density == other.density;
-  }
+  bool operator==(const TensorDecl& other) const { return equal_fields(*this, other); }
 };
 
 // Which operator the program computes, so its output can be checked (the CLI turns it into an ops::Op).

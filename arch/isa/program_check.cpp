@@ -4,7 +4,11 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "arch/isa/instruction_checks.hpp"
@@ -83,10 +87,10 @@ class Checker {
       if (tensor.rows <= 0 || tensor.cols <= 0)
         fail_header("tensor " + tensor.name, "a tensor needs at least one row and one column",
                     "give rows x cols of at least 1x1", tensor_line(i));
-      if (tensor.role == TensorRole::view) check_view(tensor, i);
-      if (tensor.values) check_values(tensor);
+      if (tensor.role == TensorRole::view || tensor.view) check_view(tensor, i);
+      if (tensor.fill) check_fill(tensor);
       if (tensor.role == TensorRole::input && is_integer(tensor.dtype) && tensor.dtype != DType::int8 &&
-          !tensor.values)
+          !tensor.fill_if<ValuesFill>())
         fail_header("tensor " + tensor.name, "generated input tensors are fp32, bf16, fp16 or int8",
                     "int32 is an accumulator type; an int32 input lists its values (fill=values)",
                     tensor_line(i));
@@ -111,84 +115,63 @@ class Checker {
     }
   }
 
-  // The reader checks a fill=values input as it reads it; programs built in memory get the same checks here.
-  void check_values(const TensorDecl& tensor) const {
+  // The reader checks a fill as it reads it; programs built in memory get the same checks here.
+  void check_fill(const TensorDecl& tensor) const {
     const std::string field = "tensor " + tensor.name;
-    if (tensor.role != TensorRole::input || tensor.rope_table)
-      fail_header(field, "only an input without another fill lists its values", "");
-    if (tensor.dtype != DType::int32 && tensor.dtype != DType::int8)
+    if (tensor.role != TensorRole::input)
       fail_header(field,
-                  fmt::format("fill=values fills int8 and int32 inputs, not {}", name_of(tensor.dtype)), "");
-    if (tensor.rows > kMaxListedElements / tensor.cols ||
-        static_cast<int64_t>(tensor.values->size()) != tensor.rows * tensor.cols)
-      fail_header(field,
-                  fmt::format("lists {} values for a {}x{} tensor (at most {})", tensor.values->size(),
-                              tensor.rows, tensor.cols, kMaxListedElements),
+                  fmt::format("only an input is filled (fill={})",
+                              std::visit([](const auto& fill) { return fill.kKeyword; }, *tensor.fill)),
                   "");
-    const int64_t minimum = tensor.dtype == DType::int8 ? INT8_MIN : INT32_MIN;
-    const int64_t maximum = tensor.dtype == DType::int8 ? INT8_MAX : INT32_MAX;
-    for (size_t i = 0; i < tensor.values->size(); ++i)
-      if ((*tensor.values)[i] < minimum || (*tensor.values)[i] > maximum)
-        fail_header(field,
-                    fmt::format("value {} (element {}) does not fit {}", (*tensor.values)[i], i,
-                                name_of(tensor.dtype)),
-                    "");
+    if (const ValuesFill* values = tensor.fill_if<ValuesFill>())
+      if (const std::optional<std::string> problem =
+              values->check_fit(tensor.dtype, tensor.rows, tensor.cols))
+        fail_header(field, *problem, "");
   }
 
-  // The reader checks a view as it reads it; programs built in memory get the same checks here.
+  // The reader checks a view as it reads it; programs built in memory get the same checks here: the view's
+  // source, its fields' signs as its field list states them, and its own checks (views/*.hpp).
   void check_view(const TensorDecl& tensor, size_t index) const {
     const std::string field = "tensor " + tensor.name;
-    const int views = (tensor.im2col ? 1 : 0) + (tensor.block_diagonal ? 1 : 0) + (tensor.row_gather ? 1 : 0);
-    if (views != 1) fail_header(field, "a view tensor carries exactly one view", "");
-    if (tensor.row_gather) {
-      check_row_gather(tensor, index);
-      return;
-    }
-    if (tensor.block_diagonal) {
-      const BlockDiagonalView& view = *tensor.block_diagonal;
-      const bool source_ok = view.source >= 0 && view.source < static_cast<int>(program_.tensors.size()) &&
-                             program_.tensors[view.source].role == TensorRole::input;
-      if (!source_ok || view.packed <= 0 || view.groups % view.packed != 0 ||
-          program_.tensors[view.source].rows != view.rows() ||
-          program_.tensors[view.source].cols != view.group_k || tensor.rows != view.rows() ||
-          tensor.cols != view.cols() || program_.tensors[view.source].dtype != tensor.dtype)
-        fail_header(field, "the block-diagonal view does not fit its source", "");
-      return;
-    }
-    if (!tensor.im2col) fail_header(field, "a view tensor without its view", "");
-    const Im2colView& view = *tensor.im2col;
-    if (view.source < 0 || view.source >= static_cast<int>(program_.tensors.size()) ||
-        program_.tensors[view.source].role != TensorRole::input)
-      fail_header(field, "the view's source is not an input tensor", "");
-    const TensorDecl& source = program_.tensors[view.source];
-    if (source.dtype != tensor.dtype || source.rows != view.n * view.h * view.w || source.cols != view.c ||
-        view.groups <= 0 || view.c % view.groups != 0 || view.p() <= 0 || view.q() <= 0 ||
-        tensor.rows != view.rows() || tensor.cols != view.cols())
-      fail_header(field, fmt::format("the im2col view does not fit its source {}", source.name), "");
+    if (tensor.role != TensorRole::view) fail_header(field, "only a view tensor carries a view", "");
+    if (!tensor.view) fail_header(field, "a view tensor without its view", "");
+    std::visit([&](const auto& view) { check_view_of(tensor, index, view); }, *tensor.view);
   }
 
-  // A gather's source is an input or an output declared before it (not a view), with its dtype and columns.
-  void check_row_gather(const TensorDecl& tensor, size_t index) const {
+  template <class Kind>
+  void check_view_of(const TensorDecl& tensor, size_t index, const Kind& view) const {
     const std::string field = "tensor " + tensor.name;
-    const RowGatherView& view = *tensor.row_gather;
+    // A source declared before the view: an input, or for a view that reads outputs any tensor but a view.
     if (view.source < 0 || static_cast<size_t>(view.source) >= index ||
-        program_.tensors[view.source].role == TensorRole::view)
-      fail_header(field, "the gather view's source is not an input or output declared before it", "");
-    const TensorDecl& source = program_.tensors[view.source];
-    if (source.dtype != tensor.dtype || source.cols != tensor.cols ||
-        static_cast<int64_t>(view.rows.size()) != tensor.rows || tensor.rows > kMaxListedElements)
+        program_.tensors[view.source].role == TensorRole::view ||
+        (!Kind::kReadsOutputs && program_.tensors[view.source].role != TensorRole::input))
       fail_header(
           field,
-          fmt::format("the gather view ({} rows listed) does not fit its source {} or its {}x{} shape "
-                      "(at most {} rows)",
-                      view.rows.size(), source.name, tensor.rows, tensor.cols, kMaxListedElements),
+          Kind::kReadsOutputs
+              ? fmt::format("the {} view's source is not an input or output declared before it",
+                            Kind::kKeyword)
+              : fmt::format("the {} view's source is not an input tensor declared before it", Kind::kKeyword),
           "");
-    for (size_t row = 0; row < view.rows.size(); ++row)
-      if (view.rows[row] < RowGatherView::kZeroRow || view.rows[row] >= source.rows)
-        fail_header(field,
-                    fmt::format("view row {} is source row {}, outside -1..{} (source {})", row,
-                                view.rows[row], source.rows - 1, source.name),
-                    "");
+    const TensorDecl& source = program_.tensors[view.source];
+    if (source.dtype != tensor.dtype)
+      fail_header(field,
+                  fmt::format("the view is {} but its source {} is {}", name_of(tensor.dtype), source.name,
+                              name_of(source.dtype)),
+                  "");
+    Kind::fields([&](const char* key, auto member, auto... rule) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(view.*member)>, int64_t>) {
+        const bool zero_allowed = ((rule == FieldText::non_negative) || ... || false);
+        if (view.*member < (zero_allowed ? 0 : 1))
+          fail_header(field,
+                      fmt::format("the {} view's {}={} is not {}", Kind::kKeyword, key, view.*member,
+                                  zero_allowed ? "at least 0" : "positive"),
+                      "");
+      }
+    });
+    const ViewFit fit{tensor.rows, tensor.cols, source.name, source.rows, source.cols};
+    ViewCheck mismatch = Kind::check_shape(fit);
+    if (!mismatch) mismatch = view.check_fit(fit);
+    if (mismatch) fail_header(field, mismatch->message, mismatch->hint);
   }
 
   void check_core(const CoreProgram& core) {

@@ -283,59 +283,7 @@ class ProgramReader : public LineReader {
         tensor.density = read_density();
       }
     } else if (role == "input") {
-      tensor.role = TensorRole::input;
-      static const std::vector<std::string> options = {"seed", "id",     "fill",   "position",
-                                                       "base", "values", "density"};
-      constexpr uint32_t kRopeTableKeys = 0b11000, kValues = 0b100000;
-      uint32_t given = 0;
-      RopeTableFill table;
-      std::string_view fill;
-      int values_column = 0;
-      while (!at_line_end()) {
-        const int option_column = column();
-        switch (read_option(options, 0, given, "an input tensor", kTensorSyntax)) {
-          case 0:
-            tensor.seed = read_unsigned("the generator seed");
-            break;
-          case 1:
-            tensor.generator_id = static_cast<uint32_t>(read_unsigned("the generator id", UINT32_MAX));
-            break;
-          case 2:
-            fill = read_fill();
-            break;
-          case 3:
-            table.position = read_size("the position of the table's first token");
-            break;
-          case 4:
-            table.base = read_real("the rope base (theta)");
-            if (!(table.base > 1))
-              fail(option_column, fmt::format("base must be greater than 1, got {}", table.base));
-            break;
-          case 5:
-            values_column = option_column;
-            tensor.values = read_values(tensor, option_column);
-            break;
-          default:
-            tensor.density = read_density();
-            break;
-        }
-      }
-      require_options(options, given, 0b11, role_column, "an input tensor", kTensorSyntax);
-      if (fill == "rope_table") {
-        require_options(options, given, 0b11111, role_column, "a rope_table input", kTensorSyntax);
-        if (tensor.dtype != DType::fp32 || tensor.cols % 2 != 0)
-          fail(shape_column, "a rope table is fp32 with an even number of columns (rotary_dim)",
-               "cos in the first half of a row, sin in the second");
-        tensor.rope_table = table;
-      } else if (given & kRopeTableKeys) {
-        fail(role_column, "position= and base= describe a fill=rope_table input", kTensorSyntax);
-      }
-      if (fill == "values") {
-        require_options(options, given, kValues, role_column, "a fill=values input", kTensorSyntax);
-      } else if (given & kValues) {
-        fail(values_column, "values= lists the elements of a fill=values input",
-             "write fill=values values=<list>");
-      }
+      read_input_options(tensor, role_column, shape_column);
     } else if (role.empty()) {
       fail_expected(role_column, "'input' or 'output'", kTensorSyntax);
     } else {
@@ -346,6 +294,66 @@ class ProgramReader : public LineReader {
     }
     program_.tensors.push_back(std::move(tensor));
     tensor_lines_.push_back(line_number_);
+  }
+
+  // The options of an input: the generator's seed= and id=, a fill (fill=rope_table position= base=, or
+  // fill=values values=) and density=.
+  void read_input_options(TensorDecl& tensor, int role_column, int shape_column) {
+    tensor.role = TensorRole::input;
+    static const std::vector<std::string> options = {"seed", "id",     "fill",   "position",
+                                                     "base", "values", "density"};
+    constexpr uint32_t kRopeTableKeys = 0b11000, kValues = 0b100000;
+    uint32_t given = 0;
+    RopeTableFill table;
+    std::string_view fill;
+    std::vector<int64_t> values;
+    int values_column = 0;
+    while (!at_line_end()) {
+      const int option_column = column();
+      switch (read_option(options, 0, given, "an input tensor", kTensorSyntax)) {
+        case 0:
+          tensor.seed = read_unsigned("the generator seed");
+          break;
+        case 1:
+          tensor.generator_id = static_cast<uint32_t>(read_unsigned("the generator id", UINT32_MAX));
+          break;
+        case 2:
+          fill = read_fill();
+          break;
+        case 3:
+          table.position = read_size("the position of the table's first token");
+          break;
+        case 4:
+          table.base = read_real("the rope base (theta)");
+          if (!(table.base > 1))
+            fail(option_column, fmt::format("base must be greater than 1, got {}", table.base));
+          break;
+        case 5:
+          values_column = option_column;
+          values = read_values(tensor, option_column);
+          break;
+        default:
+          tensor.density = read_density();
+          break;
+      }
+    }
+    require_options(options, given, 0b11, role_column, "an input tensor", kTensorSyntax);
+    if (fill == "rope_table") {
+      require_options(options, given, 0b11111, role_column, "a rope_table input", kTensorSyntax);
+      if (tensor.dtype != DType::fp32 || tensor.cols % 2 != 0)
+        fail(shape_column, "a rope table is fp32 with an even number of columns (rotary_dim)",
+             "cos in the first half of a row, sin in the second");
+      tensor.fill = table;
+    } else if (given & kRopeTableKeys) {
+      fail(role_column, "position= and base= describe a fill=rope_table input", kTensorSyntax);
+    }
+    if (fill == "values") {
+      require_options(options, given, kValues, role_column, "a fill=values input", kTensorSyntax);
+      tensor.fill = ValuesFill{std::move(values)};
+    } else if (given & kValues) {
+      fail(values_column, "values= lists the elements of a fill=values input",
+           "write fill=values values=<list>");
+    }
   }
 
   // `density=`: the fraction of an activation's values that are non-zero, in (0, 1] (ops/density.hpp).
@@ -360,7 +368,8 @@ class ProgramReader : public LineReader {
 
   // `fill=rope_table` or `fill=values`.
   std::string_view read_fill() {
-    static const std::vector<std::string> fills = {"rope_table", "values"};
+    std::vector<std::string> fills;
+    for_each_kind<Fill>([&](auto kind) { fills.emplace_back(decltype(kind)::type::kKeyword); });
     const int fill_column = column();
     const std::string_view fill = scan_word();
     if (fill.empty()) fail_expected(fill_column, "what fills the input (rope_table or values)");
@@ -399,135 +408,105 @@ class ProgramReader : public LineReader {
     return read_integer_list(rule);
   }
 
-  // `view im2col <source> ...`, `view blockdiag <source> ...` or `view gather <source> rows=<list>` after the
-  // shape.
+  // `view <kind> <source> key=value...` after the shape: a kind of the views table (views.hpp).
   void read_view(TensorDecl& tensor, int shape_column) {
     tensor.role = TensorRole::view;
     const int kind_column = column();
     const std::string_view kind = scan_word();
-    if (kind != "im2col" && kind != "blockdiag" && kind != "gather")
+    std::vector<std::string> kinds;
+    std::string summaries;
+    for_each_kind<View>([&](auto view_kind) {
+      using Kind = typename decltype(view_kind)::type;
+      kinds.push_back(Kind::kKeyword);
+      summaries += fmt::format("{}{} ({})",
+                               summaries.empty()                           ? ""
+                               : kinds.size() == std::variant_size_v<View> ? " and "
+                                                                           : ", ",
+                               Kind::kKeyword, Kind::kSummary);
+    });
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
       fail(kind_column,
-           kind.empty() ? "expected the view kind"
-                        : fmt::format("unknown view kind '{}'{}", kind,
-                                      did_you_mean(std::string(kind), {"im2col", "blockdiag", "gather"})),
-           "views are im2col (the patches of an NHWC input as GEMM rows), blockdiag (the weights of packed "
-           "groups as one block-diagonal operand) and gather (rows of a tensor picked by a list)");
+           kind.empty()
+               ? "expected the view kind"
+               : fmt::format("unknown view kind '{}'{}", kind, did_you_mean(std::string(kind), kinds)),
+           "views are " + summaries);
     const int source_column = column();
     const std::string_view source_name = read_name("the view's source tensor", kTensorSyntax);
     const int source_index = program_.tensor_id(std::string(source_name));
     if (source_index < 0) fail_unknown_tensor(source_column, source_name);
-    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
-    if (kind == "gather" && source.role == TensorRole::view)
-      fail(source_column, fmt::format("the gather view's source {} is a view", source_name),
-           "a gather reads the DRAM of an input or of an output written earlier in the program");
-    if (kind != "gather" && source.role != TensorRole::input)
-      fail(source_column, fmt::format("the view's source {} is not an input tensor", source_name),
+    ViewLine line{source_name, source_index, source_column, shape_column};
+    for_each_kind<View>([&](auto view_kind) {
+      using Kind = typename decltype(view_kind)::type;
+      if (kind == Kind::kKeyword) tensor.view = read_view_of<Kind>(tensor, line);
+    });
+  }
+
+  // Where a view's tensor line names its source and shape, for its errors.
+  struct ViewLine {
+    std::string_view source_name;
+    int source_index = 0;
+    int source_column = 0;
+    int shape_column = 0;
+  };
+
+  // The source's role and dtype, then the view's fields (its key=value options, as its field list names
+  // them) and its fit to the source and the shape (the view's checks).
+  template <class Kind>
+  Kind read_view_of(const TensorDecl& tensor, const ViewLine& line) {
+    const TensorDecl& source = program_.tensors[static_cast<size_t>(line.source_index)];
+    if (Kind::kReadsOutputs && source.role == TensorRole::view)
+      fail(line.source_column,
+           fmt::format("the {} view's source {} is a view", Kind::kKeyword, line.source_name),
+           fmt::format("a {} reads the DRAM of an input or of an output written earlier in the program",
+                       Kind::kKeyword));
+    if (!Kind::kReadsOutputs && source.role != TensorRole::input)
+      fail(line.source_column, fmt::format("the view's source {} is not an input tensor", line.source_name),
            "a view reads a generated input");
     if (source.dtype != tensor.dtype)
-      fail(source_column,
-           fmt::format("the view is {} but its source {} is {}", name_of(tensor.dtype), source_name,
+      fail(line.source_column,
+           fmt::format("the view is {} but its source {} is {}", name_of(tensor.dtype), line.source_name,
                        name_of(source.dtype)),
            "a view has its source's element type");
-    if (kind == "blockdiag") {
-      read_block_diagonal(tensor, source_index, source_name, source_column, shape_column);
-      return;
-    }
-    if (kind == "gather") {
-      read_row_gather(tensor, source_index, source_name, source_column, shape_column);
-      return;
-    }
-    Im2colView view;
-    view.source = source_index;
-    static const std::vector<std::string> keys = {"n", "h",      "w",   "c",        "r",
-                                                  "s", "stride", "pad", "dilation", "groups"};
-    int64_t* fields[] = {&view.n, &view.h,      &view.w,   &view.c,        &view.r,
-                         &view.s, &view.stride, &view.pad, &view.dilation, &view.groups};
-    uint32_t given = 0;
+    const ViewFit fit{tensor.rows, tensor.cols, line.source_name, source.rows, source.cols};
     const int options_column = column();
+    const auto fail_mismatch = [&](const ViewCheck& mismatch) {
+      if (!mismatch) return;
+      const int at = mismatch->part == ViewPart::source  ? line.source_column
+                     : mismatch->part == ViewPart::shape ? line.shape_column
+                                                         : options_column;
+      fail(at, mismatch->message, mismatch->hint);
+    };
+    fail_mismatch(Kind::check_shape(fit));
+    Kind view;
+    view.source = line.source_index;
+    std::vector<std::string> keys;
+    Kind::fields([&](const char* key, auto&&...) {
+      if (std::string_view(key) != "source") keys.emplace_back(key);
+    });
+    uint32_t given = 0;
     while (!at_line_end()) {
-      const size_t index = read_option(keys, 0, given, "an im2col view", kTensorSyntax);
-      *fields[index] = index == 7 ? read_size("pad") : read_positive(keys[index]);
+      const size_t index = read_option(keys, 0, given, Kind::kNoun, kTensorSyntax);
+      Kind::fields([&](const char* key, auto member, auto... rule) {
+        // The source is read before the options.
+        if constexpr (!std::is_same_v<std::decay_t<decltype(view.*member)>, int>)
+          if (key == keys[index]) read_view_field<Kind>(view.*member, key, fit, rule...);
+      });
     }
-    require_options(keys, given, (1u << keys.size()) - 1, options_column, "an im2col view", kTensorSyntax);
-    if (source.rows != view.n * view.h * view.w || source.cols != view.c)
-      fail(source_column,
-           fmt::format("source {} is {}x{}, but n*h*w x c is {}x{}", source_name, source.rows, source.cols,
-                       view.n * view.h * view.w, view.c),
-           "the source of an im2col view is the NHWC input, one row per pixel");
-    if (view.c % view.groups != 0)
-      fail(options_column, fmt::format("c={} is not a multiple of groups={}", view.c, view.groups));
-    if (view.dilation * (view.r - 1) + 1 > view.h + 2 * view.pad ||
-        view.dilation * (view.s - 1) + 1 > view.w + 2 * view.pad)
-      fail(options_column, "the filter is larger than the padded input", "");
-    if (tensor.rows != view.rows() || tensor.cols != view.cols())
-      fail(shape_column, fmt::format("the im2col view is {}x{} (n*p*q x groups*r*s*c/groups), not {}x{}",
-                                     view.rows(), view.cols(), tensor.rows, tensor.cols));
-    tensor.im2col = view;
+    require_options(keys, given, (1u << keys.size()) - 1, options_column, Kind::kNoun, kTensorSyntax);
+    fail_mismatch(view.check_fit(fit));
+    return view;
   }
 
-  // `view blockdiag <W> groups= packed= window= group_c= group_k=`.
-  void read_block_diagonal(TensorDecl& tensor, int source_index, std::string_view source_name,
-                           int source_column, int shape_column) {
-    BlockDiagonalView view;
-    view.source = source_index;
-    static const std::vector<std::string> keys = {"groups", "packed", "window", "group_c", "group_k"};
-    int64_t* fields[] = {&view.groups, &view.packed, &view.window, &view.group_c, &view.group_k};
-    uint32_t given = 0;
-    const int options_column = column();
-    while (!at_line_end()) {
-      const size_t index = read_option(keys, 0, given, "a blockdiag view", kTensorSyntax);
-      *fields[index] = read_positive(keys[index]);
-    }
-    require_options(keys, given, (1u << keys.size()) - 1, options_column, "a blockdiag view", kTensorSyntax);
-    if (view.groups % view.packed != 0)
-      fail(options_column, fmt::format("packed={} does not divide groups={}", view.packed, view.groups));
-    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
-    if (source.rows != view.rows() || source.cols != view.group_k)
-      fail(source_column,
-           fmt::format("source {} is {}x{}, but groups*window*group_c x group_k is {}x{}", source_name,
-                       source.rows, source.cols, view.rows(), view.group_k),
-           "the source of a blockdiag view is a grouped conv's weights, one row per (group, tap)");
-    if (tensor.rows != view.rows() || tensor.cols != view.cols())
-      fail(shape_column,
-           fmt::format("the blockdiag view is {}x{} (groups*window*group_c x packed*group_k), not {}x{}",
-                       view.rows(), view.cols(), tensor.rows, tensor.cols));
-    tensor.block_diagonal = view;
+  // A view's key=number field: positive, or non-negative where its list says so.
+  template <class Kind>
+  void read_view_field(int64_t& field, const char* key, const ViewFit&,
+                       FieldText rule = FieldText::positive) {
+    field = rule == FieldText::non_negative ? read_size(key) : read_positive(key);
   }
-
-  // `view gather <source> rows=<list>`: one source row, or -1 for zeros, per view row.
-  void read_row_gather(TensorDecl& tensor, int source_index, std::string_view source_name, int source_column,
-                       int shape_column) {
-    const TensorDecl& source = program_.tensors[static_cast<size_t>(source_index)];
-    if (source.cols != tensor.cols)
-      fail(source_column,
-           fmt::format("the gather view has {} columns, but its source {} has {}", tensor.cols, source_name,
-                       source.cols),
-           "a gather view's rows are whole rows of its source");
-    if (tensor.rows > kMaxListedElements)
-      fail(shape_column,
-           fmt::format("a gather view lists at most {} rows, not {}", kMaxListedElements, tensor.rows),
-           "split the gather into several views");
-    static const std::vector<std::string> keys = {"rows"};
-    uint32_t given = 0;
-    const int options_column = column();
-    RowGatherView view;
-    view.source = source_index;
-    while (!at_line_end()) {
-      read_option(keys, 0, given, "a gather view", kTensorSyntax);
-      IntegerListRule rule;
-      rule.key = "rows";
-      rule.item = "row";
-      rule.noun = "rows";
-      rule.count = tensor.rows;
-      rule.minimum = RowGatherView::kZeroRow;
-      rule.maximum = source.rows - 1;
-      rule.range_hint =
-          fmt::format("rows of {} are 0..{}; -1 is a row of zeros", source_name, source.rows - 1);
-      rule.count_hint = "one source row (or -1) per row of the view";
-      view.rows = read_integer_list(rule);
-    }
-    require_options(keys, given, 1, options_column, "a gather view", kTensorSyntax);
-    tensor.row_gather = std::move(view);
+  // A view's key=<list> field, as its list_rule says.
+  template <class Kind>
+  void read_view_field(std::vector<int64_t>& field, const char*, const ViewFit& fit) {
+    field = read_integer_list(Kind::list_rule(fit));
   }
 
   // ---- core blocks and instructions

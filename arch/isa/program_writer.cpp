@@ -4,6 +4,9 @@
 
 #include <iterator>
 #include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
 #include "arch/isa/program_text.hpp"
 #include "arch/isa/syntax.hpp"
@@ -63,43 +66,54 @@ class ProgramWriter : public LineWriter {
       for (const auto& [key, value] : program_.op->attributes) put(" {}={}", key, value);
       put("\n");
     }
-    for (const TensorDecl& tensor : program_.tensors) {
-      put("tensor {} {} {}x{} ", tensor.name, name_of(tensor.dtype), tensor.rows, tensor.cols);
-      if (tensor.role == TensorRole::view && tensor.block_diagonal) {
-        const BlockDiagonalView& view = *tensor.block_diagonal;
-        put("view blockdiag {} groups={} packed={} window={} group_c={} group_k={}\n",
-            program_.tensors[static_cast<size_t>(view.source)].name, view.groups, view.packed, view.window,
-            view.group_c, view.group_k);
-        continue;
-      }
-      if (tensor.role == TensorRole::view && tensor.row_gather) {
-        put("view gather {} rows=", program_.tensors[static_cast<size_t>(tensor.row_gather->source)].name);
-        write_integer_list(tensor.row_gather->rows);
-        put("\n");
-        continue;
-      }
-      if (tensor.role == TensorRole::view) {
-        TESSERA_ASSERT(tensor.im2col.has_value(), "a view tensor carries its im2col view");
-        const Im2colView& view = *tensor.im2col;
-        put("view im2col {} n={} h={} w={} c={} r={} s={} stride={} pad={} dilation={} groups={}\n",
-            program_.tensors[static_cast<size_t>(view.source)].name, view.n, view.h, view.w, view.c, view.r,
-            view.s, view.stride, view.pad, view.dilation, view.groups);
-        continue;
-      }
-      put("at 0x{:x} ", tensor.dram_address);
-      if (tensor.role == TensorRole::input && tensor.rope_table) {
-        put("input seed={} id={} fill=rope_table position={} base={}\n", tensor.seed, tensor.generator_id,
-            tensor.rope_table->position, tensor.rope_table->base);
-      } else if (tensor.role == TensorRole::input && tensor.values) {
-        put("input seed={} id={} fill=values values=", tensor.seed, tensor.generator_id);
-        write_integer_list(*tensor.values);
-        put("\n");
-      } else if (tensor.role == TensorRole::input) {
-        put("input seed={} id={}{}\n", tensor.seed, tensor.generator_id, density_text(tensor));
-      } else {
-        put("output{}\n", density_text(tensor));
-      }
+    for (const TensorDecl& tensor : program_.tensors) write_tensor(tensor);
+  }
+
+  void write_tensor(const TensorDecl& tensor) {
+    put("tensor {} {} {}x{} ", tensor.name, name_of(tensor.dtype), tensor.rows, tensor.cols);
+    if (tensor.role == TensorRole::view) {
+      TESSERA_ASSERT(tensor.view.has_value(), "a view tensor carries its view");
+      std::visit([&](const auto& view) { write_view(view); }, *tensor.view);
+      put("\n");
+      return;
     }
+    put("at 0x{:x} ", tensor.dram_address);
+    if (tensor.role == TensorRole::input) {
+      put("input seed={} id={}", tensor.seed, tensor.generator_id);
+      // A filled input's line leaves its density out.
+      if (tensor.fill)
+        std::visit([&](const auto& fill) { write_fill(fill); }, *tensor.fill);
+      else
+        put("{}", density_text(tensor));
+      put("\n");
+    } else {
+      put("output{}\n", density_text(tensor));
+    }
+  }
+
+  // `view <kind> <source> key=value...`: the view's fields but its source, in its list's order.
+  template <class View>
+  void write_view(const View& view) {
+    put("view {} {}", View::kKeyword, program_.tensors[static_cast<size_t>(view.source)].name);
+    View::fields([&](const char* key, auto member, auto&&...) {
+      if (std::string_view(key) != "source") write_option(key, view.*member);
+    });
+  }
+
+  // ` fill=<kind> key=value...`: the fill's fields in its list's order.
+  template <class Fill>
+  void write_fill(const Fill& fill) {
+    put(" fill={}", Fill::kKeyword);
+    Fill::fields([&](const char* key, auto member, auto&&...) { write_option(key, fill.*member); });
+  }
+
+  template <class Value>
+  void write_option(const char* key, const Value& value) {
+    put(" {}=", key);
+    if constexpr (std::is_same_v<Value, std::vector<int64_t>>)
+      write_integer_list(value);
+    else
+      put("{}", value);
   }
 
   static std::string density_text(const TensorDecl& tensor) {

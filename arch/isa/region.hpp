@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "arch/isa/fields.hpp"
+
 namespace tessera::arch {
 
 // In elements: rows [row, row + rows), columns [col, col + cols).
@@ -12,10 +14,13 @@ struct TensorRegion {
   int64_t rows = 0;
   int64_t col = 0;
   int64_t cols = 0;
-  bool operator==(const TensorRegion& other) const {
-    return tensor == other.tensor && row == other.row && rows == other.rows && col == other.col &&
-           cols == other.cols;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("tensor", &TensorRegion::tensor), visit("row", &TensorRegion::row);
+    visit("rows", &TensorRegion::rows), visit("col", &TensorRegion::col), visit("cols", &TensorRegion::cols);
   }
+  bool operator==(const TensorRegion& other) const { return equal_fields(*this, other); }
 };
 
 }  // namespace tessera::arch

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "arch/isa/integer_list.hpp"
 #include "arch/isa/program.hpp"
 #include "arch/isa/syntax.hpp"
 
@@ -27,19 +28,6 @@ constexpr int64_t kMaxProgramSize = int64_t{1} << 40;
 const std::vector<std::string>& all_dtype_names();
 // The types a PE instruction's `psum=` may name (bf16, fp16).
 const std::vector<std::string>& partial_sum_dtype_names();
-
-// What a list of integers in the program text must hold (docs/tile-program.md, "Lists"): a row-gather view's
-// rows, a values-filled input's values.
-struct IntegerListRule {
-  std::string_view key;   // "rows": messages say "rows= lists ..."
-  std::string_view item;  // "row", "value": what one value is
-  std::string_view noun;  // "rows", "values": what the tensor has `count` of
-  int64_t count = 0;      // exactly this many values; at most kMaxListedElements (the caller checks)
-  int64_t minimum = 0;    // every value in [minimum, maximum]
-  int64_t maximum = 0;
-  std::string range_hint;  // why those bounds
-  std::string count_hint;  // why `count`
-};
 
 class LineReader {
  public:

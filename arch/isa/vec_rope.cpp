@@ -61,14 +61,6 @@ VectorWork VecRope::work() const {
   return work;
 }
 
-bool VecRope::operator==(const VecRope& other) const {
-  return dtype == other.dtype && x_address == other.x_address && y_address == other.y_address &&
-         o_address == other.o_address && x_pitch_bytes == other.x_pitch_bytes &&
-         y_pitch_bytes == other.y_pitch_bytes && o_pitch_bytes == other.o_pitch_bytes && rows == other.rows &&
-         cols == other.cols && head_dim == other.head_dim && rotary_dim == other.rotary_dim &&
-         interleaved == other.interleaved;
-}
-
 VecRope VecRope::read(LineReader& in, std::string_view, int operation_column) {
   VecRope op;
   uint32_t given = 0;

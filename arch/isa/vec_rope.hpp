@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/timing/vector_timing.hpp"
 #include "common/dtype.hpp"
@@ -33,7 +34,17 @@ struct VecRope {
 
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
-  bool operator==(const VecRope& other) const;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("dtype", &VecRope::dtype), visit("x_address", &VecRope::x_address);
+    visit("y_address", &VecRope::y_address), visit("o_address", &VecRope::o_address);
+    visit("x_pitch_bytes", &VecRope::x_pitch_bytes), visit("y_pitch_bytes", &VecRope::y_pitch_bytes);
+    visit("o_pitch_bytes", &VecRope::o_pitch_bytes), visit("rows", &VecRope::rows);
+    visit("cols", &VecRope::cols), visit("head_dim", &VecRope::head_dim);
+    visit("rotary_dim", &VecRope::rotary_dim), visit("interleaved", &VecRope::interleaved);
+  }
+  bool operator==(const VecRope& other) const { return equal_fields(*this, other); }
 
   static constexpr QueueKind kQueue = QueueKind::vec;
   static constexpr Cause kWaitersCause = Cause::vector;

@@ -70,13 +70,6 @@ VectorWork VecRoute::work() const {
   return work;
 }
 
-bool VecRoute::operator==(const VecRoute& other) const {
-  return x_address == other.x_address && i_address == other.i_address && o_address == other.o_address &&
-         x_pitch_bytes == other.x_pitch_bytes && o_pitch_bytes == other.o_pitch_bytes && rows == other.rows &&
-         experts == other.experts && top_k == other.top_k && groups == other.groups &&
-         topk_groups == other.topk_groups && sigmoid == other.sigmoid && scaling == other.scaling;
-}
-
 VecRoute VecRoute::read(LineReader& in, std::string_view, int operation_column) {
   VecRoute op;
   uint32_t given = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arch/isa/cause.hpp"
+#include "arch/isa/fields.hpp"
 #include "arch/isa/queue.hpp"
 #include "arch/timing/vector_timing.hpp"
 
@@ -35,7 +36,18 @@ struct VecRoute {
 
   // The closed form's description of the instruction (arch/timing/vector_timing.hpp).
   VectorWork work() const;
-  bool operator==(const VecRoute& other) const;
+  // Its fields, in the order the binary form sends them (arch/isa/fields.hpp).
+  template <class Visit>
+  static void fields(Visit&& visit) {
+    visit("x_address", &VecRoute::x_address), visit("i_address", &VecRoute::i_address);
+    visit("o_address", &VecRoute::o_address), visit("x_pitch_bytes", &VecRoute::x_pitch_bytes);
+    visit("o_pitch_bytes", &VecRoute::o_pitch_bytes), visit("rows", &VecRoute::rows);
+    visit("experts", &VecRoute::experts), visit("top_k", &VecRoute::top_k),
+        visit("groups", &VecRoute::groups);
+    visit("topk_groups", &VecRoute::topk_groups), visit("sigmoid", &VecRoute::sigmoid);
+    visit("scaling", &VecRoute::scaling);
+  }
+  bool operator==(const VecRoute& other) const { return equal_fields(*this, other); }
 
   static constexpr QueueKind kQueue = QueueKind::vec;
   static constexpr Cause kWaitersCause = Cause::vector;

@@ -54,10 +54,11 @@ std::array<int, 3> GemmStage::declare_operands(const ops::Op& op, const TensorDe
     view.name = "A";
     view.dtype = op.dtype;
     view.role = arch::TensorRole::view;
-    view.im2col = *problem_.a_view;
-    view.im2col->source = x;
-    view.rows = view.im2col->rows();
-    view.cols = view.im2col->cols();
+    arch::Im2colView im2col = *problem_.a_view;
+    im2col.source = x;
+    view.rows = im2col.rows();
+    view.cols = im2col.cols();
+    view.view = im2col;
     operand[kA] = declarer.add(view);
   } else {
     operand[kA] = declarer.add(declarer.declared(tensors[0]));
@@ -68,10 +69,11 @@ std::array<int, 3> GemmStage::declare_operands(const ops::Op& op, const TensorDe
     view.name = "Wb";
     view.dtype = op.dtype;
     view.role = arch::TensorRole::view;
-    view.block_diagonal = *problem_.w_view;
-    view.block_diagonal->source = operand[kW];
-    view.rows = view.block_diagonal->rows();
-    view.cols = view.block_diagonal->cols();
+    arch::BlockDiagonalView block_diagonal = *problem_.w_view;
+    block_diagonal.source = operand[kW];
+    view.rows = block_diagonal.rows();
+    view.cols = block_diagonal.cols();
+    view.view = block_diagonal;
     operand[kW] = declarer.add(view);
   }
   operand[kO] = declarer.add(declarer.declared(tensors.back()));  // O is the last

@@ -35,8 +35,7 @@ arch::TensorDecl declared_tensor(const ops::TensorDesc& desc, uint64_t seed) {
   tensor.cols = desc.cols;
   tensor.role = desc.is_output ? arch::TensorRole::output : arch::TensorRole::input;
   if (!desc.is_output) tensor.seed = seed, tensor.generator_id = desc.tensor_id;
-  if (desc.rope_table)
-    tensor.rope_table = arch::RopeTableFill{desc.rope_table->position, desc.rope_table->base};
+  if (desc.rope_table) tensor.fill = arch::RopeTableFill{desc.rope_table->position, desc.rope_table->base};
   tensor.density = desc.density;
   return tensor;
 }

@@ -38,8 +38,9 @@ void add_ep_tensors(arch::Program& program, const MoeStage& stage, const ops::Mo
   xg.rows = std::max<int64_t>(1, rows.kept);
   xg.cols = shape.hidden;
   xg.role = arch::TensorRole::view;
-  xg.row_gather = arch::RowGatherView{t.x, routing.expert_tokens};
-  if (rows.kept == 0) xg.row_gather->rows = {-1};
+  arch::RowGatherView kept_rows{t.x, routing.expert_tokens};
+  if (rows.kept == 0) kept_rows.rows = {-1};
+  xg.view = std::move(kept_rows);
   t.xg = add_tensor(program, xg);
   arch::TensorDecl yg;
   yg.name = "YG";
@@ -56,7 +57,7 @@ void add_ep_tensors(arch::Program& program, const MoeStage& stage, const ops::Mo
       if (route.kept)
         gathered[static_cast<size_t>(token * shape.top_k + j)] = next[static_cast<size_t>(route.expert)]++;
     }
-  yg.row_gather = arch::RowGatherView{t.y, std::move(gathered)};
+  yg.view = arch::RowGatherView{t.y, std::move(gathered)};
   t.yg = add_tensor(program, yg);
   t.o = add_tensor(program, output);
 }

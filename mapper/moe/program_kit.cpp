@@ -369,7 +369,7 @@ Tensors start_moe_program(arch::Program& program, const std::string& name, const
   r.role = arch::TensorRole::input;
   std::vector<int64_t> values(static_cast<size_t>(s.tokens * s.top_k));
   for (size_t i = 0; i < values.size(); ++i) values[i] = routing.routes[i].expert;
-  r.values = std::move(values);
+  r.fill = arch::ValuesFill{std::move(values)};
   t.r = add_tensor(program, r);
   t.g = add_tensor(program, intermediate_tensor("G", DType::fp32, s.tokens, s.top_k));
   return t;

@@ -23,16 +23,16 @@ Program every_construct() {
   program.op = OpBinding{"gemm", {{"dtype", "bf16"}, {"m", "64"}, {"name", "ffn1"}, {"seed", "7"}}};
   TensorDecl x{"X", DType::bf16, 98, 32, 0x100, TensorRole::input, 7, 3};
   TensorDecl table{"T", DType::fp32, 4, 64, 0x9000, TensorRole::input, 7, 4};
-  table.rope_table = RopeTableFill{8191, 500000.5};
+  table.fill = RopeTableFill{8191, 500000.5};
   TensorDecl routes{"R", DType::int32, 2, 3, 0xa000, TensorRole::input, 9, 5};
-  routes.values = std::vector<int64_t>{0, -5, 7, 2147483647, -2147483648LL, 3};
+  routes.fill = ValuesFill{{0, -5, 7, 2147483647, -2147483648LL, 3}};
   TensorDecl out{"O", DType::fp32, 64, 32, 0xb000, TensorRole::output, 0, 0};
   TensorDecl im2col{"A", DType::bf16, 98, 288, 0, TensorRole::view};
-  im2col.im2col = Im2colView{0, 2, 7, 7, 32, 3, 3, 2, 1, 2, 4};
+  im2col.view = Im2colView{0, 2, 7, 7, 32, 3, 3, 2, 1, 2, 4};
   TensorDecl diagonal{"W", DType::bf16, 288, 16, 0, TensorRole::view};
-  diagonal.block_diagonal = BlockDiagonalView{0, 4, 2, 9, 8, 8};
+  diagonal.view = BlockDiagonalView{0, 4, 2, 9, 8, 8};
   TensorDecl gather{"G", DType::fp32, 5, 32, 0, TensorRole::view};
-  gather.row_gather = RowGatherView{3, {4, RowGatherView::kZeroRow, 0, 63, 4}};
+  gather.view = RowGatherView{3, {4, RowGatherView::kZeroRow, 0, 63, 4}};
   program.tensors = {x, table, routes, out, im2col, diagonal, gather};
   program.semaphores = {"a_full[0]", "a_free_e3[1]", "o_done", "psum[1][0]"};
 
@@ -132,8 +132,8 @@ TEST(ProgramBinary, OneChangedFieldMakesProgramsDiffer) {
   const Program original = every_construct();
   std::vector<Program> changed(6, original);
   operation_as<VecOp>(changed[0].cores[1].instructions[0].operation).eps = 2e-5;
-  changed[1].tensors[6].row_gather->rows[1] = 5;
-  changed[2].tensors[1].rope_table->base = 10000;
+  changed[1].tensors[6].view_if<RowGatherView>()->rows[1] = 5;
+  changed[2].tensors[1].fill_if<RopeTableFill>()->base = 10000;
   changed[3].cores[0].instructions[2].waits[1].count = 3;
   std::get<DmaLoad>(changed[4].cores[0].instructions[0].operation).destinations.pop_back();
   changed[5].op->attributes["m"] = "65";

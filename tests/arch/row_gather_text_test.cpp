@@ -63,7 +63,7 @@ Program gather_program(const std::vector<int64_t>& rows) {
   view.rows = static_cast<int64_t>(rows.size());
   view.cols = 64;
   view.role = TensorRole::view;
-  view.row_gather = RowGatherView{0, rows};
+  view.view = RowGatherView{0, rows};
   program.tensors.push_back(view);
   return program;
 }
@@ -96,9 +96,9 @@ TEST(RowGatherText, ReadsTheListInOrderWithRangesRepeatsAndZeroRows) {
   EXPECT_EQ(view.role, TensorRole::view);
   EXPECT_EQ(view.rows, 9);
   EXPECT_EQ(view.cols, 64);
-  ASSERT_TRUE(view.row_gather.has_value());
-  EXPECT_EQ(view.row_gather->source, 0);
-  EXPECT_EQ(view.row_gather->rows, (std::vector<int64_t>{3, 0, 1, 2, -1, 5, 5, 9, 4}));
+  ASSERT_TRUE(view.view_if<RowGatherView>());
+  EXPECT_EQ(view.view_if<RowGatherView>()->source, 0);
+  EXPECT_EQ(view.view_if<RowGatherView>()->rows, (std::vector<int64_t>{3, 0, 1, 2, -1, 5, 5, 9, 4}));
   EXPECT_EQ(view.view_source(), 0);
   EXPECT_EQ(view.size_in_bytes(), 0);
 }
@@ -139,7 +139,7 @@ TEST(RowGatherText, WritesTheCanonicalListAndReadsItBack) {
 TEST(RowGatherText, HandWrittenListsReadLikeTheirCanonicalForm) {
   // Blanks around commas, a two-value range, a repeat of one, hexadecimal.
   const Program hand = read(kHeader + "tensor G bf16 6x64 view gather X rows=3-4 , -1*1,0x2,7,8\n");
-  EXPECT_EQ(hand.tensors.at(2).row_gather->rows, (std::vector<int64_t>{3, 4, -1, 2, 7, 8}));
+  EXPECT_EQ(hand.tensors.at(2).view_if<RowGatherView>()->rows, (std::vector<int64_t>{3, 4, -1, 2, 7, 8}));
   EXPECT_EQ(hand, read(kHeader + "tensor G bf16 6x64 view gather X rows=3,4,-1,2,7,8\n"));
 }
 
@@ -148,8 +148,8 @@ TEST(ValuesFill, ReadsTheValuesRowByRowAndWritesThemBackCanonically) {
   const Program program = read(kHeader + line + "\n");
   const TensorDecl& table = program.tensors.at(2);
   EXPECT_EQ(table.role, TensorRole::input);
-  ASSERT_TRUE(table.values.has_value());
-  EXPECT_EQ(*table.values, (std::vector<int64_t>{0, 1, 2, 3, 7, 7, 7, -5}));
+  ASSERT_TRUE(table.fill_if<ValuesFill>());
+  EXPECT_EQ(table.fill_if<ValuesFill>()->values, (std::vector<int64_t>{0, 1, 2, 3, 7, 7, 7, -5}));
   EXPECT_EQ(table.seed, 3u);
   EXPECT_EQ(table.generator_id, 1u);
   const std::string text = write_program(program);
@@ -161,8 +161,9 @@ TEST(ValuesFill, ReadsTheValuesRowByRowAndWritesThemBackCanonically) {
            "tensor R int32 1x3 at 0x2000 input fill=values id=1 values=-2147483648,"
            "2147483647,0 seed=3\n"
            "tensor S int8 1x4 at 0x3000 input seed=3 id=2 fill=values values=-128,127,-1*2\n");
-  EXPECT_EQ(*extremes.tensors.at(2).values, (std::vector<int64_t>{INT32_MIN, INT32_MAX, 0}));
-  EXPECT_EQ(*extremes.tensors.at(3).values, (std::vector<int64_t>{-128, 127, -1, -1}));
+  EXPECT_EQ(extremes.tensors.at(2).fill_if<ValuesFill>()->values,
+            (std::vector<int64_t>{INT32_MIN, INT32_MAX, 0}));
+  EXPECT_EQ(extremes.tensors.at(3).fill_if<ValuesFill>()->values, (std::vector<int64_t>{-128, 127, -1, -1}));
   EXPECT_EQ(read(write_program(extremes)), extremes);
   EXPECT_EQ(check_error(extremes), "no error");
 }
@@ -280,12 +281,15 @@ TEST(RowGatherCheck, RefusesWhatTheReaderWouldRefuse) {
       check_error(short_list),
       "the gather view (2 rows listed) does not fit its source X or its 3x64 shape (at most 67108864 rows)");
   Program later_source = gather_program({0});
-  later_source.tensors.back().row_gather->source = 2;  // itself
+  later_source.tensors.back().view_if<RowGatherView>()->source = 2;  // itself
   EXPECT_EQ(check_error(later_source),
             "the gather view's source is not an input or output declared before it");
-  Program two_views = gather_program({0});
-  two_views.tensors.back().im2col = Im2colView{};
-  EXPECT_EQ(check_error(two_views), "a view tensor carries exactly one view");
+  Program no_view = gather_program({0});
+  no_view.tensors.back().view.reset();
+  EXPECT_EQ(check_error(no_view), "a view tensor without its view");
+  Program viewed_input = gather_program({0});
+  viewed_input.tensors.front().view = RowGatherView{};
+  EXPECT_EQ(check_error(viewed_input), "only a view tensor carries a view");
 }
 
 TEST(RowGatherCheck, AStoreIntoAGatherViewIsRefused) {
@@ -298,13 +302,13 @@ TEST(ValuesFillCheck, IntegerInputsListTheirValues) {
   Program program = read(kHeader + "tensor R int32 2x2 at 0x2000 input seed=3 id=1 fill=values values=0-3\n");
   EXPECT_EQ(check_error(program), "no error");
   TensorDecl& table = program.tensors.back();
-  table.values->push_back(4);
+  table.fill_if<ValuesFill>()->values.push_back(4);
   EXPECT_EQ(check_error(program), "lists 5 values for a 2x2 tensor (at most 67108864)");
-  table.values = std::vector<int64_t>{0, 1, 2, int64_t{1} << 31};
+  table.fill = ValuesFill{{0, 1, 2, int64_t{1} << 31}};
   EXPECT_EQ(check_error(program), "value 2147483648 (element 3) does not fit int32");
-  table.values.reset();
+  table.fill.reset();
   EXPECT_EQ(check_error(program), "generated input tensors are fp32, bf16, fp16 or int8");
-  table.values = std::vector<int64_t>{0, 1, 2, 3};
+  table.fill = ValuesFill{{0, 1, 2, 3}};
   table.dtype = DType::fp32;
   EXPECT_EQ(check_error(program), "fill=values fills int8 and int32 inputs, not fp32");
 }

@@ -109,12 +109,14 @@ TEST(Moe, APermutationOrACombineOffByOneTokenFailsTheCheck) {
       << detail;
   for (const char* view : {"XG", "YG"}) {
     arch::Program broken = program;
-    std::vector<int64_t>& rows = broken.tensors[static_cast<size_t>(broken.tensor_id(view))].row_gather->rows;
+    std::vector<int64_t>& rows =
+        broken.tensors[static_cast<size_t>(broken.tensor_id(view))].view_if<arch::RowGatherView>()->rows;
     // The first gathered row that is not the last source row points at the next token's instead.
     const int64_t source_rows =
         broken
-            .tensors[static_cast<size_t>(
-                broken.tensors[static_cast<size_t>(broken.tensor_id(view))].row_gather->source)]
+            .tensors[static_cast<size_t>(broken.tensors[static_cast<size_t>(broken.tensor_id(view))]
+                                             .view_if<arch::RowGatherView>()
+                                             ->source)]
             .rows;
     auto row =
         std::find_if(rows.begin(), rows.end(), [&](int64_t r) { return r >= 0 && r + 1 < source_rows; });

@@ -41,11 +41,11 @@ Seen expect_binary_round_trips(const std::string& machine, const ops::Workload& 
     EXPECT_TRUE(arch::read_program_binary(bytes) == program) << workload << ": " << name;
     ++seen.programs;
     for (const arch::TensorDecl& tensor : program.tensors) {
-      seen.im2col |= tensor.im2col.has_value();
-      seen.block_diagonal |= tensor.block_diagonal.has_value();
-      seen.row_gather |= tensor.row_gather.has_value();
-      seen.values |= tensor.values.has_value();
-      seen.rope_table |= tensor.rope_table.has_value();
+      seen.im2col |= tensor.view_if<arch::Im2colView>() != nullptr;
+      seen.block_diagonal |= tensor.view_if<arch::BlockDiagonalView>() != nullptr;
+      seen.row_gather |= tensor.view_if<arch::RowGatherView>() != nullptr;
+      seen.values |= tensor.fill_if<arch::ValuesFill>() != nullptr;
+      seen.rope_table |= tensor.fill_if<arch::RopeTableFill>() != nullptr;
     }
     for (const arch::CoreProgram& core : program.cores)
       for (const arch::Instruction& instruction : core.instructions)

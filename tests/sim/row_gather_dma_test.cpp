@@ -178,7 +178,7 @@ TEST(ValuesFillDma, AValuesFilledInputStoredBackOutEqualsTheValues) {
                            "  dma1 store 0x200 -> T[0:1, 0:6] ; wait s\n";
   const arch::Program program = arch::read_program(text, "v.tprog");
   const RunResult result = machine.run(program, RunOptions{});
-  const std::vector<int64_t>& values = *program.tensors[0].values;
+  const std::vector<int64_t>& values = program.tensors[0].fill_if<arch::ValuesFill>()->values;
   ASSERT_EQ(values.size(), 32u);
   const ops::HostTensor& out = result.outputs.at(2);
   for (size_t i = 0; i < values.size(); ++i)
