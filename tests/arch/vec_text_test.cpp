@@ -125,7 +125,7 @@ TEST(VecText, EveryKindReadsAndWritesBackCanonically) {
       error_of("  vec merge_partials x=0x0 g=0x4000 o=0x2000 rows=4 cols=128 dtype=fp32").find("parts="),
       std::string::npos);
   EXPECT_NE(check_error("  vec merge_partials x=0x0 g=0x4000 o=0x2000 rows=4 cols=128 dtype=fp32 parts=5000")
-                .find("merge_parts must be in [1, 4096]"),
+                .find("a merge_partials takes at most 4096 parts"),
             std::string::npos);
   EXPECT_EQ(error_of("  vec scale_rows x=0x0 g=0x4000 o=0x0 rows=16 cols=128 dtype=fp32 by=beta"),
             "v.tprog:5:70: core 0,0 vec #0: 'beta' is not one of alpha or inverse_sum" + kListedOptions);
@@ -161,7 +161,8 @@ TEST(VecText, BadOptionsAreLocatedErrorsThatSayWhatTheKindTakes) {
   EXPECT_EQ(check_error("  vec layernorm x=0x0 y=0x2000 g=0x4000 b=0x4100 o=0x800 rows=16 cols=64 dtype=bf16 "
                         "eps=1e-5 fn=relu"),
             "v.tprog:5: core 0,0 vec #0: a layernorm's fn= is add (the tile at y added to X before "
-            "normalising), nothing else");
+            "normalising), nothing else"
+            "\n  hint: docs/tile-program.md gives each instruction's options and their limits");
   EXPECT_EQ(
       error_of("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=bf16 fn=bias+gleu"),
       "v.tprog:5:59: core 0,0 vec #0: 'gleu' is not one of add, mul, bias, relu, gelu, gelu_tanh, silu, "
@@ -192,7 +193,8 @@ TEST(VecText, TheCheckerRefusesWhatTheMachineCannotRun) {
   EXPECT_EQ(check_error("  vec map x=0x0 o=0x800 rows=4 cols=64 dtype=fp32 out=bf16 fn=relu scale=0.5"),
             "v.tprog:5: core 0,0 vec #0: scale=0.5 has no scale step to apply it\n  hint: add scale to fn=");
   EXPECT_EQ(check_error("  vec rmsnorm x=0x0 g=0x4000 o=0x800 rows=16 cols=64 dtype=int8 eps=1e-06"),
-            "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8");
+            "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8"
+            "\n  hint: docs/tile-program.md gives each instruction's options and their limits");
   EXPECT_NE(check_error("  vec softmax x=0xff00 o=0x800 rows=16 cols=64 dtype=fp32").find("run past the end"),
             std::string::npos);
   EXPECT_NE(check_error("  vec pool x=0x0 o=0x8000 cols=16 dtype=bf16 ih=2 iw=11 e=3 q=6 r=3 s=3 stride=2 "
@@ -293,11 +295,15 @@ TEST(VecText, ABadWeightedSumIsALocatedErrorOrRefusedByTheChecker) {
             "v.tprog:5:78: core 0,0 vec #0: vec weighted_sum takes no fn=");
   EXPECT_EQ(first_line(error_of(ws + "parts=2 dtype=bf16 eps=1e-5")),
             "v.tprog:5:78: core 0,0 vec #0: vec weighted_sum takes no eps=");
-  EXPECT_EQ(error_of(ws + "parts=0 dtype=bf16"), "v.tprog:5:65: core 0,0 vec #0: parts must be at least 1");
+  EXPECT_EQ(error_of(ws + "parts=0 dtype=bf16"),
+            "v.tprog:5:65: core 0,0 vec #0: parts must be at least 1"
+            "\n  hint: a count or a size: 1 or more");
   EXPECT_EQ(check_error(ws + "parts=5000 dtype=bf16"),
-            "v.tprog:5: core 0,0 vec #0: a weighted_sum takes at most 4096 parts, got 5000");
+            "v.tprog:5: core 0,0 vec #0: a weighted_sum takes at most 4096 parts, got 5000"
+            "\n  hint: one part per core of a split: a mesh has at most 64x64 cores");
   EXPECT_EQ(check_error(ws + "parts=2 dtype=int8"),
-            "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8");
+            "v.tprog:5: core 0,0 vec #0: a vector instruction reads and stores fp32, bf16 or fp16, not int8"
+            "\n  hint: docs/tile-program.md gives each instruction's options and their limits");
   // 4 rows x 2 fp32 weights = 32 B from 0xfff0
   EXPECT_EQ(
       check_error("  vec weighted_sum x=0x0 g=0xfff0 o=0x2000 rows=4 cols=64 parts=2 dtype=bf16"),
@@ -371,9 +377,11 @@ TEST(VecText, EveryBadRouteOptionIsALocatedErrorOrRefusedByTheChecker) {
             "v.tprog:5:7: core 0,0 vec #0: vec route takes groups= and topk_groups= together (the groups of "
             "experts and how many are kept)");
   EXPECT_EQ(error_of(route + "top_k=0 scoring=softmax"),
-            "v.tprog:5:60: core 0,0 vec #0: top_k must be at least 1");
+            "v.tprog:5:60: core 0,0 vec #0: top_k must be at least 1"
+            "\n  hint: a count or a size: 1 or more");
   EXPECT_EQ(error_of("  vec route x=0x0 i=0x1000 o=0x2000 rows=0 experts=8 top_k=2 scoring=softmax"),
-            "v.tprog:5:42: core 0,0 vec #0: rows must be at least 1");
+            "v.tprog:5:42: core 0,0 vec #0: rows must be at least 1"
+            "\n  hint: a count or a size: 1 or more");
   EXPECT_EQ(error_of(route + "top_k=2 scoring=softmax cols=3"),
             "v.tprog:5:78: core 0,0 vec #0: unknown key 'cols' for vec route; did you mean 'rows'?" + syntax);
   EXPECT_EQ(first_line(error_of(route + "top_k=2 scoring=softmax y_pitch=3")),
@@ -387,21 +395,27 @@ TEST(VecText, EveryBadRouteOptionIsALocatedErrorOrRefusedByTheChecker) {
             "v.tprog:5:86: core 0,0 vec #0: ");
   // The checker: limits, the routing rule, the scaling, the tiles in SRAM, the unit.
   EXPECT_EQ(check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=4 experts=70000 top_k=2 scoring=softmax"),
-            "v.tprog:5: core 0,0 vec #0: a route scores at most 65536 experts, got 70000");
+            "v.tprog:5: core 0,0 vec #0: a route scores at most 65536 experts, got 70000"
+            "\n  hint: every shipped model has at most 256");
   EXPECT_EQ(check_error(route + "top_k=9 scoring=softmax"),
-            "v.tprog:5: core 0,0 vec #0: top_k 9 is more than the 8 experts");
+            "v.tprog:5: core 0,0 vec #0: top_k 9 is more than the 8 experts"
+            "\n  hint: each row chooses top_k distinct experts: at most experts");
   EXPECT_EQ(
       check_error(route + "top_k=2 scoring=softmax groups=3 topk_groups=1"),
       "v.tprog:5: core 0,0 vec #0: groups 3 does not divide the 8 experts\n  hint: the groups are equal "
       "runs of consecutive experts");
   EXPECT_EQ(check_error(route + "top_k=2 scoring=softmax groups=4 topk_groups=5"),
-            "v.tprog:5: core 0,0 vec #0: topk_groups 5 is more than the 4 groups");
+            "v.tprog:5: core 0,0 vec #0: topk_groups 5 is more than the 4 groups"
+            "\n  hint: the groups kept are some of the groups: at most groups");
   EXPECT_EQ(check_error(route + "top_k=5 scoring=softmax groups=4 topk_groups=2"),
-            "v.tprog:5: core 0,0 vec #0: top_k 5 is more than the 4 experts of the 2 kept groups");
+            "v.tprog:5: core 0,0 vec #0: top_k 5 is more than the 4 experts of the 2 kept groups"
+            "\n  hint: keep more groups (topk_groups) or choose fewer experts");
   EXPECT_EQ(check_error(route + "top_k=2 scoring=softmax scaling=0"),
-            "v.tprog:5: core 0,0 vec #0: scaling must be a positive number, got 0");
+            "v.tprog:5: core 0,0 vec #0: scaling must be a positive number, got 0"
+            "\n  hint: the gate weights' factor (DeepSeek-V3's routed_scaling 2.5); leave it out for 1");
   EXPECT_EQ(check_error(route + "top_k=2 scoring=softmax scaling=-1"),
-            "v.tprog:5: core 0,0 vec #0: scaling must be a positive number, got -1");
+            "v.tprog:5: core 0,0 vec #0: scaling must be a positive number, got -1"
+            "\n  hint: the gate weights' factor (DeepSeek-V3's routed_scaling 2.5); leave it out for 1");
   EXPECT_EQ(check_error("  vec route x=0xffc0 i=0x1000 o=0x2000 rows=4 experts=8 top_k=2 scoring=softmax"),
             "v.tprog:5: core 0,0 vec #0: logits x: SRAM bytes 0xffc0..0x10040 run past the end of the 64 KiB "
             "SRAM (0x10000)\n  hint: addresses are per core and start at 0");
@@ -420,7 +434,8 @@ TEST(VecText, EveryBadRouteOptionIsALocatedErrorOrRefusedByTheChecker) {
   // written (programs built in memory meet the checker's overflow test: tests/arch/vector_timing_test.cpp)
   EXPECT_EQ(
       check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=100000 experts=65536 top_k=2 scoring=softmax"),
-      "v.tprog:5: core 0,0 vec #0: the tiles are larger than the core's SRAM");
+      "v.tprog:5: core 0,0 vec #0: the tiles are larger than the core's SRAM"
+      "\n  hint: docs/tile-program.md gives each instruction's options and their limits");
   EXPECT_EQ(
       check_error("  vec route x=0x0 i=0x1000 o=0x2000 rows=9223372036854775807 experts=65536 top_k=2 "
                   "scoring=softmax"),
