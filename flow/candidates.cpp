@@ -28,11 +28,15 @@ CandidatePick pick_candidates(const mapper::SearchResult& search, const Candidat
                        (sibling.dataflow == dataflow.dataflow &&
                         (sibling.stage_kind != dataflow.stage_kind || sibling.fusion != dataflow.fusion) &&
                         !sibling.best.empty() && estimate(sibling) < estimate(dataflow));
-    const size_t simulated = behind > rules.narrow_ratio || behind_sibling ? 1 : dataflow.best.size();
+    const size_t simulated = std::min(behind > rules.narrow_ratio || behind_sibling
+                                          ? size_t{1}
+                                          : static_cast<size_t>(std::max(1, rules.simulate_top)),
+                                      dataflow.best.size());
     CandidateRow row;
     row.label = dataflow.label();
-    row.candidates.assign(dataflow.best.begin(),
-                          dataflow.best.begin() + static_cast<std::ptrdiff_t>(simulated));
+    const auto first_reserve = dataflow.best.begin() + static_cast<std::ptrdiff_t>(simulated);
+    row.candidates.assign(dataflow.best.begin(), first_reserve);
+    row.reserve.assign(first_reserve, dataflow.best.end());
     pick.rows.push_back(std::move(row));
   }
   return pick;
