@@ -95,20 +95,45 @@ std::unique_ptr<NocModel> make_noc(const ArchSpec& spec) {
   return nullptr;
 }
 
+namespace {
+
+// What the cost model asks of the network of the last machine this thread asked about: its DRAM round trip's
+// hops, and the hottest link's share per number of cores used (computed when first asked).
+struct KnownNetwork {
+  std::string impl;
+  int rows = 0, cols = 0, channels = 0;
+  DramPlacement placement = DramPlacement::perimeter;
+  std::unique_ptr<NocModel> noc;
+  double hops = 0;
+  std::vector<double> shares;  // per cores used - 1; negative: not asked yet
+};
+
+KnownNetwork& known_network(const ArchSpec& spec) {
+  thread_local KnownNetwork known;
+  if (!(known.noc && known.impl == spec.noc.impl && known.rows == spec.mesh.rows &&
+        known.cols == spec.mesh.cols && known.channels == spec.dram.channels &&
+        known.placement == spec.dram.placement)) {
+    known.impl = spec.noc.impl;
+    known.rows = spec.mesh.rows, known.cols = spec.mesh.cols, known.channels = spec.dram.channels;
+    known.placement = spec.dram.placement;
+    known.noc = make_noc(spec);
+    known.hops = known.noc->average_dram_hops();
+    known.shares.assign(static_cast<size_t>(spec.mesh.cores()), -1.0);
+  }
+  return known;
+}
+
+}  // namespace
+
 double dram_round_trip_hops(const ArchSpec& spec) {
-  struct Known {
-    std::string impl;
-    int rows = 0, cols = 0, channels = 0;
-    DramPlacement placement = DramPlacement::perimeter;
-    double hops = 0;
-  };
-  thread_local Known known;
-  if (known.impl == spec.noc.impl && known.rows == spec.mesh.rows && known.cols == spec.mesh.cols &&
-      known.channels == spec.dram.channels && known.placement == spec.dram.placement)
-    return known.hops;
-  known = Known{spec.noc.impl,      spec.mesh.rows,      spec.mesh.cols,
-                spec.dram.channels, spec.dram.placement, make_noc(spec)->average_dram_hops()};
-  return known.hops;
+  return known_network(spec).hops;
+}
+
+double dram_hottest_link_share(const ArchSpec& spec, int used) {
+  KnownNetwork& known = known_network(spec);
+  const size_t at = static_cast<size_t>(std::clamp(used, 1, spec.mesh.cores()) - 1);
+  if (known.shares[at] < 0) known.shares[at] = known.noc->hottest_link_share(static_cast<int>(at) + 1);
+  return known.shares[at];
 }
 
 std::vector<std::string> noc_impl_names() {

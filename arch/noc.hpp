@@ -64,6 +64,9 @@ std::vector<std::string> noc_impl_names();
 // The mean hops of a DRAM round trip on `spec`'s network (NocModel::average_dram_hops), remembered per
 // thread for the last network asked about: the cost model asks for every vector pass it scores.
 double dram_round_trip_hops(const ArchSpec& spec);
+// NocModel::hottest_link_share(used) on `spec`'s network, remembered likewise: the busiest link's share of a
+// load spread evenly over the DRAM channels and `used` cores (cores 0 .. used - 1).
+double dram_hottest_link_share(const ArchSpec& spec, int used);
 // Adds a model under `name` (replacing one of that name): a test's double, or a new network.
 void register_noc(const std::string& name, NocFactory factory);
 

@@ -39,6 +39,8 @@ enum ExitCode { kOk = 0, kNumericsMismatch = 1, kBadInput = 2, kInternalFault = 
 constexpr int kMaxThreads = 1024;
 // The most --simulate-top: each candidate is a whole simulation (a 4096^3 GEMM's takes a third of a second).
 constexpr int kMaxSimulateTop = 64;
+// The most --refine-rounds: each round simulates as many candidates of a row again as --simulate-top.
+constexpr int kMaxRefineRounds = 8;
 
 // Options several commands share.
 struct Common {
@@ -166,7 +168,7 @@ Inputs load_inputs(const Common& common) {
   return Inputs{std::move(machine), load_workload(common.workload_path, overrides.workload)};
 }
 
-int run_command(const Common& common, bool timing_only, int simulate_top) {
+int run_command(const Common& common, bool timing_only, const flow::CandidateRules& candidates) {
   const auto started = std::chrono::steady_clock::now();
   const Inputs inputs = load_inputs(common);
   OutputFolder out(common.out_dir);
@@ -178,7 +180,7 @@ int run_command(const Common& common, bool timing_only, int simulate_top) {
   settings.timing_only = timing_only;
   settings.trace = !common.out_dir.empty();
   settings.threads = common.threads;
-  settings.simulate_top = simulate_top;
+  settings.candidates = candidates;
   settings.objective = objective_of(common);
   settings.workload_name = inputs.workload.workload.name;
   settings.reference_root = common.reference_root;
@@ -363,7 +365,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   Common common;
   bool timing_only = false;
-  int simulate_top = 3;
+  flow::CandidateRules candidates;
   int top = 10;
   std::string program_path;
   std::string config_path;
@@ -372,9 +374,15 @@ int main(int argc, char** argv) {
   add_machine_options(run, common);
   add_workload_options(run, common);
   run->add_flag("--timing-only", timing_only, "skip the arithmetic (and so the numerics check)");
-  run->add_option("--simulate-top", simulate_top,
+  run->add_option("--simulate-top", candidates.simulate_top,
                   fmt::format("candidates simulated per dataflow, 1 to {}", kMaxSimulateTop))
       ->check(CLI::Range(1, kMaxSimulateTop))
+      ->capture_default_str();
+  run->add_option("--refine-rounds", candidates.refine_rounds,
+                  fmt::format("where a row's simulation shows its estimates more than {:.0f}% optimistic, "
+                              "simulate its next candidates, up to this many times (0 to {}; 0: never)",
+                              100 * candidates.refine_margin, kMaxRefineRounds))
+      ->check(CLI::Range(0, kMaxRefineRounds))
       ->capture_default_str();
 
   CLI::App* map =
@@ -468,7 +476,7 @@ int main(int argc, char** argv) {
     else if (*sweep_merge)
       code = sweep_merge_command(shard_dirs, merge_out);
     else
-      code = run_command(common, timing_only, simulate_top);  // `tessera` alone runs the defaults
+      code = run_command(common, timing_only, candidates);  // `tessera` alone runs the defaults
     // What was printed must have reached standard output (a full disk, a closed pipe): else the command
     // failed, whatever it computed.
     std::cout.flush();

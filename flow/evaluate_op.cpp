@@ -50,7 +50,7 @@ int64_t minimum_dram_bytes(const ops::Op& op, const arch::ArchSpec& spec) {
 mapper::SearchOptions search_options(const ops::Op& op, uint64_t seed, const RunSettings& settings) {
   mapper::SearchOptions options;
   options.dataflows = settings.dataflows;
-  options.keep_per_dataflow = std::max(1, settings.simulate_top);
+  options.keep_per_dataflow = std::max(1, settings.candidates.kept_per_row());
   options.objective = settings.objective;
   options.seed = seed;
   options.threads = settings.threads;
@@ -128,6 +128,7 @@ struct PlannedOp {
   const ops::Op* op = nullptr;
   uint64_t seed = 0;
   std::function<void(const std::string&)> say;
+  ops::OpIdentity key;  // of the op: its timings' cache key with the mapping
   OpOutcome outcome;
   bool mapped = false;  // else outcome is final
   mapper::SearchResult search;
@@ -135,6 +136,60 @@ struct PlannedOp {
   std::vector<Pending> pending;
   std::vector<std::string> row_names;
   std::vector<size_t> to_run;  // indices into pending of the candidates not timed yet, in the order they run
+  // Per row: the reserve's candidates taken by refinement so far, and its refinement rounds.
+  std::vector<size_t> reserve_taken;
+  std::vector<int> refine_rounds;
+
+  // Adds candidate `candidate` of row `r` to those simulated (its timing from the cache when known).
+  void add(size_t r, const mapper::Candidate& candidate, const RunSettings& settings) {
+    size_t rank = 0;
+    for (const Pending& other : pending) rank += other.row == r ? 1 : 0;
+    pending.push_back(Pending{r, rank, candidate, std::nullopt,
+                              std::make_pair(key, candidate.mapping.describe()), std::nullopt});
+    Pending& added = pending.back();
+    if (settings.cache && settings.cache->timings.count(added.timing_key))
+      added.timing = settings.cache->timings.at(added.timing_key);
+    else
+      to_run.push_back(pending.size() - 1);
+  }
+  // Refinement (CandidateRules): each row whose next reserved candidate estimates more than the margin
+  // below the row's best simulated cycles, and below the op's best (it could still win), takes its next
+  // candidates, as many as it simulated at first.
+  // Whether any row did; what each did is said.
+  bool refine(const RunSettings& settings) {
+    const CandidateRules& rules = settings.candidates;
+    if (!mapped || settings.objective != mapper::Objective::cycles) return false;
+    bool refined = false;
+    std::optional<int64_t> op_best;  // the fewest cycles of any row so far
+    for (const Pending& candidate : pending)
+      if (!candidate.timing->stopped && (!op_best || candidate.timing->cycles < *op_best))
+        op_best = candidate.timing->cycles;
+    for (size_t r = 0; r < pick.rows.size(); ++r) {
+      const std::vector<mapper::Candidate>& reserve = pick.rows[r].reserve;
+      if (refine_rounds[r] >= rules.refine_rounds || reserve_taken[r] >= reserve.size()) continue;
+      std::optional<int64_t> best;
+      for (const Pending& candidate : pending)
+        if (candidate.row == r && !candidate.timing->stopped && (!best || candidate.timing->cycles < *best))
+          best = candidate.timing->cycles;
+      const int64_t next_estimate = reserve[reserve_taken[r]].cost.cycles;
+      // Only a candidate that could still win the op is worth a simulation.
+      if (!best ||
+          static_cast<double>(next_estimate) * (1 + rules.refine_margin) >= static_cast<double>(*best) ||
+          next_estimate >= *op_best)
+        continue;
+      const size_t step = std::min(pick.rows[r].candidates.size(), reserve.size() - reserve_taken[r]);
+      for (size_t k = 0; k < step; ++k) add(r, reserve[reserve_taken[r]++], settings);
+      ++refine_rounds[r];
+      refined = true;
+      if (say)
+        say(fmt::format(
+            "{}: {}: best simulated {} cycles, the next candidate estimated {} ({:.1f}% below): {} "
+            "more simulated",
+            op->name, pick.rows[r].label, *best, next_estimate,
+            100.0 * (1.0 - static_cast<double>(next_estimate) / static_cast<double>(*best)), step));
+    }
+    return refined;
+  }
 
   // Candidate i's program, lowered when first needed.
   arch::Program lower(size_t i, const arch::ArchSpec& spec) const {
@@ -189,6 +244,7 @@ PlannedOpPtr plan_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spe
     if (plan->say) plan->say(line);
   };
   const ops::OpIdentity key = ops::identity_of(op);
+  plan->key = key;
   plan->search = search_or_reuse(op, seed, spec, settings, key, say);
   plan->pick = pick_candidates(plan->search, settings.candidates);
   outcome.record.pruned = plan->pick.pruned;
@@ -198,24 +254,17 @@ PlannedOpPtr plan_op(const ops::Op& op, uint64_t seed, const arch::ArchSpec& spe
     std::string name = fmt::format("{}.{}", op.name, pick.rows[r].label);
     std::replace(name.begin(), name.end(), ' ', '-');  // "ffn1.ws-fused"
     plan->row_names.push_back(name);
-    for (size_t k = 0; k < pick.rows[r].candidates.size(); ++k) {
-      const mapper::Candidate& candidate = pick.rows[r].candidates[k];
-      plan->pending.push_back(Pending{r, k, candidate, std::nullopt,
-                                      std::make_pair(key, candidate.mapping.describe()), std::nullopt});
-    }
+    for (const mapper::Candidate& candidate : pick.rows[r].candidates) plan->add(r, candidate, settings);
   }
-  for (size_t i = 0; i < plan->pending.size(); ++i) {
-    Pending& candidate = plan->pending[i];
-    if (settings.cache && settings.cache->timings.count(candidate.timing_key))
-      candidate.timing = settings.cache->timings.at(candidate.timing_key);
-    else
-      plan->to_run.push_back(i);
-  }
+  plan->reserve_taken.assign(pick.rows.size(), 0);
+  plan->refine_rounds.assign(pick.rows.size(), 0);
   return plan;
 }
 
-void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spec, sim::Machine& machine,
-                 const RunSettings& settings) {
+namespace {
+
+void run_batch(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spec, sim::Machine& machine,
+               const RunSettings& settings) {
   // Every op's candidates not timed yet, run all at once (in worker processes with --threads): the rows'
   // first candidates of every op first (they are never stopped), then the second ones, and so on, so that
   // later ones start with a bound and no op's last run leaves a core idle while the next op's wait. A
@@ -232,6 +281,7 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
   std::vector<Job> jobs;
   for (PlannedOp* plan : plans)
     for (size_t i : plan->to_run) jobs.push_back(Job{plan, i});
+  if (jobs.empty()) return;
   // What every lowering of an op reads (a MoE layer's routing) is computed here, before the workers that
   // lower candidates are forked, rather than once in each: once per op and form its rows map to.
   for (PlannedOp* plan : plans) {
@@ -328,6 +378,21 @@ void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spe
     if (settings.cache) settings.cache->timings.emplace(candidate.timing_key, *candidate.timing);
   }
   for (PlannedOp* plan : plans) plan->to_run.clear();
+}
+
+}  // namespace
+
+void run_planned(const std::vector<PlannedOp*>& plans, const arch::ArchSpec& spec, sim::Machine& machine,
+                 const RunSettings& settings) {
+  run_batch(plans, spec, machine, settings);
+  // Refinement rounds: each a batch of the rows that take more candidates, until none does.
+  for (;;) {
+    std::vector<PlannedOp*> refined;
+    for (PlannedOp* plan : plans)
+      if (plan->refine(settings)) refined.push_back(plan);
+    if (refined.empty()) return;
+    run_batch(refined, spec, machine, settings);
+  }
 }
 
 bool finish_needs_machine(const PlannedOp& plan, const RunSettings& settings) {

@@ -26,11 +26,10 @@ struct RunSettings {
   bool timing_only = false;
   bool trace = false;  // record the winners' timelines
   int threads = 1;
-  int simulate_top = 3;  // candidates simulated per dataflow
   // What the mapper ranks candidates by and the simulated rows are judged by (the winner: the least of it);
   // a candidate is stopped early only when it is cycles.
   mapper::Objective objective = mapper::Objective::cycles;
-  CandidateRules candidates;
+  CandidateRules candidates;  // which of each row's candidates are simulated, refinement included
   std::function<SourceLocation(const std::string& field)> locate_machine_field;
   std::function<void(const std::string&)> progress;  // one line of progress, or nothing
   std::function<void(const std::string&)> warn;      // a line said even when progress is not

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The cost model against the simulator (issue "Fidelity", section 4): runs `tessera run --timing-only` over
 every shipped workload x machine and prints how far the analytical estimate of each simulated row (a dataflow,
-fused or unfused: the best simulated candidate of that row) is from its simulated cycles, and how often the
-row the cost model ranks best is within 5% of the simulated best.
+fused or unfused: the candidate the cost model ranks first in that row, alone: --simulate-top 1
+--refine-rounds 0) is from its simulated cycles, and how often the row the cost model ranks best is within 5%
+of the simulated best.
 
 usage: scripts/cost-vs-sim.py [--arch NAME ...] [--workload NAME ...] [--skip-slow] [--jobs N] [--json]
                               [--per-op] [--save DIR | --load DIR]
@@ -39,7 +40,7 @@ def shipped(folder):
 def run_one(binary, machine, workload, threads, timeout_s, save):
     command = [binary, "run", "--arch", os.path.join(ROOT, "configs", "arch", machine + ".yaml"), "--workload",
                os.path.join(ROOT, "configs", "workloads", workload + ".yaml"), "--timing-only", "--format", "json",
-               "--quiet", "--threads", str(threads)]
+               "--simulate-top", "1", "--refine-rounds", "0", "--quiet", "--threads", str(threads)]
     start = time.monotonic()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)

@@ -169,7 +169,7 @@ Cost evaluate_naive(const AttentionStage& stage, const Mapping& mapping, const a
   cost.compute_cycles = *std::max_element(core_pe.begin(), core_pe.end());
   cost.vector_cycles = *std::max_element(core_vec.begin(), core_vec.end());
   cost.dma_cycles = *std::max_element(core_dma.begin(), core_dma.end());
-  attention::finish_cost(cost, *std::max_element(core_cycles.begin(), core_cycles.end()), a, spec);
+  attention::finish_cost(cost, core_cycles, a, spec);
   return cost;
 }
 

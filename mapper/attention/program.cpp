@@ -175,13 +175,16 @@ void append_tile_loads(std::vector<arch::Instruction>& list, const KvLoader& loa
   append_kv_loads(list, loader, {"v", buffer, buffers.v[buffer]}, tile.runs, tile.v, frees, destinations);
 }
 
-void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,
+void finish_cost(Cost& cost, const std::vector<int64_t>& core_cycles, const ops::AttentionShape& a,
                  const arch::ArchSpec& spec) {
   // The op's multiply-accumulates (ops/kinds/attention.cpp's count: the keys each query sees, both matmuls).
   double pairs = 0;
   for (int64_t i = 0; i < a.seq_q; ++i) pairs += static_cast<double>(a.visible_keys(i));
   const double macs = 2.0 * static_cast<double>(a.head_dim) * static_cast<double>(a.batch * a.heads) * pairs;
-  finish_estimate(cost, busiest_core_cycles, spec, macs, 2);
+  finish_estimate(
+      cost,
+      {*std::max_element(core_cycles.begin(), core_cycles.end()), cores_with_work(core_cycles), macs, 2},
+      spec);
 }
 
 }  // namespace tessera::mapper::attention

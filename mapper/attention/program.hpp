@@ -131,9 +131,10 @@ TileLoads deal_tile(EngineDealer& dealer, std::vector<Run> runs, int64_t row_byt
 void append_tile_loads(std::vector<arch::Instruction>& list, const KvLoader& loader, const Buffers& buffers,
                        int buffer, const TileLoads& tile, int frees, const std::vector<int>& destinations);
 
-// finish_estimate (mapper/kit/unit_cycles.hpp) over the op's MACs (a causal query's visible keys, as
-// ops/kinds/attention.cpp counts them), with two DRAM round trips of overhead.
-void finish_cost(Cost& cost, int64_t busiest_core_cycles, const ops::AttentionShape& a,
+// finish_estimate (mapper/kit/unit_cycles.hpp) of the cores' cycles (one entry per core, 0 where a core has
+// no work) over the op's MACs (a causal query's visible keys, as ops/kinds/attention.cpp counts them), with
+// two DRAM round trips of overhead.
+void finish_cost(Cost& cost, const std::vector<int64_t>& core_cycles, const ops::AttentionShape& a,
                  const arch::ArchSpec& spec);
 
 }  // namespace tessera::mapper::attention

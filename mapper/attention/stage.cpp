@@ -252,7 +252,7 @@ Cost AttentionStage::flash_cost(const arch::ArchSpec& spec, const CoreCycles& wo
   cost.vector_cycles = *std::max_element(work.vec.begin(), work.vec.end());
   cost.dma_cycles = *std::max_element(work.dma.begin(), work.dma.end());
   cost.noc_cycles = *std::max_element(work.noc.begin(), work.noc.end());
-  attention::finish_cost(cost, *std::max_element(work.cycles.begin(), work.cycles.end()), a, spec);
+  attention::finish_cost(cost, work.cycles, a, spec);
   return cost;
 }
 

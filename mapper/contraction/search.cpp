@@ -79,12 +79,13 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
       uint64_t within_split = 0;
       size_t current_split = ~size_t{0};
       SearchWorker& mine = workers[worker];
-      // The tile last scored and its loop nest: the orders of one tile come one after another, and two
-      // whose loops of more than one trip run in the same order cost the same (the cost model reads the
-      // order only through reload factors, which skip loops of one trip).
+      // The tile last scored and its loop nests: the orders of one tile come one after another, and two
+      // whose loops of more than one trip run in the same order are the same loop nest — the same tiles
+      // visited in the same sequence, the same program — so only the first is a candidate (the others
+      // would fill the simulated top few with copies of one program; they still count as scored).
       std::array<int64_t, 5> scored_tile{-1, -1, -1, -1, -1};
       std::array<int64_t, 3> trips{};  // the scored tile's loop trips along m, n, k
-      int scored_nest = -1;
+      uint64_t nests_seen = 0;         // bit loop_nest_key (three base-4 digits: < 64) of each nest scored
       const ContractionShape& shape = stage->shape();
       workers[worker].legal = enumerate_mappings(
           stage, spec, dataflow, [&](size_t split) { return static_cast<int>(split % threads) == worker; },
@@ -94,16 +95,17 @@ SearchResult search_stage(const std::shared_ptr<const ContractionStage>& stage, 
                 static_cast<int64_t>(split), mapping.tile_m, mapping.tile_n, mapping.tile_k,
                 (mapping.double_buffer_inputs ? 2 : 0) + (mapping.double_buffer_output ? 1 : 0)};
             if (tile != scored_tile) {
-              scored_tile = tile, scored_nest = -1;
+              scored_tile = tile, nests_seen = 0;
               trips = {DimPartition(shape.m, mapping.tile_m, mapping.split_m).max_tile_count(),
                        DimPartition(shape.n, mapping.tile_n, mapping.split_n).max_tile_count(),
                        DimPartition(shape.k, mapping.tile_k, mapping.split_k).max_tile_count()};
             }
-            if (const int nest = loop_nest_key(trips, mapping.order); nest != scored_nest) {
-              mine.probe.cost = model.evaluate(mapping);
-              scored_nest = nest;
-            }
-            mine.probe.index = (uint64_t{split} << 32) | within_split++;
+            const uint64_t nest = uint64_t{1} << loop_nest_key(trips, mapping.order);
+            const uint64_t index = (uint64_t{split} << 32) | within_split++;
+            if (nests_seen & nest) return;
+            nests_seen |= nest;
+            mine.probe.cost = model.evaluate(mapping);
+            mine.probe.index = index;
             // The mapping is copied only when kept: a copy takes its shared stage and epilogue, whose
             // reference counts every thread would otherwise update for every mapping scored.
             const bool best =

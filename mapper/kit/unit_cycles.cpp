@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "arch/figures.hpp"
+#include "arch/noc.hpp"
 #include "arch/timing/vector_timing.hpp"
 
 namespace tessera::mapper {
@@ -27,12 +28,23 @@ int64_t vector_cycles(const arch::VectorSpec& vector, arch::VectorKind kind, int
   return arch::vector_timing(vector, work).cycles;
 }
 
-void finish_estimate(Cost& cost, int64_t busiest_core_cycles, const arch::ArchSpec& spec, double macs,
-                     int round_trips) {
-  cost.dram_cycles =
-      static_cast<int64_t>(std::ceil(static_cast<double>(cost.dram_bytes) / spec.dram.bytes_per_cycle));
-  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * round_trips;
-  cost.cycles = std::max(busiest_core_cycles, cost.dram_cycles) + cost.overhead_cycles;
+int cores_with_work(const std::vector<int64_t>& per_core) {
+  const auto working =
+      std::count_if(per_core.begin(), per_core.end(), [](int64_t cycles) { return cycles > 0; });
+  return std::max(1, static_cast<int>(working));
+}
+
+void finish_estimate(Cost& cost, const EstimateTotals& totals, const arch::ArchSpec& spec) {
+  const double dram_bytes = static_cast<double>(cost.dram_bytes);
+  cost.dram_cycles = static_cast<int64_t>(std::ceil(dram_bytes / spec.dram.bytes_per_cycle));
+  const double hottest_link_bytes =
+      dram_bytes / totals.cores_used * arch::dram_hottest_link_share(spec, totals.cores_used);
+  cost.noc_cycles = std::max(
+      cost.noc_cycles, static_cast<int64_t>(std::ceil(hottest_link_bytes / spec.noc.link_bytes_per_cycle)));
+  cost.overhead_cycles = int64_t{spec.dram.latency_cycles} * totals.round_trips;
+  cost.cycles =
+      std::max({totals.busiest_core_cycles, cost.dram_cycles, cost.noc_cycles}) + cost.overhead_cycles;
+  const double macs = totals.macs;
   const int64_t most =
       std::max({cost.compute_cycles, cost.vector_cycles, cost.dma_cycles, cost.dram_cycles, cost.noc_cycles});
   cost.bound = most == cost.compute_cycles  ? Bound::compute

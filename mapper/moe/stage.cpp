@@ -279,8 +279,10 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
   cost.compute_cycles = *std::max_element(pe.begin(), pe.end());
   cost.vector_cycles = *std::max_element(vecs.begin(), vecs.end());
   cost.dma_cycles = *std::max_element(dmas.begin(), dmas.end());
-  finish_estimate(cost, before + *std::max_element(after.begin(), after.end()), spec,
-                  static_cast<double>(macs_), 4);  // 4: the barriers' round trips
+  finish_estimate(cost,
+                  {before + *std::max_element(after.begin(), after.end()), cores_with_work(after),
+                   static_cast<double>(macs_), 4},  // 4: the barriers' round trips
+                  spec);
   return cost;
 }
 
@@ -363,8 +365,10 @@ Cost MoeStage::evaluate_a2a(const Mapping& mapping, const arch::ArchSpec& spec) 
   cost.vector_cycles = *std::max_element(vecs.begin(), vecs.end());
   cost.dma_cycles = *std::max_element(dmas.begin(), dmas.end());
   cost.noc_cycles = static_cast<int64_t>(static_cast<double>(cost.noc_bytes) / link / cores);
-  finish_estimate(cost, *std::max_element(busy.begin(), busy.end()), spec, static_cast<double>(macs_),
-                  4);  // 4: the barriers' round trips
+  finish_estimate(cost,
+                  {*std::max_element(busy.begin(), busy.end()), cores_with_work(busy),
+                   static_cast<double>(macs_), 4},  // 4: the barriers' round trips
+                  spec);
   return cost;
 }
 

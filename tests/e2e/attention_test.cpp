@@ -147,16 +147,21 @@ TEST(Attention, TheDramMinimumCountsTheTokensNotThePool) {
 
 namespace tessera {
 
-// The softmax between the two matmuls: with the shipped 32-lane vector units the PE arrays rarely wait for
-// it; with 2 lanes (and one special-function lane) they wait most of the time, charged `vector`.
+// The softmax between the two matmuls of the flash form: with the shipped 32-lane vector units the PE arrays
+// rarely wait for it; with 2 lanes (and one special-function lane) they wait most of the time, charged
+// `vector`. (The naive form, S and P through DRAM, may then win by a hair: its PE arrays wait for loads.)
 TEST(Attention, AVectorUnitTooNarrowForTheSoftmaxShowsVectorBubblesOnThePeArrays) {
   const std::string op =
       "{name: a, kind: attention, heads: 4, kv_heads: 4, seq_q: 256, seq_kv: 256, head_dim: 64, dtype: bf16}";
   auto winner_vector_share = [&](const std::string& vector) {
     const nlohmann::json report = run_report(mesh4x4_with_vector(vector), op);
+    const nlohmann::json* fastest_flash = nullptr;
     for (const nlohmann::json& run : report.at("ops").at(0).at("runs"))
-      if (run.at("winner")) return pe_share(run, "vector");
-    ADD_FAILURE() << "no winner";
+      if (run.at("dataflow").get<std::string>().rfind("flash ", 0) == 0 &&
+          (!fastest_flash || run.at("cycles") < fastest_flash->at("cycles")))
+        fastest_flash = &run;
+    if (fastest_flash) return pe_share(*fastest_flash, "vector");
+    ADD_FAILURE() << "no flash row";
     return 0.0;
   };
   const double narrow = winner_vector_share("vector: {lanes: 2, special_per_cycle: 1, latency_cycles: 8}");

@@ -5,7 +5,10 @@
 // least a stated number of ops. The bands are what scripts/cost-vs-sim.py measured (figures beside each
 // machine), widened a little: a change to the cost model or the simulator that moves them fails here, and
 // the new figures belong in docs/performance.md ("Cost model against the simulator") and
-// docs/design-notes.md.
+// docs/design-notes.md. Each row simulates only the candidate the cost model ranks first (--simulate-top 1
+// --refine-rounds 0): the band measures the estimates the search acts on, not those of candidates further
+// down that a row's own simulations picked (their estimates may be far off either way: that is why the run
+// simulates several, and refines).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,9 +43,10 @@ Measured measure(const std::string& machine, const std::vector<std::string>& wor
   Measured measured;
   for (const std::string& workload : workloads) {
     ScratchDir scratch;
-    const CommandResult result = run_tessera({"run", "--arch", shipped("arch/" + machine + ".yaml"),
-                                              "--workload", shipped("workloads/" + workload + ".yaml"),
-                                              "--timing-only", "--out", scratch.file("out"), "--quiet"});
+    const CommandResult result =
+        run_tessera({"run", "--arch", shipped("arch/" + machine + ".yaml"), "--workload",
+                     shipped("workloads/" + workload + ".yaml"), "--timing-only", "--simulate-top", "1",
+                     "--refine-rounds", "0", "--out", scratch.file("out"), "--quiet"});
     if (result.exit_code != 0) throw std::runtime_error(machine + " " + workload + ": " + result.output);
     const nlohmann::json report = nlohmann::json::parse(read_text(scratch.file("out/report.json")));
     for (const nlohmann::json& op : report.at("ops")) {
@@ -99,19 +103,23 @@ void expect_within(const std::string& machine, const std::vector<std::string>& w
 // Bands: the measured extremes widened by about 3%, figures of the cost model after its vector-pass fix
 // (docs/design-notes.md, "Cost model against the simulator").
 // Measured (scripts/cost-vs-sim.py --arch default, these workloads): 140 rows, 0.837..1.321; ranking 18
-// of 19.
+// of 19. Each row's first candidate alone (2026-12-07, as this test now measures): 0.711..1.321; ranking 17
+// of 19 (bert-base-attn's naive rows' first candidates are estimated at 0.71 of their cycles; bert-ffn
+// ffn1's os fused first candidate simulates 1.12x the best row).
 TEST(CostModelAgainstSimulator, DefaultMachineEstimatesStayInTheirBandAndRankTheBestRow) {
   expect_within("default",
                 {"default", "gemm-256", "ragged", "llm-decode-proj", "bert-ffn", "bert-base-attn", "alexnet"},
-                {0.81, 1.36, 18});
+                {0.69, 1.36, 17});
 }
 
 // Measured: 140 rows, 0.619..1.151; ranking 17 of 19; 18 of 19 (2026-12-06) once a tile whose inputs do not
 // fit twice could double-buffer its output and a single-buffered vector pass was timed at the DRAM's rate.
+// Each row's first candidate alone (2026-12-07): 0.622..1.151; ranking 17 of 19 (bert-ffn ffn2, alexnet
+// conv5 miss by 1.15x and 1.10x).
 TEST(CostModelAgainstSimulator, Mesh4x4EstimatesStayInTheirBandAndRankTheBestRow) {
   expect_within("mesh4x4",
                 {"default", "gemm-256", "ragged", "llm-decode-proj", "bert-ffn", "bert-base-attn", "alexnet"},
-                {0.60, 1.19, 18});
+                {0.60, 1.19, 17});
 }
 
 // Measured: 30 rows, 0.750..1.039; ranking 8 of 9 (bert-base-attn's flash ws misses).

@@ -387,13 +387,14 @@ TEST(EarlyStop, RowsKeepTheirBestAndACandidateStopsExactlyWhenAnEarlierOneOfItsR
   settings.dataflows = spec.core.pe_array.dataflows;
   settings.timing_only = true;
   settings.threads = 2;
+  settings.candidates.refine_rounds = 0;  // the candidates picked first, as below (refinement_test.cpp)
   sim::Machine machine(spec);
   const flow::OpOutcome outcome = flow::evaluate_op(op, workload.seed, spec, machine, settings);
 
   // The same candidates, each run to its end.
   mapper::SearchOptions options;
   options.dataflows = settings.dataflows;
-  options.keep_per_dataflow = settings.simulate_top;
+  options.keep_per_dataflow = settings.candidates.kept_per_row();
   options.seed = workload.seed;
   const flow::CandidatePick pick =
       flow::pick_candidates(mapper::search_op(op, spec, options), settings.candidates);

@@ -98,7 +98,7 @@ TEST(ToyForm, AFormAddedThroughTheInterfaceAloneIsSearchedSimulatedCheckedAndRep
                                                 "toy.yaml"));
   flow::RunSettings settings;
   settings.dataflows = spec.core.pe_array.dataflows;
-  settings.simulate_top = 3;
+  settings.candidates.simulate_top = 3;
   const flow::WorkloadRun run = flow::run_workload(workload, spec, settings);
   mapper::replace_decomposition("elementwise", elementwise);
 
