@@ -162,15 +162,15 @@ struct PlannedOp {
     bool refined = false;
     std::optional<int64_t> op_best;  // the fewest cycles of any row so far
     for (const Pending& candidate : pending)
-      if (!candidate.timing->stopped && (!op_best || candidate.timing->cycles < *op_best))
-        op_best = candidate.timing->cycles;
+      if (!candidate.timing->stopped && (!op_best || candidate.timing->counters.cycles < *op_best))
+        op_best = candidate.timing->counters.cycles;
     for (size_t r = 0; r < pick.rows.size(); ++r) {
       const std::vector<mapper::Candidate>& reserve = pick.rows[r].reserve;
       if (refine_rounds[r] >= rules.refine_rounds || reserve_taken[r] >= reserve.size()) continue;
       std::optional<int64_t> best;
       for (const Pending& candidate : pending)
-        if (candidate.row == r && !candidate.timing->stopped && (!best || candidate.timing->cycles < *best))
-          best = candidate.timing->cycles;
+        if (candidate.row == r && !candidate.timing->stopped && (!best || candidate.timing->counters.cycles < *best))
+          best = candidate.timing->counters.cycles;
       const int64_t next_estimate = reserve[reserve_taken[r]].cost.cycles;
       // Only a candidate that could still win the op is worth a simulation.
       if (!best ||

@@ -15,7 +15,7 @@ namespace tessera {
 namespace {
 
 int64_t winner_cycles(const flow::OpOutcome& outcome) {
-  return outcome.record.runs.at(static_cast<size_t>(outcome.record.winner)).cycles;
+  return outcome.record.runs.at(static_cast<size_t>(outcome.record.winner)).counters.cycles;
 }
 
 TEST(Refinement, FindsWithThreeCandidatesARowWhatTwentyFindWhereTheEstimatesWereOptimistic) {
@@ -64,7 +64,8 @@ TEST(Refinement, NeverMakesARowWorseAndCountsItsExtraCandidates) {
   ASSERT_EQ(plain.record.runs.size(), refined.record.runs.size());
   int extra = 0;
   for (size_t r = 0; r < plain.record.runs.size(); ++r) {
-    EXPECT_LE(refined.record.runs[r].cycles, plain.record.runs[r].cycles) << refined.record.runs[r].dataflow;
+    EXPECT_LE(refined.record.runs[r].counters.cycles, plain.record.runs[r].counters.cycles)
+        << refined.record.runs[r].dataflow;
     EXPECT_GE(refined.record.runs[r].candidates_simulated, plain.record.runs[r].candidates_simulated);
     extra += refined.record.runs[r].candidates_simulated - plain.record.runs[r].candidates_simulated;
   }
