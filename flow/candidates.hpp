@@ -27,7 +27,7 @@ struct CandidateRules {
   // estimates are off there by more than the margin, and if it estimates below the op's best simulated
   // cycles it may win: the next ones (as many as the row took at first) are simulated, at most
   // `refine_rounds` times. 0 rounds: never. Cycles objective only.
-  double refine_margin = 0.05;
+  double refine_margin = 0.02;
   int refine_rounds = 3;
   // The candidates the search keeps per row: those simulated at first and the refinement's reserve.
   int kept_per_row() const { return simulate_top * (1 + refine_rounds); }

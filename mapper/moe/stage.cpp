@@ -280,7 +280,7 @@ Cost MoeStage::evaluate_counts(const Mapping& mapping, const arch::ArchSpec& spe
   cost.vector_cycles = *std::max_element(vecs.begin(), vecs.end());
   cost.dma_cycles = *std::max_element(dmas.begin(), dmas.end());
   finish_estimate(cost,
-                  {before + *std::max_element(after.begin(), after.end()), cores_with_work(after),
+                  {before + *std::max_element(after.begin(), after.end()), cores_with_work(busy),
                    static_cast<double>(macs_), 4},  // 4: the barriers' round trips
                   spec);
   return cost;
