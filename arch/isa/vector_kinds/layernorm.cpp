@@ -26,21 +26,11 @@ void layernorm_passes(const VectorWork& work, VectorPasses& passes) {
 }  // namespace
 
 VectorKindInfo layernorm_kind_info() {
-  using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::layernorm;
-  info.mnemonic = "layernorm";
-  info.required = kTileOptions | options({g, b, eps});
-  // fn=add: the tile at y added to X before normalising (a residual)
-  info.optional = kStorageOptions | options({fn, y, y_pitch});
-  info.operands.y = YRole::residual;
-  info.operands.g = GRole::parameter_row;
-  info.operands.b = BRole::parameter_row;
-  info.shares_tile_syntax = true;
-  info.syntax = "g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]";
-  info.add_passes = &layernorm_passes;
-  info.check = &check_norm;
-  return info;
+  using namespace vec_option;  // fn=add: the tile at y added to X before normalising (a residual)
+  VectorKindInfo info = tile_kind(options({g, b, eps}), options({fn, y, y_pitch}),
+                                  "g=ADDR b=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]", true);
+  info.operands = {XRows::rows, YRole::residual, GRole::parameter_row, BRole::parameter_row};
+  return with_rules(info, &layernorm_passes, nullptr, &check_norm);
 }
 
 }  // namespace tessera::arch

@@ -54,20 +54,11 @@ void check_map(const VecOp& op, const InstructionChecks& checks) {
 }  // namespace
 
 VectorKindInfo map_kind_info() {
-  using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::map;
-  info.mnemonic = "map";
-  info.required = kTileOptions | options({fn});
-  info.optional = kStorageOptions | options({y, y_pitch, b, scale});  // scale=: the factor of a scale step
-  info.operands.y = YRole::chain_step;
-  info.operands.b = BRole::bias_step;
-  info.shares_tile_syntax = true;
-  info.syntax = "fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR] [scale=S]";
-  info.work_problem = &map_work_problem;
-  info.add_passes = &map_passes;
-  info.check = &check_map;
-  return info;
+  using namespace vec_option;  // scale=: the factor of a scale step
+  VectorKindInfo info = tile_kind(options({fn}), options({y, y_pitch, b, scale}),
+                                  "fn=F[+F...] [y=ADDR] [y_pitch=B] [b=ADDR] [scale=S]", true);
+  info.operands = {XRows::rows, YRole::chain_step, GRole::none, BRole::bias_step};
+  return with_rules(info, &map_passes, &map_work_problem, &check_map);
 }
 
 }  // namespace tessera::arch

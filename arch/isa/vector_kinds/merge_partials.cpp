@@ -22,18 +22,11 @@ void merge_partials_passes(const VectorWork& work, VectorPasses& passes) {
 
 VectorKindInfo merge_partials_kind_info() {
   using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::merge_partials;
-  info.mnemonic = "merge_partials";
-  info.required = kTileOptions | options({g, parts});
-  info.optional = kStorageOptions;
-  info.operands.x_rows = XRows::parts_of_rows;
-  info.operands.g = GRole::statistics_read;
-  info.syntax = "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N";
-  info.work_problem = &parts_work_problem;
-  info.check = &check_parts;
-  info.add_passes = &merge_partials_passes;
-  return info;
+  VectorKindInfo info =
+      tile_kind(options({g, parts}), 0,
+                "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [x_pitch=B] parts=N", false);
+  info.operands = {XRows::parts_of_rows, YRole::none, GRole::statistics_read};
+  return with_rules(info, &merge_partials_passes, &parts_work_problem, &check_parts);
 }
 
 }  // namespace tessera::arch

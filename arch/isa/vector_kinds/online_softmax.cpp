@@ -23,17 +23,11 @@ void online_softmax_passes(const VectorWork& work, VectorPasses& passes) {
 
 VectorKindInfo online_softmax_kind_info() {
   using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::online_softmax;
-  info.mnemonic = "online_softmax";
-  info.required = kTileOptions | options({g});
-  info.optional = kStorageOptions | options({scale, causal_shift, first});
+  VectorKindInfo info = tile_kind(
+      options({g}), options({scale, causal_shift, first}),
+      "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] [first=yes]", false);
   info.operands.g = GRole::statistics_updated;
-  info.syntax = "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] [scale=S] [causal_shift=N] [first=yes]";
-  info.work_problem = &softmax_work_problem;
-  info.add_passes = &online_softmax_passes;
-  info.check = &check_softmax_scale;
-  return info;
+  return with_rules(info, &online_softmax_passes, &softmax_work_problem, &check_softmax_scale);
 }
 
 }  // namespace tessera::arch

@@ -36,20 +36,14 @@ void check_pool(const VecOp& op, const InstructionChecks& checks) {
 }  // namespace
 
 VectorKindInfo pool_kind_info() {
-  using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::pool;
-  info.mnemonic = "pool";
-  info.required = options({x, o, cols, dtype, ih, iw, e, q, r, s, mode});
-  info.optional = kStorageOptions | options({stride, pad_top, pad_left});
+  using namespace vec_option;  // no rows=: the rows are the output's pixels, e x q
+  VectorKindInfo info = tile_kind(options({ih, iw, e, q, r, s, mode}), options({stride, pad_top, pad_left}),
+                                  "x=ADDR o=ADDR cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] "
+                                  "[pad_top=N] [pad_left=N] mode=max|avg",
+                                  false);
+  info.required &= ~options({rows});
   info.operands.x_rows = XRows::pool_input;
-  info.syntax =
-      "x=ADDR o=ADDR cols=C dtype=DT ih=H iw=W e=E q=Q r=R s=S [stride=N] [pad_top=N] [pad_left=N] "
-      "mode=max|avg";
-  info.work_problem = &pool_work_problem;
-  info.add_passes = &pool_passes;
-  info.check = &check_pool;
-  return info;
+  return with_rules(info, &pool_passes, &pool_work_problem, &check_pool);
 }
 
 }  // namespace tessera::arch

@@ -15,15 +15,9 @@ void reduce_max_passes(const VectorWork& work, VectorPasses& passes) {
 }  // namespace
 
 VectorKindInfo reduce_max_kind_info() {
-  VectorKindInfo info;
-  info.kind = VectorKind::reduce_max;
-  info.mnemonic = "reduce_max";
-  info.required = kTileOptions;
-  info.optional = kStorageOptions;
-  info.operands.o_cols = OutputCols::one;
-  info.shares_tile_syntax = true;
-  info.add_passes = &reduce_max_passes;
-  return info;
+  VectorKindInfo info = tile_kind(0, 0, "", true);
+  info.operands.o_cols = OutputCols::one;  // one element per row
+  return with_rules(info, &reduce_max_passes);
 }
 
 }  // namespace tessera::arch

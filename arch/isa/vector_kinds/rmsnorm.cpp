@@ -23,20 +23,11 @@ void rmsnorm_passes(const VectorWork& work, VectorPasses& passes) {
 }  // namespace
 
 VectorKindInfo rmsnorm_kind_info() {
-  using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::rmsnorm;
-  info.mnemonic = "rmsnorm";
-  info.required = kTileOptions | options({g, eps});
-  // fn=add: the tile at y added to X before normalising (a residual)
-  info.optional = kStorageOptions | options({fn, y, y_pitch});
-  info.operands.y = YRole::residual;
-  info.operands.g = GRole::parameter_row;
-  info.shares_tile_syntax = true;
-  info.syntax = "g=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]";
-  info.add_passes = &rmsnorm_passes;
-  info.check = &check_norm;
-  return info;
+  using namespace vec_option;  // fn=add: the tile at y added to X before normalising (a residual)
+  VectorKindInfo info = tile_kind(options({g, eps}), options({fn, y, y_pitch}),
+                                  "g=ADDR eps=E [fn=add y=ADDR [y_pitch=B]]", true);
+  info.operands = {XRows::rows, YRole::residual, GRole::parameter_row};
+  return with_rules(info, &rmsnorm_passes, nullptr, &check_norm);
 }
 
 }  // namespace tessera::arch

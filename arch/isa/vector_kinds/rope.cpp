@@ -36,13 +36,7 @@ void rope_passes(const VectorWork& work, VectorPasses& passes) {
 }  // namespace
 
 VectorKindInfo rope_kind_info() {
-  VectorKindInfo info;
-  info.kind = VectorKind::rope;
-  info.mnemonic = "rope";
-  info.is_vec_op = false;
-  info.work_problem = &rope_work_problem;
-  info.add_passes = &rope_passes;
-  return info;
+  return with_rules(own_instruction_kind(), &rope_passes, &rope_work_problem);
 }
 
 }  // namespace tessera::arch

@@ -107,13 +107,7 @@ void route_passes(const VectorWork& work, VectorPasses& passes) {
 }  // namespace
 
 VectorKindInfo route_kind_info() {
-  VectorKindInfo info;
-  info.kind = VectorKind::route;
-  info.mnemonic = "route";
-  info.is_vec_op = false;
-  info.work_problem = &route_work_problem;
-  info.add_passes = &route_passes;
-  return info;
+  return with_rules(own_instruction_kind(), &route_passes, &route_work_problem);
 }
 
 }  // namespace tessera::arch

@@ -17,15 +17,11 @@ void scale_rows_passes(const VectorWork& work, VectorPasses& passes) {
 
 VectorKindInfo scale_rows_kind_info() {
   using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::scale_rows;
-  info.mnemonic = "scale_rows";
-  info.required = kTileOptions | options({g, by});
-  info.optional = kStorageOptions;
+  VectorKindInfo info =
+      tile_kind(options({g, by}), 0,
+                "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum", false);
   info.operands.g = GRole::statistics_read;
-  info.syntax = "x=ADDR o=ADDR g=ADDR rows=R cols=C dtype=DT [out=DT] by=alpha|inverse_sum";
-  info.add_passes = &scale_rows_passes;
-  return info;
+  return with_rules(info, &scale_rows_passes);
 }
 
 }  // namespace tessera::arch

@@ -23,17 +23,8 @@ void softmax_passes(const VectorWork& work, VectorPasses& passes) {
 
 VectorKindInfo softmax_kind_info() {
   using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::softmax;
-  info.mnemonic = "softmax";
-  info.required = kTileOptions;
-  info.optional = kStorageOptions | options({scale, causal_shift});
-  info.shares_tile_syntax = true;
-  info.syntax = "[scale=S] [causal_shift=N]";
-  info.work_problem = &softmax_work_problem;
-  info.add_passes = &softmax_passes;
-  info.check = &check_softmax_scale;
-  return info;
+  return with_rules(tile_kind(0, options({scale, causal_shift}), "[scale=S] [causal_shift=N]", true),
+                    &softmax_passes, &softmax_work_problem, &check_softmax_scale);
 }
 
 }  // namespace tessera::arch

@@ -119,7 +119,21 @@ struct VectorKindInfo {
   VecOptionSet allowed() const { return required | optional; }
 };
 
-// Each kind's descriptor (arch/isa/vector_kinds/<kind>.cpp).
+// A descriptor's parts that every kind spells alike, for its file to start from: a kind of the tile form
+// (kTileOptions required, kStorageOptions optional) with `required` and `optional` options more and `syntax`
+// (after the shared tile form's where `shares_tile_syntax`); or a kind that is an instruction of its own
+// (is_vec_op false: its options, operands and syntax are its instruction's). Its kind and mnemonic come from
+// its line of the table (vector_kind_list.hpp).
+VectorKindInfo tile_kind(VecOptionSet required, VecOptionSet optional, const char* syntax,
+                         bool shares_tile_syntax);
+VectorKindInfo own_instruction_kind();
+// `info` with its passes, the rules of its work (nullptr: none beyond a tile's) and its own checks (nullptr:
+// none).
+VectorKindInfo with_rules(VectorKindInfo info, void (*add_passes)(const VectorWork&, VectorPasses&),
+                          std::string (*work_problem)(const VectorWork&) = nullptr,
+                          void (*check)(const VecOp&, const InstructionChecks&) = nullptr);
+
+// Each kind's descriptor (arch/isa/vector_kinds/<kind>.cpp), its kind and mnemonic aside.
 #define TESSERA_DECLARE_VECTOR_KIND_INFO(name) VectorKindInfo name##_kind_info();
 TESSERA_VECTOR_KINDS(TESSERA_DECLARE_VECTOR_KIND_INFO)
 #undef TESSERA_DECLARE_VECTOR_KIND_INFO

@@ -24,22 +24,13 @@ void weighted_sum_passes(const VectorWork& work, VectorPasses& passes) {
 }  // namespace
 
 VectorKindInfo weighted_sum_kind_info() {
-  using namespace vec_option;
-  VectorKindInfo info;
-  info.kind = VectorKind::weighted_sum;
-  info.mnemonic = "weighted_sum";
-  info.required = kTileOptions | options({g, parts});
-  info.optional = kStorageOptions | options({y, y_pitch});  // y=: a tile of the output's shape added
-  info.operands.x_rows = XRows::parts_of_rows;
-  info.operands.y = YRole::chain_step;
-  info.operands.g = GRole::weights;
-  info.syntax =
-      "x=ADDR g=ADDR o=ADDR rows=R cols=C parts=P dtype=DT [out=DT] [y=ADDR] [x_pitch=B] [o_pitch=B] "
-      "[y_pitch=B]";
-  info.work_problem = &parts_work_problem;
-  info.add_passes = &weighted_sum_passes;
-  info.check = &check_parts;
-  return info;
+  using namespace vec_option;  // y=: a tile of the output's shape added
+  VectorKindInfo info = tile_kind(options({g, parts}), options({y, y_pitch}),
+                                  "x=ADDR g=ADDR o=ADDR rows=R cols=C parts=P dtype=DT [out=DT] [y=ADDR] "
+                                  "[x_pitch=B] [o_pitch=B] [y_pitch=B]",
+                                  false);
+  info.operands = {XRows::parts_of_rows, YRole::chain_step, GRole::weights};
+  return with_rules(info, &weighted_sum_passes, &parts_work_problem, &check_parts);
 }
 
 }  // namespace tessera::arch
