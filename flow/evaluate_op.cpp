@@ -169,7 +169,8 @@ struct PlannedOp {
       if (refine_rounds[r] >= rules.refine_rounds || reserve_taken[r] >= reserve.size()) continue;
       std::optional<int64_t> best;
       for (const Pending& candidate : pending)
-        if (candidate.row == r && !candidate.timing->stopped && (!best || candidate.timing->counters.cycles < *best))
+        if (candidate.row == r && !candidate.timing->stopped &&
+            (!best || candidate.timing->counters.cycles < *best))
           best = candidate.timing->counters.cycles;
       const int64_t next_estimate = reserve[reserve_taken[r]].cost.cycles;
       // Only a candidate that could still win the op is worth a simulation.
