@@ -77,8 +77,9 @@ class PoolKind : public OpKindOf<PoolShape> {
                    {"pad", pool.pad}},
                   checks);
     if (pool.r > pool.h + 2 * pool.pad || pool.s > pool.w + 2 * pool.pad)
-      checks.fail("r", fmt::format("the {}x{} window is larger than the padded {}x{} input", pool.r, pool.s,
-                                   pool.h + 2 * pool.pad, pool.w + 2 * pool.pad),
+      checks.fail("r",
+                  fmt::format("the {}x{} window is larger than the padded {}x{} input", pool.r, pool.s,
+                              pool.h + 2 * pool.pad, pool.w + 2 * pool.pad),
                   "a window fits its padded input: a smaller r and s, or pad (at most half the window)");
     if (2 * pool.pad > std::min(pool.r, pool.s))
       checks.fail("pad", fmt::format("pad {} is more than half the {}x{} window", pool.pad, pool.r, pool.s),

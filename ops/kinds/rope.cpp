@@ -87,9 +87,10 @@ class RopeKind : public OpKindOf<RopeShape> {
     if (rows * static_cast<double>(rope.heads) * static_cast<double>(rope.head_dim) > kMaxElements)
       checks.fail("seq", "X has more than 2^40 elements", "model fewer tokens, heads or sequences");
     if (static_cast<double>(rope.position) + static_cast<double>(rope.seq) > kMaxPosition)
-      checks.fail("position", fmt::format("positions past 2^40 are not modelled, got {} + {} tokens",
-                                          rope.position, rope.seq),
-                  "position is the first token's index in its sequence: at most 2^40 - seq");
+      checks.fail(
+          "position",
+          fmt::format("positions past 2^40 are not modelled, got {} + {} tokens", rope.position, rope.seq),
+          "position is the first token's index in its sequence: at most 2^40 - seq");
   }
   std::string text_of(const RopeShape& rope) const override {
     return fmt::format("b{} s{} h{} d{}{} pos{} base {} {}", rope.batch, rope.seq, rope.heads, rope.head_dim,
