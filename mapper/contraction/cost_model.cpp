@@ -40,12 +40,12 @@ void settle_bound(Cost& cost) {
 }  // namespace
 
 CostModel::CostModel(const arch::ArchSpec& spec) : spec_(spec), timer_(spec) {
-  // The network's own answers (arch/noc.hpp): the simulator's fabric asks the same model.
-  const std::unique_ptr<arch::NocModel> noc = arch::make_noc(spec);
+  // The network's own answers (arch/noc.hpp, remembered per thread): the simulator's fabric asks the same
+  // model.
   average_dram_hops_ = arch::dram_round_trip_hops(spec);
   const int cores = spec.mesh.cores();
   for (int used = 1; used <= cores; ++used)
-    if (cores % used == 0) hottest_link_share_.emplace_back(used, noc->hottest_link_share(used));
+    if (cores % used == 0) hottest_link_share_.emplace_back(used, arch::dram_hottest_link_share(spec, used));
   round_trip_cycles_ = spec.dram.latency_cycles + (average_dram_hops_ + 1) * spec.noc.router_latency_cycles;
 }
 
