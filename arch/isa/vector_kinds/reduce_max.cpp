@@ -5,19 +5,14 @@ namespace tessera::arch {
 
 namespace {
 
-void reduce_max_passes(const VectorWork& work, VectorPasses& passes) {
-  VectorPass reduce = simple_pass("row max", 1);
-  reduce.reduces = true;
-  reduce.writes_row_statistic = true;
-  passes.add(reduce);
+void reduce_max_passes(const VectorWork&, VectorPasses& passes) {
+  add_row_reduction("row max", passes);
 }
 
 }  // namespace
 
 VectorKindInfo reduce_max_kind_info() {
-  VectorKindInfo info = tile_kind(0, 0, "", true);
-  info.operands.o_cols = OutputCols::one;  // one element per row
-  return with_rules(info, &reduce_max_passes);
+  return row_reduction_kind(&reduce_max_passes);
 }
 
 }  // namespace tessera::arch

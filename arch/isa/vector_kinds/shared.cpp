@@ -36,6 +36,19 @@ void read_norm_sum_back(const VectorWork& work, VectorPasses& passes) {
   }
 }
 
+void add_row_reduction(const char* what, VectorPasses& passes) {
+  VectorPass reduce = simple_pass(what, 1);
+  reduce.reduces = true;
+  reduce.writes_row_statistic = true;
+  passes.add(reduce);
+}
+
+VectorKindInfo row_reduction_kind(void (*add_passes)(const VectorWork& work, VectorPasses& passes)) {
+  VectorKindInfo info = tile_kind(0, 0, "", true);
+  info.operands.o_cols = OutputCols::one;  // one element per row
+  return with_rules(info, add_passes);
+}
+
 std::string softmax_work_problem(const VectorWork& work) {
   if (work.softmax_extra_simple_ops < 0)
     return fmt::format("softmax_extra_simple_ops must be >= 0, got {}", work.softmax_extra_simple_ops);

@@ -10,6 +10,11 @@ namespace tessera::arch {
 // A pass of `simple_ops` simple ops per element that reads the input tile once.
 VectorPass simple_pass(const char* what, int64_t simple_ops);
 
+// reduce_sum, reduce_max: one pass of one simple op per element that reduces each row to its one output
+// element; and their descriptor, the tile form with one output column per row.
+void add_row_reduction(const char* what, VectorPasses& passes);
+VectorKindInfo row_reduction_kind(void (*add_passes)(const VectorWork& work, VectorPasses& passes));
+
 // A softmax's exponential pass: sub [+ mul by the scale] [+ select of the mask], exp, add, after the row max;
 // the exp values go to the output tile.
 VectorPass exp_pass(const char* what, const VectorWork& work);
